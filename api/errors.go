@@ -1,0 +1,91 @@
+package api
+
+import (
+	"context"
+	"database/sql/driver"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"syscall"
+
+	"github.com/gin-gonic/gin"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/domaind/domaind/models"
+)
+
+// Error is an error with an HTTP meaning: the status, the spec's machine
+// code and a message safe to show the client.
+type Error struct {
+	Status  int
+	Code    string
+	Message string
+}
+
+func (e *Error) Error() string { return fmt.Sprintf("%d %s: %s", e.Status, e.Code, e.Message) }
+
+// Errorf returns an *Error with a formatted message.
+func Errorf(status int, code, format string, args ...any) *Error {
+	return &Error{Status: status, Code: code, Message: fmt.Sprintf(format, args...)}
+}
+
+// errUnavailable answers requests while the database or Redis is down.
+var errUnavailable = &Error{http.StatusServiceUnavailable, "unavailable",
+	"a backing service is unavailable; retry shortly"}
+
+// toHTTP is the one table that turns errors into responses. Whatever it does
+// not know is a 500 whose details stay in the log.
+func toHTTP(err error) (e *Error, known bool) {
+	var (
+		he   *Error
+		mbe  *http.MaxBytesError
+		nerr *net.OpError
+	)
+	switch {
+	case errors.As(err, &he):
+		return he, true
+	case errors.As(err, &mbe):
+		return Errorf(http.StatusRequestEntityTooLarge, "payload_too_large", "request body is larger than %d bytes", mbe.Limit), true
+	case errors.Is(err, models.ErrNotFound):
+		return &Error{http.StatusNotFound, "not_found", "not found"}, true
+	case errors.Is(err, models.ErrConflict):
+		return &Error{http.StatusConflict, "conflict", "conflicts with the current state"}, true
+	case errors.As(err, &nerr), errors.Is(err, syscall.ECONNREFUSED), errors.Is(err, driver.ErrBadConn),
+		errors.Is(err, redis.ErrClosed), errors.Is(err, redis.ErrPoolTimeout), errors.Is(err, context.DeadlineExceeded):
+		return errUnavailable, false
+	}
+	return &Error{http.StatusInternalServerError, "internal_error", "internal error"}, false
+}
+
+// legacyKey marks routes whose errors use the spec's older {"error": "..."} shape.
+const legacyKey = "domaind.legacy_errors"
+
+// legacyErrors is put on the routes the spec gives the legacy error shape.
+func legacyErrors(c *gin.Context) { c.Set(legacyKey, true) }
+
+// writeError answers with err in the route's error shape and stops the chain.
+func (s *Server) writeError(c *gin.Context, err error) {
+	e, known := toHTTP(err)
+	if !known {
+		s.log.ErrorContext(c.Request.Context(), "request failed", "route", c.FullPath(), "status", e.Status, "err", err)
+	}
+	if c.Writer.Written() {
+		c.Abort() // a streamed response already started; the log has the error
+		return
+	}
+	if c.GetBool(legacyKey) {
+		c.AbortWithStatusJSON(e.Status, gin.H{"error": e.Message})
+		return
+	}
+	c.AbortWithStatusJSON(e.Status, gin.H{"error": gin.H{"code": e.Code, "message": e.Message}})
+}
+
+// handle adapts a handler that returns an error to gin.
+func (s *Server) handle(h func(c *gin.Context) error) gin.HandlerFunc {
+	return func(c *gin.Context) {
+		if err := h(c); err != nil {
+			s.writeError(c, err)
+		}
+	}
+}

@@ -1,0 +1,63 @@
+package api
+
+import (
+	"math"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/domaind/domaind/internal/ratelimit"
+)
+
+// quotaCtxKey holds the ratelimit.Result of a route's DayQuota, for handlers
+// that report used/cap/remaining in their body.
+const quotaCtxKey = "domaind.quota"
+
+// limit spends one unit of p for the client and sets the RateLimit headers.
+// A refused request gets 429 with Retry-After. A DayQuota unit is given back
+// when the request turns out invalid (400) or fails on our side (5xx).
+func (s *Server) limit(p ratelimit.Policy) gin.HandlerFunc {
+	return func(c *gin.Context) {
+		ctx := c.Request.Context()
+		client := clientKey(c)
+		r, err := s.limiter.Allow(ctx, p, client)
+		if err != nil {
+			s.writeError(c, err)
+			return
+		}
+		h := c.Writer.Header()
+		h.Set("RateLimit-Limit", strconv.Itoa(r.Limit))
+		h.Set("RateLimit-Remaining", strconv.Itoa(r.Remaining))
+		h.Set("RateLimit-Reset", strconv.Itoa(ceilSeconds(r.Reset)))
+		h.Set("RateLimit-Policy", p.Header())
+		if !r.Allowed {
+			h.Set("Retry-After", strconv.Itoa(max(ceilSeconds(r.RetryAfter), 1)))
+			if p.Kind == ratelimit.DayQuota {
+				s.writeError(c, Errorf(http.StatusTooManyRequests, "quota_exceeded",
+					"daily quota of %d exhausted; it resets at 00:00 UTC", p.Limit))
+				return
+			}
+			s.writeError(c, Errorf(http.StatusTooManyRequests, "rate_limited",
+				"rate limit of %d requests per %s exceeded; retry after the Retry-After seconds", p.Limit, p.Window))
+			return
+		}
+		if p.Kind == ratelimit.DayQuota {
+			c.Set(quotaCtxKey, r)
+		}
+		c.Next()
+		if status := c.Writer.Status(); p.Kind == ratelimit.DayQuota && (status == http.StatusBadRequest || status >= 500) {
+			if err := s.limiter.Refund(ctx, p, client); err != nil {
+				s.log.WarnContext(ctx, "quota refund failed", "policy", p.Name, "err", err)
+			}
+		}
+	}
+}
+
+func ceilSeconds(d time.Duration) int {
+	if d <= 0 {
+		return 0
+	}
+	return int(math.Ceil(d.Seconds()))
+}

@@ -1,0 +1,162 @@
+package api
+
+import (
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/netip"
+	"runtime/debug"
+	"strings"
+	"time"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/domaind/domaind/internal/requestid"
+)
+
+// HeaderRequestID carries the request id in both directions. A client's own
+// id is kept when it is short and printable, so its logs and ours join.
+const HeaderRequestID = "X-Request-Id"
+
+// DefaultBodyLimit caps request bodies of routes that set no limit of their own.
+const DefaultBodyLimit = 1 << 20
+
+// printable reports whether s is 1 to maxLen printable ASCII characters without spaces.
+func printable(s string, maxLen int) bool {
+	if s == "" || len(s) > maxLen {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < '!' || s[i] > '~' {
+			return false
+		}
+	}
+	return true
+}
+
+// requestID gives every request an id, in its context and response header.
+func requestID(c *gin.Context) {
+	id := c.GetHeader(HeaderRequestID)
+	if !printable(id, 64) {
+		id = requestid.New()
+	}
+	c.Header(HeaderRequestID, id)
+	c.Request = c.Request.WithContext(requestid.With(c.Request.Context(), id))
+	c.Next()
+}
+
+// accessLog logs each request once it is answered and records its latency.
+func (s *Server) accessLog(c *gin.Context) {
+	start := time.Now()
+	c.Next()
+	d := time.Since(start)
+	route := c.FullPath()
+	if route == "" {
+		route = "unmatched"
+	}
+	status := c.Writer.Status()
+	s.metrics.ObserveHTTP(c.Request.Method, route, status, d)
+	level := slog.LevelInfo
+	switch {
+	case status >= 500:
+		level = slog.LevelError
+	case route == "/healthz" || route == "/readyz" || route == "/metrics":
+		level = slog.LevelDebug
+	}
+	s.log.Log(c.Request.Context(), level, "http request",
+		"method", c.Request.Method, "route", route, "status", status,
+		"duration", d, "bytes", c.Writer.Size(), "client", clientKey(c))
+}
+
+// recovery turns a panic in a handler into a logged 500.
+func (s *Server) recovery(c *gin.Context) {
+	defer func() {
+		if r := recover(); r != nil {
+			if r == http.ErrAbortHandler {
+				panic(r)
+			}
+			s.log.ErrorContext(c.Request.Context(), "handler panicked", "panic", r, "stack", string(debug.Stack()))
+			s.writeError(c, fmt.Errorf("panic: %v", r))
+		}
+	}()
+	c.Next()
+}
+
+// bodyLimit caps the request body; reading past n fails with an error the
+// error table answers with 413. A declared Content-Length over n is refused at once.
+func (s *Server) bodyLimit(n int64) gin.HandlerFunc {
+	return func(c *gin.Context) {
+		if c.Request.ContentLength > n {
+			s.writeError(c, &http.MaxBytesError{Limit: n})
+			return
+		}
+		c.Request.Body = http.MaxBytesReader(c.Writer, c.Request.Body, n)
+		c.Next()
+	}
+}
+
+// clientCtxKey holds the client's rate-limit identity in the gin context.
+const clientCtxKey = "domaind.client"
+
+// clientIdentity resolves the client address: the socket peer, unless the
+// peer is a trusted proxy, in which case X-Forwarded-For is walked from the
+// right past trusted hops. IPv6 clients are grouped by /64, since one
+// subscriber usually holds a whole /64.
+func clientIdentity(trusted []netip.Prefix) gin.HandlerFunc {
+	isTrusted := func(a netip.Addr) bool {
+		for _, p := range trusted {
+			if p.Contains(a) {
+				return true
+			}
+		}
+		return false
+	}
+	return func(c *gin.Context) {
+		addr := peerAddr(c.Request.RemoteAddr)
+		if addr.IsValid() && isTrusted(addr) {
+			hops := strings.Split(strings.Join(c.Request.Header.Values("X-Forwarded-For"), ","), ",")
+			for i := len(hops) - 1; i >= 0; i-- {
+				a, err := netip.ParseAddr(strings.TrimSpace(hops[i]))
+				if err != nil {
+					break
+				}
+				addr = a.Unmap()
+				if !isTrusted(addr) {
+					break
+				}
+			}
+		}
+		c.Set(clientCtxKey, groupKey(addr))
+		c.Next()
+	}
+}
+
+func peerAddr(remote string) netip.Addr {
+	host, _, err := net.SplitHostPort(remote)
+	if err != nil {
+		host = remote
+	}
+	a, err := netip.ParseAddr(host)
+	if err != nil {
+		return netip.Addr{}
+	}
+	return a.Unmap()
+}
+
+// groupKey is the rate-limit identity of an address: the address for IPv4,
+// its /64 for IPv6.
+func groupKey(a netip.Addr) string {
+	switch {
+	case !a.IsValid():
+		return "unknown"
+	case a.Is4():
+		return a.String()
+	default:
+		p, _ := a.Prefix(64)
+		return p.String()
+	}
+}
+
+// clientKey returns the identity clientIdentity stored.
+func clientKey(c *gin.Context) string { return c.GetString(clientCtxKey) }

@@ -1,0 +1,35 @@
+package api
+
+import (
+	"net/http"
+
+	"github.com/gin-gonic/gin"
+)
+
+// routes lists every route of the API in one place.
+func (s *Server) routes(monitoring http.Handler, healthOnly bool) {
+	e := s.engine
+	e.Use(requestID, s.accessLog, s.recovery, clientIdentity(s.cfg.TrustedProxies), s.bodyLimit(DefaultBodyLimit))
+	e.NoRoute(s.handle(func(c *gin.Context) error {
+		return Errorf(http.StatusNotFound, "not_found", "no route for %s %s", c.Request.Method, c.Request.URL.Path)
+	}))
+	e.NoMethod(s.handle(func(c *gin.Context) error {
+		return Errorf(http.StatusMethodNotAllowed, "method_not_allowed", "%s is not allowed on %s", c.Request.Method, c.Request.URL.Path)
+	}))
+
+	e.GET("/healthz", s.healthz)
+	e.GET("/readyz", s.readyz)
+	e.GET("/metrics", gin.WrapH(s.metrics.Handler()))
+
+	if monitoring != nil {
+		e.Any("/monitoring", gin.WrapH(monitoring))
+		e.Any("/monitoring/*path", gin.WrapH(monitoring))
+	}
+	if healthOnly {
+		return
+	}
+
+	ops := e.Group("/api/ops", s.opsOnly)
+	ops.POST("/canaries", s.handle(s.createCanary))
+	ops.GET("/canaries/:id", s.handle(s.getCanary))
+}

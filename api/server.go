@@ -1,0 +1,88 @@
+// Package api is the HTTP face of the service: the gin engine, its
+// middleware, one file per resource, and the one place (errors.go) where
+// errors become HTTP responses.
+package api
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/gin-gonic/gin"
+	"github.com/redis/go-redis/v9"
+	"gorm.io/gorm"
+
+	"github.com/domaind/domaind/internal/config"
+	"github.com/domaind/domaind/internal/idempotency"
+	"github.com/domaind/domaind/internal/metrics"
+	"github.com/domaind/domaind/internal/opsauth"
+	"github.com/domaind/domaind/internal/outbox"
+	"github.com/domaind/domaind/internal/ratelimit"
+)
+
+// Deps is what the API is built from.
+type Deps struct {
+	Config  *config.Config
+	DB      *gorm.DB
+	Redis   redis.UniversalClient
+	Outbox  *outbox.Outbox
+	Metrics *metrics.Metrics
+	Log     *slog.Logger
+	// Check reports the health of the database and Redis by name.
+	Check func(ctx context.Context) map[string]error
+	// Monitoring, when set, is served under /monitoring (the dashboard, in `domaind all`).
+	Monitoring http.Handler
+	// Now is the clock of daily quotas; nil means time.Now.
+	Now func() time.Time
+	// HealthOnly serves only /healthz, /readyz, /metrics and /monitoring:
+	// the HTTP face of the worker, scheduler and dashboard roles.
+	HealthOnly bool
+}
+
+// Server is the API's gin engine and what its handlers use.
+type Server struct {
+	cfg     *config.Config
+	db      *gorm.DB
+	outbox  *outbox.Outbox
+	limiter *ratelimit.Limiter
+	idem    *idempotency.Store
+	metrics *metrics.Metrics
+	log     *slog.Logger
+	check   func(ctx context.Context) map[string]error
+	ops     opsauth.Credentials
+	engine  *gin.Engine
+}
+
+// New builds the engine with every route.
+func New(d Deps) *Server {
+	now := d.Now
+	if now == nil {
+		now = time.Now
+	}
+	s := &Server{
+		cfg:     d.Config,
+		db:      d.DB,
+		outbox:  d.Outbox,
+		limiter: ratelimit.New(d.Redis, now),
+		idem:    idempotency.New(d.Redis),
+		metrics: d.Metrics,
+		log:     d.Log,
+		check:   d.Check,
+		ops:     opsauth.Credentials{User: d.Config.OpsUser, Password: d.Config.OpsPassword},
+	}
+	gin.SetMode(gin.ReleaseMode)
+	e := gin.New()
+	e.HandleMethodNotAllowed = true
+	e.ContextWithFallback = true
+	e.RemoveExtraSlash = true
+	if err := e.SetTrustedProxies(nil); err != nil { // client addresses are resolved by clientIdentity
+		panic(err)
+	}
+	s.engine = e
+	s.routes(d.Monitoring, d.HealthOnly)
+	return s
+}
+
+// ServeHTTP makes the server an http.Handler.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.engine.ServeHTTP(w, r) }

@@ -1,0 +1,71 @@
+// Command domaind runs the domain search, marketplace and partner-sales
+// service. One binary, several roles:
+//
+//	domaind [all]     every role in one process (the default; embedded mode when no URLs are set)
+//	domaind api       the HTTP API
+//	domaind worker    the task worker
+//	domaind scheduler the periodic-task scheduler
+//	domaind dashboard the queue dashboard (asynqmon) under /monitoring
+//	domaind migrate   apply database migrations and exit
+//	domaind seed      migrate, then load the demo data, and exit
+//
+// Configuration comes only from DOMAIND_* environment variables (see README).
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"golang.org/x/term"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr); err != nil {
+		fmt.Fprintln(os.Stderr, "domaind:", err)
+		var usage usageError
+		if errors.As(err, &usage) {
+			os.Exit(2)
+		}
+		os.Exit(1)
+	}
+}
+
+// usageError is a wrong command line.
+type usageError string
+
+func (e usageError) Error() string { return string(e) }
+
+const usage = "usage: domaind [all|api|worker|scheduler|dashboard|migrate|seed]"
+
+// run is main without the process: arguments, environment and output come in,
+// an error goes out. It returns when ctx ends and every role has stopped.
+func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	role := "all"
+	switch len(args) {
+	case 0:
+	case 1:
+		role = args[0]
+	default:
+		return usageError(usage)
+	}
+	switch role {
+	case "all", "api", "worker", "scheduler", "dashboard", "migrate", "seed":
+	case "-h", "-help", "--help", "help":
+		fmt.Fprintln(stdout, usage)
+		return nil
+	default:
+		return usageError(fmt.Sprintf("unknown role %q; %s", role, usage))
+	}
+	isTerminal := false
+	if f, ok := stderr.(*os.File); ok {
+		isTerminal = term.IsTerminal(int(f.Fd()))
+	}
+	return start(ctx, role, getenv, isTerminal, stdout, stderr)
+}

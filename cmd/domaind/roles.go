@@ -1,0 +1,155 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/hibiken/asynq"
+
+	"github.com/domaind/domaind/api"
+	"github.com/domaind/domaind/dashboard"
+	"github.com/domaind/domaind/internal/config"
+	"github.com/domaind/domaind/internal/logging"
+	"github.com/domaind/domaind/internal/metrics"
+	"github.com/domaind/domaind/internal/opsauth"
+	"github.com/domaind/domaind/internal/outbox"
+	"github.com/domaind/domaind/internal/platform"
+	"github.com/domaind/domaind/models"
+	"github.com/domaind/domaind/scheduler"
+	"github.com/domaind/domaind/worker"
+)
+
+// shutdownTimeout bounds how long in-flight HTTP requests may take to finish.
+const shutdownTimeout = 25 * time.Second
+
+// start loads the configuration, opens what role needs, runs it until ctx
+// ends, and shuts it down in reverse order.
+func start(ctx context.Context, role string, getenv func(string) string, isTerminal bool, stdout, stderr io.Writer) error {
+	cfg, err := config.Load(getenv, isTerminal)
+	if err != nil {
+		return err
+	}
+	log := logging.New(stderr, cfg.LogFormat, cfg.LogLevel)
+	if cfg.Embedded() && role != "all" && role != "migrate" && role != "seed" {
+		return &config.Error{Var: "DOMAIND_DATABASE_URL", Msg: fmt.Sprintf(
+			"the %s role alone needs DOMAIND_DATABASE_URL and DOMAIND_REDIS_URL; run `domaind all` for the embedded mode", role)}
+	}
+	log.Info("starting", "role", role, "config", cfg)
+
+	// Listen before connecting anywhere, so a taken port fails at once.
+	var ln net.Listener
+	if role != "migrate" && role != "seed" {
+		if ln, err = net.Listen("tcp", cfg.HTTPAddr); err != nil {
+			return &config.Error{Var: "DOMAIND_HTTP_ADDR", Msg: err.Error()}
+		}
+		defer ln.Close()
+	}
+
+	p, err := platform.Open(ctx, cfg, log)
+	if err != nil {
+		return err
+	}
+	defer p.Close()
+
+	if role == "all" || role == "migrate" || role == "seed" {
+		if err := models.Migrate(ctx, p.DB); err != nil {
+			return fmt.Errorf("migrate: %w", err)
+		}
+		log.Info("migrations applied")
+	}
+	if role == "migrate" {
+		return nil
+	}
+	if role == "seed" || (role == "all" && cfg.SeedDemo) {
+		if err := models.Seed(ctx, p.DB, log); err != nil {
+			return err
+		}
+	}
+	if role == "seed" {
+		return nil
+	}
+
+	m := metrics.New()
+	client := asynq.NewClientFromRedisClient(p.Redis)
+	defer client.Close()
+	ob := outbox.New(p.DB, client, log)
+
+	var mon *dashboard.Dashboard
+	if role == "all" || role == "dashboard" {
+		mon = dashboard.New(p.RedisOpt, opsauth.Credentials{User: cfg.OpsUser, Password: cfg.OpsPassword}, cfg.DashboardReadOnly)
+		defer mon.Close()
+	}
+	if role == "all" || role == "api" || role == "dashboard" {
+		m.Registry.MustRegister(metrics.NewQueueCollector(asynq.NewInspectorFromRedisClient(p.Redis)))
+	}
+
+	if role == "all" || role == "worker" {
+		w := worker.New(worker.Deps{DB: p.DB, Outbox: ob, Metrics: m, Log: log, RedisOpt: p.RedisOpt})
+		if err := w.Start(); err != nil {
+			return fmt.Errorf("start worker: %w", err)
+		}
+		defer w.Shutdown() // hands unfinished tasks back to the queue
+	}
+	if role == "all" || role == "scheduler" {
+		s := scheduler.New(client, log, scheduler.Table)
+		s.Start()
+		defer s.Stop()
+	}
+
+	deps := api.Deps{
+		Config: cfg, DB: p.DB, Redis: p.Redis, Outbox: ob, Metrics: m, Log: log,
+		Check: p.Check, HealthOnly: role != "all" && role != "api",
+	}
+	if mon != nil {
+		deps.Monitoring = mon
+	}
+	srv := &http.Server{
+		Handler:           api.New(deps),
+		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+	}
+	serveErr := make(chan error, 1)
+	go func() { serveErr <- srv.Serve(ln) }()
+	if role == "all" {
+		printWelcome(stdout, cfg, ln.Addr())
+	}
+	log.Info("serving", "role", role, "addr", ln.Addr().String())
+
+	select {
+	case err := <-serveErr:
+		return fmt.Errorf("http server: %w", err)
+	case <-ctx.Done():
+	}
+	log.Info("shutting down", "role", role)
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownTimeout)
+	defer cancel()
+	if err := srv.Shutdown(sctx); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		log.Warn("http shutdown", "err", err)
+	}
+	return nil
+}
+
+// printWelcome tells a newcomer of the embedded mode where to look.
+func printWelcome(w io.Writer, cfg *config.Config, addr net.Addr) {
+	base := cfg.BaseURL.String()
+	fmt.Fprintf(w, "\ndomaind is running (listening on %s)\n\n", addr)
+	fmt.Fprintf(w, "  API health     %s/healthz   readiness %s/readyz\n", base, base)
+	fmt.Fprintf(w, "  Metrics        %s/metrics\n", base)
+	fmt.Fprintf(w, "  Dashboard      %s/monitoring/\n", base)
+	if cfg.OpsCredsGenerated {
+		fmt.Fprintf(w, "  Ops login      user %q  password %q  (generated for this run; set DOMAIND_OPS_USER/DOMAIND_OPS_PASSWORD to fix them)\n", cfg.OpsUser, cfg.OpsPassword)
+	} else {
+		fmt.Fprintf(w, "  Ops login      user %q (password from DOMAIND_OPS_PASSWORD)\n", cfg.OpsUser)
+	}
+	if cfg.Embedded() {
+		fmt.Fprintf(w, "  Data           %s (SQLite) and an in-process Redis; stop with Ctrl-C\n", cfg.DataDir)
+	}
+	fmt.Fprintln(w)
+}

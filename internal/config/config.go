@@ -1,0 +1,289 @@
+// Package config loads the service's configuration from DOMAIND_* environment
+// variables, once, and validates it before anything connects anywhere.
+package config
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/netip"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Config is every setting of every role. The zero value is not useful; use Load.
+type Config struct {
+	HTTPAddr    string
+	BaseURL     *url.URL
+	DataDir     string
+	DatabaseURL string // empty: embedded SQLite in DataDir
+	RedisURL    string // empty: in-process Redis
+	SecretKey   []byte
+
+	OpsUser           string
+	OpsPassword       string
+	OpsCredsGenerated bool // true when OpsUser/OpsPassword were made up at start
+	DashboardReadOnly bool
+
+	Registry        string
+	RTRURL          string
+	RTRAPIKey       string
+	RTRCustomer     string
+	SandboxLatency  time.Duration
+	RDAPBootstrap   string
+	WhoisIANAAddr   string
+	FetchAllowCIDRs []netip.Prefix
+	TrustedProxies  []netip.Prefix
+
+	SeedDemo  bool
+	LogLevel  slog.Level
+	LogFormat string // "text" or "json"
+}
+
+// Embedded reports whether the process runs on the embedded default (SQLite
+// and in-process Redis) rather than on external Postgres and Redis.
+func (c *Config) Embedded() bool { return c.DatabaseURL == "" && c.RedisURL == "" }
+
+// Error is a configuration problem, naming the variable at fault.
+type Error struct {
+	Var string
+	Msg string
+}
+
+func (e *Error) Error() string { return e.Var + ": " + e.Msg }
+
+// Load reads the configuration through getenv. It fails on the first bad
+// variable with an *Error that names it. isTerminal decides the default log
+// format. In embedded mode a secret key is read from (or generated into)
+// DataDir, and ops credentials are generated when unset.
+func Load(getenv func(string) string, isTerminal bool) (*Config, error) {
+	env := func(name, def string) string {
+		if v := strings.TrimSpace(getenv(name)); v != "" {
+			return v
+		}
+		return def
+	}
+	c := &Config{
+		HTTPAddr:      env("DOMAIND_HTTP_ADDR", ":8080"),
+		DataDir:       env("DOMAIND_DATA_DIR", "./data"),
+		DatabaseURL:   env("DOMAIND_DATABASE_URL", ""),
+		RedisURL:      env("DOMAIND_REDIS_URL", ""),
+		OpsUser:       env("DOMAIND_OPS_USER", ""),
+		OpsPassword:   getenv("DOMAIND_OPS_PASSWORD"),
+		Registry:      env("DOMAIND_REGISTRY", "sandbox"),
+		RTRURL:        env("DOMAIND_RTR_URL", "https://api.yoursrs-ote.com/v2"),
+		RTRAPIKey:     getenv("DOMAIND_RTR_API_KEY"),
+		RTRCustomer:   env("DOMAIND_RTR_CUSTOMER", ""),
+		RDAPBootstrap: env("DOMAIND_RDAP_BOOTSTRAP", ""),
+		WhoisIANAAddr: env("DOMAIND_WHOIS_IANA_ADDR", "whois.iana.org:43"),
+	}
+	var err error
+	if _, _, err := net.SplitHostPort(c.HTTPAddr); err != nil {
+		return nil, &Error{"DOMAIND_HTTP_ADDR", fmt.Sprintf("want host:port such as :8080, got %q", c.HTTPAddr)}
+	}
+	if c.BaseURL, err = parseBaseURL(env("DOMAIND_BASE_URL", "http://localhost:8080")); err != nil {
+		return nil, &Error{"DOMAIND_BASE_URL", err.Error()}
+	}
+	if c.DatabaseURL != "" && !strings.HasPrefix(c.DatabaseURL, "postgres://") && !strings.HasPrefix(c.DatabaseURL, "postgresql://") {
+		return nil, &Error{"DOMAIND_DATABASE_URL", "want a postgres:// URL (leave empty for the embedded SQLite)"}
+	}
+	if c.RedisURL != "" {
+		if _, err := ParseRedisURL(c.RedisURL); err != nil {
+			return nil, &Error{"DOMAIND_REDIS_URL", err.Error()}
+		}
+	}
+	if (c.DatabaseURL == "") != (c.RedisURL == "") {
+		missing := "DOMAIND_DATABASE_URL"
+		if c.RedisURL == "" {
+			missing = "DOMAIND_REDIS_URL"
+		}
+		return nil, &Error{missing, "production mode needs both DOMAIND_DATABASE_URL and DOMAIND_REDIS_URL (set neither for the embedded default)"}
+	}
+	if c.DashboardReadOnly, err = parseBool(env("DOMAIND_DASHBOARD_READ_ONLY", "true")); err != nil {
+		return nil, &Error{"DOMAIND_DASHBOARD_READ_ONLY", err.Error()}
+	}
+	if c.SeedDemo, err = parseBool(env("DOMAIND_SEED_DEMO", strconv.FormatBool(c.Embedded()))); err != nil {
+		return nil, &Error{"DOMAIND_SEED_DEMO", err.Error()}
+	}
+	switch c.Registry {
+	case "sandbox":
+	case "rtr":
+		if c.RTRAPIKey == "" {
+			return nil, &Error{"DOMAIND_RTR_API_KEY", "required when DOMAIND_REGISTRY=rtr"}
+		}
+		if _, err := parseBaseURL(c.RTRURL); err != nil {
+			return nil, &Error{"DOMAIND_RTR_URL", err.Error()}
+		}
+	default:
+		return nil, &Error{"DOMAIND_REGISTRY", fmt.Sprintf("want sandbox or rtr, got %q", c.Registry)}
+	}
+	if c.SandboxLatency, err = time.ParseDuration(env("DOMAIND_SANDBOX_LATENCY", "0")); err != nil || c.SandboxLatency < 0 {
+		return nil, &Error{"DOMAIND_SANDBOX_LATENCY", "want a non-negative duration such as 100ms"}
+	}
+	if _, _, err := net.SplitHostPort(c.WhoisIANAAddr); err != nil {
+		return nil, &Error{"DOMAIND_WHOIS_IANA_ADDR", fmt.Sprintf("want host:port, got %q", c.WhoisIANAAddr)}
+	}
+	if c.FetchAllowCIDRs, err = parsePrefixes(getenv("DOMAIND_FETCH_ALLOW_CIDRS")); err != nil {
+		return nil, &Error{"DOMAIND_FETCH_ALLOW_CIDRS", err.Error()}
+	}
+	if c.TrustedProxies, err = parsePrefixes(getenv("DOMAIND_TRUSTED_PROXIES")); err != nil {
+		return nil, &Error{"DOMAIND_TRUSTED_PROXIES", err.Error()}
+	}
+	if err := c.LogLevel.UnmarshalText([]byte(env("DOMAIND_LOG_LEVEL", "info"))); err != nil {
+		return nil, &Error{"DOMAIND_LOG_LEVEL", "want debug, info, warn or error"}
+	}
+	defFormat := "json"
+	if isTerminal {
+		defFormat = "text"
+	}
+	if c.LogFormat = env("DOMAIND_LOG_FORMAT", defFormat); c.LogFormat != "text" && c.LogFormat != "json" {
+		return nil, &Error{"DOMAIND_LOG_FORMAT", fmt.Sprintf("want text or json, got %q", c.LogFormat)}
+	}
+	if err := c.loadSecrets(getenv("DOMAIND_SECRET_KEY")); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// loadSecrets sets SecretKey and the ops credentials. Production must be
+// given both; the embedded mode keeps a generated key in DataDir and makes
+// up ops credentials for the life of the process.
+func (c *Config) loadSecrets(secret string) error {
+	switch {
+	case secret != "":
+		if len(secret) < 32 {
+			return &Error{"DOMAIND_SECRET_KEY", "want at least 32 characters (for example: openssl rand -hex 32)"}
+		}
+		c.SecretKey = []byte(secret)
+	case c.Embedded():
+		key, err := embeddedSecretKey(c.DataDir)
+		if err != nil {
+			return &Error{"DOMAIND_DATA_DIR", err.Error()}
+		}
+		c.SecretKey = key
+	default:
+		return &Error{"DOMAIND_SECRET_KEY", "required in production mode (for example: openssl rand -hex 32)"}
+	}
+	if (c.OpsUser == "") != (c.OpsPassword == "") {
+		return &Error{"DOMAIND_OPS_PASSWORD", "set DOMAIND_OPS_USER and DOMAIND_OPS_PASSWORD together"}
+	}
+	if c.OpsUser == "" {
+		if !c.Embedded() {
+			return &Error{"DOMAIND_OPS_USER", "required in production mode, with DOMAIND_OPS_PASSWORD"}
+		}
+		c.OpsUser, c.OpsPassword, c.OpsCredsGenerated = "ops", randomHex(12), true
+	}
+	return nil
+}
+
+// LogValue prints the configuration with secrets masked.
+func (c *Config) LogValue() slog.Value {
+	mask := func(s string) string {
+		if s == "" {
+			return ""
+		}
+		return "***"
+	}
+	return slog.GroupValue(
+		slog.String("http_addr", c.HTTPAddr),
+		slog.String("base_url", c.BaseURL.String()),
+		slog.Bool("embedded", c.Embedded()),
+		slog.String("data_dir", c.DataDir),
+		slog.String("database_url", RedactURL(c.DatabaseURL)),
+		slog.String("redis_url", RedactURL(c.RedisURL)),
+		slog.String("ops_user", c.OpsUser),
+		slog.String("ops_password", mask(c.OpsPassword)),
+		slog.Bool("dashboard_read_only", c.DashboardReadOnly),
+		slog.String("registry", c.Registry),
+		slog.String("rtr_api_key", mask(c.RTRAPIKey)),
+		slog.Duration("sandbox_latency", c.SandboxLatency),
+		slog.String("whois_iana_addr", c.WhoisIANAAddr),
+		slog.Int("trusted_proxies", len(c.TrustedProxies)),
+		slog.Int("fetch_allow_cidrs", len(c.FetchAllowCIDRs)),
+		slog.Bool("seed_demo", c.SeedDemo),
+	)
+}
+
+// RedactURL hides the password of a connection URL.
+func RedactURL(raw string) string {
+	if raw == "" {
+		return ""
+	}
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "(unparseable)"
+	}
+	return u.Redacted()
+}
+
+func parseBaseURL(raw string) (*url.URL, error) {
+	u, err := url.Parse(raw)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, fmt.Errorf("want an absolute http(s) URL, got %q", raw)
+	}
+	u.Path = strings.TrimSuffix(u.Path, "/")
+	return u, nil
+}
+
+func parseBool(s string) (bool, error) {
+	b, err := strconv.ParseBool(s)
+	if err != nil {
+		return false, fmt.Errorf("want true or false, got %q", s)
+	}
+	return b, nil
+}
+
+// parsePrefixes reads a comma-separated list of CIDRs or single addresses.
+func parsePrefixes(s string) ([]netip.Prefix, error) {
+	var out []netip.Prefix
+	for _, f := range strings.Split(s, ",") {
+		f = strings.TrimSpace(f)
+		if f == "" {
+			continue
+		}
+		if !strings.Contains(f, "/") {
+			a, err := netip.ParseAddr(f)
+			if err != nil {
+				return nil, fmt.Errorf("%q is neither a CIDR nor an IP address", f)
+			}
+			out = append(out, netip.PrefixFrom(a.Unmap(), a.Unmap().BitLen()))
+			continue
+		}
+		p, err := netip.ParsePrefix(f)
+		if err != nil {
+			return nil, fmt.Errorf("%q is not a CIDR", f)
+		}
+		out = append(out, p.Masked())
+	}
+	return out, nil
+}
+
+// embeddedSecretKey returns the key stored in dir, creating dir and the key on first use.
+func embeddedSecretKey(dir string) ([]byte, error) {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("create data dir: %w", err)
+	}
+	path := filepath.Join(dir, "secret.key")
+	if b, err := os.ReadFile(path); err == nil && len(strings.TrimSpace(string(b))) >= 32 {
+		return []byte(strings.TrimSpace(string(b))), nil
+	}
+	key := randomHex(32)
+	if err := os.WriteFile(path, []byte(key+"\n"), 0o600); err != nil {
+		return nil, fmt.Errorf("write secret key: %w", err)
+	}
+	return []byte(key), nil
+}
+
+func randomHex(n int) string {
+	b := make([]byte, n)
+	if _, err := rand.Read(b); err != nil {
+		panic(err) // crypto/rand never fails on supported platforms
+	}
+	return hex.EncodeToString(b)
+}

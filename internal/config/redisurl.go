@@ -1,0 +1,57 @@
+package config
+
+import (
+	"fmt"
+	"net/url"
+	"strings"
+
+	"github.com/hibiken/asynq"
+	"github.com/redis/go-redis/v9"
+)
+
+// ParseRedisURL turns DOMAIND_REDIS_URL into asynq connection options. The
+// forms are:
+//
+//	redis://[user:password@]host:port[/db]         plain TCP
+//	rediss://[user:password@]host:port[/db]        TLS
+//	redis-sentinel://[:password@]host1:port1,host2:port2[/db]?master=name
+//	redis-cluster://[user:password@]host1:port1,host2:port2
+//
+// The go-redis client used for rate limits, caches and idempotency records is
+// made from the same options (asynq.RedisConnOpt.MakeRedisClient), so both
+// always talk to the same Redis.
+func ParseRedisURL(raw string) (asynq.RedisConnOpt, error) {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return nil, fmt.Errorf("not a URL: %v", err)
+	}
+	switch u.Scheme {
+	case "redis", "rediss":
+		o, err := redis.ParseURL(raw)
+		if err != nil {
+			return nil, err
+		}
+		return asynq.RedisClientOpt{
+			Addr: o.Addr, Username: o.Username, Password: o.Password, DB: o.DB, TLSConfig: o.TLSConfig,
+		}, nil
+	case "redis-sentinel":
+		o, err := asynq.ParseRedisURI(raw)
+		if err != nil {
+			return nil, err
+		}
+		if fo, ok := o.(asynq.RedisFailoverClientOpt); ok && fo.MasterName == "" {
+			return nil, fmt.Errorf("redis-sentinel URL needs ?master=<name>")
+		}
+		return o, nil
+	case "redis-cluster":
+		if u.Host == "" {
+			return nil, fmt.Errorf("redis-cluster URL needs host:port[,host:port...]")
+		}
+		pw, _ := u.User.Password()
+		return asynq.RedisClusterClientOpt{
+			Addrs: strings.Split(u.Host, ","), Username: u.User.Username(), Password: pw,
+		}, nil
+	default:
+		return nil, fmt.Errorf("want redis://, rediss://, redis-sentinel:// or redis-cluster://, got %q", u.Scheme+"://")
+	}
+}

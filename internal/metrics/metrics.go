@@ -1,0 +1,69 @@
+// Package metrics owns the process's Prometheus registry and the metrics the
+// roles record: HTTP latency by route, task duration and failures by type,
+// and asynq queue health read through the inspector at scrape time.
+package metrics
+
+import (
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+// Metrics is one process's registry and instruments.
+type Metrics struct {
+	Registry     *prometheus.Registry
+	httpDuration *prometheus.HistogramVec
+	taskDuration *prometheus.HistogramVec
+	taskFailures *prometheus.CounterVec
+}
+
+// New returns a registry with Go and process collectors and the service's instruments.
+func New() *Metrics {
+	m := &Metrics{
+		Registry: prometheus.NewRegistry(),
+		httpDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "domaind_http_request_duration_seconds",
+			Help:    "HTTP request latency by route and status class.",
+			Buckets: []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10},
+		}, []string{"method", "route", "status"}),
+		taskDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "domaind_task_duration_seconds",
+			Help:    "Task handler run time by task type and outcome.",
+			Buckets: []float64{.001, .005, .01, .05, .1, .5, 1, 5, 10, 30, 60, 300},
+		}, []string{"type", "outcome"}),
+		taskFailures: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "domaind_task_failures_total",
+			Help: "Task handler failures by task type (each failed attempt counts).",
+		}, []string{"type"}),
+	}
+	m.Registry.MustRegister(
+		collectors.NewGoCollector(),
+		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+		m.httpDuration, m.taskDuration, m.taskFailures,
+	)
+	return m
+}
+
+// Handler serves the registry in the Prometheus text format.
+func (m *Metrics) Handler() http.Handler {
+	return promhttp.HandlerFor(m.Registry, promhttp.HandlerOpts{Registry: m.Registry})
+}
+
+// ObserveHTTP records one request. route is the route pattern, never the raw path.
+func (m *Metrics) ObserveHTTP(method, route string, status int, d time.Duration) {
+	m.httpDuration.WithLabelValues(method, route, strconv.Itoa(status/100)+"xx").Observe(d.Seconds())
+}
+
+// ObserveTask records one task attempt.
+func (m *Metrics) ObserveTask(typ string, d time.Duration, err error) {
+	outcome := "ok"
+	if err != nil {
+		outcome = "error"
+		m.taskFailures.WithLabelValues(typ).Inc()
+	}
+	m.taskDuration.WithLabelValues(typ, outcome).Observe(d.Seconds())
+}

@@ -1,0 +1,173 @@
+// Package platform opens the connections every role shares: the database
+// (Postgres, or SQLite in the embedded mode) and Redis (a real server, or an
+// in-process miniredis in the embedded mode).
+package platform
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/alicebob/miniredis/v2"
+	"github.com/glebarez/sqlite"
+	"github.com/hibiken/asynq"
+	"github.com/redis/go-redis/v9"
+	"gorm.io/driver/postgres"
+	"gorm.io/gorm"
+	"gorm.io/gorm/logger"
+
+	"github.com/domaind/domaind/internal/config"
+)
+
+// Platform holds the shared connections of one process.
+type Platform struct {
+	DB    *gorm.DB
+	Redis redis.UniversalClient
+	// RedisOpt is what asynq clients, servers and inspectors connect with.
+	RedisOpt asynq.RedisConnOpt
+
+	closers []func() error
+}
+
+// Open connects to the database and Redis named by cfg, or starts the
+// embedded ones. It does not migrate.
+func Open(ctx context.Context, cfg *config.Config, log *slog.Logger) (*Platform, error) {
+	p := &Platform{}
+	var err error
+	if cfg.DatabaseURL == "" {
+		p.DB, err = OpenSQLite(filepath.Join(cfg.DataDir, "domaind.db"))
+	} else {
+		p.DB, err = OpenPostgres(cfg.DatabaseURL)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("open database: %w", err)
+	}
+	p.onClose(func() error {
+		sqlDB, err := p.DB.DB()
+		if err != nil {
+			return err
+		}
+		return sqlDB.Close()
+	})
+
+	if cfg.RedisURL == "" {
+		mini, stop, err := StartEmbeddedRedis()
+		if err != nil {
+			p.Close()
+			return nil, err
+		}
+		p.onClose(func() error { stop(); return nil })
+		p.RedisOpt = asynq.RedisClientOpt{Addr: mini.Addr()}
+		log.Info("embedded redis started", "addr", mini.Addr())
+	} else if p.RedisOpt, err = config.ParseRedisURL(cfg.RedisURL); err != nil {
+		p.Close()
+		return nil, fmt.Errorf("parse redis url: %w", err)
+	}
+	p.Redis = p.RedisOpt.MakeRedisClient().(redis.UniversalClient)
+	p.onClose(p.Redis.Close)
+	return p, nil
+}
+
+func (p *Platform) onClose(f func() error) { p.closers = append(p.closers, f) }
+
+// Close releases everything Open made, in reverse order.
+func (p *Platform) Close() error {
+	var errs []error
+	for i := len(p.closers) - 1; i >= 0; i-- {
+		errs = append(errs, p.closers[i]())
+	}
+	p.closers = nil
+	return errors.Join(errs...)
+}
+
+// Check reports whether the database and Redis answer, naming the one that does not.
+func (p *Platform) Check(ctx context.Context) map[string]error {
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	res := map[string]error{"database": nil, "redis": nil}
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	set := func(k string, err error) { mu.Lock(); res[k] = err; mu.Unlock() }
+	wg.Go(func() {
+		sqlDB, err := p.DB.DB()
+		if err == nil {
+			err = sqlDB.PingContext(ctx)
+		}
+		set("database", err)
+	})
+	wg.Go(func() { set("redis", p.Redis.Ping(ctx).Err()) })
+	wg.Wait()
+	return res
+}
+
+// OpenPostgres opens a gorm handle on a Postgres URL.
+func OpenPostgres(url string) (*gorm.DB, error) {
+	db, err := gorm.Open(postgres.Open(url), gormConfig())
+	if err != nil {
+		return nil, err
+	}
+	sqlDB, err := db.DB()
+	if err != nil {
+		return nil, err
+	}
+	sqlDB.SetMaxOpenConns(20)
+	sqlDB.SetMaxIdleConns(10)
+	sqlDB.SetConnMaxIdleTime(5 * time.Minute)
+	return db, nil
+}
+
+// OpenSQLite opens (creating if needed) a SQLite file in WAL mode. One
+// connection serialises writers, which is what SQLite wants; the embedded
+// mode is for trying the service, not for load.
+func OpenSQLite(path string) (*gorm.DB, error) {
+	dsn := path + "?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=foreign_keys(1)&_pragma=synchronous(NORMAL)"
+	db, err := gorm.Open(sqlite.Open(dsn), gormConfig())
+	if err != nil {
+		return nil, err
+	}
+	sqlDB, err := db.DB()
+	if err != nil {
+		return nil, err
+	}
+	sqlDB.SetMaxOpenConns(1)
+	return db, nil
+}
+
+func gormConfig() *gorm.Config {
+	return &gorm.Config{
+		Logger:                 logger.Discard,
+		NowFunc:                func() time.Time { return time.Now().UTC() },
+		SkipDefaultTransaction: true,
+		TranslateError:         true,
+	}
+}
+
+// StartEmbeddedRedis starts an in-process miniredis. Its key TTLs only count
+// down when its clock is advanced, so a ticker advances it every second
+// (ClockTTL would be exact but makes asynq slow as keys grow). The returned
+// stop func ends the ticker and the server.
+func StartEmbeddedRedis() (*miniredis.Miniredis, func(), error) {
+	m := miniredis.NewMiniRedis()
+	if err := m.Start(); err != nil {
+		return nil, nil, fmt.Errorf("start embedded redis: %w", err)
+	}
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		t := time.NewTicker(time.Second)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+				m.FastForward(time.Second)
+			}
+		}
+	})
+	return m, func() { close(done); wg.Wait(); m.Close() }, nil
+}

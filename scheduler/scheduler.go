@@ -1,0 +1,89 @@
+// Package scheduler is the cron table: it enqueues periodic tasks and never
+// does their work. Each run is enqueued with a TaskID built from its schedule
+// slot, so two schedulers, or a restart inside a slot, enqueue it once.
+package scheduler
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/hibiken/asynq"
+	"github.com/robfig/cron/v3"
+
+	"github.com/domaind/domaind/tasks"
+)
+
+// Entry is one line of the table: every Every (aligned to the Unix epoch, so
+// every scheduler agrees on the slots), enqueue the task New makes.
+type Entry struct {
+	Every time.Duration
+	New   func() *asynq.Task
+}
+
+// Table is the schedule of the service.
+var Table = []Entry{
+	{Every: 5 * time.Second, New: tasks.NewOutboxSweepTask},
+	{Every: time.Hour, New: tasks.NewMaintenanceCleanupTask},
+}
+
+// Scheduler runs a table with robfig/cron.
+type Scheduler struct {
+	cron   *cron.Cron
+	client *asynq.Client
+	log    *slog.Logger
+}
+
+// New returns a scheduler for table that enqueues through client.
+func New(client *asynq.Client, log *slog.Logger, table []Entry) *Scheduler {
+	s := &Scheduler{cron: cron.New(cron.WithLocation(time.UTC)), client: client, log: log}
+	for _, e := range table {
+		s.cron.Schedule(aligned(e.Every), cron.FuncJob(func() {
+			slot := time.Now().UTC().Truncate(e.Every)
+			if err := s.Enqueue(context.Background(), e, slot); err != nil {
+				s.log.Warn("periodic enqueue failed", "err", err)
+			}
+		}))
+	}
+	return s
+}
+
+// Start runs the table in the background.
+func (s *Scheduler) Start() { s.cron.Start() }
+
+// Stop stops the table and waits for a running enqueue to finish.
+func (s *Scheduler) Stop() { <-s.cron.Stop().Done() }
+
+// Enqueue enqueues the run of e for slot. A run another scheduler already
+// enqueued for the same slot is not an error.
+func (s *Scheduler) Enqueue(ctx context.Context, e Entry, slot time.Time) error {
+	t := e.New()
+	id := SlotTaskID(t.Type(), slot)
+	retention := max(2*e.Every, time.Minute)
+	opts := append(tasks.Options(t.Type()), asynq.TaskID(id), asynq.Retention(retention), asynq.Deadline(slot.Add(e.Every+time.Minute)))
+	_, err := s.client.EnqueueContext(ctx, t, opts...)
+	switch {
+	case errors.Is(err, asynq.ErrTaskIDConflict):
+		s.log.DebugContext(ctx, "periodic task already enqueued", "task_id", id)
+		return nil
+	case err != nil:
+		return fmt.Errorf("enqueue %s: %w", id, err)
+	}
+	s.log.DebugContext(ctx, "periodic task enqueued", "task_id", id)
+	return nil
+}
+
+// SlotTaskID is the TaskID of the run of typ for slot, e.g. "outbox:sweep@2026-11-22T10:00:05Z".
+func SlotTaskID(typ string, slot time.Time) string {
+	return typ + "@" + slot.UTC().Format(time.RFC3339)
+}
+
+// aligned fires at every multiple of d since the Unix epoch.
+type aligned time.Duration
+
+func (a aligned) Next(t time.Time) time.Time {
+	d := time.Duration(a)
+	return t.Truncate(d).Add(d)
+}

@@ -1,0 +1,17 @@
+package tasks
+
+import "github.com/hibiken/asynq"
+
+// Maintenance task types, enqueued by the scheduler.
+const (
+	// TypeOutboxSweep enqueues outbox entries whose fast-path enqueue did not happen.
+	TypeOutboxSweep = "outbox:sweep"
+	// TypeMaintenanceCleanup deletes rows past their retention.
+	TypeMaintenanceCleanup = "maintenance:cleanup"
+)
+
+// NewOutboxSweepTask makes the periodic outbox sweep. It has no payload.
+func NewOutboxSweepTask() *asynq.Task { return asynq.NewTask(TypeOutboxSweep, nil) }
+
+// NewMaintenanceCleanupTask makes the periodic cleanup. It has no payload.
+func NewMaintenanceCleanupTask() *asynq.Task { return asynq.NewTask(TypeMaintenanceCleanup, nil) }

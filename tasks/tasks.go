@@ -1,0 +1,79 @@
+// Package tasks is the contract between the processes: task type names
+// ("noun:verb"), the queue each type runs on, payload structs and constructors.
+// The API and scheduler make tasks with these constructors; the worker decodes
+// them with the matching Parse functions.
+package tasks
+
+import (
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/hibiken/asynq"
+)
+
+// Queues, named by what they carry. Weights give interactive lookups most of
+// the worker's attention without starving bulk work.
+const (
+	QueueRDAP        = "rdap"
+	QueueTools       = "tools"
+	QueueBulk        = "bulk"
+	QueueWebhooks    = "webhooks"
+	QueueSettlement  = "settlement"
+	QueueMaintenance = "maintenance"
+)
+
+// QueueWeights maps each queue to its share of worker slots.
+var QueueWeights = map[string]int{
+	QueueRDAP:        6,
+	QueueTools:       3,
+	QueueWebhooks:    3,
+	QueueBulk:        2,
+	QueueSettlement:  1,
+	QueueMaintenance: 2,
+}
+
+// Spec is how a task type is queued.
+type Spec struct {
+	Queue    string
+	MaxRetry int
+	Timeout  time.Duration
+}
+
+// Specs holds the Spec of every task type; the outbox and the scheduler read
+// it so a type's queue is decided in this one place.
+var Specs = map[string]Spec{
+	TypeOutboxSweep:        {Queue: QueueMaintenance, MaxRetry: 0, Timeout: time.Minute},
+	TypeMaintenanceCleanup: {Queue: QueueMaintenance, MaxRetry: 3, Timeout: 10 * time.Minute},
+	TypeCanaryRun:          {Queue: QueueMaintenance, MaxRetry: 10, Timeout: 10 * time.Minute},
+}
+
+// HeaderRequestID is the task header carrying the id of the HTTP request
+// that caused the task, so worker logs can be joined with API logs.
+const HeaderRequestID = "request_id"
+
+// Options returns the asynq options of typ from Specs.
+func Options(typ string) []asynq.Option {
+	s, ok := Specs[typ]
+	if !ok {
+		panic("tasks: no Spec for task type " + typ)
+	}
+	return []asynq.Option{asynq.Queue(s.Queue), asynq.MaxRetry(s.MaxRetry), asynq.Timeout(s.Timeout)}
+}
+
+func newTask(typ string, payload any) (*asynq.Task, error) {
+	b, err := json.Marshal(payload)
+	if err != nil {
+		return nil, fmt.Errorf("encode %s payload: %w", typ, err)
+	}
+	return asynq.NewTask(typ, b), nil
+}
+
+// parse decodes a payload; a payload that does not decode is never retried.
+func parse[T any](t *asynq.Task) (T, error) {
+	var p T
+	if err := json.Unmarshal(t.Payload(), &p); err != nil {
+		return p, fmt.Errorf("decode %s payload: %v: %w", t.Type(), err, asynq.SkipRetry)
+	}
+	return p, nil
+}

@@ -1,0 +1,110 @@
+// Package worker runs every task: an asynq server on the named, weighted
+// queues of package tasks, one handler per task type, behind a middleware
+// that logs, recovers panics and records metrics.
+package worker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"runtime/debug"
+	"time"
+
+	"github.com/hibiken/asynq"
+	"gorm.io/gorm"
+
+	"github.com/domaind/domaind/internal/logging"
+	"github.com/domaind/domaind/internal/metrics"
+	"github.com/domaind/domaind/internal/outbox"
+	"github.com/domaind/domaind/internal/requestid"
+	"github.com/domaind/domaind/tasks"
+)
+
+// Deps is what the handlers work with.
+type Deps struct {
+	DB       *gorm.DB
+	Outbox   *outbox.Outbox
+	Metrics  *metrics.Metrics
+	Log      *slog.Logger
+	RedisOpt asynq.RedisConnOpt
+}
+
+// Worker is a started or startable asynq server with the service's handlers.
+type Worker struct {
+	srv *asynq.Server
+	mux *asynq.ServeMux
+}
+
+// Concurrency is how many tasks one worker process runs at once. Tasks wait
+// on the network (registries, RDAP, webhooks) far more than they compute.
+const Concurrency = 40
+
+// TaskCheckInterval is how long an idle worker waits before it looks at the
+// queues again. The default (1 s) would add up to a second to every
+// interactive lookup; 25 ms costs a few cheap Redis calls a second.
+const TaskCheckInterval = 25 * time.Millisecond
+
+// New builds the server and registers every handler.
+func New(d Deps) *Worker {
+	srv := asynq.NewServer(d.RedisOpt, asynq.Config{
+		Concurrency:       Concurrency,
+		Queues:            tasks.QueueWeights,
+		TaskCheckInterval: TaskCheckInterval,
+		ShutdownTimeout:   20 * time.Second,
+		Logger:            logging.Asynq{Log: d.Log},
+		LogLevel:          asynq.WarnLevel,
+		RetryDelayFunc:    retryDelay,
+	})
+	mux := asynq.NewServeMux()
+	mux.Use(observe(d.Log, d.Metrics))
+	mux.Handle(tasks.TypeOutboxSweep, &outboxSweep{outbox: d.Outbox})
+	mux.Handle(tasks.TypeMaintenanceCleanup, &cleanup{db: d.DB, log: d.Log})
+	mux.Handle(tasks.TypeCanaryRun, &canaryRun{db: d.DB})
+	return &Worker{srv: srv, mux: mux}
+}
+
+// Start starts processing in the background.
+func (w *Worker) Start() error { return w.srv.Start(w.mux) }
+
+// Shutdown stops fetching new tasks, waits up to the shutdown timeout for
+// running ones, and hands the unfinished back to the queue.
+func (w *Worker) Shutdown() { w.srv.Shutdown() }
+
+// retryDelay retries a task whose worker died (lease expired) at once, since
+// nothing is wrong with the task itself; other failures back off exponentially.
+func retryDelay(n int, err error, t *asynq.Task) time.Duration {
+	if errors.Is(err, asynq.ErrLeaseExpired) {
+		return time.Second
+	}
+	return asynq.DefaultRetryDelayFunc(n, err, t)
+}
+
+// observe carries the request id from the task header into the context,
+// turns a panic into an error, logs failures and records per-type metrics.
+func observe(log *slog.Logger, m *metrics.Metrics) asynq.MiddlewareFunc {
+	return func(next asynq.Handler) asynq.Handler {
+		return asynq.HandlerFunc(func(ctx context.Context, t *asynq.Task) (err error) {
+			if id := t.Headers()[tasks.HeaderRequestID]; id != "" {
+				ctx = requestid.With(ctx, id)
+			}
+			start := time.Now()
+			defer func() {
+				if r := recover(); r != nil {
+					err = fmt.Errorf("panic in %s handler: %v", t.Type(), r)
+					log.ErrorContext(ctx, "task panicked", "task_type", t.Type(), "panic", r, "stack", string(debug.Stack()))
+				}
+				d := time.Since(start)
+				m.ObserveTask(t.Type(), d, err)
+				taskID, _ := asynq.GetTaskID(ctx)
+				retried, _ := asynq.GetRetryCount(ctx)
+				if err != nil {
+					log.WarnContext(ctx, "task failed", "task_type", t.Type(), "task_id", taskID, "retried", retried, "duration", d, "err", err)
+				} else if log.Enabled(ctx, slog.LevelDebug) {
+					log.DebugContext(ctx, "task done", "task_type", t.Type(), "task_id", taskID, "retried", retried, "duration", d)
+				}
+			}()
+			return next.ProcessTask(ctx, t)
+		})
+	}
+}
