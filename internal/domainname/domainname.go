@@ -45,15 +45,22 @@ func (n Name) IsPlainLabelTLD() bool {
 	return n.IsRegistrable() && !strings.Contains(n.TLD, ".")
 }
 
-// Parse normalises and validates a registrable-or-subdomain name typed by a
-// user. Besides the checks of ParseHost, the name must end in a top-level
-// domain known to the ICANN section of the public suffix list (otherwise the
-// error wraps ErrUnknownTLD) and must not itself be a public suffix (the error
+// Parse normalises and validates a domain name typed by a user, registrable
+// ("example.co.uk") or below ("www.example.co.uk"). Besides the checks of
+// ParseHost, the name must end in a top-level domain known to the ICANN
+// section of the public suffix list (otherwise the error wraps ErrUnknownTLD)
+// and must not itself be a public suffix such as "com" or "co.uk" (the error
 // wraps ErrPublicSuffix). The returned error is always an *Error.
 func Parse(input string) (Name, error) {
 	ascii, uni, reason := normalize(input)
 	if reason != "" {
 		return Name{}, &Error{Input: input, Reason: reason}
+	}
+	if !strings.Contains(ascii, ".") {
+		if _, icann := publicsuffix.PublicSuffix(ascii); icann {
+			return Name{}, &Error{Input: input, Reason: publicSuffix, Err: ErrPublicSuffix}
+		}
+		return Name{}, &Error{Input: input, Reason: singleLabel}
 	}
 	suffix, ok := icannSuffix(ascii)
 	if !ok {
@@ -65,11 +72,7 @@ func Parse(input string) (Name, error) {
 		}
 	}
 	if suffix == ascii {
-		return Name{}, &Error{
-			Input:  input,
-			Reason: "is a public suffix, not a registrable name",
-			Err:    ErrPublicSuffix,
-		}
+		return Name{}, &Error{Input: input, Reason: publicSuffix, Err: ErrPublicSuffix}
 	}
 	rest := ascii[:len(ascii)-len(suffix)-1]
 	label := rest[strings.LastIndexByte(rest, '.')+1:]
@@ -89,6 +92,9 @@ func Parse(input string) (Name, error) {
 // The returned error is always an *Error.
 func ParseHost(input string) (string, error) {
 	ascii, _, reason := normalize(input)
+	if reason == "" && !strings.Contains(ascii, ".") {
+		reason = singleLabel
+	}
 	if reason != "" {
 		return "", &Error{Input: input, Reason: reason}
 	}
@@ -113,6 +119,9 @@ func WithTLD(label, tld string) (Name, error) {
 	}
 	return n, nil
 }
+
+// publicSuffix is the reason given for a name that is a public suffix.
+const publicSuffix = "is a public suffix, not a registrable name"
 
 // icannSuffix returns the ICANN public suffix of the ASCII name, and false
 // when its top-level domain is not in the list.

@@ -2,7 +2,6 @@ package domainname
 
 import (
 	"errors"
-	"fmt"
 	"strconv"
 	"unicode/utf8"
 )
@@ -50,9 +49,4 @@ func quote(s string) string {
 		cut--
 	}
 	return strconv.Quote(s[:cut]) + "…"
-}
-
-// failf builds the *Error for input with a formatted reason.
-func failf(input, format string, args ...any) *Error {
-	return &Error{Input: input, Reason: fmt.Sprintf(format, args...)}
 }

@@ -1,0 +1,287 @@
+package api
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"net/netip"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/domaind/domaind/internal/config"
+	"github.com/domaind/domaind/internal/ratelimit"
+)
+
+func TestRateLimitHeadersAnd429(t *testing.T) {
+	env := newTestEnv(t)
+	env.srv.engine.GET("/test/limited", env.srv.limit(ratelimit.PerMinute("test", 60)), func(c *gin.Context) { c.String(200, "ok") })
+	for i := 1; i <= 60; i++ {
+		w := env.request("GET", "/test/limited", "")
+		if w.Code != 200 {
+			t.Fatalf("request %d = %d, want 200", i, w.Code)
+		}
+		h := w.Header()
+		if h.Get("RateLimit-Limit") != "60" || h.Get("RateLimit-Remaining") != strconv.Itoa(60-i) || h.Get("RateLimit-Policy") != "60;w=60" || h.Get("RateLimit-Reset") == "" {
+			t.Fatalf("request %d headers = %v", i, h)
+		}
+	}
+	w := env.request("GET", "/test/limited", "")
+	if w.Code != 429 {
+		t.Fatalf("61st = %d, want 429", w.Code)
+	}
+	if code, _ := typedError(t, w); code != "rate_limited" {
+		t.Errorf("code = %q, want rate_limited", code)
+	}
+	if ra, err := strconv.Atoi(w.Header().Get("Retry-After")); err != nil || ra < 1 || ra > 2 {
+		t.Errorf("Retry-After = %q, want whole seconds (1 or 2)", w.Header().Get("Retry-After"))
+	}
+	if w.Header().Get("RateLimit-Remaining") != "0" {
+		t.Errorf("RateLimit-Remaining = %q on a 429", w.Header().Get("RateLimit-Remaining"))
+	}
+	// Another client is not affected.
+	r := httptest.NewRequest("GET", "/test/limited", nil)
+	r.RemoteAddr = "192.0.2.99:5"
+	if w := env.do(r); w.Code != 200 {
+		t.Errorf("other client = %d, want 200", w.Code)
+	}
+}
+
+func TestQuotaExceededAndRefund(t *testing.T) {
+	env := newTestEnv(t)
+	env.srv.engine.POST("/test/quota", env.srv.limit(ratelimit.PerDay("testq", 2)), func(c *gin.Context) {
+		if c.Query("bad") != "" {
+			c.JSON(400, gin.H{"error": gin.H{"code": "validation_error", "message": "bad"}})
+			return
+		}
+		r, _ := c.Get(quotaCtxKey)
+		c.JSON(201, gin.H{"used": r.(ratelimit.Result).Used})
+	})
+	if w := env.request("POST", "/test/quota?bad=1", ""); w.Code != 400 {
+		t.Fatalf("bad request = %d", w.Code)
+	}
+	for i := 1; i <= 2; i++ {
+		w := env.request("POST", "/test/quota", "")
+		if w.Code != 201 || !strings.Contains(w.Body.String(), `"used":`+strconv.Itoa(i)) {
+			t.Fatalf("request %d = %d %s; the 400 must not have used quota", i, w.Code, w.Body)
+		}
+	}
+	w := env.request("POST", "/test/quota", "")
+	if w.Code != 429 {
+		t.Fatalf("3rd = %d, want 429", w.Code)
+	}
+	if code, _ := typedError(t, w); code != "quota_exceeded" {
+		t.Errorf("code = %q, want quota_exceeded", code)
+	}
+	// env.now is 12:00 UTC: twelve hours to midnight.
+	if got := w.Header().Get("Retry-After"); got != "43200" {
+		t.Errorf("Retry-After = %q, want 43200", got)
+	}
+	if got := w.Header().Get("RateLimit-Policy"); got != "2;w=86400" {
+		t.Errorf("RateLimit-Policy = %q", got)
+	}
+	env.now = env.now.Add(12 * time.Hour)
+	if w := env.request("POST", "/test/quota", ""); w.Code != 201 {
+		t.Errorf("after midnight = %d, want 201", w.Code)
+	}
+}
+
+func TestRedisDownIs503(t *testing.T) {
+	env := newTestEnv(t)
+	env.srv.engine.GET("/test/limited", env.srv.limit(ratelimit.PerMinute("test", 60)), func(c *gin.Context) { c.String(200, "ok") })
+	env.proxy.Stop()
+	w := env.request("GET", "/test/limited", "")
+	if w.Code != 503 {
+		t.Fatalf("status = %d %s, want 503", w.Code, w.Body)
+	}
+	if code, _ := typedError(t, w); code != "unavailable" {
+		t.Errorf("code = %q", code)
+	}
+	env.proxy.Start(t)
+	if w := env.request("GET", "/test/limited", ""); w.Code != 200 {
+		t.Errorf("after Redis is back = %d, want 200", w.Code)
+	}
+}
+
+func TestIdempotencyKey(t *testing.T) {
+	env := newTestEnv(t)
+	var runs atomic.Int32
+	release := make(chan struct{})
+	env.srv.engine.POST("/test/idem", env.srv.idempotent, func(c *gin.Context) {
+		n := runs.Add(1)
+		if c.Query("wait") != "" {
+			<-release
+		}
+		if c.Query("fail") != "" {
+			c.JSON(500, gin.H{"error": gin.H{"code": "internal_error", "message": "x"}})
+			return
+		}
+		c.Header("Location", "/things/"+strconv.Itoa(int(n)))
+		c.JSON(201, gin.H{"run": n})
+	})
+	first := env.request("POST", "/test/idem", `{"a":1}`, "Idempotency-Key", "key-1")
+	if first.Code != 201 || first.Header().Get(HeaderIdempotentReplayed) != "" {
+		t.Fatalf("first = %d %v", first.Code, first.Header())
+	}
+	replay := env.request("POST", "/test/idem", `{"a":1}`, "Idempotency-Key", "key-1")
+	if replay.Code != 201 || replay.Body.String() != first.Body.String() || replay.Header().Get("Location") != "/things/1" {
+		t.Errorf("replay = %d %s %v; want the first response", replay.Code, replay.Body, replay.Header())
+	}
+	if replay.Header().Get(HeaderIdempotentReplayed) != "true" {
+		t.Errorf("replay lacks Idempotent-Replayed: true")
+	}
+	if runs.Load() != 1 {
+		t.Errorf("handler ran %d times, want 1", runs.Load())
+	}
+
+	w := env.request("POST", "/test/idem", `{"a":2}`, "Idempotency-Key", "key-1")
+	if w.Code != 409 {
+		t.Errorf("same key, other body = %d, want 409", w.Code)
+	} else if code, _ := typedError(t, w); code != "conflict" {
+		t.Errorf("code = %q, want conflict", code)
+	}
+
+	// Another client's identical key is its own.
+	r := httptest.NewRequest("POST", "/test/idem", strings.NewReader(`{"a":2}`))
+	r.RemoteAddr = "198.51.100.4:9"
+	r.Header.Set("Idempotency-Key", "key-1")
+	if w := env.do(r); w.Code != 201 {
+		t.Errorf("other client's key = %d, want 201", w.Code)
+	}
+
+	// A second request while the first runs: 409, and the handler runs once.
+	var wg sync.WaitGroup
+	var inflight *httptest.ResponseRecorder
+	before := runs.Load()
+	wg.Go(func() { inflight = env.request("POST", "/test/idem?wait=1", `{}`, "Idempotency-Key", "key-2") })
+	for runs.Load() == before {
+		time.Sleep(time.Millisecond)
+	}
+	w = env.request("POST", "/test/idem?wait=1", `{}`, "Idempotency-Key", "key-2")
+	close(release)
+	wg.Wait()
+	if w.Code != 409 || inflight.Code != 201 {
+		t.Errorf("concurrent = %d, first = %d; want 409 and 201", w.Code, inflight.Code)
+	}
+	if got := runs.Load() - before; got != 1 {
+		t.Errorf("handler ran %d times for two concurrent requests, want 1", got)
+	}
+
+	// A 5xx is not stored: the retry runs again.
+	before = runs.Load()
+	env.request("POST", "/test/idem?fail=1", `{}`, "Idempotency-Key", "key-3")
+	env.request("POST", "/test/idem?fail=1", `{}`, "Idempotency-Key", "key-3")
+	if got := runs.Load() - before; got != 2 {
+		t.Errorf("5xx retried: handler ran %d times, want 2", got)
+	}
+
+	if w := env.request("POST", "/test/idem", `{}`, "Idempotency-Key", strings.Repeat("k", 256)); w.Code != 400 {
+		t.Errorf("oversized key = %d, want 400", w.Code)
+	}
+}
+
+func TestBodyLimit(t *testing.T) {
+	env := newTestEnv(t)
+	env.srv.engine.POST("/test/body", env.srv.handle(func(c *gin.Context) error {
+		var v map[string]any
+		return decodeJSON(c, &v, false)
+	}))
+	big := `{"x":"` + strings.Repeat("a", DefaultBodyLimit) + `"}`
+	w := env.request("POST", "/test/body", big)
+	if w.Code != 413 {
+		t.Fatalf("declared oversize = %d, want 413", w.Code)
+	}
+	if code, _ := typedError(t, w); code != "payload_too_large" {
+		t.Errorf("code = %q", code)
+	}
+	r := httptest.NewRequest("POST", "/test/body", strings.NewReader(big))
+	r.ContentLength = -1 // chunked: only reading finds out
+	r.Header.Set("Content-Type", "application/json")
+	if w := env.do(r); w.Code != 413 {
+		t.Errorf("chunked oversize = %d, want 413", w.Code)
+	}
+	for body, want := range map[string]string{
+		`{"x":`:      "bad_request",
+		``:           "bad_request",
+		`{} {}`:      "bad_request",
+		`[1,2]`:      "validation_error",
+		`{"x":1} xx`: "bad_request",
+	} {
+		w := env.request("POST", "/test/body", body)
+		if w.Code != 400 {
+			t.Errorf("body %q = %d, want 400", body, w.Code)
+			continue
+		}
+		if code, _ := typedError(t, w); code != want {
+			t.Errorf("body %q code = %q, want %q", body, code, want)
+		}
+	}
+}
+
+func TestLegacyErrorShape(t *testing.T) {
+	env := newTestEnv(t)
+	env.srv.engine.GET("/test/legacy", legacyErrors, env.srv.handle(func(c *gin.Context) error {
+		return Errorf(http.StatusBadRequest, "bad_request", "tld is required")
+	}))
+	w := env.request("GET", "/test/legacy", "")
+	if w.Code != 400 || w.Body.String() != `{"error":"tld is required"}` {
+		t.Errorf("legacy error = %d %s", w.Code, w.Body)
+	}
+}
+
+func TestUnknownErrorsHideInternals(t *testing.T) {
+	env := newTestEnv(t)
+	env.srv.engine.GET("/test/boom", env.srv.handle(func(c *gin.Context) error {
+		return errSecret
+	}))
+	env.srv.engine.GET("/test/panic", func(c *gin.Context) { panic("secret detail") })
+	for _, path := range []string{"/test/boom", "/test/panic"} {
+		w := env.request("GET", path, "")
+		if w.Code != 500 || strings.Contains(w.Body.String(), "secret") {
+			t.Errorf("%s = %d %s; want 500 without internals", path, w.Code, w.Body)
+		}
+		if code, _ := typedError(t, w); code != "internal_error" {
+			t.Errorf("%s code = %q", path, code)
+		}
+	}
+}
+
+type secretError struct{}
+
+func (secretError) Error() string { return "secret: database password is hunter2" }
+
+var errSecret error = secretError{}
+
+func TestClientIdentity(t *testing.T) {
+	trusted := []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8")}
+	tests := []struct {
+		name, remote, xff, want string
+	}{
+		{"socket peer", "203.0.113.5:443", "", "203.0.113.5"},
+		{"forwarded header from an untrusted peer is ignored", "203.0.113.5:443", "198.51.100.1", "203.0.113.5"},
+		{"trusted proxy", "10.1.2.3:80", "198.51.100.1", "198.51.100.1"},
+		{"chain of trusted proxies", "10.1.2.3:80", "198.51.100.1, 10.9.9.9", "198.51.100.1"},
+		{"spoofed left entries are not believed", "10.1.2.3:80", "1.1.1.1, 198.51.100.1", "198.51.100.1"},
+		{"garbage in the header stops the walk", "10.1.2.3:80", "nonsense", "10.1.2.3"},
+		{"ipv6 grouped by /64", "[2001:db8:1:2:aaaa::1]:443", "", "2001:db8:1:2::/64"},
+		{"ipv4-mapped ipv6", "[::ffff:203.0.113.9]:443", "", "203.0.113.9"},
+	}
+	env := newTestEnv(t, func(c *config.Config) { c.TrustedProxies = trusted })
+	env.srv.engine.GET("/test/who", func(c *gin.Context) { c.String(200, clientKey(c)) })
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			r := httptest.NewRequest("GET", "/test/who", nil)
+			r.RemoteAddr = tc.remote
+			if tc.xff != "" {
+				r.Header.Set("X-Forwarded-For", tc.xff)
+			}
+			if got := env.do(r).Body.String(); got != tc.want {
+				t.Errorf("client = %q, want %q", got, tc.want)
+			}
+		})
+	}
+}

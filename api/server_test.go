@@ -1,0 +1,176 @@
+package api
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"testing"
+	"time"
+
+	"github.com/hibiken/asynq"
+	"github.com/redis/go-redis/v9"
+	"gorm.io/gorm"
+
+	"github.com/domaind/domaind/internal/config"
+	"github.com/domaind/domaind/internal/metrics"
+	"github.com/domaind/domaind/internal/outbox"
+	"github.com/domaind/domaind/internal/platform"
+	"github.com/domaind/domaind/internal/platform/platformtest"
+	"github.com/domaind/domaind/models/modelstest"
+)
+
+// testEnv is a Server on an isolated database and Redis.
+type testEnv struct {
+	srv   *Server
+	db    *gorm.DB
+	redis *platformtest.Redis
+	// proxy sits between the server and Redis, so tests can take Redis away.
+	proxy *platformtest.Proxy
+	now   time.Time
+}
+
+func newTestEnv(t *testing.T, mutate ...func(*config.Config)) *testEnv {
+	t.Helper()
+	env := &testEnv{db: modelstest.NewDB(t), redis: platformtest.NewRedis(t), now: time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)}
+	env.proxy = platformtest.NewProxy(t, env.redis.Opt.Addr)
+	opt := env.redis.Opt
+	opt.Addr = env.proxy.Addr
+	opt.DialTimeout, opt.ReadTimeout = 200*time.Millisecond, 200*time.Millisecond
+	rc := opt.MakeRedisClient().(redis.UniversalClient)
+	t.Cleanup(func() { rc.Close() })
+	base, _ := url.Parse("http://api.test")
+	cfg := &config.Config{BaseURL: base, OpsUser: "ops", OpsPassword: "ops-secret"}
+	for _, m := range mutate {
+		m(cfg)
+	}
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	p := &platform.Platform{DB: env.db, Redis: rc}
+	env.srv = New(Deps{
+		Config: cfg, DB: env.db, Redis: rc, Metrics: metrics.New(), Log: log,
+		Outbox: outbox.New(env.db, asynq.NewClientFromRedisClient(rc), log),
+		Check:  p.Check, Now: func() time.Time { return env.now },
+	})
+	return env
+}
+
+// do sends a request through the engine (httptest requests come from 192.0.2.1).
+func (env *testEnv) do(r *http.Request) *httptest.ResponseRecorder {
+	w := httptest.NewRecorder()
+	env.srv.ServeHTTP(w, r)
+	return w
+}
+
+func (env *testEnv) request(method, path, body string, header ...string) *httptest.ResponseRecorder {
+	var rd io.Reader
+	if body != "" {
+		rd = bytes.NewBufferString(body)
+	}
+	r := httptest.NewRequest(method, path, rd)
+	if body != "" {
+		r.Header.Set("Content-Type", "application/json")
+	}
+	for i := 0; i+1 < len(header); i += 2 {
+		r.Header.Set(header[i], header[i+1])
+	}
+	return env.do(r)
+}
+
+// typedError decodes a typed error body, failing the test on another shape.
+func typedError(t *testing.T, w *httptest.ResponseRecorder) (code, msg string) {
+	t.Helper()
+	var body struct {
+		Error struct{ Code, Message string } `json:"error"`
+	}
+	if err := json.Unmarshal(w.Body.Bytes(), &body); err != nil || body.Error.Code == "" || body.Error.Message == "" {
+		t.Fatalf("body %q is not a typed error (%v)", w.Body.String(), err)
+	}
+	return body.Error.Code, body.Error.Message
+}
+
+func TestUnknownRouteAndMethod(t *testing.T) {
+	env := newTestEnv(t)
+	tests := []struct {
+		name, method, path string
+		wantStatus         int
+		wantCode           string
+	}{
+		{"unknown path", "GET", "/no/such/thing", 404, "not_found"},
+		{"unknown api path", "POST", "/api/nothing", 404, "not_found"},
+		{"wrong method", "DELETE", "/healthz", 405, "method_not_allowed"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			w := env.request(tc.method, tc.path, "")
+			if w.Code != tc.wantStatus {
+				t.Fatalf("status = %d, want %d", w.Code, tc.wantStatus)
+			}
+			if code, _ := typedError(t, w); code != tc.wantCode {
+				t.Errorf("code = %q, want %q", code, tc.wantCode)
+			}
+			if ct := w.Header().Get("Content-Type"); ct != "application/json; charset=utf-8" {
+				t.Errorf("content type = %q", ct)
+			}
+		})
+	}
+}
+
+func TestRequestID(t *testing.T) {
+	env := newTestEnv(t)
+	w := env.request("GET", "/healthz", "")
+	if id := w.Header().Get(HeaderRequestID); len(id) != 16 {
+		t.Errorf("generated request id = %q, want 16 characters", id)
+	}
+	w = env.request("GET", "/healthz", "", HeaderRequestID, "client-chosen-1")
+	if id := w.Header().Get(HeaderRequestID); id != "client-chosen-1" {
+		t.Errorf("request id = %q, want the client's", id)
+	}
+	w = env.request("GET", "/healthz", "", HeaderRequestID, "has space")
+	if id := w.Header().Get(HeaderRequestID); id == "has space" || id == "" {
+		t.Errorf("request id = %q, want a fresh one for an unprintable client id", id)
+	}
+}
+
+func TestHealthAndMetrics(t *testing.T) {
+	env := newTestEnv(t)
+	if w := env.request("GET", "/healthz", ""); w.Code != 200 || w.Body.String() != `{"status":"ok"}` {
+		t.Errorf("healthz = %d %s", w.Code, w.Body)
+	}
+	env.request("GET", "/nope", "")
+	w := env.request("GET", "/metrics", "")
+	for _, want := range []string{
+		`domaind_http_request_duration_seconds_count{method="GET",route="/healthz",status="2xx"} 1`,
+		`domaind_http_request_duration_seconds_count{method="GET",route="unmatched",status="4xx"} 1`,
+	} {
+		if !bytes.Contains(w.Body.Bytes(), []byte(want)) {
+			t.Errorf("metrics lack %q", want)
+		}
+	}
+}
+
+func TestReadyzNamesTheMissingDependency(t *testing.T) {
+	env := newTestEnv(t)
+	if w := env.request("GET", "/readyz", ""); w.Code != 200 {
+		t.Fatalf("readyz = %d %s, want 200", w.Code, w.Body)
+	}
+	env.proxy.Stop()
+	w := env.request("GET", "/readyz", "")
+	if w.Code != 503 {
+		t.Fatalf("readyz with Redis down = %d, want 503", w.Code)
+	}
+	var body struct {
+		Status string            `json:"status"`
+		Checks map[string]string `json:"checks"`
+	}
+	json.Unmarshal(w.Body.Bytes(), &body)
+	if body.Status != "unavailable" || body.Checks["redis"] != "unreachable" || body.Checks["database"] != "ok" {
+		t.Errorf("readyz body = %s; want redis unreachable, database ok", w.Body)
+	}
+	env.proxy.Start(t)
+	if w := env.request("GET", "/readyz", ""); w.Code != 200 {
+		t.Errorf("readyz after Redis came back = %d %s, want 200", w.Code, w.Body)
+	}
+}

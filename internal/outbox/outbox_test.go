@@ -1,0 +1,179 @@
+package outbox_test
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"sync"
+	"testing"
+
+	"github.com/hibiken/asynq"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/domaind/domaind/internal/outbox"
+	"github.com/domaind/domaind/internal/platform/platformtest"
+	"github.com/domaind/domaind/internal/requestid"
+	"github.com/domaind/domaind/models"
+	"github.com/domaind/domaind/models/modelstest"
+	"github.com/domaind/domaind/tasks"
+)
+
+var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
+
+// addCanary commits a canary row and its task through ob.
+func addCanary(t *testing.T, ctx context.Context, ob *outbox.Outbox) models.Canary {
+	t.Helper()
+	c := models.Canary{ID: models.NewID(), Steps: 1}
+	err := ob.Transaction(ctx, func(tx *outbox.Tx) error {
+		if err := tx.Create(&c).Error; err != nil {
+			return err
+		}
+		task, err := tasks.NewCanaryRunTask(c.ID)
+		if err != nil {
+			return err
+		}
+		return tx.Add(task)
+	})
+	if err != nil {
+		t.Fatalf("transaction: %v", err)
+	}
+	return c
+}
+
+func TestTransactionEnqueuesAfterCommit(t *testing.T) {
+	db := modelstest.NewDB(t)
+	r := platformtest.NewRedis(t)
+	client := asynq.NewClientFromRedisClient(r.Client)
+	ob := outbox.New(db, client, quiet)
+	ctx := requestid.With(context.Background(), "req-1")
+
+	c := addCanary(t, ctx, ob)
+
+	var e models.OutboxEntry
+	if err := db.First(&e, "task_type = ?", tasks.TypeCanaryRun).Error; err != nil {
+		t.Fatalf("outbox entry: %v", err)
+	}
+	if e.EnqueuedAt == nil {
+		t.Errorf("entry not marked enqueued after the fast path")
+	}
+	info, err := asynq.NewInspectorFromRedisClient(r.Client).GetTaskInfo(tasks.QueueMaintenance, e.ID)
+	if err != nil {
+		t.Fatalf("task %s not in queue: %v", e.ID, err)
+	}
+	p, err := tasks.ParseCanaryRun(asynq.NewTask(info.Type, info.Payload))
+	if err != nil || p.CanaryID != c.ID {
+		t.Errorf("payload = %+v, %v; want canary %s", p, err, c.ID)
+	}
+	if got := info.Headers[tasks.HeaderRequestID]; got != "req-1" {
+		t.Errorf("request id header = %q, want req-1", got)
+	}
+}
+
+func TestRollbackLeavesNoTask(t *testing.T) {
+	db := modelstest.NewDB(t)
+	r := platformtest.NewRedis(t)
+	ob := outbox.New(db, asynq.NewClientFromRedisClient(r.Client), quiet)
+	boom := errors.New("boom")
+	err := ob.Transaction(context.Background(), func(tx *outbox.Tx) error {
+		task, _ := tasks.NewCanaryRunTask("x")
+		if err := tx.Add(task); err != nil {
+			return err
+		}
+		return boom
+	})
+	if !errors.Is(err, boom) {
+		t.Fatalf("err = %v, want boom", err)
+	}
+	var n int64
+	db.Model(&models.OutboxEntry{}).Count(&n)
+	if n != 0 {
+		t.Errorf("outbox has %d entries after rollback, want 0", n)
+	}
+	if keys := r.Client.Keys(context.Background(), "asynq:{maintenance}:t:*").Val(); len(keys) != 0 {
+		t.Errorf("queue has tasks after rollback: %v", keys)
+	}
+}
+
+func TestSweepDeliversWhatRedisMissed(t *testing.T) {
+	db := modelstest.NewDB(t)
+	r := platformtest.NewRedis(t)
+	proxy := platformtest.NewProxy(t, r.Opt.Addr)
+	opt := r.Opt
+	opt.Addr = proxy.Addr
+	viaProxy := opt.MakeRedisClient().(redis.UniversalClient)
+	t.Cleanup(func() { viaProxy.Close() })
+	ob := outbox.New(db, asynq.NewClientFromRedisClient(viaProxy), quiet)
+	ctx := context.Background()
+
+	proxy.Stop() // Redis is unreachable when the row commits
+	addCanary(t, ctx, ob)
+	var e models.OutboxEntry
+	if err := db.First(&e).Error; err != nil {
+		t.Fatal(err)
+	}
+	if e.EnqueuedAt != nil || e.Attempts != 1 || e.LastError == "" {
+		t.Fatalf("entry after failed fast path = enqueued %v attempts %d error %q; want pending, 1 attempt, an error", e.EnqueuedAt, e.Attempts, e.LastError)
+	}
+	if n, err := ob.Sweep(ctx, 0, 100); err != nil || n != 0 {
+		t.Fatalf("sweep while Redis is down = %d, %v; want 0, nil", n, err)
+	}
+
+	proxy.Start(t)
+	n, err := ob.Sweep(ctx, 0, 100)
+	if err != nil || n != 1 {
+		t.Fatalf("sweep after Redis is back = %d, %v; want 1, nil", n, err)
+	}
+	if _, err := asynq.NewInspectorFromRedisClient(r.Client).GetTaskInfo(tasks.QueueMaintenance, e.ID); err != nil {
+		t.Errorf("task not in queue after sweep: %v", err)
+	}
+	if n, _ := ob.Sweep(ctx, 0, 100); n != 0 {
+		t.Errorf("second sweep enqueued %d, want 0", n)
+	}
+}
+
+func TestConcurrentSweepersMakeOneTask(t *testing.T) {
+	db := modelstest.NewDB(t)
+	r := platformtest.NewRedis(t)
+	ctx := context.Background()
+	// Entries written without the fast path, as if the process died after commit.
+	const entries = 50
+	for range entries {
+		task, _ := tasks.NewCanaryRunTask(models.NewID())
+		e := models.OutboxEntry{ID: models.NewID(), TaskType: task.Type(), Payload: task.Payload(), Queue: tasks.QueueMaintenance}
+		if err := db.Create(&e).Error; err != nil {
+			t.Fatal(err)
+		}
+	}
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	total := 0
+	for range 2 {
+		ob := outbox.New(db, asynq.NewClientFromRedisClient(r.Client), quiet)
+		wg.Go(func() {
+			n, err := ob.Sweep(ctx, 0, 100)
+			if err != nil {
+				t.Errorf("sweep: %v", err)
+			}
+			mu.Lock()
+			total += n
+			mu.Unlock()
+		})
+	}
+	wg.Wait()
+	info, err := asynq.NewInspectorFromRedisClient(r.Client).GetQueueInfo(tasks.QueueMaintenance)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.Pending != entries {
+		t.Errorf("pending tasks = %d, want %d (one per entry)", info.Pending, entries)
+	}
+	if total < entries {
+		t.Errorf("sweepers marked %d entries, want at least %d", total, entries)
+	}
+	var pending int64
+	db.Model(&models.OutboxEntry{}).Where("enqueued_at IS NULL").Count(&pending)
+	if pending != 0 {
+		t.Errorf("%d entries still pending", pending)
+	}
+}

@@ -1,0 +1,122 @@
+package ratelimit_test
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/domaind/domaind/internal/platform/platformtest"
+	"github.com/domaind/domaind/internal/ratelimit"
+)
+
+// clock is a settable time source.
+type clock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *clock) now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
+func (c *clock) set(t time.Time) { c.mu.Lock(); c.t = t; c.mu.Unlock() }
+
+func TestRateRefusesThe61stRequestInAMinute(t *testing.T) {
+	r := platformtest.NewRedis(t)
+	l := ratelimit.New(r.Client, time.Now)
+	p := ratelimit.PerMinute("search", 60)
+	ctx := context.Background()
+	for i := 1; i <= 60; i++ {
+		res, err := l.Allow(ctx, p, "203.0.113.7")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !res.Allowed {
+			t.Fatalf("request %d refused, want allowed", i)
+		}
+		if res.Remaining != 60-i {
+			t.Fatalf("request %d: remaining = %d, want %d", i, res.Remaining, 60-i)
+		}
+	}
+	res, err := l.Allow(ctx, p, "203.0.113.7")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Allowed || res.Remaining != 0 {
+		t.Fatalf("61st: allowed %v remaining %d; want refused with 0 left", res.Allowed, res.Remaining)
+	}
+	if res.RetryAfter <= 0 || res.RetryAfter > 2*time.Second {
+		t.Errorf("61st: retry after %v, want about one second (GCRA frees one slot per second)", res.RetryAfter)
+	}
+	other, err := l.Allow(ctx, p, "203.0.113.8")
+	if err != nil || !other.Allowed {
+		t.Errorf("another client was refused (%v, %v): limits must be per client", other.Allowed, err)
+	}
+}
+
+func TestDayQuotaResetsAtUTCMidnight(t *testing.T) {
+	r := platformtest.NewRedis(t)
+	clk := &clock{t: time.Date(2026, 11, 22, 23, 59, 0, 0, time.UTC)}
+	l := ratelimit.New(r.Client, clk.now)
+	p := ratelimit.PerDay("whois", 10)
+	ctx := context.Background()
+	for i := 1; i <= 10; i++ {
+		res, err := l.Allow(ctx, p, "198.51.100.1")
+		if err != nil || !res.Allowed || res.Used != i || res.Remaining != 10-i {
+			t.Fatalf("lookup %d = %+v, %v; want allowed, used %d", i, res, err, i)
+		}
+	}
+	res, err := l.Allow(ctx, p, "198.51.100.1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Allowed || res.Used != 10 {
+		t.Fatalf("11th = %+v; want refused with used still 10", res)
+	}
+	if res.RetryAfter != time.Minute || res.Reset != time.Minute {
+		t.Errorf("11th: retry after %v reset %v, want 1m until midnight", res.RetryAfter, res.Reset)
+	}
+
+	clk.set(time.Date(2026, 11, 23, 0, 0, 1, 0, time.UTC))
+	res, err = l.Allow(ctx, p, "198.51.100.1")
+	if err != nil || !res.Allowed || res.Used != 1 {
+		t.Fatalf("first of the new day = %+v, %v; want allowed with used 1", res, err)
+	}
+	if want := 24*time.Hour - time.Second; res.Reset != want {
+		t.Errorf("reset = %v, want %v", res.Reset, want)
+	}
+}
+
+func TestRefundGivesBackOneUnit(t *testing.T) {
+	r := platformtest.NewRedis(t)
+	clk := &clock{t: time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)}
+	l := ratelimit.New(r.Client, clk.now)
+	p := ratelimit.PerDay("whois", 2)
+	ctx := context.Background()
+	l.Allow(ctx, p, "c")
+	l.Allow(ctx, p, "c")
+	if err := l.Refund(ctx, p, "c"); err != nil {
+		t.Fatal(err)
+	}
+	res, _ := l.Allow(ctx, p, "c")
+	if !res.Allowed || res.Used != 2 {
+		t.Errorf("after refund = %+v; want allowed, used 2", res)
+	}
+	// A refund never takes the counter below zero.
+	l.Refund(ctx, ratelimit.PerDay("fresh", 2), "c")
+	if res, _ := l.Allow(ctx, ratelimit.PerDay("fresh", 2), "c"); res.Used != 1 {
+		t.Errorf("used after refund of nothing = %d, want 1", res.Used)
+	}
+}
+
+func TestPolicyHeader(t *testing.T) {
+	for _, tc := range []struct {
+		p    ratelimit.Policy
+		want string
+	}{
+		{ratelimit.PerMinute("search", 60), "60;w=60"},
+		{ratelimit.PerDay("whois", 10), "10;w=86400"},
+	} {
+		if got := tc.p.Header(); got != tc.want {
+			t.Errorf("%s header = %q, want %q", tc.p.Name, got, tc.want)
+		}
+	}
+}
