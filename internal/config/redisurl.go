@@ -3,6 +3,7 @@ package config
 import (
 	"fmt"
 	"net/url"
+	"strconv"
 	"strings"
 
 	"github.com/hibiken/asynq"
@@ -14,7 +15,7 @@ import (
 //
 //	redis://[user:password@]host:port[/db]         plain TCP
 //	rediss://[user:password@]host:port[/db]        TLS
-//	redis-sentinel://[:password@]host1:port1,host2:port2[/db]?master=name
+//	redis-sentinel://[user:password@]host1:port1,host2:port2[/db]?master=name[&sentinel_password=...]
 //	redis-cluster://[user:password@]host1:port1,host2:port2
 //
 // The go-redis client used for rate limits, caches and idempotency records is
@@ -35,14 +36,19 @@ func ParseRedisURL(raw string) (asynq.RedisConnOpt, error) {
 			Addr: o.Addr, Username: o.Username, Password: o.Password, DB: o.DB, TLSConfig: o.TLSConfig,
 		}, nil
 	case "redis-sentinel":
-		o, err := asynq.ParseRedisURI(raw)
+		q := u.Query()
+		if u.Host == "" || q.Get("master") == "" {
+			return nil, fmt.Errorf("redis-sentinel URL needs host:port[,host:port...] and ?master=<name>")
+		}
+		db, err := dbNumber(u.Path)
 		if err != nil {
 			return nil, err
 		}
-		if fo, ok := o.(asynq.RedisFailoverClientOpt); ok && fo.MasterName == "" {
-			return nil, fmt.Errorf("redis-sentinel URL needs ?master=<name>")
-		}
-		return o, nil
+		pw, _ := u.User.Password()
+		return asynq.RedisFailoverClientOpt{
+			MasterName: q.Get("master"), SentinelAddrs: strings.Split(u.Host, ","),
+			SentinelPassword: q.Get("sentinel_password"), Username: u.User.Username(), Password: pw, DB: db,
+		}, nil
 	case "redis-cluster":
 		if u.Host == "" {
 			return nil, fmt.Errorf("redis-cluster URL needs host:port[,host:port...]")
@@ -54,4 +60,16 @@ func ParseRedisURL(raw string) (asynq.RedisConnOpt, error) {
 	default:
 		return nil, fmt.Errorf("want redis://, rediss://, redis-sentinel:// or redis-cluster://, got %q", u.Scheme+"://")
 	}
+}
+
+func dbNumber(path string) (int, error) {
+	path = strings.Trim(path, "/")
+	if path == "" {
+		return 0, nil
+	}
+	n, err := strconv.Atoi(path)
+	if err != nil || n < 0 {
+		return 0, fmt.Errorf("database number in the path must be a non-negative integer, got %q", path)
+	}
+	return n, nil
 }

@@ -78,12 +78,12 @@ var parseTests = []struct {
 	{
 		name:  "Katakana middle dot with Katakana",
 		input: "ア・イ.jp",
-		want:  Name{ASCII: "xn--eck7a6d.jp", Unicode: "ア・イ.jp", TLD: "jp", Registrable: "xn--eck7a6d.jp", Label: "xn--eck7a6d"},
+		want:  Name{ASCII: "xn--ccke4x.jp", Unicode: "ア・イ.jp", TLD: "jp", Registrable: "xn--ccke4x.jp", Label: "xn--ccke4x"},
 	},
 	{
 		name:  "Hebrew geresh after a Hebrew letter",
 		input: "א׳.com",
-		want:  Name{ASCII: "xn--4db1e.com", Unicode: "א׳.com", TLD: "com", Registrable: "xn--4db1e.com", Label: "xn--4db1e"},
+		want:  Name{ASCII: "xn--4db4e.com", Unicode: "א׳.com", TLD: "com", Registrable: "xn--4db4e.com", Label: "xn--4db4e"},
 	},
 	{
 		name:  "digits-only label below the TLD",

@@ -1,0 +1,153 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hibiken/asynq"
+)
+
+func envOf(t *testing.T, kv map[string]string) func(string) string {
+	t.Helper()
+	if _, ok := kv["DOMAIND_DATA_DIR"]; !ok {
+		kv["DOMAIND_DATA_DIR"] = t.TempDir()
+	}
+	return func(k string) string { return kv[k] }
+}
+
+const prodSecret = "0123456789abcdef0123456789abcdef"
+
+func prod(extra map[string]string) map[string]string {
+	m := map[string]string{
+		"DOMAIND_DATABASE_URL": "postgres://u:p@db:5432/domaind",
+		"DOMAIND_REDIS_URL":    "redis://redis:6379/0",
+		"DOMAIND_SECRET_KEY":   prodSecret,
+		"DOMAIND_OPS_USER":     "ops",
+		"DOMAIND_OPS_PASSWORD": "pw",
+	}
+	for k, v := range extra {
+		m[k] = v
+	}
+	return m
+}
+
+func TestEmbeddedDefaults(t *testing.T) {
+	dir := t.TempDir()
+	c, err := Load(envOf(t, map[string]string{"DOMAIND_DATA_DIR": dir}), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !c.Embedded() || c.HTTPAddr != ":8080" || c.BaseURL.String() != "http://localhost:8080" || c.Registry != "sandbox" ||
+		!c.SeedDemo || !c.DashboardReadOnly || c.LogFormat != "json" || c.LogLevel != slog.LevelInfo {
+		t.Errorf("defaults = %+v", c)
+	}
+	if !c.OpsCredsGenerated || c.OpsUser != "ops" || len(c.OpsPassword) < 16 {
+		t.Errorf("ops credentials not generated: %q %q", c.OpsUser, c.OpsPassword)
+	}
+	key, err := os.ReadFile(filepath.Join(dir, "secret.key"))
+	if err != nil || strings.TrimSpace(string(key)) != string(c.SecretKey) {
+		t.Fatalf("secret key not kept in the data dir: %v", err)
+	}
+	again, _ := Load(envOf(t, map[string]string{"DOMAIND_DATA_DIR": dir}), true)
+	if string(again.SecretKey) != string(c.SecretKey) {
+		t.Errorf("second start made a new secret key")
+	}
+	if again.LogFormat != "text" {
+		t.Errorf("log format on a terminal = %q, want text", again.LogFormat)
+	}
+}
+
+func TestProduction(t *testing.T) {
+	c, err := Load(envOf(t, prod(map[string]string{"DOMAIND_SANDBOX_LATENCY": "100ms", "DOMAIND_TRUSTED_PROXIES": "10.0.0.0/8, 192.0.2.7"})), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Embedded() || c.SeedDemo || c.SandboxLatency != 100*time.Millisecond || len(c.TrustedProxies) != 2 {
+		t.Errorf("config = %+v", c)
+	}
+	logged := fmt.Sprint(c.LogValue())
+	for _, secret := range []string{prodSecret, ":p@", "pw]"} {
+		if strings.Contains(logged, secret) {
+			t.Errorf("logged config %s shows a secret (%q)", logged, secret)
+		}
+	}
+}
+
+func TestBadConfigNamesTheVariable(t *testing.T) {
+	tests := []struct {
+		name string
+		env  map[string]string
+		want string
+	}{
+		{"bad addr", map[string]string{"DOMAIND_HTTP_ADDR": "8080"}, "DOMAIND_HTTP_ADDR"},
+		{"bad base url", map[string]string{"DOMAIND_BASE_URL": "localhost"}, "DOMAIND_BASE_URL"},
+		{"mysql", map[string]string{"DOMAIND_DATABASE_URL": "mysql://x", "DOMAIND_REDIS_URL": "redis://r:6379"}, "DOMAIND_DATABASE_URL"},
+		{"database without redis", map[string]string{"DOMAIND_DATABASE_URL": "postgres://x/y"}, "DOMAIND_REDIS_URL"},
+		{"redis without database", map[string]string{"DOMAIND_REDIS_URL": "redis://r:6379"}, "DOMAIND_DATABASE_URL"},
+		{"bad redis scheme", prod(map[string]string{"DOMAIND_REDIS_URL": "http://r"}), "DOMAIND_REDIS_URL"},
+		{"sentinel without master", prod(map[string]string{"DOMAIND_REDIS_URL": "redis-sentinel://a:26379,b:26379"}), "DOMAIND_REDIS_URL"},
+		{"no secret in production", prod(map[string]string{"DOMAIND_SECRET_KEY": ""}), "DOMAIND_SECRET_KEY"},
+		{"short secret", prod(map[string]string{"DOMAIND_SECRET_KEY": "short"}), "DOMAIND_SECRET_KEY"},
+		{"no ops user in production", prod(map[string]string{"DOMAIND_OPS_USER": "", "DOMAIND_OPS_PASSWORD": ""}), "DOMAIND_OPS_USER"},
+		{"ops user without password", map[string]string{"DOMAIND_OPS_USER": "ops"}, "DOMAIND_OPS_PASSWORD"},
+		{"unknown registry", map[string]string{"DOMAIND_REGISTRY": "godaddy"}, "DOMAIND_REGISTRY"},
+		{"rtr without key", map[string]string{"DOMAIND_REGISTRY": "rtr"}, "DOMAIND_RTR_API_KEY"},
+		{"bad latency", map[string]string{"DOMAIND_SANDBOX_LATENCY": "fast"}, "DOMAIND_SANDBOX_LATENCY"},
+		{"negative latency", map[string]string{"DOMAIND_SANDBOX_LATENCY": "-1s"}, "DOMAIND_SANDBOX_LATENCY"},
+		{"bad whois addr", map[string]string{"DOMAIND_WHOIS_IANA_ADDR": "whois.iana.org"}, "DOMAIND_WHOIS_IANA_ADDR"},
+		{"bad cidr", map[string]string{"DOMAIND_FETCH_ALLOW_CIDRS": "10.0.0.0/33"}, "DOMAIND_FETCH_ALLOW_CIDRS"},
+		{"bad proxy", map[string]string{"DOMAIND_TRUSTED_PROXIES": "proxy.local"}, "DOMAIND_TRUSTED_PROXIES"},
+		{"bad seed flag", map[string]string{"DOMAIND_SEED_DEMO": "maybe"}, "DOMAIND_SEED_DEMO"},
+		{"bad read-only flag", map[string]string{"DOMAIND_DASHBOARD_READ_ONLY": "sometimes"}, "DOMAIND_DASHBOARD_READ_ONLY"},
+		{"bad log level", map[string]string{"DOMAIND_LOG_LEVEL": "loud"}, "DOMAIND_LOG_LEVEL"},
+		{"bad log format", map[string]string{"DOMAIND_LOG_FORMAT": "xml"}, "DOMAIND_LOG_FORMAT"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Load(envOf(t, tc.env), false)
+			var ce *Error
+			if !errors.As(err, &ce) {
+				t.Fatalf("err = %v, want a *config.Error", err)
+			}
+			if ce.Var != tc.want || !strings.HasPrefix(err.Error(), tc.want+": ") || strings.Contains(err.Error(), "\n") {
+				t.Errorf("err = %q, want one line naming %s", err, tc.want)
+			}
+		})
+	}
+}
+
+func TestParseRedisURL(t *testing.T) {
+	tests := []struct {
+		url  string
+		want asynq.RedisConnOpt
+	}{
+		{"redis://:pw@host:6380/3", asynq.RedisClientOpt{Addr: "host:6380", Password: "pw", DB: 3}},
+		{"redis://user:pw@host:6379", asynq.RedisClientOpt{Addr: "host:6379", Username: "user", Password: "pw"}},
+		{"redis-sentinel://:pw@s1:26379,s2:26379/2?master=mymaster&sentinel_password=spw",
+			asynq.RedisFailoverClientOpt{MasterName: "mymaster", SentinelAddrs: []string{"s1:26379", "s2:26379"}, SentinelPassword: "spw", Password: "pw", DB: 2}},
+		{"redis-cluster://user:pw@n1:7000,n2:7001", asynq.RedisClusterClientOpt{Addrs: []string{"n1:7000", "n2:7001"}, Username: "user", Password: "pw"}},
+	}
+	for _, tc := range tests {
+		got, err := ParseRedisURL(tc.url)
+		if err != nil {
+			t.Errorf("%s: %v", tc.url, err)
+			continue
+		}
+		if fmt.Sprintf("%#v", got) != fmt.Sprintf("%#v", tc.want) {
+			t.Errorf("%s:\n got %#v\nwant %#v", tc.url, got, tc.want)
+		}
+	}
+	tls, err := ParseRedisURL("rediss://host:6380")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o := tls.(asynq.RedisClientOpt); o.TLSConfig == nil || o.TLSConfig.ServerName != "host" {
+		t.Errorf("rediss:// TLS config = %+v", o.TLSConfig)
+	}
+}

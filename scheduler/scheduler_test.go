@@ -1,0 +1,70 @@
+package scheduler
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"testing"
+	"time"
+
+	"github.com/hibiken/asynq"
+
+	"github.com/domaind/domaind/internal/platform/platformtest"
+	"github.com/domaind/domaind/tasks"
+)
+
+func TestTwoSchedulersEnqueueASlotOnce(t *testing.T) {
+	r := platformtest.NewRedis(t)
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	a := New(asynq.NewClientFromRedisClient(r.Client), log, nil)
+	b := New(asynq.NewClientFromRedisClient(r.Client), log, nil)
+	e := Entry{Every: 5 * time.Second, New: tasks.NewOutboxSweepTask}
+	slot := time.Date(2026, 11, 22, 10, 0, 5, 0, time.UTC)
+	ctx := context.Background()
+	for _, s := range []*Scheduler{a, b, a} {
+		if err := s.Enqueue(ctx, e, slot); err != nil {
+			t.Fatalf("enqueue: %v", err)
+		}
+	}
+	if err := b.Enqueue(ctx, e, slot.Add(5*time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	ins := asynq.NewInspectorFromRedisClient(r.Client)
+	pending, err := ins.ListPendingTasks(tasks.QueueMaintenance)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]bool{}
+	for _, ti := range pending {
+		got[ti.ID] = true
+	}
+	want := []string{"outbox:sweep@2026-11-22T10:00:05Z", "outbox:sweep@2026-11-22T10:00:10Z"}
+	if len(pending) != 2 || !got[want[0]] || !got[want[1]] {
+		t.Errorf("pending = %v, want exactly %v", got, want)
+	}
+}
+
+func TestAlignedScheduleAgreesAcrossStartTimes(t *testing.T) {
+	every := aligned(5 * time.Second)
+	for _, start := range []time.Time{
+		time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC),
+		time.Date(2026, 11, 22, 10, 0, 3, 700, time.UTC),
+		time.Date(2026, 11, 22, 10, 0, 4, 999_999_999, time.UTC),
+	} {
+		if got, want := every.Next(start), time.Date(2026, 11, 22, 10, 0, 5, 0, time.UTC); !got.Equal(want) {
+			t.Errorf("Next(%v) = %v, want %v", start, got, want)
+		}
+	}
+}
+
+func TestTableEntriesHaveSpecs(t *testing.T) {
+	for _, e := range Table {
+		typ := e.New().Type()
+		if _, ok := tasks.Specs[typ]; !ok {
+			t.Errorf("%s has no tasks.Spec", typ)
+		}
+		if e.Every <= 0 {
+			t.Errorf("%s: Every = %v", typ, e.Every)
+		}
+	}
+}

@@ -1,0 +1,151 @@
+package worker
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hibiken/asynq"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+
+	"github.com/domaind/domaind/internal/metrics"
+	"github.com/domaind/domaind/internal/requestid"
+	"github.com/domaind/domaind/models"
+	"github.com/domaind/domaind/models/modelstest"
+	"github.com/domaind/domaind/tasks"
+)
+
+var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
+
+func TestCanaryRunWritesEachStepOnce(t *testing.T) {
+	db := modelstest.NewDB(t)
+	c := models.Canary{ID: models.NewID(), Steps: 5}
+	db.Create(&c)
+	// A step left by an earlier, killed attempt.
+	db.Create(&models.CanaryStep{CanaryID: c.ID, Step: 2, Attempt: 1})
+	task, _ := tasks.NewCanaryRunTask(c.ID)
+	h := &canaryRun{db: db}
+	for range 2 {
+		if err := h.ProcessTask(context.Background(), task); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var steps []models.CanaryStep
+	db.Order("step").Find(&steps)
+	if len(steps) != 5 {
+		t.Fatalf("steps = %d, want 5", len(steps))
+	}
+	for i, s := range steps {
+		if s.Step != i {
+			t.Errorf("step %d has number %d", i, s.Step)
+		}
+	}
+	if steps[2].Attempt != 1 || steps[0].Attempt != 1 {
+		t.Errorf("attempts of steps = %d,%d; the kept step and the first run's steps are attempt 1", steps[2].Attempt, steps[0].Attempt)
+	}
+	var got models.Canary
+	db.First(&got, "id = ?", c.ID)
+	if got.CompletedAt == nil || got.StartedAt == nil || got.Attempts != 1 {
+		t.Errorf("canary = started %v completed %v attempts %d; want done after 1 attempt (the 2nd run saw it done)", got.StartedAt, got.CompletedAt, got.Attempts)
+	}
+}
+
+func TestCanaryRunUnknownIsNotRetried(t *testing.T) {
+	h := &canaryRun{db: modelstest.NewDB(t)}
+	task, _ := tasks.NewCanaryRunTask(models.NewID())
+	if err := h.ProcessTask(context.Background(), task); !errors.Is(err, asynq.SkipRetry) {
+		t.Errorf("err = %v, want SkipRetry", err)
+	}
+	if err := h.ProcessTask(context.Background(), asynq.NewTask(tasks.TypeCanaryRun, []byte("{"))); !errors.Is(err, asynq.SkipRetry) {
+		t.Errorf("bad payload err = %v, want SkipRetry", err)
+	}
+}
+
+func TestObserveRecordsAndRecovers(t *testing.T) {
+	m := metrics.New()
+	var sawRequestID string
+	mw := observe(quiet, m)
+	ok := mw(asynq.HandlerFunc(func(ctx context.Context, _ *asynq.Task) error {
+		sawRequestID = requestid.From(ctx)
+		return nil
+	}))
+	boom := mw(asynq.HandlerFunc(func(context.Context, *asynq.Task) error { panic("boom") }))
+
+	task := asynq.NewTaskWithHeaders("test:ok", nil, map[string]string{tasks.HeaderRequestID: "rid-7"})
+	if err := ok.ProcessTask(context.Background(), task); err != nil {
+		t.Fatal(err)
+	}
+	if sawRequestID != "rid-7" {
+		t.Errorf("handler saw request id %q, want rid-7", sawRequestID)
+	}
+	err := boom.ProcessTask(context.Background(), asynq.NewTask("test:boom", nil))
+	if err == nil || !strings.Contains(err.Error(), "panic") {
+		t.Errorf("panic became %v, want an error", err)
+	}
+	if n := failures(t, m, "test:boom"); n != 1 {
+		t.Errorf("failures of test:boom = %v, want 1", n)
+	}
+	if n := failures(t, m, "test:ok"); n != 0 {
+		t.Errorf("failures of test:ok = %v, want 0", n)
+	}
+	if n := testutil.CollectAndCount(m.Registry, "domaind_task_duration_seconds"); n != 2 {
+		t.Errorf("duration series = %d, want 2 (ok and error)", n)
+	}
+}
+
+func TestCleanupDeletesOnlyExpiredRows(t *testing.T) {
+	db := modelstest.NewDB(t)
+	old := time.Now().UTC().Add(-8 * 24 * time.Hour)
+	recent := time.Now().UTC().Add(-time.Hour)
+	db.Create(&models.OutboxEntry{ID: "old", TaskType: "t", Payload: []byte{}, Queue: "q", EnqueuedAt: &old})
+	db.Create(&models.OutboxEntry{ID: "recent", TaskType: "t", Payload: []byte{}, Queue: "q", EnqueuedAt: &recent})
+	db.Create(&models.OutboxEntry{ID: "pending-old", TaskType: "t", Payload: []byte{}, Queue: "q", CreatedAt: old})
+	db.Create(&models.Canary{ID: "old-canary", Steps: 1, CreatedAt: old})
+	db.Create(&models.CanaryStep{CanaryID: "old-canary", Step: 0, Attempt: 1})
+	db.Create(&models.Canary{ID: "new-canary", Steps: 1})
+	db.Create(&models.CanaryStep{CanaryID: "new-canary", Step: 0, Attempt: 1})
+
+	h := &cleanup{db: db, log: quiet}
+	for range 2 { // idempotent
+		if err := h.ProcessTask(context.Background(), tasks.NewMaintenanceCleanupTask()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var ids []string
+	db.Model(&models.OutboxEntry{}).Order("id").Pluck("id", &ids)
+	if strings.Join(ids, ",") != "pending-old,recent" {
+		t.Errorf("outbox left = %v, want pending-old (never enqueued) and recent", ids)
+	}
+	var canaries, steps []string
+	db.Model(&models.Canary{}).Pluck("id", &canaries)
+	db.Model(&models.CanaryStep{}).Pluck("canary_id", &steps)
+	if strings.Join(canaries, ",") != "new-canary" || strings.Join(steps, ",") != "new-canary" {
+		t.Errorf("canaries left = %v, steps left = %v; want only new-canary", canaries, steps)
+	}
+}
+
+// failures reads domaind_task_failures_total for typ from the registry.
+func failures(t *testing.T, m *metrics.Metrics, typ string) float64 {
+	t.Helper()
+	families, err := m.Registry.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range families {
+		if f.GetName() != "domaind_task_failures_total" {
+			continue
+		}
+		for _, s := range f.GetMetric() {
+			for _, l := range s.GetLabel() {
+				if l.GetName() == "type" && l.GetValue() == typ {
+					return s.GetCounter().GetValue()
+				}
+			}
+		}
+	}
+	return 0
+}
