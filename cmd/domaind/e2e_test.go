@@ -1,0 +1,283 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"gorm.io/gorm"
+
+	"github.com/domaind/domaind/internal/platform/platformtest"
+	"github.com/domaind/domaind/models"
+	"github.com/domaind/domaind/models/modelstest"
+	"github.com/domaind/domaind/tasks"
+)
+
+// cluster is the binary running as separate processes against one real
+// Postgres schema and one real Redis database.
+type cluster struct {
+	t   *testing.T
+	bin string
+	env []string
+	db  *gorm.DB
+}
+
+// process is one running role, its output kept for assertions and failures.
+type process struct {
+	role string
+	cmd  *exec.Cmd
+	addr string
+	mu   sync.Mutex
+	out  bytes.Buffer
+	done chan error
+}
+
+func (p *process) Write(b []byte) (int, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.out.Write(b)
+}
+
+func (p *process) output() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.out.String()
+}
+
+func newCluster(t *testing.T) *cluster {
+	t.Helper()
+	if os.Getenv("DOMAIND_TEST_DATABASE_URL") == "" || os.Getenv("DOMAIND_TEST_REDIS_URL") == "" {
+		t.Skip("end-to-end test runs the roles as processes against real Postgres and Redis: set DOMAIND_TEST_DATABASE_URL and DOMAIND_TEST_REDIS_URL")
+	}
+	db, dbURL := modelstest.NewDBWithURL(t)
+	r := platformtest.NewRedis(t)
+	bin := filepath.Join(t.TempDir(), "domaind")
+	build := exec.Command("go", "build", "-o", bin, ".")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("build: %v\n%s", err, out)
+	}
+	return &cluster{t: t, bin: bin, db: db, env: []string{
+		"DOMAIND_DATABASE_URL=" + dbURL,
+		"DOMAIND_REDIS_URL=" + r.URL,
+		"DOMAIND_SECRET_KEY=e2e-secret-key-0123456789abcdef0123456789",
+		"DOMAIND_OPS_USER=ops",
+		"DOMAIND_OPS_PASSWORD=e2e-ops-password",
+		"DOMAIND_DATA_DIR=" + t.TempDir(),
+		"DOMAIND_LOG_LEVEL=debug",
+		"DOMAIND_LOG_FORMAT=json",
+	}}
+}
+
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+// start runs role and waits until its /readyz answers 200.
+func (c *cluster) start(role string) *process {
+	c.t.Helper()
+	p := &process{role: role, addr: freeAddr(c.t), done: make(chan error, 1)}
+	p.cmd = exec.Command(c.bin, role)
+	p.cmd.Env = append(os.Environ(), c.env...)
+	p.cmd.Env = append(p.cmd.Env, "DOMAIND_HTTP_ADDR="+p.addr, "DOMAIND_BASE_URL=http://"+p.addr)
+	p.cmd.Stdout, p.cmd.Stderr = p, p
+	if err := p.cmd.Start(); err != nil {
+		c.t.Fatalf("start %s: %v", role, err)
+	}
+	go func() { p.done <- p.cmd.Wait() }()
+	c.t.Cleanup(func() {
+		p.cmd.Process.Kill()
+		<-p.done
+		if c.t.Failed() {
+			c.t.Logf("--- %s output ---\n%s", role, p.output())
+		}
+	})
+	c.waitFor(fmt.Sprintf("%s ready", role), 30*time.Second, func() bool {
+		res, err := http.Get("http://" + p.addr + "/readyz")
+		if err != nil {
+			return false
+		}
+		res.Body.Close()
+		return res.StatusCode == 200
+	})
+	return p
+}
+
+func (c *cluster) run(args ...string) string {
+	c.t.Helper()
+	cmd := exec.Command(c.bin, args...)
+	cmd.Env = append(os.Environ(), c.env...)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		c.t.Fatalf("domaind %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return string(out)
+}
+
+func (c *cluster) waitFor(what string, limit time.Duration, ok func() bool) {
+	c.t.Helper()
+	deadline := time.Now().Add(limit)
+	for !ok() {
+		if time.Now().After(deadline) {
+			c.t.Fatalf("timed out after %v waiting for %s", limit, what)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+type canaryStatus struct {
+	ID        string `json:"id"`
+	Status    string `json:"status"`
+	StepsDone int    `json:"steps_done"`
+	Attempts  int    `json:"attempts"`
+	RequestID string `json:"request_id"`
+}
+
+func opsDo(t *testing.T, method, url, body, user, pass string) (int, []byte) {
+	t.Helper()
+	req, _ := http.NewRequest(method, url, strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	if user != "" {
+		req.SetBasicAuth(user, pass)
+	}
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("%s %s: %v", method, url, err)
+	}
+	defer res.Body.Close()
+	b, _ := io.ReadAll(res.Body)
+	return res.StatusCode, b
+}
+
+func (c *cluster) createCanary(api *process, steps, stepMS int) canaryStatus {
+	c.t.Helper()
+	code, body := opsDo(c.t, "POST", "http://"+api.addr+"/api/ops/canaries", fmt.Sprintf(`{"steps":%d,"step_ms":%d}`, steps, stepMS), "ops", "e2e-ops-password")
+	if code != 202 {
+		c.t.Fatalf("create canary = %d %s", code, body)
+	}
+	var s canaryStatus
+	json.Unmarshal(body, &s)
+	return s
+}
+
+func (c *cluster) canary(api *process, id string) canaryStatus {
+	c.t.Helper()
+	code, body := opsDo(c.t, "GET", "http://"+api.addr+"/api/ops/canaries/"+id, "", "ops", "e2e-ops-password")
+	if code != 200 {
+		c.t.Fatalf("get canary = %d %s", code, body)
+	}
+	var s canaryStatus
+	json.Unmarshal(body, &s)
+	return s
+}
+
+func TestEndToEndSeparateProcesses(t *testing.T) {
+	c := newCluster(t)
+	c.run("migrate")
+	api := c.start("api")
+	w := c.start("worker")
+	c.start("scheduler")
+	dash := c.start("dashboard")
+
+	created := c.createCanary(api, 3, 20)
+	c.waitFor("canary done", 30*time.Second, func() bool { return c.canary(api, created.ID).Status == "done" })
+	got := c.canary(api, created.ID)
+	if got.StepsDone != 3 || got.Attempts != 1 {
+		t.Errorf("canary = %+v, want 3 steps in 1 attempt", got)
+	}
+	if !strings.Contains(w.output(), `"request_id":"`+created.RequestID+`"`) {
+		t.Errorf("worker log has no line with the API request id %s", created.RequestID)
+	}
+
+	// An outbox entry whose fast path never happened (the API died after commit):
+	// the scheduler's sweep must get it to the worker.
+	db := c.db
+	orphan := models.Canary{ID: models.NewID(), Steps: 1}
+	task, _ := tasks.NewCanaryRunTask(orphan.ID)
+	db.Create(&orphan)
+	db.Create(&models.OutboxEntry{ID: models.NewID(), TaskType: task.Type(), Payload: task.Payload(), Queue: tasks.QueueMaintenance})
+	c.waitFor("orphaned outbox entry swept and run", 30*time.Second, func() bool { return c.canary(api, orphan.ID).Status == "done" })
+
+	queuesURL := "http://" + dash.addr + "/monitoring/api/queues"
+	if code, _ := opsDo(t, "GET", queuesURL, "", "", ""); code != 401 {
+		t.Errorf("dashboard without credentials = %d, want 401", code)
+	}
+	if code, _ := opsDo(t, "GET", queuesURL, "", "ops", "wrong"); code != 401 {
+		t.Errorf("dashboard with a wrong password = %d, want 401", code)
+	}
+	code, body := opsDo(t, "GET", queuesURL, "", "ops", "e2e-ops-password")
+	if code != 200 || !strings.Contains(string(body), `"queue":"maintenance"`) {
+		t.Errorf("dashboard queues = %d %s", code, body)
+	}
+	if code, _ := opsDo(t, "POST", "http://"+dash.addr+"/monitoring/api/queues/maintenance:pause", "", "ops", "e2e-ops-password"); code != 405 {
+		t.Errorf("pausing through the read-only dashboard = %d, want 405", code)
+	}
+
+	// Graceful stop: SIGTERM ends the API cleanly.
+	api.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case err := <-api.done:
+		api.done <- err
+		if err != nil {
+			t.Errorf("api exited with %v after SIGTERM", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Errorf("api did not stop within 30s of SIGTERM")
+	}
+}
+
+func TestEndToEndWorkerKilledMidTask(t *testing.T) {
+	c := newCluster(t)
+	c.run("migrate")
+	api := c.start("api")
+	c.start("scheduler")
+	w := c.start("worker")
+
+	const steps = 40
+	created := c.createCanary(api, steps, 150)
+	c.waitFor("canary halfway", 30*time.Second, func() bool { return c.canary(api, created.ID).StepsDone >= 8 })
+	if err := w.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	<-w.done
+	w.done <- nil
+	killedAt := c.canary(api, created.ID)
+	if killedAt.Status != "running" || killedAt.StepsDone >= steps {
+		t.Fatalf("at the kill the canary was %+v; the test needs it mid-task", killedAt)
+	}
+
+	// asynq recovers the task once its lease has expired (30 s plus 30 s of
+	// clock-skew allowance, checked each minute): this takes one to two minutes.
+	c.start("worker")
+	c.waitFor("canary finished by the new worker", 4*time.Minute, func() bool { return c.canary(api, created.ID).Status == "done" })
+
+	got := c.canary(api, created.ID)
+	if got.StepsDone != steps || got.Attempts != 2 {
+		t.Errorf("after recovery canary = %+v, want %d steps in 2 attempts", got, steps)
+	}
+	db := c.db
+	var byAttempt []struct {
+		Attempt int
+		N       int
+	}
+	db.Model(&models.CanaryStep{}).Select("attempt, count(*) as n").Where("canary_id = ?", created.ID).Group("attempt").Order("attempt").Scan(&byAttempt)
+	if len(byAttempt) != 2 || byAttempt[0].N < killedAt.StepsDone || byAttempt[0].N+byAttempt[1].N != steps {
+		t.Errorf("steps by attempt = %+v; want the first worker's %d+ steps kept and the rest written once by the second", byAttempt, killedAt.StepsDone)
+	}
+}
