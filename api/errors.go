@@ -12,6 +12,7 @@ import (
 	"github.com/gin-gonic/gin"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/domaind/domaind/internal/domainname"
 	"github.com/domaind/domaind/models"
 )
 
@@ -40,6 +41,7 @@ func toHTTP(err error) (e *Error, known bool) {
 	var (
 		he   *Error
 		mbe  *http.MaxBytesError
+		dne  *domainname.Error
 		nerr *net.OpError
 	)
 	switch {
@@ -47,6 +49,8 @@ func toHTTP(err error) (e *Error, known bool) {
 		return he, true
 	case errors.As(err, &mbe):
 		return Errorf(http.StatusRequestEntityTooLarge, "payload_too_large", "request body is larger than %d bytes", mbe.Limit), true
+	case errors.As(err, &dne):
+		return &Error{http.StatusBadRequest, "validation_error", dne.Error()}, true
 	case errors.Is(err, models.ErrNotFound):
 		return &Error{http.StatusNotFound, "not_found", "not found"}, true
 	case errors.Is(err, models.ErrConflict):

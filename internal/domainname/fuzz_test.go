@@ -33,14 +33,14 @@ func FuzzParse(f *testing.F) {
 		if n.ASCII != strings.ToLower(n.ASCII) {
 			t.Errorf("Parse(%q).ASCII = %q, not lower case", input, n.ASCII)
 		}
-		if len(n.ASCII) > maxNameLen {
+		if len(n.ASCII) > 253 {
 			t.Errorf("Parse(%q).ASCII is %d octets long", input, len(n.ASCII))
 		}
 		for _, label := range strings.Split(n.ASCII, ".") {
-			if len(label) < 1 || len(label) > maxLabelLen {
+			if len(label) < 1 || len(label) > 63 {
 				t.Errorf("Parse(%q).ASCII has a label of %d octets", input, len(label))
 			}
-			if strings.ContainsFunc(label, func(r rune) bool { return !isLDH(r) }) ||
+			if strings.Trim(label, "abcdefghijklmnopqrstuvwxyz0123456789-") != "" ||
 				strings.HasPrefix(label, "-") || strings.HasSuffix(label, "-") {
 				t.Errorf("Parse(%q).ASCII has the label %q, which is not LDH", input, label)
 			}

@@ -76,7 +76,7 @@ func normalize(input string) (ascii, uni, reason string) {
 	}
 	joined := strings.Join(asciiLabels, ".")
 	if len(joined) > maxNameLen {
-		if joined != s {
+		if strings.Contains(joined, "xn--") {
 			return "", "", fmt.Sprintf("is %d characters long in its ASCII (xn--) form; the limit is %d", len(joined), maxNameLen)
 		}
 		return "", "", fmt.Sprintf("is %d characters long; the limit is %d", len(joined), maxNameLen)
@@ -136,8 +136,11 @@ func spaceReason(s string) string {
 func urlReason(s string) string {
 	host := s
 	var scheme, userinfo, port, path string
-	if i := strings.Index(host, "://"); i >= 0 {
-		scheme, host = host[:i+3], host[i+3:]
+	if i := strings.IndexByte(host, ':'); i > 0 && isScheme(host[:i]) {
+		// "https://", but also the mistyped "http:/" and "http:\\".
+		if rest := strings.TrimLeft(host[i+1:], `/\`); len(rest) < len(host)-i-1 {
+			scheme, host = host[:len(host)-len(rest)], rest
+		}
 	}
 	if i := strings.IndexAny(host, `/?#\`); i >= 0 {
 		host, path = host[:i], host[i:]
@@ -154,11 +157,11 @@ func urlReason(s string) string {
 		bare, port = host[:i], host[i:]
 	}
 	extra := scheme != "" || userinfo != "" || port != "" || path != ""
-	if addr, err := netip.ParseAddr(strings.TrimSuffix(bare, ".")); err == nil {
+	if _, err := netip.ParseAddr(strings.TrimSuffix(bare, ".")); err == nil {
 		if !extra {
 			return "is an IP address, not a domain name"
 		}
-		return fmt.Sprintf("contains the IP address %s; give a domain name instead", quote(addr.String()))
+		return fmt.Sprintf("contains the IP address %s; give a domain name instead", quote(bare))
 	}
 	if bracketed {
 		// Brackets around something that is not an IP address: leave them
@@ -310,6 +313,8 @@ func checkULabel(label, u string) string {
 	return ""
 }
 
+// notAllowed is the reason given for a character outside the IDNA2008
+// repertoire.
 func notAllowed(label string, r rune) string {
 	return fmt.Sprintf("label %s contains %s (%U), which is not allowed in domain names", quote(label), quote(string(r)), r)
 }
@@ -380,7 +385,22 @@ func isInvisible(r rune) bool {
 	return unicode.In(r, unicode.Cf, unicode.Variation_Selector, unicode.Other_Default_Ignorable_Code_Point)
 }
 
-// toDot maps the full stops that UTS #46 treats as label separators to ".".
+// isScheme reports whether s looks like a URL scheme ("https", "ftp",
+// "svn+ssh"). Dots, which RFC 3986 allows, are left out so that "example.com"
+// in "example.com:/x" is not taken for one.
+func isScheme(s string) bool {
+	for i, r := range s {
+		switch {
+		case 'a' <= r && r <= 'z', 'A' <= r && r <= 'Z':
+		case i > 0 && ('0' <= r && r <= '9' || r == '+' || r == '-'):
+		default:
+			return false
+		}
+	}
+	return s != ""
+}
+
+// toDot maps the full stops that isDot accepts to ".".
 func toDot(r rune) rune {
 	if isDot(r) {
 		return '.'
@@ -388,6 +408,8 @@ func toDot(r rune) rune {
 	return r
 }
 
+// isDot reports whether r separates labels: "." or one of the full stops
+// UTS #46 maps to it.
 func isDot(r rune) bool {
 	return r == '.' || r == '\u3002' || r == '\uff0e' || r == '\uff61'
 }
@@ -398,6 +420,7 @@ func isLDH(r rune) bool {
 	return 'a' <= r && r <= 'z' || '0' <= r && r <= '9' || r == '-'
 }
 
+// isDigits reports whether s is made of ASCII digits only.
 func isDigits(s string) bool {
 	for i := 0; i < len(s); i++ {
 		if s[i] < '0' || s[i] > '9' {
@@ -407,6 +430,8 @@ func isDigits(s string) bool {
 	return true
 }
 
+// lowerASCII lower-cases ASCII letters only, so that "XN--" is seen as an
+// A-label prefix; the UTS #46 mapping folds the case of everything else.
 func lowerASCII(s string) string {
 	return strings.Map(func(r rune) rune {
 		if 'A' <= r && r <= 'Z' {

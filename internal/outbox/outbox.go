@@ -55,8 +55,12 @@ func (tx *Tx) Add(t *asynq.Task) error {
 	if _, ok := tasks.Specs[t.Type()]; !ok {
 		return fmt.Errorf("outbox: task type %q has no tasks.Spec", t.Type())
 	}
+	payload := t.Payload()
+	if payload == nil {
+		payload = []byte{} // the column is NOT NULL
+	}
 	e := &models.OutboxEntry{
-		ID: models.NewID(), TaskType: t.Type(), Payload: t.Payload(),
+		ID: models.NewID(), TaskType: t.Type(), Payload: payload,
 		Queue: tasks.Specs[t.Type()].Queue, RequestID: tx.requestID,
 	}
 	if err := tx.Create(e).Error; err != nil {

@@ -1,0 +1,36 @@
+# domaind: `make run` starts the whole service on the embedded default
+# (SQLite + in-process Redis); `make test` runs every test.
+
+GO        ?= go
+BIN       ?= bin/domaind
+# Real servers for `make test-real` and `make bench` (the machine's Postgres and Redis).
+PG_URL    ?= postgres://postgres@127.0.0.1:5432/domaind_test?sslmode=disable
+REDIS_URL ?= redis://127.0.0.1:6379
+
+.PHONY: run build test test-real bench fuzz vet
+
+run:
+	$(GO) run ./cmd/domaind all
+
+build:
+	CGO_ENABLED=0 $(GO) build -trimpath -o $(BIN) ./cmd/domaind
+
+# Embedded mode unless DOMAIND_TEST_DATABASE_URL / DOMAIND_TEST_REDIS_URL are set.
+test:
+	$(GO) vet ./...
+	$(GO) test -count=1 -timeout 30m ./...
+
+test-real:
+	DOMAIND_TEST_DATABASE_URL='$(PG_URL)' DOMAIND_TEST_REDIS_URL='$(REDIS_URL)' $(MAKE) test
+
+# Benchmarks print their figures (tasks/s, ratios, latencies) from one run on real Redis.
+bench:
+	DOMAIND_TEST_DATABASE_URL='$(PG_URL)' DOMAIND_TEST_REDIS_URL='$(REDIS_URL)' \
+		$(GO) test -count=1 -run '^$$' -bench . -benchtime 1x ./worker ./api
+
+fuzz:
+	$(GO) test -run '^$$' -fuzz FuzzParse -fuzztime 60s ./internal/domainname
+
+vet:
+	$(GO) vet ./...
+	test -z "$$(gofmt -l .)"

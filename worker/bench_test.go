@@ -1,0 +1,131 @@
+package worker
+
+import (
+	"context"
+	"os"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/hibiken/asynq"
+
+	"github.com/domaind/domaind/internal/metrics"
+	"github.com/domaind/domaind/internal/outbox"
+	"github.com/domaind/domaind/internal/platform/platformtest"
+	"github.com/domaind/domaind/models/modelstest"
+	"github.com/domaind/domaind/tasks"
+)
+
+const (
+	benchTasks     = 20_000
+	benchProducers = 8
+	benchBatch     = 50
+	typeBenchNoop  = "bench:noop"
+)
+
+// BenchmarkThroughput compares no-op tasks per second through the project's
+// stack (outbox transaction and relay, this package's server config and
+// middleware) with bare asynq (client.Enqueue, a plain ServeMux) on the same
+// Redis, in one run, and reports the ratio. Target: ratio >= 0.85.
+//
+//	make bench   (real Postgres and Redis)
+func BenchmarkThroughput(b *testing.B) {
+	if os.Getenv("DOMAIND_TEST_REDIS_URL") == "" {
+		b.Skip("throughput is measured on real Redis: set DOMAIND_TEST_REDIS_URL (make bench does)")
+	}
+	tasks.Specs[typeBenchNoop] = tasks.Spec{Queue: tasks.QueueTools, MaxRetry: 1, Timeout: time.Minute}
+	defer delete(tasks.Specs, typeBenchNoop)
+
+	bare := measure(b, runBare)
+	stack := measure(b, runStack)
+	b.ReportMetric(bare, "bare_tasks/s")
+	b.ReportMetric(stack, "stack_tasks/s")
+	b.ReportMetric(stack/bare, "ratio")
+	b.Logf("%d no-op tasks: bare asynq %.0f tasks/s, domaind stack %.0f tasks/s, ratio %.2f", benchTasks, bare, stack, stack/bare)
+}
+
+// measure runs one of the two pipelines on a fresh Redis database and returns tasks/s.
+func measure(b *testing.B, run func(b *testing.B, r *platformtest.Redis, done *atomic.Int64) time.Duration) float64 {
+	r := platformtest.NewRedis(b)
+	var done atomic.Int64
+	d := run(b, r, &done)
+	return benchTasks / d.Seconds()
+}
+
+func serverConfig() asynq.Config {
+	return asynq.Config{
+		Concurrency: Concurrency, Queues: tasks.QueueWeights, TaskCheckInterval: TaskCheckInterval,
+		LogLevel: asynq.FatalLevel,
+	}
+}
+
+func waitAll(b *testing.B, done *atomic.Int64) {
+	deadline := time.Now().Add(5 * time.Minute)
+	for done.Load() < benchTasks {
+		if time.Now().After(deadline) {
+			b.Fatalf("only %d of %d tasks ran", done.Load(), benchTasks)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+func produce(each func(n int)) {
+	var wg sync.WaitGroup
+	for p := range benchProducers {
+		wg.Go(func() {
+			for i := p * benchBatch; i < benchTasks; i += benchProducers * benchBatch {
+				each(min(benchBatch, benchTasks-i))
+			}
+		})
+	}
+	wg.Wait()
+}
+
+func runBare(b *testing.B, r *platformtest.Redis, done *atomic.Int64) time.Duration {
+	srv := asynq.NewServer(r.Opt, serverConfig())
+	mux := asynq.NewServeMux()
+	mux.HandleFunc(typeBenchNoop, func(context.Context, *asynq.Task) error { done.Add(1); return nil })
+	if err := srv.Start(mux); err != nil {
+		b.Fatal(err)
+	}
+	defer srv.Shutdown()
+	client := asynq.NewClientFromRedisClient(r.Client)
+	start := time.Now()
+	produce(func(n int) {
+		for range n {
+			if _, err := client.Enqueue(asynq.NewTask(typeBenchNoop, nil), asynq.Queue(tasks.QueueTools)); err != nil {
+				b.Error(err)
+			}
+		}
+	})
+	waitAll(b, done)
+	return time.Since(start)
+}
+
+func runStack(b *testing.B, r *platformtest.Redis, done *atomic.Int64) time.Duration {
+	db := modelstest.NewDB(b)
+	ob := outbox.New(db, asynq.NewClientFromRedisClient(r.Client), quiet)
+	w := New(Deps{DB: db, Outbox: ob, Metrics: metrics.New(), Log: quiet, RedisOpt: r.Opt})
+	w.mux.HandleFunc(typeBenchNoop, func(context.Context, *asynq.Task) error { done.Add(1); return nil })
+	if err := w.Start(); err != nil {
+		b.Fatal(err)
+	}
+	defer w.Shutdown()
+	start := time.Now()
+	produce(func(n int) {
+		err := ob.Transaction(context.Background(), func(tx *outbox.Tx) error {
+			for range n {
+				if err := tx.Add(asynq.NewTask(typeBenchNoop, nil)); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			b.Error(err)
+		}
+	})
+	waitAll(b, done)
+	return time.Since(start)
+}
