@@ -59,10 +59,10 @@ func (s *Server) accessLog(c *gin.Context) {
 	s.metrics.ObserveHTTP(c.Request.Method, route, status, d)
 	level := slog.LevelInfo
 	switch {
+	case route == "/healthz" || route == "/readyz" || route == "/metrics":
+		level = slog.LevelDebug // probes; readyz logs its own failures
 	case status >= 500:
 		level = slog.LevelError
-	case route == "/healthz" || route == "/readyz" || route == "/metrics":
-		level = slog.LevelDebug
 	}
 	s.log.Log(c.Request.Context(), level, "http request",
 		"method", c.Request.Method, "route", route, "status", status,

@@ -33,7 +33,7 @@ type testEnv struct {
 	now   time.Time
 }
 
-func newTestEnv(t *testing.T, mutate ...func(*config.Config)) *testEnv {
+func newTestEnv(t testing.TB, mutate ...func(*config.Config)) *testEnv {
 	t.Helper()
 	env := &testEnv{db: modelstest.NewDB(t), redis: platformtest.NewRedis(t), now: time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)}
 	env.proxy = platformtest.NewProxy(t, env.redis.Opt.Addr)
@@ -49,9 +49,11 @@ func newTestEnv(t *testing.T, mutate ...func(*config.Config)) *testEnv {
 	}
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	p := &platform.Platform{DB: env.db, Redis: rc}
+	ob := outbox.New(env.db, asynq.NewClientFromRedisClient(rc), log)
+	t.Cleanup(func() { ob.Close() })
 	env.srv = New(Deps{
 		Config: cfg, DB: env.db, Redis: rc, Metrics: metrics.New(), Log: log,
-		Outbox: outbox.New(env.db, asynq.NewClientFromRedisClient(rc), log),
+		Outbox: ob,
 		Check:  p.Check, Now: func() time.Time { return env.now },
 	})
 	return env

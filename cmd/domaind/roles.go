@@ -79,6 +79,7 @@ func start(ctx context.Context, role string, getenv func(string) string, isTermi
 	client := asynq.NewClientFromRedisClient(p.Redis)
 	defer client.Close()
 	ob := outbox.New(p.DB, client, log)
+	defer ob.Close()
 
 	var mon *dashboard.Dashboard
 	if role == "all" || role == "dashboard" {

@@ -210,7 +210,8 @@ func (c *Config) LogValue() slog.Value {
 	)
 }
 
-// RedactURL hides the password of a connection URL.
+// RedactURL hides the password of a connection URL, in its user part and in
+// any query parameter whose name mentions a password.
 func RedactURL(raw string) string {
 	if raw == "" {
 		return ""
@@ -219,6 +220,13 @@ func RedactURL(raw string) string {
 	if err != nil {
 		return "(unparseable)"
 	}
+	q := u.Query()
+	for k := range q {
+		if strings.Contains(strings.ToLower(k), "password") {
+			q.Set(k, "xxxxx")
+		}
+	}
+	u.RawQuery = q.Encode()
 	return u.Redacted()
 }
 

@@ -64,7 +64,10 @@ func TestEmbeddedDefaults(t *testing.T) {
 }
 
 func TestProduction(t *testing.T) {
-	c, err := Load(envOf(t, prod(map[string]string{"DOMAIND_SANDBOX_LATENCY": "100ms", "DOMAIND_TRUSTED_PROXIES": "10.0.0.0/8, 192.0.2.7"})), false)
+	c, err := Load(envOf(t, prod(map[string]string{
+		"DOMAIND_SANDBOX_LATENCY": "100ms", "DOMAIND_TRUSTED_PROXIES": "10.0.0.0/8, 192.0.2.7",
+		"DOMAIND_REDIS_URL": "redis-sentinel://:pw@s1:26379/0?master=m&sentinel_password=sentinel-secret",
+	})), false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -72,7 +75,7 @@ func TestProduction(t *testing.T) {
 		t.Errorf("config = %+v", c)
 	}
 	logged := fmt.Sprint(c.LogValue())
-	for _, secret := range []string{prodSecret, ":p@", "pw]"} {
+	for _, secret := range []string{prodSecret, ":p@", ":pw@", "sentinel-secret"} {
 		if strings.Contains(logged, secret) {
 			t.Errorf("logged config %s shows a secret (%q)", logged, secret)
 		}
@@ -92,6 +95,7 @@ func TestBadConfigNamesTheVariable(t *testing.T) {
 		{"redis without database", map[string]string{"DOMAIND_REDIS_URL": "redis://r:6379"}, "DOMAIND_DATABASE_URL"},
 		{"bad redis scheme", prod(map[string]string{"DOMAIND_REDIS_URL": "http://r"}), "DOMAIND_REDIS_URL"},
 		{"sentinel without master", prod(map[string]string{"DOMAIND_REDIS_URL": "redis-sentinel://a:26379,b:26379"}), "DOMAIND_REDIS_URL"},
+		{"cluster with a database number", prod(map[string]string{"DOMAIND_REDIS_URL": "redis-cluster://a:7000,b:7001/3"}), "DOMAIND_REDIS_URL"},
 		{"no secret in production", prod(map[string]string{"DOMAIND_SECRET_KEY": ""}), "DOMAIND_SECRET_KEY"},
 		{"short secret", prod(map[string]string{"DOMAIND_SECRET_KEY": "short"}), "DOMAIND_SECRET_KEY"},
 		{"no ops user in production", prod(map[string]string{"DOMAIND_OPS_USER": "", "DOMAIND_OPS_PASSWORD": ""}), "DOMAIND_OPS_USER"},

@@ -53,6 +53,9 @@ func ParseRedisURL(raw string) (asynq.RedisConnOpt, error) {
 		if u.Host == "" {
 			return nil, fmt.Errorf("redis-cluster URL needs host:port[,host:port...]")
 		}
+		if strings.Trim(u.Path, "/") != "" {
+			return nil, fmt.Errorf("redis-cluster URL takes no database number: Redis Cluster has only database 0")
+		}
 		pw, _ := u.User.Password()
 		return asynq.RedisClusterClientOpt{
 			Addrs: strings.Split(u.Host, ","), Username: u.User.Username(), Password: pw,

@@ -3,6 +3,10 @@
 // is enqueued at once (fast path), and a periodic sweep enqueues whatever the
 // fast path missed (Redis down, process killed between commit and enqueue).
 // The asynq TaskID is the entry id, so a task is never in the queue twice.
+//
+// The fast path marks entries as enqueued in batches, a few times a second,
+// so a busy API does not pay a second commit per request; a mark lost in a
+// crash only makes the sweep meet the task again as a harmless conflict.
 package outbox
 
 import (
@@ -30,16 +34,37 @@ const Retention = 24 * time.Hour
 // that is down: the entry stays pending and the sweep takes it.
 const publishTimeout = 2 * time.Second
 
+// markEvery is how often fast-path marks are written; markBatch caps one statement.
+const (
+	markEvery = 100 * time.Millisecond
+	markBatch = 1000
+)
+
 // Outbox writes entries and publishes them to asynq.
 type Outbox struct {
 	db     *gorm.DB
 	client *asynq.Client
 	log    *slog.Logger
+
+	mu    sync.Mutex
+	marks []string // entries the fast path enqueued, not yet marked
+	stop  chan struct{}
+	wg    sync.WaitGroup
 }
 
-// New returns an Outbox on db that enqueues through client.
+// New returns an Outbox on db that enqueues through client. Close it to
+// write the last marks.
 func New(db *gorm.DB, client *asynq.Client, log *slog.Logger) *Outbox {
-	return &Outbox{db: db, client: client, log: log}
+	o := &Outbox{db: db, client: client, log: log, stop: make(chan struct{})}
+	o.wg.Go(o.markLoop)
+	return o
+}
+
+// Close writes the pending marks and stops the background marker.
+func (o *Outbox) Close() error {
+	close(o.stop)
+	o.wg.Wait()
+	return nil
 }
 
 // Tx is a database transaction that can also add tasks.
@@ -50,23 +75,20 @@ type Tx struct {
 }
 
 // Add records t to be enqueued when the transaction commits. Its queue and
-// retry policy come from tasks.Specs.
+// retry policy come from tasks.Specs. The entries of one transaction are
+// written in one statement when fn returns.
 func (tx *Tx) Add(t *asynq.Task) error {
-	if _, ok := tasks.Specs[t.Type()]; !ok {
+	spec, ok := tasks.Specs[t.Type()]
+	if !ok {
 		return fmt.Errorf("outbox: task type %q has no tasks.Spec", t.Type())
 	}
 	payload := t.Payload()
 	if payload == nil {
 		payload = []byte{} // the column is NOT NULL
 	}
-	e := &models.OutboxEntry{
-		ID: models.NewID(), TaskType: t.Type(), Payload: payload,
-		Queue: tasks.Specs[t.Type()].Queue, RequestID: tx.requestID,
-	}
-	if err := tx.Create(e).Error; err != nil {
-		return fmt.Errorf("outbox: add %s: %w", t.Type(), err)
-	}
-	tx.entries = append(tx.entries, e)
+	tx.entries = append(tx.entries, &models.OutboxEntry{
+		ID: models.NewID(), TaskType: t.Type(), Payload: payload, Queue: spec.Queue, RequestID: tx.requestID,
+	})
 	return nil
 }
 
@@ -77,23 +99,33 @@ func (o *Outbox) Transaction(ctx context.Context, fn func(tx *Tx) error) error {
 	tx := &Tx{requestID: requestid.From(ctx)}
 	err := o.db.WithContext(ctx).Transaction(func(g *gorm.DB) error {
 		tx.DB = g
-		return fn(tx)
+		if err := fn(tx); err != nil {
+			return err
+		}
+		if len(tx.entries) == 0 {
+			return nil
+		}
+		if err := g.CreateInBatches(tx.entries, 500).Error; err != nil {
+			return fmt.Errorf("outbox: write %d entries: %w", len(tx.entries), err)
+		}
+		return nil
 	})
-	if err != nil {
+	if err != nil || len(tx.entries) == 0 {
 		return err
 	}
-	if len(tx.entries) > 0 {
-		pctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), publishTimeout)
-		defer cancel()
-		o.publish(pctx, o.db.WithContext(pctx), tx.entries)
-	}
+	pctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), publishTimeout)
+	defer cancel()
+	ok := o.publish(pctx, o.db.WithContext(pctx), tx.entries)
+	o.mu.Lock()
+	o.marks = append(o.marks, ok...)
+	o.mu.Unlock()
 	return nil
 }
 
 // Sweep enqueues up to limit entries that are older than grace and not yet
-// enqueued, and returns how many it enqueued. On Postgres the entries are
-// locked with SKIP LOCKED, so concurrent sweepers split the work; where they
-// do overlap, the TaskID keeps the queue free of duplicates.
+// enqueued, marks them, and returns how many it enqueued. On Postgres the
+// entries are locked with SKIP LOCKED, so concurrent sweepers split the
+// work; where they do overlap, the TaskID keeps the queue free of duplicates.
 func (o *Outbox) Sweep(ctx context.Context, grace time.Duration, limit int) (int, error) {
 	n := 0
 	err := o.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
@@ -106,16 +138,19 @@ func (o *Outbox) Sweep(ctx context.Context, grace time.Duration, limit int) (int
 		if err := q.Find(&pending).Error; err != nil {
 			return fmt.Errorf("list pending outbox entries: %w", err)
 		}
-		n = o.publish(ctx, tx, pending)
+		ok := o.publish(ctx, tx, pending)
+		if err := mark(tx, ok); err != nil {
+			return err
+		}
+		n = len(ok)
 		return nil
 	})
 	return n, err
 }
 
-// publish enqueues entries concurrently, then, through db, marks the ones
-// asynq accepted (or already had) as enqueued and records the failures. It
-// returns how many were marked.
-func (o *Outbox) publish(ctx context.Context, db *gorm.DB, entries []*models.OutboxEntry) int {
+// publish enqueues entries concurrently and returns the ids asynq accepted
+// (or already had). Failures are logged and counted on their entries through db.
+func (o *Outbox) publish(ctx context.Context, db *gorm.DB, entries []*models.OutboxEntry) []string {
 	const parallel = 8
 	errs := make([]error, len(entries))
 	var wg sync.WaitGroup
@@ -129,25 +164,17 @@ func (o *Outbox) publish(ctx context.Context, db *gorm.DB, entries []*models.Out
 	}
 	wg.Wait()
 
-	var done []string
+	var ok []string
 	for i, e := range entries {
 		if errs[i] == nil {
-			done = append(done, e.ID)
+			ok = append(ok, e.ID)
 			continue
 		}
 		o.log.WarnContext(ctx, "outbox enqueue failed; the sweep will retry", "entry", e.ID, "task_type", e.TaskType, "err", errs[i])
 		db.Model(&models.OutboxEntry{}).Where("id = ?", e.ID).
 			Updates(map[string]any{"attempts": gorm.Expr("attempts + 1"), "last_error": truncate(errs[i].Error(), 500)})
 	}
-	if len(done) == 0 {
-		return 0
-	}
-	if err := db.Model(&models.OutboxEntry{}).Where("id IN ?", done).Update("enqueued_at", time.Now().UTC()).Error; err != nil {
-		// The tasks are queued; a later sweep meets them as TaskID conflicts and marks them then.
-		o.log.WarnContext(ctx, "outbox mark enqueued failed", "entries", len(done), "err", err)
-		return 0
-	}
-	return len(done)
+	return ok
 }
 
 func (o *Outbox) enqueue(ctx context.Context, e *models.OutboxEntry) error {
@@ -162,6 +189,54 @@ func (o *Outbox) enqueue(ctx context.Context, e *models.OutboxEntry) error {
 		return nil
 	}
 	return err
+}
+
+// markLoop writes the fast path's marks every markEvery, and once more at Close.
+func (o *Outbox) markLoop() {
+	t := time.NewTicker(markEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-o.stop:
+			o.flushMarks()
+			return
+		case <-t.C:
+			o.flushMarks()
+		}
+	}
+}
+
+func (o *Outbox) flushMarks() {
+	o.mu.Lock()
+	ids := o.marks
+	o.marks = nil
+	o.mu.Unlock()
+	for len(ids) > 0 {
+		chunk := ids[:min(len(ids), markBatch)]
+		ids = ids[len(chunk):]
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		err := o.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+			if models.IsPostgres(tx) {
+				// A lost mark is harmless (see the package doc): do not wait for the disk.
+				if err := tx.Exec("SET LOCAL synchronous_commit TO OFF").Error; err != nil {
+					return err
+				}
+			}
+			return mark(tx, chunk)
+		})
+		cancel()
+		if err != nil {
+			o.log.Warn("outbox mark enqueued failed; the sweep will meet these tasks again", "entries", len(chunk), "err", err)
+		}
+	}
+}
+
+// mark sets enqueued_at on the entries ids.
+func mark(db *gorm.DB, ids []string) error {
+	if len(ids) == 0 {
+		return nil
+	}
+	return db.Model(&models.OutboxEntry{}).Where("id IN ?", ids).Update("enqueued_at", time.Now().UTC()).Error
 }
 
 func truncate(s string, n int) string {

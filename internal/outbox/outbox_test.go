@@ -49,6 +49,7 @@ func TestTransactionEnqueuesAfterCommit(t *testing.T) {
 	ctx := requestid.With(context.Background(), "req-1")
 
 	c := addCanary(t, ctx, ob)
+	ob.Close() // writes the fast path's marks
 
 	var e models.OutboxEntry
 	if err := db.First(&e, "task_type = ?", tasks.TypeCanaryRun).Error; err != nil {
@@ -74,6 +75,7 @@ func TestRollbackLeavesNoTask(t *testing.T) {
 	db := modelstest.NewDB(t)
 	r := platformtest.NewRedis(t)
 	ob := outbox.New(db, asynq.NewClientFromRedisClient(r.Client), quiet)
+	t.Cleanup(func() { ob.Close() })
 	boom := errors.New("boom")
 	err := ob.Transaction(context.Background(), func(tx *outbox.Tx) error {
 		task, _ := tasks.NewCanaryRunTask("x")
@@ -104,6 +106,7 @@ func TestSweepDeliversWhatRedisMissed(t *testing.T) {
 	viaProxy := opt.MakeRedisClient().(redis.UniversalClient)
 	t.Cleanup(func() { viaProxy.Close() })
 	ob := outbox.New(db, asynq.NewClientFromRedisClient(viaProxy), quiet)
+	t.Cleanup(func() { ob.Close() })
 	ctx := context.Background()
 
 	proxy.Stop() // Redis is unreachable when the row commits
@@ -150,6 +153,7 @@ func TestConcurrentSweepersMakeOneTask(t *testing.T) {
 	total := 0
 	for range 2 {
 		ob := outbox.New(db, asynq.NewClientFromRedisClient(r.Client), quiet)
+		t.Cleanup(func() { ob.Close() })
 		wg.Go(func() {
 			n, err := ob.Sweep(ctx, 0, 100)
 			if err != nil {
