@@ -8,6 +8,8 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -20,6 +22,7 @@ import (
 	"github.com/domaind/domaind/internal/outbox"
 	"github.com/domaind/domaind/internal/platform"
 	"github.com/domaind/domaind/internal/platform/platformtest"
+	"github.com/domaind/domaind/models"
 	"github.com/domaind/domaind/models/modelstest"
 )
 
@@ -35,7 +38,13 @@ type testEnv struct {
 
 func newTestEnv(t testing.TB, mutate ...func(*config.Config)) *testEnv {
 	t.Helper()
-	env := &testEnv{db: modelstest.NewDB(t), redis: platformtest.NewRedis(t), now: time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)}
+	return newTestEnvOn(t, modelstest.NewDB(t), mutate...)
+}
+
+// newTestEnvOn is newTestEnv on a given database.
+func newTestEnvOn(t testing.TB, db *gorm.DB, mutate ...func(*config.Config)) *testEnv {
+	t.Helper()
+	env := &testEnv{db: db, redis: platformtest.NewRedis(t), now: time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)}
 	env.proxy = platformtest.NewProxy(t, env.redis.Opt.Addr)
 	opt := env.redis.Opt
 	opt.Addr = env.proxy.Addr
@@ -174,5 +183,49 @@ func TestReadyzNamesTheMissingDependency(t *testing.T) {
 	env.proxy.Start(t)
 	if w := env.request("GET", "/readyz", ""); w.Code != 200 {
 		t.Errorf("readyz after Redis came back = %d %s, want 200", w.Code, w.Body)
+	}
+}
+
+func TestPostgresDownIs503AndWritesNothing(t *testing.T) {
+	if os.Getenv("DOMAIND_TEST_DATABASE_URL") == "" {
+		t.Skip("needs Postgres (DOMAIND_TEST_DATABASE_URL): the embedded SQLite is a file and cannot go away")
+	}
+	direct, dbURL := modelstest.NewDBWithURL(t)
+	u, _ := url.Parse(dbURL)
+	proxy := platformtest.NewProxy(t, u.Host)
+	u.Host = proxy.Addr
+	viaProxy, err := platform.OpenPostgres(u.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if sqlDB, err := viaProxy.DB(); err == nil {
+			sqlDB.Close()
+		}
+	})
+	env := newTestEnvOn(t, viaProxy)
+
+	proxy.Stop()
+	w := opsRequest(env, "POST", "/api/ops/canaries", `{"steps":1}`)
+	if w.Code != 503 {
+		t.Fatalf("create with Postgres down = %d %s, want 503", w.Code, w.Body)
+	}
+	if code, _ := typedError(t, w); code != "unavailable" {
+		t.Errorf("code = %q, want unavailable", code)
+	}
+	w = env.request("GET", "/readyz", "")
+	if w.Code != 503 || !strings.Contains(w.Body.String(), `"database":"unreachable"`) || !strings.Contains(w.Body.String(), `"redis":"ok"`) {
+		t.Errorf("readyz = %d %s, want database unreachable", w.Code, w.Body)
+	}
+
+	proxy.Start(t)
+	var canaries, entries int64
+	direct.Model(&models.Canary{}).Count(&canaries)
+	direct.Model(&models.OutboxEntry{}).Count(&entries)
+	if canaries != 0 || entries != 0 {
+		t.Errorf("the failed request left %d canaries and %d outbox entries", canaries, entries)
+	}
+	if w := opsRequest(env, "POST", "/api/ops/canaries", `{"steps":1}`); w.Code != 202 {
+		t.Errorf("create after Postgres came back = %d %s, want 202", w.Code, w.Body)
 	}
 }

@@ -1,0 +1,134 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"net"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/domaind/domaind/internal/config"
+)
+
+// syncBuffer is a bytes.Buffer safe to read while run writes to it.
+type syncBuffer struct {
+	mu chan struct{}
+	b  bytes.Buffer
+}
+
+func newSyncBuffer() *syncBuffer { return &syncBuffer{mu: make(chan struct{}, 1)} }
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu <- struct{}{}
+	defer func() { <-s.mu }()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu <- struct{}{}
+	defer func() { <-s.mu }()
+	return s.b.String()
+}
+
+func TestRunRefusesBadCommandLines(t *testing.T) {
+	getenv := func(string) string { return "" }
+	var usage usageError
+	for _, args := range [][]string{{"frobnicate"}, {"api", "worker"}} {
+		err := run(context.Background(), args, getenv, &bytes.Buffer{}, &bytes.Buffer{})
+		if !errors.As(err, &usage) {
+			t.Errorf("run %v = %v, want a usage error", args, err)
+		}
+	}
+}
+
+func TestRunFailsFastOnBadConfig(t *testing.T) {
+	env := map[string]string{"DOMAIND_DATA_DIR": t.TempDir(), "DOMAIND_SANDBOX_LATENCY": "soon"}
+	err := run(context.Background(), []string{"all"}, func(k string) string { return env[k] }, &bytes.Buffer{}, &bytes.Buffer{})
+	var ce *config.Error
+	if !errors.As(err, &ce) || ce.Var != "DOMAIND_SANDBOX_LATENCY" {
+		t.Fatalf("err = %v, want a config error naming DOMAIND_SANDBOX_LATENCY", err)
+	}
+}
+
+func TestRunRefusesSplitRolesOnTheEmbeddedDefault(t *testing.T) {
+	env := map[string]string{"DOMAIND_DATA_DIR": t.TempDir()}
+	err := run(context.Background(), []string{"worker"}, func(k string) string { return env[k] }, &bytes.Buffer{}, &bytes.Buffer{})
+	var ce *config.Error
+	if !errors.As(err, &ce) || !strings.Contains(err.Error(), "domaind all") {
+		t.Fatalf("err = %v, want advice to run `domaind all`", err)
+	}
+}
+
+func TestRunRefusesATakenPort(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	env := map[string]string{"DOMAIND_DATA_DIR": t.TempDir(), "DOMAIND_HTTP_ADDR": ln.Addr().String()}
+	err = run(context.Background(), nil, func(k string) string { return env[k] }, &bytes.Buffer{}, &bytes.Buffer{})
+	var ce *config.Error
+	if !errors.As(err, &ce) || ce.Var != "DOMAIND_HTTP_ADDR" {
+		t.Fatalf("err = %v, want a config error naming DOMAIND_HTTP_ADDR", err)
+	}
+}
+
+// TestRunAllEmbedded starts the embedded default as `make run` does, checks
+// what a newcomer sees, and stops it the way Ctrl-C does.
+func TestRunAllEmbedded(t *testing.T) {
+	ln, _ := net.Listen("tcp", "127.0.0.1:0")
+	addr := ln.Addr().String()
+	ln.Close()
+	env := map[string]string{"DOMAIND_DATA_DIR": t.TempDir(), "DOMAIND_HTTP_ADDR": addr, "DOMAIND_BASE_URL": "http://" + addr}
+	ctx, cancel := context.WithCancel(context.Background())
+	stdout, stderr := newSyncBuffer(), newSyncBuffer()
+	done := make(chan error, 1)
+	go func() { done <- run(ctx, nil, func(k string) string { return env[k] }, stdout, stderr) }()
+
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		res, err := http.Get("http://" + addr + "/readyz")
+		if err == nil {
+			res.Body.Close()
+			if res.StatusCode == 200 {
+				break
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("not ready in time; log:\n%s", stderr.String())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	out := stdout.String()
+	for _, want := range []string{"http://" + addr + "/monitoring/", "http://" + addr + "/healthz", `Ops login      user "ops"  password "`} {
+		if !strings.Contains(out, want) {
+			t.Errorf("welcome text lacks %q:\n%s", want, out)
+		}
+	}
+	res, err := http.Get("http://" + addr + "/monitoring/api/queues")
+	if err != nil || res.StatusCode != 401 {
+		t.Errorf("dashboard without credentials = %v %v, want 401", res.StatusCode, err)
+	}
+	res.Body.Close()
+
+	cancel()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("run returned %v after the context ended", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("run did not return within 30s of shutdown")
+	}
+	_, rest, _ := strings.Cut(out, `password "`)
+	password, _, _ := strings.Cut(rest, `"`)
+	if len(password) < 16 {
+		t.Fatalf("generated password %q not found in the welcome text", password)
+	}
+	if strings.Contains(stderr.String(), password) {
+		t.Errorf("the log shows the ops password")
+	}
+}
