@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -101,9 +102,19 @@ func TestCleanupDeletesOnlyExpiredRows(t *testing.T) {
 	db := modelstest.NewDB(t)
 	old := time.Now().UTC().Add(-8 * 24 * time.Hour)
 	recent := time.Now().UTC().Add(-time.Hour)
-	db.Create(&models.OutboxEntry{ID: "old", TaskType: "t", Payload: []byte{}, Queue: "q", EnqueuedAt: &old})
-	db.Create(&models.OutboxEntry{ID: "recent", TaskType: "t", Payload: []byte{}, Queue: "q", EnqueuedAt: &recent})
-	db.Create(&models.OutboxEntry{ID: "pending-old", TaskType: "t", Payload: []byte{}, Queue: "q", CreatedAt: old})
+	entries := map[string]models.OutboxEntry{
+		"old":         {EnqueuedAt: &old},
+		"recent":      {EnqueuedAt: &recent},
+		"pending-old": {CreatedAt: old},
+	}
+	names := map[string]string{}
+	for name, e := range entries {
+		e.ID, e.TaskType, e.Payload, e.Queue = models.NewID(), "t", []byte{}, "q"
+		if err := db.Create(&e).Error; err != nil {
+			t.Fatal(err)
+		}
+		names[e.ID] = name
+	}
 	db.Create(&models.Canary{ID: "old-canary", Steps: 1, CreatedAt: old})
 	db.Create(&models.CanaryStep{CanaryID: "old-canary", Step: 0, Attempt: 1})
 	db.Create(&models.Canary{ID: "new-canary", Steps: 1})
@@ -116,9 +127,14 @@ func TestCleanupDeletesOnlyExpiredRows(t *testing.T) {
 		}
 	}
 	var ids []string
-	db.Model(&models.OutboxEntry{}).Order("id").Pluck("id", &ids)
-	if strings.Join(ids, ",") != "pending-old,recent" {
-		t.Errorf("outbox left = %v, want pending-old (never enqueued) and recent", ids)
+	db.Model(&models.OutboxEntry{}).Pluck("id", &ids)
+	var left []string
+	for _, id := range ids {
+		left = append(left, names[id])
+	}
+	slices.Sort(left)
+	if strings.Join(left, ",") != "pending-old,recent" {
+		t.Errorf("outbox left = %v, want pending-old (never enqueued) and recent", left)
 	}
 	var canaries, steps []string
 	db.Model(&models.Canary{}).Pluck("id", &canaries)

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/hibiken/asynq"
+	"github.com/redis/go-redis/v9"
 
 	"github.com/domaind/domaind/api"
 	"github.com/domaind/domaind/dashboard"
@@ -36,6 +37,7 @@ func start(ctx context.Context, role string, getenv func(string) string, isTermi
 		return err
 	}
 	log := logging.New(stderr, cfg.LogFormat, cfg.LogLevel)
+	redis.SetLogger(logging.Redis{Log: log})
 	if cfg.Embedded() && role != "all" && role != "migrate" && role != "seed" {
 		return &config.Error{Var: "DOMAIND_DATABASE_URL", Msg: fmt.Sprintf(
 			"the %s role alone needs DOMAIND_DATABASE_URL and DOMAIND_REDIS_URL; run `domaind all` for the embedded mode", role)}

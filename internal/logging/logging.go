@@ -60,3 +60,12 @@ func (a Asynq) Fatal(args ...any) {
 	a.Log.Error(fmt.Sprint(args...), "component", "asynq", "fatal", true)
 	os.Exit(1)
 }
+
+// Redis adapts a slog.Logger to go-redis's logger (redis.SetLogger), whose
+// messages are connection trouble worth a warning.
+type Redis struct{ Log *slog.Logger }
+
+// Printf implements go-redis's internal.Logging.
+func (r Redis) Printf(ctx context.Context, format string, v ...any) {
+	r.Log.WarnContext(ctx, fmt.Sprintf(format, v...), "component", "go-redis")
+}

@@ -1,0 +1,44 @@
+package metrics_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/hibiken/asynq"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+
+	"github.com/domaind/domaind/internal/metrics"
+	"github.com/domaind/domaind/internal/platform/platformtest"
+)
+
+func TestQueueCollectorExportsQueueState(t *testing.T) {
+	r := platformtest.NewRedis(t)
+	client := asynq.NewClientFromRedisClient(r.Client)
+	for range 3 {
+		if _, err := client.EnqueueContext(context.Background(), asynq.NewTask("t:x", nil), asynq.Queue("tools")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	m := metrics.New()
+	m.Registry.MustRegister(metrics.NewQueueCollector(asynq.NewInspectorFromRedisClient(r.Client)))
+	want := `
+# HELP domaind_queue_tasks Tasks in the queue by state.
+# TYPE domaind_queue_tasks gauge
+domaind_queue_tasks{queue="tools",state="active"} 0
+domaind_queue_tasks{queue="tools",state="archived"} 0
+domaind_queue_tasks{queue="tools",state="completed"} 0
+domaind_queue_tasks{queue="tools",state="pending"} 3
+domaind_queue_tasks{queue="tools",state="retry"} 0
+domaind_queue_tasks{queue="tools",state="scheduled"} 0
+# HELP domaind_queue_scrape_error 1 when the queue state could not be read from Redis.
+# TYPE domaind_queue_scrape_error gauge
+domaind_queue_scrape_error 0
+`
+	if err := testutil.GatherAndCompare(m.Registry, strings.NewReader(want), "domaind_queue_tasks", "domaind_queue_scrape_error"); err != nil {
+		t.Error(err)
+	}
+	if n := testutil.CollectAndCount(m.Registry, "domaind_queue_latency_seconds", "domaind_queue_processed_total", "domaind_queue_failed_total", "domaind_queue_paused"); n != 4 {
+		t.Errorf("per-queue series = %d, want 4", n)
+	}
+}
