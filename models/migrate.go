@@ -20,6 +20,9 @@ var migrations = []migration{
 	{1, "outbox and canaries", func(tx *gorm.DB) error {
 		return tx.AutoMigrate(&OutboxEntry{}, &Canary{}, &CanaryStep{})
 	}},
+	{2, "TLDs, prices and the sandbox registry", func(tx *gorm.DB) error {
+		return tx.AutoMigrate(&TLD{}, &TLDPrice{}, &SandboxTLD{}, &SandboxName{})
+	}},
 }
 
 // SchemaMigration records an applied migration.

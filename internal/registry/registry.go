@@ -1,0 +1,121 @@
+// Package registry is what the service knows of the domain registry it sells
+// through: availability checks, prices and per-TLD rules. A Provider is either
+// the Realtime Register REST API (package rtr) or the sandbox simulation in
+// the database (package sandbox); the rest of the service sees only this
+// package's types.
+package registry
+
+import (
+	"context"
+	"errors"
+)
+
+// Ops are the priced operations, as the pricing endpoint names them.
+const (
+	OpRegister = "register"
+	OpRenew    = "renew"
+	OpTransfer = "transfer"
+	OpRestore  = "restore"
+)
+
+// Ops lists every priced operation.
+var Ops = []string{OpRegister, OpRenew, OpTransfer, OpRestore}
+
+// ErrUnknownTLD means the provider does not sell the TLD.
+var ErrUnknownTLD = errors.New("registry: TLD not offered")
+
+// Provider is a registry the service sells through.
+type Provider interface {
+	// Name is the provider's name as stored in synced rows ("rtr", "sandbox").
+	Name() string
+	// TLDs lists the TLDs the provider sells.
+	TLDs(ctx context.Context) ([]string, error)
+	// TLDInfo returns the rules of one TLD, or ErrUnknownTLD.
+	TLDInfo(ctx context.Context, tld string) (TLDInfo, error)
+	// Prices returns the price list in USD cents.
+	Prices(ctx context.Context) ([]Price, error)
+	// Check reports whether a domain name can be registered and at what price.
+	Check(ctx context.Context, name string) (Availability, error)
+}
+
+// Price is one line of a price list. Cents is the price for one year.
+type Price struct {
+	TLD      string
+	Op       string
+	Cents    int64
+	Currency string
+}
+
+// Availability is the answer of a domain check.
+type Availability struct {
+	Available bool
+	// Reason explains why a name is not available (e.g. "registered", "reserved").
+	Reason  string
+	Premium bool
+	// Cents is the create price when known (premium names have their own).
+	Cents    int64
+	Currency string
+}
+
+// TLDInfo is the Realtime Register shape of a TLD's rules
+// (GET /v2/tlds/{tld}/info), which the sandbox stores too. Fields the
+// registry leaves out stay at their zero value.
+type TLDInfo struct {
+	Provider      string   `json:"provider"`
+	ApplicableFor []string `json:"applicableFor"`
+	Metadata      struct {
+		CreateDomainPeriods      []int           `json:"createDomainPeriods"`
+		RenewDomainPeriods       []int           `json:"renewDomainPeriods"`
+		TransferDomainPeriods    []int           `json:"transferDomainPeriods"`
+		Registrant               *Registrant     `json:"registrant"`
+		Nameservers              *NameserverRule `json:"nameservers"`
+		DomainSyntax             *DomainSyntax   `json:"domainSyntax"`
+		PremiumSupport           string          `json:"premiumSupport"`
+		TransferRequiresAuthcode bool            `json:"transferRequiresAuthcode"`
+		FeaturesAvailable        []string        `json:"featuresAvailable"`
+		RedemptionPeriod         int             `json:"redemptionPeriod"`
+	} `json:"metadata"`
+}
+
+// Registrant is who may hold a name under the TLD.
+type Registrant struct {
+	OrganizationRequired bool     `json:"organizationRequired"`
+	OrganizationAllowed  bool     `json:"organizationAllowed"`
+	AllowedCountries     []string `json:"allowedCountries"`
+}
+
+// NameserverRule is how many nameservers a name under the TLD takes.
+type NameserverRule struct {
+	Min      int  `json:"min"`
+	Max      int  `json:"max"`
+	Required bool `json:"required"`
+}
+
+// DomainSyntax is which labels the TLD accepts.
+type DomainSyntax struct {
+	MinLength  int    `json:"minLength"`
+	MaxLength  int    `json:"maxLength"`
+	IDNSupport bool   `json:"idnSupport"`
+	IDNType    string `json:"idnType"`
+}
+
+// Metadata is a TLD's rules in the fields of SPEC §2.8, derived from TLDInfo.
+type Metadata struct {
+	Provider                 string   `json:"provider"`
+	PeriodsMonths            []int    `json:"periodsMonths"`
+	MinPeriodMonths          int      `json:"minPeriodMonths"`
+	MaxPeriodMonths          int      `json:"maxPeriodMonths"`
+	AllowedYears             []int    `json:"allowedYears"`
+	MinYears                 int      `json:"minYears"`
+	MaxYears                 int      `json:"maxYears"`
+	OrganizationRequired     bool     `json:"organizationRequired"`
+	OrganizationAllowed      bool     `json:"organizationAllowed"`
+	AllowedCountries         []string `json:"allowedCountries"`
+	MinNameservers           int      `json:"minNameservers"`
+	MaxNameservers           int      `json:"maxNameservers"`
+	NameserversRequired      bool     `json:"nameserversRequired"`
+	IDNSupport               bool     `json:"idnSupport"`
+	PremiumSupport           string   `json:"premiumSupport"`
+	TransferRequiresAuthcode bool     `json:"transferRequiresAuthcode"`
+	FeaturesAvailable        []string `json:"featuresAvailable"`
+}

@@ -1,0 +1,172 @@
+package rtr
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"reflect"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/domaind/domaind/internal/registry"
+)
+
+const priceListBody = `{"prices":[
+ {"product":"domain_com","action":"CREATE","currency":"USD","price":1099},
+ {"product":"domain_com","action":"RENEW","currency":"USD","price":1199},
+ {"product":"domain_com","action":"TRANSFER","currency":"USD","price":1099},
+ {"product":"domain_com","action":"RESTORE","currency":"USD","price":8000},
+ {"product":"domain_com","action":"PUSH_TRANSFER","currency":"USD","price":0},
+ {"product":"domain_nl","action":"CREATE","currency":"USD","price":599},
+ {"product":"domain_nl","action":"CREATE","currency":"EUR","price":550},
+ {"product":"ssl_dv","action":"CREATE","currency":"USD","price":999}
+],"priceChanges":[],"promos":[]}`
+
+func fixture(t *testing.T, name string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("..", "..", "..", "..", "shared", "fixtures", "rtr", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// newServer answers like the API, counting requests per path.
+func newServer(t *testing.T, handle func(w http.ResponseWriter, r *http.Request)) (*Client, *atomic.Int32) {
+	t.Helper()
+	var calls atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		calls.Add(1)
+		if r.Header.Get("Authorization") != "ApiKey test-key" {
+			w.WriteHeader(http.StatusUnauthorized)
+			w.Write([]byte(`{"type":"AuthenticationError","message":"bad key"}`))
+			return
+		}
+		handle(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	c, err := New(srv.URL+"/v2", "test-key", "acme")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Backoff = func(int) time.Duration { return time.Millisecond }
+	return c, &calls
+}
+
+func TestTLDInfoFromRecordedAnswer(t *testing.T) {
+	com := fixture(t, "tldinfo_com.json")
+	c, _ := newServer(t, func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/v2/tlds/com/info":
+			w.Write(com)
+		default:
+			w.WriteHeader(http.StatusNotFound)
+			w.Write([]byte(`{"type":"ObjectDoesNotExist","message":"Tld not found"}`))
+		}
+	})
+	info, err := c.TLDInfo(context.Background(), "com")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.Provider != "Verisign" || len(info.Metadata.CreateDomainPeriods) != 10 || info.Metadata.Nameservers.Max != 10 {
+		t.Errorf("info = %+v", info)
+	}
+	if _, err := c.TLDInfo(context.Background(), "nope"); !errors.Is(err, registry.ErrUnknownTLD) {
+		t.Errorf("unknown TLD err = %v, want ErrUnknownTLD", err)
+	}
+}
+
+func TestPricesAndTLDs(t *testing.T) {
+	c, _ := newServer(t, func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/v2/customers/acme/pricelist" || r.URL.Query().Get("currency") != "USD" {
+			t.Errorf("request %s?%s", r.URL.Path, r.URL.RawQuery)
+		}
+		w.Write([]byte(priceListBody))
+	})
+	prices, err := c.Prices(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []registry.Price{
+		{"com", "register", 1099, "USD"}, {"com", "renew", 1199, "USD"}, {"com", "transfer", 1099, "USD"},
+		{"com", "restore", 8000, "USD"}, {"nl", "register", 599, "USD"},
+	}
+	if !reflect.DeepEqual(prices, want) {
+		t.Errorf("prices (-want +got)\n-%v\n+%v", want, prices)
+	}
+	tlds, err := c.TLDs(context.Background())
+	if err != nil || !reflect.DeepEqual(tlds, []string{"com", "nl"}) {
+		t.Errorf("TLDs = %v, %v", tlds, err)
+	}
+}
+
+func TestRetriesRateLimitsAndServerErrors(t *testing.T) {
+	var n atomic.Int32
+	c, calls := newServer(t, func(w http.ResponseWriter, r *http.Request) {
+		switch n.Add(1) {
+		case 1:
+			w.WriteHeader(http.StatusTooManyRequests)
+		case 2:
+			w.WriteHeader(http.StatusBadGateway)
+		default:
+			w.Write([]byte(`{"available":false,"reason":"IN_USE"}`))
+		}
+	})
+	got, err := c.Check(context.Background(), "google.com")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Available || got.Reason != "in_use" || calls.Load() != 3 {
+		t.Errorf("check = %+v after %d calls; want unavailable after 3", got, calls.Load())
+	}
+}
+
+func TestGivesUpAfterRetries(t *testing.T) {
+	c, calls := newServer(t, func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusServiceUnavailable)
+		w.Write([]byte(`{"type":"ServiceUnavailable","message":"maintenance"}`))
+	})
+	_, err := c.Check(context.Background(), "example.com")
+	var apiErr *Error
+	if !errors.As(err, &apiErr) || apiErr.Status != 503 || apiErr.Message != "maintenance" {
+		t.Errorf("err = %v, want the 503 API error", err)
+	}
+	if calls.Load() != int32(c.Retries+1) {
+		t.Errorf("calls = %d, want %d", calls.Load(), c.Retries+1)
+	}
+}
+
+func TestDoesNotRetryClientErrors(t *testing.T) {
+	c, calls := newServer(t, func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusBadRequest)
+		w.Write([]byte(`{"type":"ValidationError","message":"invalid domain name"}`))
+	})
+	if _, err := c.Check(context.Background(), "-bad-.com"); err == nil {
+		t.Fatal("want an error")
+	}
+	if calls.Load() != 1 {
+		t.Errorf("calls = %d, want 1", calls.Load())
+	}
+	c.apiKey = "wrong"
+	var apiErr *Error
+	if _, err := c.TLDInfo(context.Background(), "com"); !errors.As(err, &apiErr) || apiErr.Status != 401 {
+		t.Errorf("wrong key err = %v, want 401", err)
+	}
+}
+
+func TestCheckPremium(t *testing.T) {
+	c, _ := newServer(t, func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/v2/domains/bet.app/check" {
+			t.Errorf("path %s", r.URL.Path)
+		}
+		w.Write([]byte(`{"available":true,"premium":true,"currency":"USD","price":250000}`))
+	})
+	got, err := c.Check(context.Background(), "bet.app")
+	if err != nil || !got.Available || !got.Premium || got.Cents != 250000 || got.Currency != "USD" {
+		t.Errorf("check = %+v, %v", got, err)
+	}
+}
