@@ -101,6 +101,18 @@ func ParseHost(input string) (string, error) {
 	return ascii, nil
 }
 
+// ParseTLD normalises a top-level domain as people type it ("COM", ".com",
+// "рф") and returns its ASCII form ("com", "xn--p1ai"). Any syntactically
+// valid suffix passes, listed or not: whether the service sells it is the
+// caller's question. The returned error is always an *Error.
+func ParseTLD(input string) (string, error) {
+	ascii, _, reason := normalize(strings.TrimPrefix(strings.TrimSpace(input), "."))
+	if reason != "" {
+		return "", &Error{Input: input, Reason: reason}
+	}
+	return ascii, nil
+}
+
 // WithTLD returns the registrable name label.tld, for building the sibling
 // names of a search ("example" on "net", "bücher" on "de"). label must be a
 // single label and tld a public suffix; either may be in Unicode or ASCII

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/hibiken/asynq"
+	"golang.org/x/sync/errgroup"
 	"gorm.io/gorm"
 	"gorm.io/gorm/clause"
 
@@ -153,16 +154,15 @@ func (o *Outbox) Sweep(ctx context.Context, grace time.Duration, limit int) (int
 func (o *Outbox) publish(ctx context.Context, db *gorm.DB, entries []*models.OutboxEntry) []string {
 	const parallel = 8
 	errs := make([]error, len(entries))
-	var wg sync.WaitGroup
-	sem := make(chan struct{}, parallel)
+	var g errgroup.Group
+	g.SetLimit(parallel)
 	for i, e := range entries {
-		sem <- struct{}{}
-		wg.Go(func() {
-			defer func() { <-sem }()
+		g.Go(func() error {
 			errs[i] = o.enqueue(ctx, e)
+			return nil
 		})
 	}
-	wg.Wait()
+	g.Wait()
 
 	var ok []string
 	for i, e := range entries {
