@@ -29,6 +29,9 @@ func (s *Server) routes(monitoring http.Handler, healthOnly bool) {
 		return
 	}
 
+	e.GET("/api/pricing/tld", s.limit(pricingLimit), legacyErrors, s.handle(s.getTLDPrice))
+	e.GET("/api/tlds/:tld/metadata", s.limit(pricingLimit), s.handle(s.getTLDMetadata))
+
 	ops := e.Group("/api/ops", s.opsOnly)
 	ops.POST("/canaries", s.handle(s.createCanary))
 	ops.GET("/canaries/:id", s.handle(s.getCanary))

@@ -50,6 +50,7 @@ type Server struct {
 	metrics *metrics.Metrics
 	log     *slog.Logger
 	check   func(ctx context.Context) map[string]error
+	now     func() time.Time
 	ops     opsauth.Credentials
 	engine  *gin.Engine
 }
@@ -69,6 +70,7 @@ func New(d Deps) *Server {
 		metrics: d.Metrics,
 		log:     d.Log,
 		check:   d.Check,
+		now:     now,
 		ops:     opsauth.Credentials{User: d.Config.OpsUser, Password: d.Config.OpsPassword},
 	}
 	gin.SetMode(gin.ReleaseMode)

@@ -27,6 +27,7 @@ type Entry struct {
 var Table = []Entry{
 	{Every: 5 * time.Second, New: tasks.NewOutboxSweepTask},
 	{Every: time.Hour, New: tasks.NewMaintenanceCleanupTask},
+	{Every: 6 * time.Hour, New: tasks.NewTLDSyncTask},
 }
 
 // Scheduler runs a table with robfig/cron.

@@ -46,6 +46,7 @@ var Specs = map[string]Spec{
 	TypeOutboxSweep:        {Queue: QueueMaintenance, MaxRetry: 0, Timeout: time.Minute},
 	TypeMaintenanceCleanup: {Queue: QueueMaintenance, MaxRetry: 3, Timeout: 10 * time.Minute},
 	TypeCanaryRun:          {Queue: QueueMaintenance, MaxRetry: 10, Timeout: 10 * time.Minute},
+	TypeTLDSync:            {Queue: QueueMaintenance, MaxRetry: 5, Timeout: 15 * time.Minute},
 }
 
 // HeaderRequestID is the task header carrying the id of the HTTP request

@@ -17,6 +17,7 @@ import (
 	"github.com/domaind/domaind/internal/logging"
 	"github.com/domaind/domaind/internal/metrics"
 	"github.com/domaind/domaind/internal/outbox"
+	"github.com/domaind/domaind/internal/registry"
 	"github.com/domaind/domaind/internal/requestid"
 	"github.com/domaind/domaind/tasks"
 )
@@ -28,6 +29,7 @@ type Deps struct {
 	Metrics  *metrics.Metrics
 	Log      *slog.Logger
 	RedisOpt asynq.RedisConnOpt
+	Registry registry.Provider
 }
 
 // Worker is a started or startable asynq server with the service's handlers.
@@ -61,6 +63,7 @@ func New(d Deps) *Worker {
 	mux.Handle(tasks.TypeOutboxSweep, &outboxSweep{outbox: d.Outbox})
 	mux.Handle(tasks.TypeMaintenanceCleanup, &cleanup{db: d.DB, log: d.Log})
 	mux.Handle(tasks.TypeCanaryRun, &canaryRun{db: d.DB})
+	mux.Handle(tasks.TypeTLDSync, &tldSync{db: d.DB, registry: d.Registry, log: d.Log})
 	return &Worker{srv: srv, mux: mux}
 }
 

@@ -68,8 +68,12 @@ func start(ctx context.Context, role string, getenv func(string) string, isTermi
 	if role == "migrate" {
 		return nil
 	}
+	reg, err := newRegistry(cfg, p.DB)
+	if err != nil {
+		return err
+	}
 	if role == "seed" || (role == "all" && cfg.SeedDemo) {
-		if err := models.Seed(ctx, p.DB, log); err != nil {
+		if err := seed(ctx, cfg, p.DB, reg, log); err != nil {
 			return err
 		}
 	}
@@ -93,7 +97,7 @@ func start(ctx context.Context, role string, getenv func(string) string, isTermi
 	}
 
 	if role == "all" || role == "worker" {
-		w := worker.New(worker.Deps{DB: p.DB, Outbox: ob, Metrics: m, Log: log, RedisOpt: p.RedisOpt})
+		w := worker.New(worker.Deps{DB: p.DB, Outbox: ob, Metrics: m, Log: log, RedisOpt: p.RedisOpt, Registry: reg})
 		if err := w.Start(); err != nil {
 			return fmt.Errorf("start worker: %w", err)
 		}

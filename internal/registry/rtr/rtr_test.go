@@ -92,8 +92,8 @@ func TestPricesAndTLDs(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []registry.Price{
-		{"com", "register", 1099, "USD"}, {"com", "renew", 1199, "USD"}, {"com", "transfer", 1099, "USD"},
-		{"com", "restore", 8000, "USD"}, {"nl", "register", 599, "USD"},
+		{TLD: "com", Op: "register", Cents: 1099, Currency: "USD"}, {TLD: "com", Op: "renew", Cents: 1199, Currency: "USD"}, {TLD: "com", Op: "transfer", Cents: 1099, Currency: "USD"},
+		{TLD: "com", Op: "restore", Cents: 8000, Currency: "USD"}, {TLD: "nl", Op: "register", Cents: 599, Currency: "USD"},
 	}
 	if !reflect.DeepEqual(prices, want) {
 		t.Errorf("prices (-want +got)\n-%v\n+%v", want, prices)

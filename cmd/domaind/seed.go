@@ -1,0 +1,43 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+
+	"gorm.io/gorm"
+
+	"github.com/domaind/domaind/internal/config"
+	"github.com/domaind/domaind/internal/registry"
+	"github.com/domaind/domaind/internal/registry/rtr"
+	"github.com/domaind/domaind/internal/registry/sandbox"
+	"github.com/domaind/domaind/internal/tldsync"
+)
+
+// newRegistry returns the registry provider DOMAIND_REGISTRY names.
+func newRegistry(cfg *config.Config, db *gorm.DB) (registry.Provider, error) {
+	if cfg.Registry == "rtr" {
+		return rtr.New(cfg.RTRURL, cfg.RTRAPIKey, cfg.RTRCustomer)
+	}
+	return sandbox.New(db, cfg.SandboxLatency), nil
+}
+
+// seed loads the data a fresh installation needs, in dependency order: the
+// simulated registry (when it is the provider), then a first TLD sync so the
+// pricing and metadata endpoints answer at once. Every step skips what is
+// already there.
+func seed(ctx context.Context, cfg *config.Config, db *gorm.DB, reg registry.Provider, log *slog.Logger) error {
+	if cfg.Registry == "sandbox" {
+		n, err := sandbox.Seed(ctx, db)
+		if err != nil {
+			return fmt.Errorf("seed sandbox registry: %w", err)
+		}
+		log.InfoContext(ctx, "seeded", "what", "sandbox registry", "rows", n)
+	}
+	res, err := tldsync.Run(ctx, db, reg, log)
+	if err != nil {
+		return fmt.Errorf("first TLD sync: %w", err)
+	}
+	log.InfoContext(ctx, "TLDs synced", "synced", res.Synced, "failed", res.Failed)
+	return nil
+}

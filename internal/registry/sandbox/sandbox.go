@@ -1,0 +1,129 @@
+// Package sandbox is the simulated registry of DOMAIND_REGISTRY=sandbox (the
+// default): real TLDs with realistic prices and rules, a table of registered,
+// reserved and premium names, all in the database. Every other name under a
+// sandbox TLD is available. DOMAIND_SANDBOX_LATENCY delays every call, so the
+// service's timing can be tried as if a real registry answered.
+package sandbox
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"gorm.io/gorm"
+
+	"github.com/domaind/domaind/internal/registry"
+	"github.com/domaind/domaind/models"
+)
+
+// Sandbox is a registry.Provider on the database.
+type Sandbox struct {
+	db      *gorm.DB
+	latency time.Duration
+}
+
+// New returns the sandbox registry on db, delaying each call by latency.
+func New(db *gorm.DB, latency time.Duration) *Sandbox {
+	return &Sandbox{db: db, latency: latency}
+}
+
+// Name implements registry.Provider.
+func (s *Sandbox) Name() string { return "sandbox" }
+
+func (s *Sandbox) wait(ctx context.Context) error {
+	if s.latency <= 0 {
+		return ctx.Err()
+	}
+	t := time.NewTimer(s.latency)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
+// TLDs implements registry.Provider.
+func (s *Sandbox) TLDs(ctx context.Context) ([]string, error) {
+	if err := s.wait(ctx); err != nil {
+		return nil, err
+	}
+	var names []string
+	err := s.db.WithContext(ctx).Model(&models.SandboxTLD{}).Order("name").Pluck("name", &names).Error
+	return names, err
+}
+
+func (s *Sandbox) tld(ctx context.Context, tld string) (models.SandboxTLD, error) {
+	var t models.SandboxTLD
+	err := s.db.WithContext(ctx).First(&t, "name = ?", tld).Error
+	if errors.Is(err, gorm.ErrRecordNotFound) {
+		return t, fmt.Errorf("%s: %w", tld, registry.ErrUnknownTLD)
+	}
+	return t, err
+}
+
+// TLDInfo implements registry.Provider.
+func (s *Sandbox) TLDInfo(ctx context.Context, tld string) (registry.TLDInfo, error) {
+	if err := s.wait(ctx); err != nil {
+		return registry.TLDInfo{}, err
+	}
+	t, err := s.tld(ctx, tld)
+	return t.Info, err
+}
+
+// Prices implements registry.Provider.
+func (s *Sandbox) Prices(ctx context.Context) ([]registry.Price, error) {
+	if err := s.wait(ctx); err != nil {
+		return nil, err
+	}
+	var tlds []models.SandboxTLD
+	if err := s.db.WithContext(ctx).Order("name").Find(&tlds).Error; err != nil {
+		return nil, err
+	}
+	var out []registry.Price
+	for _, t := range tlds {
+		for op, cents := range map[string]*int64{
+			registry.OpRegister: t.RegisterCents, registry.OpRenew: t.RenewCents,
+			registry.OpTransfer: t.TransferCents, registry.OpRestore: t.RestoreCents,
+		} {
+			if cents != nil {
+				out = append(out, registry.Price{TLD: t.Name, Op: op, Cents: *cents, Currency: "USD"})
+			}
+		}
+	}
+	return out, nil
+}
+
+// Check implements registry.Provider. name is an ASCII domain name directly
+// under one of the sandbox's TLDs.
+func (s *Sandbox) Check(ctx context.Context, name string) (registry.Availability, error) {
+	if err := s.wait(ctx); err != nil {
+		return registry.Availability{}, err
+	}
+	label, tldName, ok := strings.Cut(name, ".")
+	if !ok || label == "" || tldName == "" {
+		return registry.Availability{}, fmt.Errorf("check %q: want label.tld", name)
+	}
+	t, err := s.tld(ctx, tldName)
+	if err != nil {
+		return registry.Availability{}, err
+	}
+	var n models.SandboxName
+	err = s.db.WithContext(ctx).First(&n, "name = ?", name).Error
+	switch {
+	case errors.Is(err, gorm.ErrRecordNotFound):
+		if t.RegisterCents == nil {
+			return registry.Availability{Reason: "not sold"}, nil
+		}
+		return registry.Availability{Available: true, Cents: *t.RegisterCents, Currency: "USD"}, nil
+	case err != nil:
+		return registry.Availability{}, err
+	case n.State == models.SandboxPremium && n.PremiumCents != nil:
+		return registry.Availability{Available: true, Premium: true, Cents: *n.PremiumCents, Currency: "USD"}, nil
+	default:
+		return registry.Availability{Reason: n.State}, nil
+	}
+}
