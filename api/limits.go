@@ -27,11 +27,14 @@ func (s *Server) limit(p ratelimit.Policy) gin.HandlerFunc {
 			s.writeError(c, err)
 			return
 		}
+		// Set by key rather than Header.Set, to keep the spec's spelling
+		// (Header.Set would send "Ratelimit-Limit"; clients compare
+		// without case either way).
 		h := c.Writer.Header()
-		h.Set("RateLimit-Limit", strconv.Itoa(r.Limit))
-		h.Set("RateLimit-Remaining", strconv.Itoa(r.Remaining))
-		h.Set("RateLimit-Reset", strconv.Itoa(ceilSeconds(r.Reset)))
-		h.Set("RateLimit-Policy", p.Header())
+		h["RateLimit-Limit"] = []string{strconv.Itoa(r.Limit)}
+		h["RateLimit-Remaining"] = []string{strconv.Itoa(r.Remaining)}
+		h["RateLimit-Reset"] = []string{strconv.Itoa(ceilSeconds(r.Reset))}
+		h["RateLimit-Policy"] = []string{p.Header()}
 		if !r.Allowed {
 			h.Set("Retry-After", strconv.Itoa(max(ceilSeconds(r.RetryAfter), 1)))
 			if p.Kind == ratelimit.DayQuota {
