@@ -6,11 +6,14 @@ import (
 	"errors"
 	"net"
 	"net/http"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/domaind/domaind/internal/config"
+	"github.com/domaind/domaind/internal/platform"
+	"github.com/domaind/domaind/models"
 )
 
 // syncBuffer is a bytes.Buffer safe to read while run writes to it.
@@ -130,5 +133,31 @@ func TestRunAllEmbedded(t *testing.T) {
 	}
 	if strings.Contains(stderr.String(), password) {
 		t.Errorf("the log shows the ops password")
+	}
+}
+
+func TestRunSeedLoadsTheSandboxAndSyncsTLDs(t *testing.T) {
+	dir := t.TempDir()
+	env := map[string]string{"DOMAIND_DATA_DIR": dir}
+	getenv := func(k string) string { return env[k] }
+	for range 2 { // seeding twice is harmless
+		if err := run(context.Background(), []string{"seed"}, getenv, &bytes.Buffer{}, &bytes.Buffer{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	db, err := platform.OpenSQLite(filepath.Join(dir, "domaind.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if sqlDB, err := db.DB(); err == nil {
+			sqlDB.Close()
+		}
+	})
+	var tlds, prices int64
+	db.Model(&models.TLD{}).Count(&tlds)
+	db.Model(&models.TLDPrice{}).Count(&prices)
+	if tlds < 60 || prices != 4*tlds {
+		t.Errorf("after seed: %d TLDs and %d prices, want 60+ TLDs with four prices each", tlds, prices)
 	}
 }

@@ -73,7 +73,7 @@ func start(ctx context.Context, role string, getenv func(string) string, isTermi
 		return err
 	}
 	if role == "seed" || (role == "all" && cfg.SeedDemo) {
-		if err := seed(ctx, cfg, p.DB, reg, log); err != nil {
+		if err := seed(ctx, cfg, p.DB, reg, log, role == "seed"); err != nil {
 			return err
 		}
 	}

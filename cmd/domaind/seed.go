@@ -25,8 +25,9 @@ func newRegistry(cfg *config.Config, db *gorm.DB) (registry.Provider, error) {
 // seed loads the data a fresh installation needs, in dependency order: the
 // simulated registry (when it is the provider), then a first TLD sync so the
 // pricing and metadata endpoints answer at once. Every step skips what is
-// already there.
-func seed(ctx context.Context, cfg *config.Config, db *gorm.DB, reg registry.Provider, log *slog.Logger) error {
+// already there. A failed sync is an error only when strict (`domaind
+// seed`); `domaind all` goes on and leaves it to the scheduled sync.
+func seed(ctx context.Context, cfg *config.Config, db *gorm.DB, reg registry.Provider, log *slog.Logger, strict bool) error {
 	if cfg.Registry == "sandbox" {
 		n, err := sandbox.Seed(ctx, db)
 		if err != nil {
@@ -35,8 +36,12 @@ func seed(ctx context.Context, cfg *config.Config, db *gorm.DB, reg registry.Pro
 		log.InfoContext(ctx, "seeded", "what", "sandbox registry", "rows", n)
 	}
 	res, err := tldsync.Run(ctx, db, reg, log)
-	if err != nil {
+	if err != nil && strict {
 		return fmt.Errorf("first TLD sync: %w", err)
+	}
+	if err != nil {
+		log.WarnContext(ctx, "first TLD sync failed; the scheduled sync will retry", "err", err)
+		return nil
 	}
 	log.InfoContext(ctx, "TLDs synced", "synced", res.Synced, "failed", res.Failed)
 	return nil
