@@ -15,9 +15,17 @@ import (
 // that report used/cap/remaining in their body.
 const quotaCtxKey = "domaind.quota"
 
+// refundCtxKey marks a request whose DayQuota unit goes back although its
+// status would keep it: the service, not the caller, failed.
+const refundCtxKey = "domaind.refund_quota"
+
+// refundQuota gives the request's DayQuota unit back when it ends.
+func refundQuota(c *gin.Context) { c.Set(refundCtxKey, true) }
+
 // limit spends one unit of p for the client and sets the RateLimit headers.
 // A refused request gets 429 with Retry-After. A DayQuota unit is given back
-// when the request turns out invalid (400) or fails on our side (5xx).
+// when the request turns out invalid (400) or fails on our side (5xx or
+// refundQuota).
 func (s *Server) limit(p ratelimit.Policy) gin.HandlerFunc {
 	return func(c *gin.Context) {
 		ctx := c.Request.Context()
@@ -50,7 +58,8 @@ func (s *Server) limit(p ratelimit.Policy) gin.HandlerFunc {
 			c.Set(quotaCtxKey, r)
 		}
 		c.Next()
-		if status := c.Writer.Status(); p.Kind == ratelimit.DayQuota && (status == http.StatusBadRequest || status >= 500) {
+		status := c.Writer.Status()
+		if p.Kind == ratelimit.DayQuota && (status == http.StatusBadRequest || status >= 500 || c.GetBool(refundCtxKey)) {
 			if err := s.limiter.Refund(ctx, p, client); err != nil {
 				s.log.WarnContext(ctx, "quota refund failed", "policy", p.Name, "err", err)
 			}

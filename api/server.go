@@ -13,12 +13,16 @@ import (
 	"github.com/redis/go-redis/v9"
 	"gorm.io/gorm"
 
+	"github.com/domaind/domaind/internal/availability"
+	"github.com/domaind/domaind/internal/catalog"
 	"github.com/domaind/domaind/internal/config"
 	"github.com/domaind/domaind/internal/idempotency"
+	"github.com/domaind/domaind/internal/lookup"
 	"github.com/domaind/domaind/internal/metrics"
 	"github.com/domaind/domaind/internal/opsauth"
 	"github.com/domaind/domaind/internal/outbox"
 	"github.com/domaind/domaind/internal/ratelimit"
+	"github.com/domaind/domaind/internal/registry"
 )
 
 // Deps is what the API is built from.
@@ -35,10 +39,20 @@ type Deps struct {
 	Monitoring http.Handler
 	// Now is the clock of daily quotas; nil means time.Now.
 	Now func() time.Time
+	// Registry answers availability checks of the search.
+	Registry registry.Provider
 	// HealthOnly serves only /healthz, /readyz, /metrics and /monitoring:
 	// the HTTP face of the worker, scheduler and dashboard roles.
 	HealthOnly bool
 }
+
+// checkTimeout bounds one registry check of the search; a check that takes
+// longer is reported as unknown.
+const checkTimeout = 5 * time.Second
+
+// catalogTTL is how old the in-memory TLD catalog may get: a TLD sync shows
+// on the read endpoints within this time.
+const catalogTTL = 5 * time.Second
 
 // Server is the API's gin engine and what its handlers use.
 type Server struct {
@@ -47,6 +61,9 @@ type Server struct {
 	outbox  *outbox.Outbox
 	limiter *ratelimit.Limiter
 	idem    *idempotency.Store
+	lookups *lookup.Cache
+	checker *availability.Checker
+	catalog *catalog.Catalog
 	metrics *metrics.Metrics
 	log     *slog.Logger
 	check   func(ctx context.Context) map[string]error
@@ -67,6 +84,9 @@ func New(d Deps) *Server {
 		outbox:  d.Outbox,
 		limiter: ratelimit.New(d.Redis, now),
 		idem:    idempotency.New(d.Redis),
+		lookups: lookup.NewCache(d.Redis),
+		checker: availability.New(d.Registry, d.Redis, checkTimeout),
+		catalog: catalog.New(d.DB, catalogTTL),
 		metrics: d.Metrics,
 		log:     d.Log,
 		check:   d.Check,

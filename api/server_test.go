@@ -22,6 +22,8 @@ import (
 	"github.com/domaind/domaind/internal/outbox"
 	"github.com/domaind/domaind/internal/platform"
 	"github.com/domaind/domaind/internal/platform/platformtest"
+	"github.com/domaind/domaind/internal/registry"
+	"github.com/domaind/domaind/internal/registry/sandbox"
 	"github.com/domaind/domaind/models"
 	"github.com/domaind/domaind/models/modelstest"
 )
@@ -34,6 +36,7 @@ type testEnv struct {
 	// proxy sits between the server and Redis, so tests can take Redis away.
 	proxy *platformtest.Proxy
 	now   time.Time
+	deps  Deps
 }
 
 func newTestEnv(t testing.TB, mutate ...func(*config.Config)) *testEnv {
@@ -52,7 +55,8 @@ func newTestEnvOn(t testing.TB, db *gorm.DB, mutate ...func(*config.Config)) *te
 	rc := opt.MakeRedisClient().(redis.UniversalClient)
 	t.Cleanup(func() { rc.Close() })
 	base, _ := url.Parse("http://api.test")
-	cfg := &config.Config{BaseURL: base, OpsUser: "ops", OpsPassword: "ops-secret"}
+	cfg := &config.Config{BaseURL: base, OpsUser: "ops", OpsPassword: "ops-secret",
+		SearchTLDs: strings.Split(config.DefaultSearchTLDs, ",")}
 	for _, m := range mutate {
 		m(cfg)
 	}
@@ -60,12 +64,26 @@ func newTestEnvOn(t testing.TB, db *gorm.DB, mutate ...func(*config.Config)) *te
 	p := &platform.Platform{DB: env.db, Redis: rc}
 	ob := outbox.New(env.db, asynq.NewClientFromRedisClient(rc), log)
 	t.Cleanup(func() { ob.Close() })
-	env.srv = New(Deps{
+	env.deps = Deps{
 		Config: cfg, DB: env.db, Redis: rc, Metrics: metrics.New(), Log: log,
-		Outbox: ob,
-		Check:  p.Check, Now: func() time.Time { return env.now },
-	})
+		Outbox: ob, Registry: sandbox.New(env.db, 0),
+		Check: p.Check, Now: func() time.Time { return env.now },
+	}
+	env.srv = New(env.deps)
 	return env
+}
+
+// directRedis rebuilds the server on the test Redis without the proxy in
+// between, for benchmarks that measure the real path.
+func (env *testEnv) directRedis() {
+	env.deps.Redis = env.redis.Client
+	env.srv = New(env.deps)
+}
+
+// withRegistry rebuilds the server on another registry provider.
+func (env *testEnv) withRegistry(p registry.Provider) {
+	env.deps.Registry = p
+	env.srv = New(env.deps)
 }
 
 // do sends a request through the engine (httptest requests come from 192.0.2.1).

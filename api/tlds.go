@@ -1,19 +1,16 @@
 package api
 
 import (
-	"errors"
 	"net/http"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/gin-gonic/gin"
-	"gorm.io/gorm"
 
 	"github.com/domaind/domaind/internal/domainname"
 	"github.com/domaind/domaind/internal/ratelimit"
 	"github.com/domaind/domaind/internal/registry"
-	"github.com/domaind/domaind/models"
 )
 
 // pricingLimit is SPEC §8's shared limit of the pricing and metadata endpoints.
@@ -26,7 +23,8 @@ type priceResponse struct {
 	PriceCents *int64 `json:"priceCents"`
 }
 
-// getTLDPrice answers GET /api/pricing/tld?tld=&op= from the synced prices.
+// getTLDPrice answers GET /api/pricing/tld?tld=&op= from the synced prices
+// (through the in-memory catalog).
 // A TLD that is not sold, or an operation it does not offer, has a null price.
 // Its 400s use the legacy error shape (SPEC §7.1).
 func (s *Server) getTLDPrice(c *gin.Context) error {
@@ -42,12 +40,12 @@ func (s *Server) getTLDPrice(c *gin.Context) error {
 	if !slices.Contains(registry.Ops, op) {
 		return Errorf(http.StatusBadRequest, "bad_request", "op must be one of %s", strings.Join(registry.Ops, ", "))
 	}
-	var p models.TLDPrice
-	err = s.db.WithContext(c.Request.Context()).First(&p, "tld = ? AND op = ?", tld, op).Error
-	if err != nil && !errors.Is(err, gorm.ErrRecordNotFound) {
+	cat, err := s.catalog.Get(c.Request.Context())
+	if err != nil {
 		return err
 	}
-	c.JSON(http.StatusOK, priceResponse{TLD: tld, Op: op, PriceCents: p.Cents})
+	cents, _ := cat.Price(tld, op)
+	c.JSON(http.StatusOK, priceResponse{TLD: tld, Op: op, PriceCents: cents})
 	return nil
 }
 
@@ -70,13 +68,13 @@ func (s *Server) getTLDMetadata(c *gin.Context) error {
 	if err != nil {
 		return err
 	}
-	var t models.TLD
-	err = s.db.WithContext(c.Request.Context()).First(&t, "name = ?", tld).Error
-	if errors.Is(err, gorm.ErrRecordNotFound) {
-		return Errorf(http.StatusNotFound, "not_found", "no metadata for TLD %q", tld)
-	}
+	cat, err := s.catalog.Get(c.Request.Context())
 	if err != nil {
 		return err
+	}
+	t, ok := cat.TLDs[tld]
+	if !ok {
+		return Errorf(http.StatusNotFound, "not_found", "no metadata for TLD %q", tld)
 	}
 	c.JSON(http.StatusOK, metadataResponse{
 		TLD: t.Name, Metadata: t.Metadata, Source: metadataSource,

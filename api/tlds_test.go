@@ -16,7 +16,7 @@ import (
 )
 
 // seedTLDs loads the sandbox registry and syncs it, as `domaind seed` does.
-func seedTLDs(t *testing.T, env *testEnv) time.Time {
+func seedTLDs(t testing.TB, env *testEnv) time.Time {
 	t.Helper()
 	ctx := context.Background()
 	if _, err := sandbox.Seed(ctx, env.db); err != nil {
@@ -30,7 +30,7 @@ func seedTLDs(t *testing.T, env *testEnv) time.Time {
 	return com.LastSyncedAt
 }
 
-func sandboxCents(t *testing.T, env *testEnv, tld, op string) *int64 {
+func sandboxCents(t testing.TB, env *testEnv, tld, op string) *int64 {
 	t.Helper()
 	var p models.TLDPrice
 	if err := env.db.First(&p, "tld = ? AND op = ?", tld, op).Error; err != nil {

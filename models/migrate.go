@@ -23,6 +23,9 @@ var migrations = []migration{
 	{2, "TLDs, prices and the sandbox registry", func(tx *gorm.DB) error {
 		return tx.AutoMigrate(&TLD{}, &TLDPrice{}, &SandboxTLD{}, &SandboxName{})
 	}},
+	{3, "lookups, RDAP bootstrap and marketplace listings", func(tx *gorm.DB) error {
+		return tx.AutoMigrate(&Lookup{}, &RDAPBootstrap{}, &Listing{})
+	}},
 }
 
 // SchemaMigration records an applied migration.

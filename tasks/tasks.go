@@ -47,6 +47,7 @@ var Specs = map[string]Spec{
 	TypeMaintenanceCleanup: {Queue: QueueMaintenance, MaxRetry: 3, Timeout: 10 * time.Minute},
 	TypeCanaryRun:          {Queue: QueueMaintenance, MaxRetry: 10, Timeout: 10 * time.Minute},
 	TypeTLDSync:            {Queue: QueueMaintenance, MaxRetry: 5, Timeout: 15 * time.Minute},
+	TypeLookupRun:          {Queue: QueueRDAP, MaxRetry: 3, Timeout: 45 * time.Second},
 }
 
 // HeaderRequestID is the task header carrying the id of the HTTP request

@@ -15,6 +15,7 @@ import (
 	"gorm.io/gorm"
 
 	"github.com/domaind/domaind/internal/logging"
+	"github.com/domaind/domaind/internal/lookup"
 	"github.com/domaind/domaind/internal/metrics"
 	"github.com/domaind/domaind/internal/outbox"
 	"github.com/domaind/domaind/internal/registry"
@@ -30,6 +31,9 @@ type Deps struct {
 	Log      *slog.Logger
 	RedisOpt asynq.RedisConnOpt
 	Registry registry.Provider
+	// Resolver answers lookups; LookupCache caches and announces them.
+	Resolver    *lookup.Resolver
+	LookupCache *lookup.Cache
 }
 
 // Worker is a started or startable asynq server with the service's handlers.
@@ -64,6 +68,7 @@ func New(d Deps) *Worker {
 	mux.Handle(tasks.TypeMaintenanceCleanup, &cleanup{db: d.DB, log: d.Log})
 	mux.Handle(tasks.TypeCanaryRun, &canaryRun{db: d.DB})
 	mux.Handle(tasks.TypeTLDSync, &tldSync{db: d.DB, registry: d.Registry, log: d.Log})
+	mux.Handle(tasks.TypeLookupRun, &lookupRun{db: d.DB, resolver: d.Resolver, cache: d.LookupCache})
 	return &Worker{srv: srv, mux: mux}
 }
 

@@ -12,9 +12,12 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/domaind/domaind/internal/domainname"
 )
 
 // Config is every setting of every role. The zero value is not useful; use Load.
@@ -40,11 +43,20 @@ type Config struct {
 	WhoisIANAAddr   string
 	FetchAllowCIDRs []netip.Prefix
 	TrustedProxies  []netip.Prefix
+	// SearchTLDs are the TLDs a plain label.tld search also checks.
+	SearchTLDs []string
 
 	SeedDemo  bool
 	LogLevel  slog.Level
 	LogFormat string // "text" or "json"
 }
+
+// DefaultSearchTLDs are the common TLDs a plain label.tld search checks
+// besides the one asked for.
+const DefaultSearchTLDs = "com,net,org,io,co,ai,app,dev,xyz,me,info,shop"
+
+// maxSearchTLDs bounds the checks one search makes.
+const maxSearchTLDs = 30
 
 // Embedded reports whether the process runs on the embedded default (SQLite
 // and in-process Redis) rather than on external Postgres and Redis.
@@ -134,6 +146,9 @@ func Load(getenv func(string) string, isTerminal bool) (*Config, error) {
 	}
 	if c.TrustedProxies, err = parsePrefixes(getenv("DOMAIND_TRUSTED_PROXIES")); err != nil {
 		return nil, &Error{"DOMAIND_TRUSTED_PROXIES", err.Error()}
+	}
+	if c.SearchTLDs, err = parseTLDs(env("DOMAIND_SEARCH_TLDS", DefaultSearchTLDs)); err != nil {
+		return nil, &Error{"DOMAIND_SEARCH_TLDS", err.Error()}
 	}
 	if err := c.LogLevel.UnmarshalText([]byte(env("DOMAIND_LOG_LEVEL", "info"))); err != nil {
 		return nil, &Error{"DOMAIND_LOG_LEVEL", "want debug, info, warn or error"}
@@ -294,4 +309,22 @@ func randomHex(n int) string {
 		panic(err) // crypto/rand never fails on supported platforms
 	}
 	return hex.EncodeToString(b)
+}
+
+// parseTLDs reads a comma-separated list of TLDs, normalised and deduplicated.
+func parseTLDs(s string) ([]string, error) {
+	var out []string
+	for _, f := range strings.Split(s, ",") {
+		tld, err := domainname.ParseTLD(f)
+		if err != nil {
+			return nil, fmt.Errorf("want comma-separated TLDs such as com,net: %v", err)
+		}
+		if !slices.Contains(out, tld) {
+			out = append(out, tld)
+		}
+	}
+	if len(out) > maxSearchTLDs {
+		return nil, fmt.Errorf("at most %d TLDs, got %d", maxSearchTLDs, len(out))
+	}
+	return out, nil
 }

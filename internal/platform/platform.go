@@ -114,8 +114,10 @@ func OpenPostgres(url string) (*gorm.DB, error) {
 	if err != nil {
 		return nil, err
 	}
+	// Idle connections are kept up to the open limit: closing one under a
+	// burst and opening it again costs a Postgres backend start.
 	sqlDB.SetMaxOpenConns(20)
-	sqlDB.SetMaxIdleConns(10)
+	sqlDB.SetMaxIdleConns(20)
 	sqlDB.SetConnMaxIdleTime(5 * time.Minute)
 	return db, nil
 }

@@ -46,6 +46,15 @@ type Price struct {
 	Currency string
 }
 
+// Reasons a provider gives for a name that is not available. Providers may
+// give others (Realtime Register passes the registry's wording through);
+// anything not recognised counts as registered.
+const (
+	ReasonRegistered = "registered"
+	ReasonReserved   = "reserved"
+	ReasonNotSold    = "not sold"
+)
+
 // Availability is the answer of a domain check.
 type Availability struct {
 	Available bool

@@ -116,7 +116,7 @@ func (s *Sandbox) Check(ctx context.Context, name string) (registry.Availability
 	switch {
 	case errors.Is(err, gorm.ErrRecordNotFound):
 		if t.RegisterCents == nil {
-			return registry.Availability{Reason: "not sold"}, nil
+			return registry.Availability{Reason: registry.ReasonNotSold}, nil
 		}
 		return registry.Availability{Available: true, Cents: *t.RegisterCents, Currency: "USD"}, nil
 	case err != nil:

@@ -1,0 +1,289 @@
+package api
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+
+	"github.com/gin-gonic/gin"
+	"golang.org/x/sync/errgroup"
+
+	"github.com/domaind/domaind/internal/ratelimit"
+)
+
+// batchLimit is the per-IP rate of batch requests themselves; each
+// operation also counts against its own endpoint's limit.
+var batchLimit = ratelimit.PerMinute("batch", 60)
+
+// maxBatchOps is SPEC §8's batch size; batchParallel is how many of one
+// batch's operations run at once.
+const (
+	maxBatchOps   = 20
+	batchParallel = 4
+)
+
+// batchTarget is the single call a batch operation stands for.
+type batchTarget struct {
+	Method string `json:"method"`
+	Path   string `json:"path"`
+	// params are the operation's parameters and whether each is required.
+	params map[string]bool
+	// request builds the single call's path, query and body from params.
+	request func(params map[string]json.RawMessage) (path string, query url.Values, body []byte)
+}
+
+// batchOps maps SPEC §4.1's batch operations onto their single calls.
+var batchOps = map[string]batchTarget{
+	"search_domain": {Method: http.MethodPost, Path: "/api/domain/search", params: map[string]bool{"q": true},
+		request: func(p map[string]json.RawMessage) (string, url.Values, []byte) {
+			return "/api/domain/search", nil, jsonBody(p)
+		}},
+	"whois_lookup": {Method: http.MethodPost, Path: "/api/tools/whois", params: map[string]bool{"domain": true},
+		request: func(p map[string]json.RawMessage) (string, url.Values, []byte) {
+			return "/api/tools/whois", nil, jsonBody(p)
+		}},
+	"tld_registration_price": {Method: http.MethodGet, Path: "/api/pricing/tld", params: map[string]bool{"tld": true, "op": false},
+		request: func(p map[string]json.RawMessage) (string, url.Values, []byte) {
+			q := url.Values{}
+			for k, v := range p {
+				q.Set(k, queryValue(v))
+			}
+			return "/api/pricing/tld", q, nil
+		}},
+	"tld_requirements": {Method: http.MethodGet, Path: "/api/tlds/{tld}/metadata", params: map[string]bool{"tld": true},
+		request: func(p map[string]json.RawMessage) (string, url.Values, []byte) {
+			return "/api/tlds/" + url.PathEscape(queryValue(p["tld"])) + "/metadata", nil, nil
+		}},
+}
+
+// jsonBody is the JSON object of a POST operation's parameters, passed on
+// as given so the single call's validation judges their types.
+func jsonBody(p map[string]json.RawMessage) []byte {
+	b, _ := json.Marshal(p) // valid JSON values always marshal
+	return b
+}
+
+// queryValue is a parameter as a GET call's query or path value: a string
+// as is, anything else as its JSON text (which the call then judges).
+func queryValue(v json.RawMessage) string {
+	var s string
+	if json.Unmarshal(v, &s) == nil {
+		return s
+	}
+	return string(v)
+}
+
+type batchRequest struct {
+	Operations []batchOperation `json:"operations"`
+}
+
+type batchOperation struct {
+	Op     string          `json:"op"`
+	ID     json.RawMessage `json:"id"`
+	Params json.RawMessage `json:"params"`
+}
+
+type batchResult struct {
+	ID     string  `json:"id"`
+	Op     *string `json:"op"`
+	Status int     `json:"status"`
+	Body   any     `json:"body"`
+}
+
+type batchResponse struct {
+	Results []batchResult `json:"results"`
+	Count   int           `json:"count"`
+	Failed  int           `json:"failed"`
+}
+
+// runBatch answers POST /api/batch: each operation is sent through the
+// engine as the single call it stands for, from the same client address
+// and with nothing else of the batch request (no cookies, tokens or keys),
+// so it meets the same validation, limits and quotas as a direct anonymous
+// call and can reach nothing more. Only a malformed envelope fails the batch.
+func (s *Server) runBatch(c *gin.Context) error {
+	var req batchRequest
+	if err := decodeJSON(c, &req, false); err != nil {
+		return err
+	}
+	n := len(req.Operations)
+	if req.Operations == nil || n == 0 || n > maxBatchOps {
+		return Errorf(http.StatusBadRequest, "bad_request", "operations must hold 1 to %d operations, got %d", maxBatchOps, n)
+	}
+	ids := make([]string, n)
+	for i, op := range req.Operations {
+		if _, ok := batchOps[op.Op]; !ok {
+			return Errorf(http.StatusBadRequest, "bad_request", "operations[%d].op %q is not one of %s", i, op.Op, strings.Join(batchOpNames(), ", "))
+		}
+		id, err := batchID(op.ID, i)
+		if err != nil {
+			return Errorf(http.StatusBadRequest, "bad_request", "operations[%d].id: %v", i, err)
+		}
+		ids[i] = id
+	}
+
+	results := make([]batchResult, n)
+	var g errgroup.Group
+	g.SetLimit(batchParallel)
+	for i, op := range req.Operations {
+		g.Go(func() error {
+			results[i] = s.dispatch(c, ids[i], op)
+			return nil
+		})
+	}
+	g.Wait()
+	resp := batchResponse{Results: results, Count: n}
+	for _, r := range results {
+		if r.Status >= 400 {
+			resp.Failed++
+		}
+	}
+	c.JSON(http.StatusOK, resp)
+	return nil
+}
+
+// batchID is an operation's id as a string: the one given (a string or a
+// number), or its index.
+func batchID(raw json.RawMessage, index int) (string, error) {
+	if len(raw) == 0 || string(raw) == "null" {
+		return strconv.Itoa(index), nil
+	}
+	var s string
+	if err := json.Unmarshal(raw, &s); err == nil {
+		return s, nil
+	}
+	var num json.Number
+	if err := json.Unmarshal(raw, &num); err == nil {
+		return num.String(), nil
+	}
+	return "", fmt.Errorf("want a string or a number")
+}
+
+// dispatch runs one operation through the engine and captures its answer.
+func (s *Server) dispatch(c *gin.Context, id string, op batchOperation) batchResult {
+	name := op.Op
+	res := batchResult{ID: id, Op: &name}
+	target := batchOps[op.Op]
+	params, err := batchParams(op.Params)
+	if err != nil {
+		res.Status, res.Body = http.StatusBadRequest, gin.H{"error": gin.H{"code": "validation_error", "message": "params: " + err.Error()}}
+		return res
+	}
+	path, query, body := target.request(params)
+	sub, _ := http.NewRequestWithContext(c.Request.Context(), target.Method, "/", bytes.NewReader(body))
+	sub.URL = &url.URL{Path: path, RawQuery: query.Encode()}
+	sub.RequestURI = sub.URL.RequestURI()
+	sub.RemoteAddr = c.Request.RemoteAddr
+	if xff := c.Request.Header.Get("X-Forwarded-For"); xff != "" {
+		sub.Header.Set("X-Forwarded-For", xff) // believed only from a trusted proxy, as for any request
+	}
+	sub.Header.Set(HeaderRequestID, c.Writer.Header().Get(HeaderRequestID))
+	if body != nil {
+		sub.Header.Set("Content-Type", "application/json")
+	}
+	w := &bufferWriter{header: http.Header{}, status: http.StatusOK}
+	s.engine.ServeHTTP(w, sub)
+	res.Status, res.Body = w.status, decodeBody(w.Header().Get("Content-Type"), w.body.Bytes())
+	return res
+}
+
+// batchParams reads an operation's params, a JSON object (absent is empty).
+func batchParams(raw json.RawMessage) (map[string]json.RawMessage, error) {
+	m := map[string]json.RawMessage{}
+	if len(raw) == 0 || string(raw) == "null" {
+		return m, nil
+	}
+	if err := json.Unmarshal(raw, &m); err != nil {
+		return nil, fmt.Errorf("want a JSON object")
+	}
+	return m, nil
+}
+
+// decodeBody is a single call's body as JSON: an NDJSON stream becomes the
+// array of its events.
+func decodeBody(contentType string, b []byte) any {
+	if strings.HasPrefix(contentType, "application/x-ndjson") {
+		events := []json.RawMessage{}
+		sc := bufio.NewScanner(bytes.NewReader(b))
+		sc.Buffer(make([]byte, 0, 64*1024), 1<<20)
+		for sc.Scan() {
+			if line := bytes.TrimSpace(sc.Bytes()); len(line) > 0 {
+				events = append(events, json.RawMessage(bytes.Clone(line)))
+			}
+		}
+		return events
+	}
+	if json.Valid(b) {
+		return json.RawMessage(b)
+	}
+	return string(b)
+}
+
+// bufferWriter is the http.ResponseWriter of a batch operation.
+type bufferWriter struct {
+	header http.Header
+	status int
+	wrote  bool
+	body   bytes.Buffer
+}
+
+func (w *bufferWriter) Header() http.Header { return w.header }
+
+func (w *bufferWriter) WriteHeader(status int) {
+	if !w.wrote {
+		w.status, w.wrote = status, true
+	}
+}
+
+func (w *bufferWriter) Write(b []byte) (int, error) {
+	w.WriteHeader(http.StatusOK)
+	return w.body.Write(b)
+}
+
+// Flush lets streaming handlers flush; the buffer keeps everything.
+func (w *bufferWriter) Flush() {}
+
+func batchOpNames() []string {
+	return []string{"search_domain", "whois_lookup", "tld_registration_price", "tld_requirements"}
+}
+
+// batchCatalog answers GET /api/batch: the operations, the cap and an example.
+func (s *Server) batchCatalog(c *gin.Context) error {
+	type param struct {
+		Name     string `json:"name"`
+		Required bool   `json:"required"`
+	}
+	type entry struct {
+		Op     string  `json:"op"`
+		SameAs string  `json:"same_as"`
+		Params []param `json:"params"`
+	}
+	var ops []entry
+	for _, name := range batchOpNames() {
+		t := batchOps[name]
+		e := entry{Op: name, SameAs: t.Method + " " + t.Path}
+		for _, p := range []string{"q", "domain", "tld", "op"} {
+			if req, ok := t.params[p]; ok {
+				e.Params = append(e.Params, param{Name: p, Required: req})
+			}
+		}
+		ops = append(ops, e)
+	}
+	c.JSON(http.StatusOK, gin.H{
+		"operations":     ops,
+		"max_operations": maxBatchOps,
+		"rate_limit":     "each operation counts against its own endpoint's per-IP limit or quota",
+		"example": gin.H{"operations": []gin.H{
+			{"id": "search", "op": "search_domain", "params": gin.H{"q": "example.com"}},
+			{"id": "whois", "op": "whois_lookup", "params": gin.H{"domain": "example.com"}},
+			{"id": "price", "op": "tld_registration_price", "params": gin.H{"tld": "com", "op": "register"}},
+			{"id": "rules", "op": "tld_requirements", "params": gin.H{"tld": "com"}},
+		}},
+	})
+	return nil
+}

@@ -1,0 +1,320 @@
+package api
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/domaind/domaind/internal/availability"
+	"github.com/domaind/domaind/internal/catalog"
+	"github.com/domaind/domaind/internal/domainname"
+	"github.com/domaind/domaind/internal/lookup"
+	"github.com/domaind/domaind/internal/ratelimit"
+	"github.com/domaind/domaind/internal/registry"
+	"github.com/domaind/domaind/internal/requestid"
+	"github.com/domaind/domaind/models"
+)
+
+// searchLimit is SPEC §8's domain search rate.
+var searchLimit = ratelimit.PerMinute("search", 60)
+
+// Row states the search adds to availability's: the name is listed in our
+// marketplace, or its label is not allowed under the TLD.
+const (
+	stateForSale = "for_sale"
+	stateInvalid = "invalid"
+)
+
+// stateLabels are the short human labels of the row states.
+var stateLabels = map[string]string{
+	availability.Available:   "Available",
+	availability.Registered:  "Taken",
+	availability.Premium:     "Premium",
+	stateForSale:             "For sale",
+	availability.Reserved:    "Reserved",
+	availability.Unsupported: "TLD not offered",
+	stateInvalid:             "Not allowed under this TLD",
+	availability.Unknown:     "Could not check",
+}
+
+// Row sources (meta.source): what decided the row's state.
+const (
+	sourceRegistry    = "registry"
+	sourceCache       = "cache"
+	sourceMarketplace = "marketplace"
+	sourceCatalog     = "catalog" // our synced TLD list
+	sourceSyntax      = "syntax"
+)
+
+type searchRequest struct {
+	Q *string `json:"q"`
+}
+
+// The stream events of SPEC §2.5.
+type (
+	searchHeader struct {
+		Kind         string   `json:"kind"`
+		RequestID    string   `json:"request_id"`
+		Primary      string   `json:"primary"`
+		Domains      []string `json:"domains"`
+		PrimaryIndex int      `json:"primary_index"`
+	}
+	searchRow struct {
+		Kind         string        `json:"kind"`
+		Domain       string        `json:"domain"`
+		State        string        `json:"state"`
+		StateLabel   string        `json:"state_label"`
+		Available    bool          `json:"available"`
+		Price        *rowPrice     `json:"price"`
+		Listing      *listingView  `json:"listing"`
+		WhoisSummary *whoisSummary `json:"whois_summary"`
+		Cached       bool          `json:"cached"`
+		Meta         rowMeta       `json:"meta"`
+	}
+	searchMarker struct {
+		Kind string `json:"kind"`
+	}
+	searchDone struct {
+		Kind       string `json:"kind"`
+		DurationMS int64  `json:"duration_ms"`
+		Count      int    `json:"count"`
+	}
+)
+
+// rowPrice is new-registration pricing for one year, never masked.
+type rowPrice struct {
+	RegisterCents *int64 `json:"register_cents"`
+	RenewCents    *int64 `json:"renew_cents"`
+	Currency      string `json:"currency"`
+	Premium       bool   `json:"premium"`
+}
+
+// whoisSummary comes from a lookup cached in the last hour.
+type whoisSummary struct {
+	Registrar      string `json:"registrar"`
+	ExpirationDate string `json:"expiration_date"`
+	LookupID       string `json:"lookup_id"`
+}
+
+type rowMeta struct {
+	Source   string `json:"source"`
+	Provider string `json:"provider"`
+	TookMS   int64  `json:"took_ms"`
+	// Error says why the state is unknown.
+	Error string `json:"error,omitempty"`
+}
+
+// searchDomains answers POST /api/domain/search with an NDJSON stream: a
+// header, one row per name written as soon as its check completes (the
+// checks run concurrently), primary_done right after the queried name's row,
+// and done. A client that goes away cancels the checks still running.
+func (s *Server) searchDomains(c *gin.Context) error {
+	start := time.Now()
+	var req searchRequest
+	if err := decodeJSON(c, &req, false); err != nil {
+		return err
+	}
+	if req.Q == nil || strings.TrimSpace(*req.Q) == "" {
+		return Errorf(http.StatusBadRequest, "validation_error", "q is required: the domain to check")
+	}
+	q, err := domainname.Parse(*req.Q)
+	if err != nil {
+		return err
+	}
+	names := s.searchNames(q)
+	ctx, cancel := context.WithCancel(c.Request.Context())
+	defer cancel()
+	facts, err := s.loadSearchFacts(ctx, names)
+	if err != nil {
+		return err
+	}
+	showPrices := pricesVisible(c)
+
+	h := c.Writer.Header()
+	h.Set("Content-Type", "application/x-ndjson")
+	h.Set("Cache-Control", "no-store")
+	h.Set("X-Content-Type-Options", "nosniff")
+	c.Status(http.StatusOK)
+	out := &ndjson{w: c.Writer, enc: json.NewEncoder(c.Writer)}
+	domains := make([]string, len(names))
+	for i, n := range names {
+		domains[i] = n.ASCII
+	}
+	out.write(searchHeader{Kind: "header", RequestID: requestid.From(ctx), Primary: names[0].ASCII, Domains: domains, PrimaryIndex: 0})
+
+	rows := make(chan searchRow, len(names)) // never blocks a check
+	var wg sync.WaitGroup
+	for _, n := range names {
+		wg.Go(func() {
+			row := s.searchRow(ctx, n, facts, showPrices)
+			rows <- row
+			if (row.State == availability.Registered || row.State == stateForSale) && row.WhoisSummary == nil && ctx.Err() == nil {
+				s.warmLookup(ctx, n.Registrable)
+			}
+		})
+	}
+	for i := range names {
+		row := <-rows
+		out.write(row)
+		if row.Domain == names[0].ASCII {
+			out.write(searchMarker{Kind: "primary_done"})
+		}
+		if out.err != nil {
+			cancel() // the client is gone: stop the checks still running
+			break
+		}
+		if i == len(names)-1 {
+			out.write(searchDone{Kind: "done", DurationMS: time.Since(start).Milliseconds(), Count: len(names)})
+		}
+	}
+	wg.Wait()
+	return nil
+}
+
+// searchNames is the queried name (its registrable domain) first, then, for
+// a plain label.tld query, the same label on each configured search TLD.
+func (s *Server) searchNames(q domainname.Name) []domainname.Name {
+	primary := q
+	if !q.IsRegistrable() {
+		primary, _ = domainname.Parse(q.Registrable) // a registrable name parses
+	}
+	names := []domainname.Name{primary}
+	if !q.IsPlainLabelTLD() {
+		return names
+	}
+	for _, tld := range s.cfg.SearchTLDs {
+		if tld == primary.TLD {
+			continue
+		}
+		if n, err := domainname.WithTLD(primary.Label, tld); err == nil {
+			names = append(names, n)
+		}
+	}
+	return names
+}
+
+// searchFacts is what the search knows from our own data before it asks the
+// registry: the synced TLDs and prices, marketplace listings, cached lookups.
+type searchFacts struct {
+	catalog  *catalog.Snapshot
+	listings map[string]models.Listing
+	answers  map[string]lookup.Answer
+}
+
+func (f *searchFacts) price(tld, op string) *int64 {
+	p, _ := f.catalog.Price(tld, op)
+	return p
+}
+
+func (s *Server) loadSearchFacts(ctx context.Context, names []domainname.Name) (*searchFacts, error) {
+	var domains, registrable []string
+	for _, n := range names {
+		domains = append(domains, n.ASCII)
+		registrable = append(registrable, n.Registrable)
+	}
+	cat, err := s.catalog.Get(ctx)
+	if err != nil {
+		return nil, err
+	}
+	f := &searchFacts{catalog: cat, listings: map[string]models.Listing{}}
+	var listings []models.Listing
+	if err := s.db.WithContext(ctx).Where("domain IN ? AND approved AND marketplace_visible", domains).Find(&listings).Error; err != nil {
+		return nil, err
+	}
+	for _, l := range listings {
+		f.listings[l.Domain] = l
+	}
+	if f.answers, err = s.lookups.GetMany(ctx, registrable); err != nil {
+		return nil, err
+	}
+	return f, nil
+}
+
+// searchRow decides one name's row.
+func (s *Server) searchRow(ctx context.Context, n domainname.Name, f *searchFacts, showPrices bool) searchRow {
+	start := time.Now()
+	row := searchRow{Kind: "row", Domain: n.ASCII, Meta: rowMeta{Provider: s.checker.Provider()}}
+	tld, sold := f.catalog.TLDs[n.TLD]
+	switch {
+	case !sold || tld.Unavailable:
+		row.State, row.Meta.Source = availability.Unsupported, sourceCatalog
+	case strings.HasPrefix(n.Label, "xn--") && !tld.Metadata.IDNSupport:
+		row.State, row.Meta.Source = stateInvalid, sourceSyntax
+	default:
+		if l, ok := f.listings[n.ASCII]; ok {
+			v := newListingView(l, showPrices)
+			row.State, row.Listing, row.Meta.Source = stateForSale, &v, sourceMarketplace
+			break
+		}
+		r := s.checker.Check(ctx, n.ASCII)
+		row.State, row.Cached = r.State, r.Cached
+		row.Available = r.State == availability.Available || r.State == availability.Premium
+		row.Meta.Source = sourceRegistry
+		if r.Cached {
+			row.Meta.Source = sourceCache
+		}
+		if r.Err != nil {
+			row.Meta.Error = checkError(ctx, r.Err)
+		}
+		if r.Premium {
+			cents := r.Cents
+			row.Price = &rowPrice{RegisterCents: &cents, RenewCents: f.price(n.TLD, registry.OpRenew), Currency: "USD", Premium: true}
+		}
+	}
+	if row.Price == nil && row.State != availability.Unsupported {
+		row.Price = &rowPrice{RegisterCents: f.price(n.TLD, registry.OpRegister), RenewCents: f.price(n.TLD, registry.OpRenew), Currency: "USD"}
+	}
+	if a, ok := f.answers[n.Registrable]; ok && a.Found {
+		row.WhoisSummary = &whoisSummary{Registrar: a.Record.Registrar, ExpirationDate: formatDate(a.Record.Expires), LookupID: a.LookupID}
+	}
+	row.StateLabel = stateLabels[row.State]
+	row.Meta.TookMS = time.Since(start).Milliseconds()
+	return row
+}
+
+// checkError is the client-safe reason of a failed check.
+func checkError(ctx context.Context, err error) string {
+	switch {
+	case ctx.Err() != nil:
+		return "search cancelled"
+	case strings.Contains(err.Error(), context.DeadlineExceeded.Error()):
+		return "the registry did not answer in time"
+	}
+	return "the registry check failed"
+}
+
+// warmLookup starts a background lookup of a registered domain so the next
+// search shows its WHOIS summary; one per domain per few minutes.
+func (s *Server) warmLookup(ctx context.Context, domain string) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
+	defer cancel()
+	ok, err := s.lookups.ClaimWarm(ctx, domain)
+	if err == nil && ok {
+		err = s.createLookup(ctx, models.NewID(), domain)
+	}
+	if err != nil {
+		s.log.WarnContext(ctx, "background lookup not started", "domain", domain, "err", err)
+	}
+}
+
+// ndjson writes one JSON object per line and flushes it, remembering the
+// first write error (a client that went away).
+type ndjson struct {
+	w   gin.ResponseWriter
+	enc *json.Encoder
+	err error
+}
+
+func (o *ndjson) write(v any) {
+	if o.err != nil {
+		return
+	}
+	if o.err = o.enc.Encode(v); o.err == nil {
+		o.w.Flush()
+	}
+}

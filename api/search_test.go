@@ -1,0 +1,453 @@
+package api
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/gin-gonic/gin"
+	"gorm.io/gorm"
+
+	"github.com/domaind/domaind/internal/availability"
+	"github.com/domaind/domaind/internal/config"
+	"github.com/domaind/domaind/internal/domaininfo"
+	"github.com/domaind/domaind/internal/lookup"
+	"github.com/domaind/domaind/internal/registry/rtr"
+	"github.com/domaind/domaind/models"
+)
+
+// event is one line of the search stream, decoded loosely so a test sees
+// exactly which fields were sent.
+type event map[string]any
+
+func (e event) kind() string        { s, _ := e["kind"].(string); return s }
+func (e event) str(k string) string { s, _ := e[k].(string); return s }
+
+func parseStream(t *testing.T, body string) []event {
+	t.Helper()
+	var out []event
+	sc := bufio.NewScanner(strings.NewReader(body))
+	for sc.Scan() {
+		var e event
+		if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
+			t.Fatalf("line %q is not JSON: %v", sc.Text(), err)
+		}
+		out = append(out, e)
+	}
+	return out
+}
+
+func search(t *testing.T, env *testEnv, q string) []event {
+	t.Helper()
+	w := env.request("POST", "/api/domain/search", `{"q":`+strconvQuote(q)+`}`)
+	if w.Code != 200 {
+		t.Fatalf("search %q = %d %s", q, w.Code, w.Body)
+	}
+	if ct := w.Header().Get("Content-Type"); ct != "application/x-ndjson" {
+		t.Fatalf("content type = %q", ct)
+	}
+	return parseStream(t, w.Body.String())
+}
+
+func strconvQuote(s string) string { b, _ := json.Marshal(s); return string(b) }
+
+// checkOrder checks SPEC §2.5's order: header, rows, primary_done right
+// after the primary's row, done last; it returns the rows.
+func checkOrder(t *testing.T, events []event) (header event, rows []event) {
+	t.Helper()
+	if len(events) < 4 || events[0].kind() != "header" || events[len(events)-1].kind() != "done" {
+		t.Fatalf("stream = %v, want header ... done", events)
+	}
+	header = events[0]
+	primary := header.str("primary")
+	for i, e := range events[1 : len(events)-1] {
+		switch e.kind() {
+		case "row":
+			rows = append(rows, e)
+		case "primary_done":
+			if len(e) != 1 {
+				t.Errorf("primary_done has fields: %v", e)
+			}
+			if prev := events[i]; prev.kind() != "row" || prev.str("domain") != primary {
+				t.Errorf("primary_done follows %v, want the row of %s", prev, primary)
+			}
+		default:
+			t.Errorf("unexpected event %v", e)
+		}
+	}
+	if n := len(events) - 2 - len(rows); n != 1 {
+		t.Errorf("%d primary_done events, want 1", n)
+	}
+	done := events[len(events)-1]
+	if done["count"] != float64(len(rows)) {
+		t.Errorf("done.count = %v, want %d", done["count"], len(rows))
+	}
+	if _, ok := done["duration_ms"].(float64); !ok {
+		t.Errorf("done.duration_ms = %v", done["duration_ms"])
+	}
+	return header, rows
+}
+
+// sandboxState is what the sandbox registry holds for name, the ground
+// truth a row's state must match.
+func sandboxState(t *testing.T, db *gorm.DB, name string) (state string, premiumCents *int64) {
+	t.Helper()
+	var n models.SandboxName
+	err := db.First(&n, "name = ?", name).Error
+	if errors.Is(err, gorm.ErrRecordNotFound) {
+		return availability.Available, nil
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n.State, n.PremiumCents
+}
+
+func TestSearchChecksTheLabelOnTheCommonTLDs(t *testing.T) {
+	env := newTestEnv(t)
+	seedTLDs(t, env)
+	for _, q := range []string{"google.com", "zqxv-domaind-test.io", "nic.dev"} {
+		t.Run(q, func(t *testing.T) {
+			header, rows := checkOrder(t, search(t, env, q))
+			label, tld, _ := strings.Cut(q, ".")
+			want := []string{q}
+			for _, s := range strings.Split(config.DefaultSearchTLDs, ",") {
+				if s != tld {
+					want = append(want, label+"."+s)
+				}
+			}
+			var domains []string
+			for _, d := range header["domains"].([]any) {
+				domains = append(domains, d.(string))
+			}
+			if !slices.Equal(domains, want) || header.str("primary") != q || header["primary_index"] != float64(0) {
+				t.Errorf("header = %v, want primary %s and domains %v", header, q, want)
+			}
+			if header.str("request_id") == "" {
+				t.Error("header has no request_id")
+			}
+			if len(rows) != len(want) {
+				t.Fatalf("%d rows, want %d", len(rows), len(want))
+			}
+			for _, r := range rows {
+				name := r.str("domain")
+				wantState, premium := sandboxState(t, env.db, name)
+				if r.str("state") != wantState {
+					t.Errorf("%s: state %q, want %q", name, r.str("state"), wantState)
+				}
+				if r.str("state_label") == "" {
+					t.Errorf("%s: no state_label", name)
+				}
+				wantAvail := wantState == availability.Available || wantState == availability.Premium
+				if r["available"] != wantAvail {
+					t.Errorf("%s: available = %v, want %v", name, r["available"], wantAvail)
+				}
+				_, rowTLD, _ := strings.Cut(name, ".")
+				price, _ := r["price"].(map[string]any)
+				wantRegister := sandboxCents(t, env, rowTLD, "register")
+				if premium != nil {
+					wantRegister = premium
+				}
+				if price == nil || price["register_cents"] != float64(*wantRegister) ||
+					price["renew_cents"] != float64(*sandboxCents(t, env, rowTLD, "renew")) ||
+					price["currency"] != "USD" || price["premium"] != (premium != nil) {
+					t.Errorf("%s: price = %v, want register %d", name, r["price"], *wantRegister)
+				}
+				for _, k := range []string{"listing", "whois_summary", "cached", "meta"} {
+					if _, ok := r[k]; !ok {
+						t.Errorf("%s: row has no %q", name, k)
+					}
+				}
+				if r["cached"] != false || r["meta"].(map[string]any)["source"] != "registry" {
+					t.Errorf("%s: first search cached=%v meta=%v", name, r["cached"], r["meta"])
+				}
+			}
+		})
+	}
+}
+
+func TestSearchStates(t *testing.T) {
+	env := newTestEnv(t)
+	seedTLDs(t, env)
+	var premium models.SandboxName
+	if err := env.db.First(&premium, "state = ?", models.SandboxPremium).Error; err != nil {
+		t.Fatal(err)
+	}
+	listed := models.Listing{ID: models.NewID(), Domain: "domaind-listed.net", TLD: "net", BINCents: ptr(int64(250000)),
+		FloorCents: ptr(int64(99900)), Currency: "USD", Approved: true, MarketplaceVisible: true}
+	hidden := models.Listing{ID: models.NewID(), Domain: "domaind-hidden.net", TLD: "net", BINCents: ptr(int64(100)),
+		Currency: "USD", Approved: false, MarketplaceVisible: true}
+	if err := env.db.Create([]models.Listing{listed, hidden}).Error; err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		q, state  string
+		available bool
+		noPrice   bool
+	}{
+		{"whois.shop", availability.Reserved, false, false},
+		{premium.Name, availability.Premium, true, false},
+		{"domaind-listed.net", stateForSale, false, false},
+		{"domaind-hidden.net", availability.Available, true, false},
+		{"example-domaind.museum", availability.Unsupported, false, true},
+		{"xn--bcher-kva.ai", stateInvalid, false, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.q, func(t *testing.T) {
+			_, rows := checkOrder(t, search(t, env, tc.q))
+			r := rows[slices.IndexFunc(rows, func(r event) bool { return r.str("domain") == tc.q })]
+			if r.str("state") != tc.state || r["available"] != tc.available {
+				t.Fatalf("row = %v, want state %s available %v", r, tc.state, tc.available)
+			}
+			if (r["price"] == nil) != tc.noPrice {
+				t.Errorf("price = %v, want null: %v", r["price"], tc.noPrice)
+			}
+		})
+	}
+	t.Run("listing prices are masked without pricing:read", func(t *testing.T) {
+		_, rows := checkOrder(t, search(t, env, "domaind-listed.net"))
+		l := rows[0]["listing"].(map[string]any)
+		price := l["price"].(map[string]any)
+		if l["id"] != listed.ID || l["domain"] != listed.Domain || price["bin"] != nil || price["floor"] != nil || price["currency"] != "USD" {
+			t.Errorf("listing = %v, want %s with masked prices", l, listed.ID)
+		}
+	})
+}
+
+func TestPricingScopeShowsListingPrices(t *testing.T) {
+	l := models.Listing{ID: models.NewID(), Domain: "domaind-listed.net", TLD: "net", BINCents: ptr(int64(250050)),
+		FloorCents: ptr(int64(99900)), Currency: "USD", Approved: true, MarketplaceVisible: true}
+	// The bearer-token middleware sets the scopes a token grants.
+	c, _ := gin.CreateTestContext(httptest.NewRecorder())
+	if pricesVisible(c) {
+		t.Fatal("a request without a token unmasks")
+	}
+	c.Set(scopesCtxKey, []string{scopePricingRead})
+	if !pricesVisible(c) {
+		t.Fatal("pricing:read does not unmask")
+	}
+	b, _ := json.Marshal(newListingView(l, pricesVisible(c)))
+	if want := `"price":{"bin":2500.50,"floor":999.00,"currency":"USD"}`; !strings.Contains(string(b), want) {
+		t.Errorf("listing = %s, want %s", b, want)
+	}
+	c.Set(scopesCtxKey, []string{"other"})
+	if pricesVisible(c) {
+		t.Error("a token without pricing:read unmasks")
+	}
+}
+
+func TestSearchCachesAndSummarisesWhois(t *testing.T) {
+	env := newTestEnv(t)
+	seedTLDs(t, env)
+	cache := lookup.NewCache(env.deps.Redis)
+	expires := time.Date(2028, 9, 14, 4, 0, 0, 0, time.UTC)
+	if err := cache.Finish(context.Background(), lookup.Answer{LookupID: "lk-1", Domain: "google.com", Found: true,
+		Record: domaininfo.Record{Domain: "google.com", Registrar: "MarkMonitor Inc.", Expires: expires}}); err != nil {
+		t.Fatal(err)
+	}
+	_, rows := checkOrder(t, search(t, env, "google.com"))
+	com := rows[slices.IndexFunc(rows, func(r event) bool { return r.str("domain") == "google.com" })]
+	want := map[string]any{"registrar": "MarkMonitor Inc.", "expiration_date": "2028-09-14T04:00:00Z", "lookup_id": "lk-1"}
+	if fmt.Sprint(com["whois_summary"]) != fmt.Sprint(want) {
+		t.Errorf("whois_summary = %v, want %v", com["whois_summary"], want)
+	}
+	// Every other registered name got a background lookup, once.
+	var warmed []string
+	env.db.Model(&models.Lookup{}).Order("domain").Pluck("domain", &warmed)
+	if len(warmed) != len(rows)-1 || slices.Contains(warmed, "google.com") {
+		t.Errorf("background lookups for %v, want the %d registered names without a summary", warmed, len(rows)-1)
+	}
+	var entries int64
+	env.db.Model(&models.OutboxEntry{}).Where("task_type = ?", "lookup:run").Count(&entries)
+	if entries != int64(len(warmed)) {
+		t.Errorf("%d lookup tasks for %d lookups", entries, len(warmed))
+	}
+
+	_, again := checkOrder(t, search(t, env, "google.com"))
+	for _, r := range again {
+		if r["cached"] != true || r["meta"].(map[string]any)["source"] != "cache" || r.str("state") != availability.Registered {
+			t.Errorf("second search row %v, want cached registered", r)
+		}
+	}
+	var after int64
+	env.db.Model(&models.Lookup{}).Count(&after)
+	if after != int64(len(warmed)) {
+		t.Errorf("second search started more lookups: %d, want %d", after, len(warmed))
+	}
+}
+
+func TestSearchBadInput(t *testing.T) {
+	env := newTestEnv(t)
+	seedTLDs(t, env)
+	tests := []struct{ name, body, code string }{
+		{"no body", ``, "bad_request"},
+		{"not json", `q=google.com`, "bad_request"},
+		{"missing q", `{}`, "validation_error"},
+		{"empty q", `{"q":"  "}`, "validation_error"},
+		{"q not a string", `{"q":42}`, "validation_error"},
+		{"space in name", `{"q":"goo gle.com"}`, "validation_error"},
+		{"public suffix", `{"q":"co.uk"}`, "validation_error"},
+		{"unknown tld", `{"q":"example.notatld"}`, "validation_error"},
+		{"emoji", `{"q":"😀.com"}`, "validation_error"},
+		{"unknown field", `{"q":"a.com","x":1}`, "validation_error"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			w := env.request("POST", "/api/domain/search", tc.body)
+			if w.Code != 400 {
+				t.Fatalf("= %d %s, want 400", w.Code, w.Body)
+			}
+			if code, _ := typedError(t, w); code != tc.code {
+				t.Errorf("code = %q, want %q", code, tc.code)
+			}
+		})
+	}
+	var lookups int64
+	env.db.Model(&models.Lookup{}).Count(&lookups)
+	if lookups != 0 {
+		t.Errorf("bad requests started %d lookups", lookups)
+	}
+}
+
+func TestSearchRateLimit(t *testing.T) {
+	env := newTestEnv(t)
+	seedTLDs(t, env)
+	for i := range 60 {
+		if w := env.request("POST", "/api/domain/search", `{"q":"a.de"}`); w.Code != 200 {
+			t.Fatalf("request %d = %d", i+1, w.Code)
+		}
+	}
+	w := env.request("POST", "/api/domain/search", `{"q":"a.de"}`)
+	if w.Code != 429 || w.Header().Get("Retry-After") == "" || exactHeader(w, "RateLimit-Policy") != "60;w=60" {
+		t.Fatalf("61st = %d %v", w.Code, w.Header())
+	}
+	if code, _ := typedError(t, w); code != "rate_limited" {
+		t.Errorf("code = %q", code)
+	}
+}
+
+// slowRegistry is a Realtime Register API whose checks of one TLD hang
+// until released (or until the caller gives up).
+type slowRegistry struct {
+	slowTLD   string
+	release   chan struct{}
+	cancelled chan string // names whose hanging check the caller abandoned
+	once      sync.Once
+	srv       *httptest.Server
+}
+
+func newSlowRegistry(t *testing.T, slowTLD string) *slowRegistry {
+	s := &slowRegistry{slowTLD: slowTLD, release: make(chan struct{}), cancelled: make(chan string, 16)}
+	s.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		name := strings.TrimSuffix(strings.TrimPrefix(r.URL.Path, "/domains/"), "/check")
+		if strings.HasSuffix(name, "."+s.slowTLD) {
+			select {
+			case <-s.release:
+			case <-r.Context().Done():
+				s.cancelled <- name
+				return
+			}
+		}
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprint(w, `{"available":true,"price":1000,"currency":"USD"}`)
+	}))
+	t.Cleanup(s.srv.Close)
+	t.Cleanup(s.unblock)
+	return s
+}
+
+// unblock lets the hanging checks answer.
+func (s *slowRegistry) unblock() { s.once.Do(func() { close(s.release) }) }
+
+func (s *slowRegistry) client(t *testing.T) *rtr.Client {
+	c, err := rtr.New(s.srv.URL, "test-key", "test-customer")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Retries = 0
+	return c
+}
+
+func TestSearchRowsOfFastTLDsDoNotWaitForASlowOne(t *testing.T) {
+	env := newTestEnv(t)
+	seedTLDs(t, env)
+	slow := newSlowRegistry(t, "io")
+	env.withRegistry(slow.client(t))
+	srv := httptest.NewServer(env.srv)
+	defer srv.Close()
+
+	resp, err := http.Post(srv.URL+"/api/domain/search", "application/json", strings.NewReader(`{"q":"fastslow.com"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	sc := bufio.NewScanner(resp.Body)
+	var seen []string
+	for len(seen) < 1+11+1 && sc.Scan() { // header, the 11 fast rows, primary_done
+		var e event
+		json.Unmarshal(sc.Bytes(), &e)
+		seen = append(seen, e.kind()+":"+e.str("domain"))
+	}
+	if slices.Contains(seen, "row:fastslow.io") {
+		t.Fatalf("the slow row came before the fast ones: %v", seen)
+	}
+	if !slices.Contains(seen, "primary_done:") || !slices.Contains(seen, "row:fastslow.com") {
+		t.Fatalf("primary row and primary_done not streamed before the slow row: %v", seen)
+	}
+	slow.unblock()
+	var rest []string
+	for sc.Scan() {
+		var e event
+		json.Unmarshal(sc.Bytes(), &e)
+		rest = append(rest, e.kind()+":"+e.str("domain"))
+	}
+	if want := []string{"row:fastslow.io", "done:"}; !slices.Equal(rest, want) {
+		t.Errorf("after release: %v, want %v", rest, want)
+	}
+}
+
+func TestSearchClientDisconnectCancelsChecks(t *testing.T) {
+	env := newTestEnv(t)
+	seedTLDs(t, env)
+	slow := newSlowRegistry(t, "io")
+	env.withRegistry(slow.client(t))
+	srv := httptest.NewServer(env.srv)
+	defer srv.Close()
+
+	ctx, cancel := context.WithCancel(context.Background())
+	req, _ := http.NewRequestWithContext(ctx, "POST", srv.URL+"/api/domain/search", strings.NewReader(`{"q":"goingaway.com"}`))
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc := bufio.NewScanner(resp.Body)
+	for sc.Scan() {
+		var e event
+		json.Unmarshal(sc.Bytes(), &e)
+		if e.kind() == "primary_done" {
+			break
+		}
+	}
+	cancel() // the client goes away while the .io check hangs
+	resp.Body.Close()
+	select {
+	case name := <-slow.cancelled:
+		if name != "goingaway.io" {
+			t.Errorf("cancelled check of %s", name)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the hanging check was not cancelled after the client left")
+	}
+}
+
+func ptr[T any](v T) *T { return &v }

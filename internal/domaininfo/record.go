@@ -1,0 +1,44 @@
+// Package domaininfo holds the registration record a WHOIS or RDAP lookup
+// produces, so both protocols fill the same shape (SPEC §2.6).
+package domaininfo
+
+import (
+	"errors"
+	"time"
+)
+
+// Source says which protocol answered a lookup; the values are the spec's
+// raw_source enum.
+type Source string
+
+// The two sources a record can come from.
+const (
+	SourceRDAP     Source = "RDAP"
+	SourceFallback Source = "FallbackProvider"
+)
+
+// ErrNotFound means the authoritative server answered that it holds no
+// object for the name. It is an answer, not a failure: callers must not
+// retry it, and must not read it as "available" (reserved and premium names
+// can be unregistered and still not for sale).
+var ErrNotFound = errors.New("no registration data for this domain")
+
+// Record is what a lookup learned about one registered domain. Fields the
+// server did not give are empty (zero time, empty string, nil slice).
+type Record struct {
+	// Domain is the name as the server spelled it, lower-case ASCII.
+	Domain string `json:"domain"`
+	// Statuses are the EPP or RDAP status values, lower case, in server order.
+	Statuses []string `json:"statuses,omitempty"`
+	// Registrar is the sponsoring registrar's name.
+	Registrar string `json:"registrar,omitempty"`
+	// Registrant is the registrant's name or organisation when published.
+	Registrant  string    `json:"registrant,omitempty"`
+	Created     time.Time `json:"created,omitzero"`
+	Expires     time.Time `json:"expires,omitzero"`
+	Updated     time.Time `json:"updated,omitzero"`
+	Nameservers []string  `json:"nameservers,omitempty"`
+	// Emails are the distinct contact addresses found, abuse contacts included.
+	Emails []string `json:"emails,omitempty"`
+	Source Source   `json:"source"`
+}

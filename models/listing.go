@@ -1,0 +1,21 @@
+package models
+
+import "time"
+
+// Listing is a domain offered in the marketplace (aftermarket). Prices are
+// USD cents; nil means the seller set none. Only approved, visible listings
+// are shown to the public.
+type Listing struct {
+	ID                 string `gorm:"primaryKey;size:36"`
+	Domain             string `gorm:"size:253;not null;uniqueIndex"`
+	TLD                string `gorm:"size:63;not null;index"`
+	BINCents           *int64
+	FloorCents         *int64
+	Currency           string    `gorm:"size:3;not null"`
+	Approved           bool      `gorm:"not null;default:false"`
+	MarketplaceVisible bool      `gorm:"not null;default:false"`
+	CreatedAt          time.Time `gorm:"index"`
+}
+
+// Public reports whether the listing may be shown to the public.
+func (l Listing) Public() bool { return l.Approved && l.MarketplaceVisible }
