@@ -340,16 +340,18 @@ func TestSearchRateLimit(t *testing.T) {
 type slowRegistry struct {
 	slowTLD   string
 	release   chan struct{}
+	started   chan string // names whose check is hanging
 	cancelled chan string // names whose hanging check the caller abandoned
 	once      sync.Once
 	srv       *httptest.Server
 }
 
 func newSlowRegistry(t *testing.T, slowTLD string) *slowRegistry {
-	s := &slowRegistry{slowTLD: slowTLD, release: make(chan struct{}), cancelled: make(chan string, 16)}
+	s := &slowRegistry{slowTLD: slowTLD, release: make(chan struct{}), started: make(chan string, 16), cancelled: make(chan string, 16)}
 	s.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		name := strings.TrimSuffix(strings.TrimPrefix(r.URL.Path, "/domains/"), "/check")
 		if strings.HasSuffix(name, "."+s.slowTLD) {
+			s.started <- name
 			select {
 			case <-s.release:
 			case <-r.Context().Done():
@@ -438,6 +440,7 @@ func TestSearchClientDisconnectCancelsChecks(t *testing.T) {
 			break
 		}
 	}
+	<-slow.started
 	cancel() // the client goes away while the .io check hangs
 	resp.Body.Close()
 	select {

@@ -4,6 +4,7 @@ package domaininfo
 
 import (
 	"errors"
+	"slices"
 	"time"
 )
 
@@ -41,4 +42,36 @@ type Record struct {
 	// Emails are the distinct contact addresses found, abuse contacts included.
 	Emails []string `json:"emails,omitempty"`
 	Source Source   `json:"source"`
+}
+
+// AddRegistrar returns r, the registry's answer, completed with the
+// registrar's answer about the same domain: the registrar knows the
+// registrant and its contacts, the registry is authoritative for the rest
+// and only its gaps are filled.
+func (r Record) AddRegistrar(registrar Record) Record {
+	out := r
+	if registrar.Registrant != "" {
+		out.Registrant = registrar.Registrant
+	}
+	out.Emails = slices.Clone(r.Emails)
+	for _, m := range registrar.Emails {
+		if !slices.Contains(out.Emails, m) {
+			out.Emails = append(out.Emails, m)
+		}
+	}
+	if out.Registrar == "" {
+		out.Registrar = registrar.Registrar
+	}
+	if len(out.Statuses) == 0 {
+		out.Statuses = registrar.Statuses
+	}
+	if len(out.Nameservers) == 0 {
+		out.Nameservers = registrar.Nameservers
+	}
+	for _, d := range [][2]*time.Time{{&out.Created, &registrar.Created}, {&out.Expires, &registrar.Expires}, {&out.Updated, &registrar.Updated}} {
+		if d[0].IsZero() {
+			*d[0] = *d[1]
+		}
+	}
+	return out
 }
