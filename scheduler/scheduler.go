@@ -28,6 +28,7 @@ var Table = []Entry{
 	{Every: 5 * time.Second, New: tasks.NewOutboxSweepTask},
 	{Every: time.Hour, New: tasks.NewMaintenanceCleanupTask},
 	{Every: 6 * time.Hour, New: tasks.NewTLDSyncTask},
+	{Every: 24 * time.Hour, New: tasks.NewRDAPBootstrapRefreshTask},
 }
 
 // Scheduler runs a table with robfig/cron.

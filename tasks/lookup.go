@@ -20,3 +20,10 @@ func NewLookupRunTask(id string) (*asynq.Task, error) {
 func ParseLookupRun(t *asynq.Task) (LookupRunPayload, error) {
 	return parse[LookupRunPayload](t)
 }
+
+// TypeRDAPBootstrapRefresh fetches IANA's RDAP bootstrap file and keeps it
+// when it is newer than the one in use.
+const TypeRDAPBootstrapRefresh = "rdap_bootstrap:refresh"
+
+// NewRDAPBootstrapRefreshTask makes the periodic refresh. It has no payload.
+func NewRDAPBootstrapRefreshTask() *asynq.Task { return asynq.NewTask(TypeRDAPBootstrapRefresh, nil) }

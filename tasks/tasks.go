@@ -43,11 +43,12 @@ type Spec struct {
 // Specs holds the Spec of every task type; the outbox and the scheduler read
 // it so a type's queue is decided in this one place.
 var Specs = map[string]Spec{
-	TypeOutboxSweep:        {Queue: QueueMaintenance, MaxRetry: 0, Timeout: time.Minute},
-	TypeMaintenanceCleanup: {Queue: QueueMaintenance, MaxRetry: 3, Timeout: 10 * time.Minute},
-	TypeCanaryRun:          {Queue: QueueMaintenance, MaxRetry: 10, Timeout: 10 * time.Minute},
-	TypeTLDSync:            {Queue: QueueMaintenance, MaxRetry: 5, Timeout: 15 * time.Minute},
-	TypeLookupRun:          {Queue: QueueRDAP, MaxRetry: 3, Timeout: 45 * time.Second},
+	TypeOutboxSweep:          {Queue: QueueMaintenance, MaxRetry: 0, Timeout: time.Minute},
+	TypeMaintenanceCleanup:   {Queue: QueueMaintenance, MaxRetry: 3, Timeout: 10 * time.Minute},
+	TypeCanaryRun:            {Queue: QueueMaintenance, MaxRetry: 10, Timeout: 10 * time.Minute},
+	TypeTLDSync:              {Queue: QueueMaintenance, MaxRetry: 5, Timeout: 15 * time.Minute},
+	TypeLookupRun:            {Queue: QueueRDAP, MaxRetry: 3, Timeout: 45 * time.Second},
+	TypeRDAPBootstrapRefresh: {Queue: QueueMaintenance, MaxRetry: 3, Timeout: 2 * time.Minute},
 }
 
 // HeaderRequestID is the task header carrying the id of the HTTP request

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"runtime/debug"
 	"time"
 
@@ -18,6 +19,7 @@ import (
 	"github.com/domaind/domaind/internal/lookup"
 	"github.com/domaind/domaind/internal/metrics"
 	"github.com/domaind/domaind/internal/outbox"
+	"github.com/domaind/domaind/internal/rdap"
 	"github.com/domaind/domaind/internal/registry"
 	"github.com/domaind/domaind/internal/requestid"
 	"github.com/domaind/domaind/tasks"
@@ -34,6 +36,11 @@ type Deps struct {
 	// Resolver answers lookups; LookupCache caches and announces them.
 	Resolver    *lookup.Resolver
 	LookupCache *lookup.Cache
+	// RDAP is the resolver's RDAP client, whose bootstrap the refresh task
+	// replaces with BootstrapSource's newer copies (fetched through HTTP).
+	RDAP            *rdap.Client
+	BootstrapSource string
+	HTTP            *http.Client
 }
 
 // Worker is a started or startable asynq server with the service's handlers.
@@ -69,6 +76,7 @@ func New(d Deps) *Worker {
 	mux.Handle(tasks.TypeCanaryRun, &canaryRun{db: d.DB})
 	mux.Handle(tasks.TypeTLDSync, &tldSync{db: d.DB, registry: d.Registry, log: d.Log})
 	mux.Handle(tasks.TypeLookupRun, &lookupRun{db: d.DB, resolver: d.Resolver, cache: d.LookupCache})
+	mux.Handle(tasks.TypeRDAPBootstrapRefresh, &rdapBootstrapRefresh{db: d.DB, hc: d.HTTP, source: d.BootstrapSource, client: d.RDAP, log: d.Log})
 	return &Worker{srv: srv, mux: mux}
 }
 

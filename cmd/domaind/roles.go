@@ -17,6 +17,7 @@ import (
 	"github.com/domaind/domaind/dashboard"
 	"github.com/domaind/domaind/internal/config"
 	"github.com/domaind/domaind/internal/logging"
+	"github.com/domaind/domaind/internal/lookup"
 	"github.com/domaind/domaind/internal/metrics"
 	"github.com/domaind/domaind/internal/opsauth"
 	"github.com/domaind/domaind/internal/outbox"
@@ -97,7 +98,15 @@ func start(ctx context.Context, role string, getenv func(string) string, isTermi
 	}
 
 	if role == "all" || role == "worker" {
-		w := worker.New(worker.Deps{DB: p.DB, Outbox: ob, Metrics: m, Log: log, RedisOpt: p.RedisOpt, Registry: reg})
+		lk, err := newLookups(ctx, cfg, p.DB, log)
+		if err != nil {
+			return err
+		}
+		w := worker.New(worker.Deps{
+			DB: p.DB, Outbox: ob, Metrics: m, Log: log, RedisOpt: p.RedisOpt, Registry: reg,
+			Resolver: lk.resolver, LookupCache: lookup.NewCache(p.Redis),
+			RDAP: lk.rdap, BootstrapSource: lk.bootstrapSource, HTTP: lk.http,
+		})
 		if err := w.Start(); err != nil {
 			return fmt.Errorf("start worker: %w", err)
 		}
@@ -110,7 +119,7 @@ func start(ctx context.Context, role string, getenv func(string) string, isTermi
 	}
 
 	deps := api.Deps{
-		Config: cfg, DB: p.DB, Redis: p.Redis, Outbox: ob, Metrics: m, Log: log,
+		Config: cfg, DB: p.DB, Redis: p.Redis, Outbox: ob, Metrics: m, Log: log, Registry: reg,
 		Check: p.Check, HealthOnly: role != "all" && role != "api",
 	}
 	if mon != nil {
