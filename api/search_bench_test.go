@@ -221,3 +221,45 @@ func BenchmarkPricingThroughput(b *testing.B) {
 	b.Logf("%d requests each over loopback HTTP, %d clients: pricing (rate limiter + catalog) %.0f req/s, constant response %.0f req/s, ratio %.2f",
 		total, workers, pricing, constant, ratio)
 }
+
+// BenchmarkWhoisQueueOverhead compares a WHOIS lookup through the service
+// (HTTP request, outbox, rdap queue, worker, Redis notification) with the
+// same RDAP lookup made directly in-process, against the same local RDAP
+// server answering the recorded .com fixture. Target: added p50 < 50 ms.
+//
+//	make bench
+func BenchmarkWhoisQueueOverhead(b *testing.B) {
+	env := newTestEnv(b)
+	env.directRedis()
+	world := newLookupWorld(b)
+	startWorker(b, env, world.resolver)
+	const n = 200
+	var direct, queued []time.Duration
+	for i := range n + 10 {
+		start := time.Now()
+		if _, err := world.resolver.Resolve(context.Background(), fmt.Sprintf("bench-direct-%d.com", i)); err != nil {
+			b.Fatal(err)
+		}
+		d := time.Since(start)
+
+		r := httptest.NewRequest("POST", "/api/tools/whois", strings.NewReader(fmt.Sprintf(`{"domain":"bench-queued-%d.com"}`, i)))
+		r.Header.Set("Content-Type", "application/json")
+		r.RemoteAddr = fmt.Sprintf("10.9.%d.%d:4000", i/250, i%250+1) // a fresh daily quota per request
+		w := httptest.NewRecorder()
+		start = time.Now()
+		env.srv.ServeHTTP(w, r)
+		q := time.Since(start)
+		if w.Code != 201 {
+			b.Fatalf("whois = %d %s", w.Code, w.Body)
+		}
+		if i >= 10 { // warm-up
+			direct, queued = append(direct, d), append(queued, q)
+		}
+	}
+	added := percentile(queued, 50) - percentile(direct, 50)
+	b.ReportMetric(float64(percentile(direct, 50).Microseconds())/1000, "direct_p50_ms")
+	b.ReportMetric(float64(percentile(queued, 50).Microseconds())/1000, "queued_p50_ms")
+	b.ReportMetric(float64(added.Microseconds())/1000, "added_p50_ms")
+	b.Logf("%d lookups each: direct in-process p50 %v p99 %v; through the queue p50 %v p99 %v; added p50 %v",
+		n, percentile(direct, 50), percentile(direct, 99), percentile(queued, 50), percentile(queued, 99), added)
+}

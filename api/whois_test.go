@@ -22,7 +22,8 @@ import (
 )
 
 // lookupWorld is the outside world of lookups: an RDAP server for .com
-// answering the recorded google.com fixture (404 for other names) and a
+// answering the recorded google.com fixture for google.com and the
+// benchmark's bench-* names (404 for other names) and a
 // WHOIS service (IANA and .io's server) answering the recorded .io
 // fixtures. Its resolver is what a worker uses.
 type lookupWorld struct {
@@ -37,20 +38,31 @@ func newLookupWorld(t testing.TB) *lookupWorld {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rdapSrv := httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+	// One TLS server plays Verisign and MarkMonitor (the registrar the
+	// fixture's related link names); the client dials it for every host.
+	rdapSrv := httptest.NewTLSServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
 		select {
 		case w.rdapCalls <- r.URL.Path:
 		default:
 		}
-		if r.URL.Path == "/com/v1/domain/google.com" {
-			rw.Header().Set("Content-Type", "application/rdap+json")
+		rw.Header().Set("Content-Type", "application/rdap+json")
+		switch {
+		case r.Host == "rdap.verisign.com" && (r.URL.Path == "/com/v1/domain/google.com" || strings.HasPrefix(r.URL.Path, "/com/v1/domain/bench-")):
 			rw.Write(google)
-			return
+		case r.Host == "rdap.markmonitor.com" && r.URL.Path == "/rdap/domain/GOOGLE.COM":
+			fmt.Fprint(rw, `{"objectClassName":"domain","ldhName":"google.com","entities":[{"roles":["registrant"],
+				"vcardArray":["vcard",[["version",{},"text","4.0"],["fn",{},"text",""],["org",{},"text","Google LLC"]]]}]}`)
+		default:
+			http.NotFound(rw, r)
 		}
-		http.NotFound(rw, r)
 	}))
 	t.Cleanup(rdapSrv.Close)
-	boot, err := rdap.ParseBootstrap([]byte(`{"version":"1.0","publication":"2026-01-01T00:00:00Z","services":[[["com"],["` + rdapSrv.URL + `/com/v1/"]]]}`))
+	tr := rdapSrv.Client().Transport.(*http.Transport).Clone()
+	tr.DialContext = func(ctx context.Context, network, _ string) (net.Conn, error) {
+		return (&net.Dialer{}).DialContext(ctx, network, rdapSrv.Listener.Addr().String())
+	}
+	tr.TLSClientConfig.ServerName = "example.com" // the httptest certificate's name
+	boot, err := rdap.ParseBootstrap([]byte(`{"version":"1.0","publication":"2026-01-01T00:00:00Z","services":[[["com"],["https://rdap.verisign.com/com/v1/"]]]}`))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -86,7 +98,7 @@ func newLookupWorld(t testing.TB) *lookupWorld {
 		return (&net.Dialer{}).DialContext(ctx, network, ln.Addr().String())
 	}
 	w.resolver = &lookup.Resolver{
-		RDAP:     rdap.New(rdapSrv.Client(), boot, 4),
+		RDAP:     rdap.New(&http.Client{Transport: tr, Timeout: 5 * time.Second}, boot, 4),
 		Fallback: whois.New("whois.iana.org:43", whois.WithDialer(dial)),
 	}
 	return w
@@ -147,7 +159,7 @@ func TestWhoisThroughTheQueue(t *testing.T) {
 	res := r.Lookup.Result
 	if r.Lookup.ID == nil || r.Lookup.Domain != "google.com" || res.Registrar != "MarkMonitor Inc." || res.RawSource != "RDAP" ||
 		res.ExpirationDate != "2028-09-14T04:00:00Z" || res.CreationDate != "1997-09-15T04:00:00Z" || len(res.Nameservers) != 4 ||
-		!strings.Contains(res.Status, "client delete prohibited") || r.Used != 1 || r.Cap != 10 || r.Remaining != 9 {
+		res.Registrant != "Google LLC" || !strings.Contains(res.Status, "client delete prohibited") || r.Used != 1 || r.Cap != 10 || r.Remaining != 9 {
 		t.Errorf("reply = %s", w.Body)
 	}
 	if exactHeader(w, "RateLimit-Policy") != "10;w=86400" || exactHeader(w, "RateLimit-Remaining") != "9" {

@@ -51,9 +51,7 @@ func (h *lookupRun) ProcessTask(ctx context.Context, t *asynq.Task) error {
 	case errors.Is(err, domaininfo.ErrNotFound):
 		l.State = models.LookupNotFound
 	default:
-		retried, _ := asynq.GetRetryCount(ctx)
-		maxRetry, _ := asynq.GetMaxRetry(ctx)
-		if retried < maxRetry {
+		if !lastAttempt(ctx) {
 			return err
 		}
 		l.State, l.Error = models.LookupFailed, truncate(err.Error(), 500)
@@ -77,6 +75,14 @@ func (h *lookupRun) ProcessTask(ctx context.Context, t *asynq.Task) error {
 		return fmt.Errorf("lookup %s failed for good: %s: %w", l.Domain, l.Error, asynq.SkipRetry)
 	}
 	return nil
+}
+
+// lastAttempt reports whether the running task has no retry left, so its
+// failure is final. Outside a served task it is false.
+func lastAttempt(ctx context.Context) bool {
+	retried, ok1 := asynq.GetRetryCount(ctx)
+	maxRetry, ok2 := asynq.GetMaxRetry(ctx)
+	return ok1 && ok2 && retried >= maxRetry
 }
 
 // announce caches a terminal lookup and wakes the API request waiting on it.

@@ -1,0 +1,159 @@
+package worker
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hibiken/asynq"
+
+	"github.com/domaind/domaind/internal/domaininfo"
+	"github.com/domaind/domaind/internal/lookup"
+	"github.com/domaind/domaind/internal/platform/platformtest"
+	"github.com/domaind/domaind/models"
+	"github.com/domaind/domaind/models/modelstest"
+	"github.com/domaind/domaind/tasks"
+)
+
+// source is a lookup.Source answering from a table and counting its calls;
+// it stands for the RDAP and WHOIS clients, which have their own tests
+// against recorded servers.
+type source struct {
+	answers map[string]domaininfo.Record
+	err     error
+	calls   int
+}
+
+func (s *source) Lookup(_ context.Context, domain string) (domaininfo.Record, error) {
+	s.calls++
+	if s.err != nil {
+		return domaininfo.Record{}, s.err
+	}
+	if r, ok := s.answers[domain]; ok {
+		return r, nil
+	}
+	return domaininfo.Record{}, domaininfo.ErrNotFound
+}
+
+func newLookupRun(t *testing.T, rdapSrc, whoisSrc *source) (*lookupRun, *lookup.Cache) {
+	db := modelstest.NewDB(t)
+	cache := lookup.NewCache(platformtest.NewRedis(t).Client)
+	return &lookupRun{db: db, resolver: &lookup.Resolver{RDAP: rdapSrc, Fallback: whoisSrc}, cache: cache}, cache
+}
+
+func addLookup(t *testing.T, h *lookupRun, domain string) (models.Lookup, *asynq.Task) {
+	l := models.Lookup{ID: models.NewID(), Domain: domain, State: models.LookupPending}
+	if err := h.db.Create(&l).Error; err != nil {
+		t.Fatal(err)
+	}
+	task, _ := tasks.NewLookupRunTask(l.ID)
+	return l, task
+}
+
+func TestLookupRunFinishesOnceAndCaches(t *testing.T) {
+	rdapSrc := &source{answers: map[string]domaininfo.Record{"example.com": {Domain: "example.com", Registrar: "R", Source: domaininfo.SourceRDAP}}}
+	h, cache := newLookupRun(t, rdapSrc, &source{})
+	l, task := addLookup(t, h, "example.com")
+	ctx := context.Background()
+	for range 2 { // the second run is a redelivery after the row was written
+		if err := h.ProcessTask(ctx, task); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if rdapSrc.calls != 1 {
+		t.Errorf("RDAP asked %d times, want 1", rdapSrc.calls)
+	}
+	var got models.Lookup
+	h.db.First(&got, "id = ?", l.ID)
+	if got.State != models.LookupDone || got.Record.Registrar != "R" || got.CompletedAt == nil || got.Attempts != 1 {
+		t.Errorf("row = %+v", got)
+	}
+	a, ok, err := cache.Get(ctx, "example.com")
+	if err != nil || !ok || a.LookupID != l.ID || !a.Found || a.Record.Registrar != "R" {
+		t.Errorf("cache = %+v %v %v", a, ok, err)
+	}
+}
+
+func TestLookupRunFallsBackAndRecordsNotFound(t *testing.T) {
+	rdapSrc := &source{err: errors.New("rdap: no RDAP server")}
+	whoisSrc := &source{answers: map[string]domaininfo.Record{"found.io": {Domain: "found.io", Source: domaininfo.SourceFallback}}}
+	h, cache := newLookupRun(t, rdapSrc, whoisSrc)
+	found, t1 := addLookup(t, h, "found.io")
+	missing, t2 := addLookup(t, h, "missing.io")
+	for _, task := range []*asynq.Task{t1, t2} {
+		if err := h.ProcessTask(context.Background(), task); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var a, b models.Lookup
+	h.db.First(&a, "id = ?", found.ID)
+	h.db.First(&b, "id = ?", missing.ID)
+	if a.State != models.LookupDone || a.Record.Source != domaininfo.SourceFallback || b.State != models.LookupNotFound {
+		t.Errorf("states = %s (%s), %s", a.State, a.Record.Source, b.State)
+	}
+	if ans, ok, _ := cache.Get(context.Background(), "missing.io"); !ok || ans.Found {
+		t.Errorf("not-found answer not cached: %+v %v", ans, ok)
+	}
+}
+
+func TestLookupRunRetriesThenFails(t *testing.T) {
+	broken := &source{err: errors.New("connection refused")}
+	db := modelstest.NewDB(t)
+	rds := platformtest.NewRedis(t)
+	cache := lookup.NewCache(rds.Client)
+	h := &lookupRun{db: db, resolver: &lookup.Resolver{RDAP: broken, Fallback: broken}, cache: cache}
+	l := models.Lookup{ID: models.NewID(), Domain: "down.com", State: models.LookupPending}
+	db.Create(&l)
+	task, _ := tasks.NewLookupRunTask(l.ID)
+
+	// Outside a served task a failure is retryable and changes nothing.
+	if err := h.ProcessTask(context.Background(), task); err == nil || errors.Is(err, asynq.SkipRetry) {
+		t.Fatalf("failure = %v, want a retryable error", err)
+	}
+	var got models.Lookup
+	db.First(&got, "id = ?", l.ID)
+	if got.State != models.LookupPending {
+		t.Fatalf("after a retryable failure the state is %s", got.State)
+	}
+
+	// Served by asynq with one retry: the second failure is final.
+	sub, err := cache.Subscribe(context.Background(), l.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Close()
+	srv := asynq.NewServer(rds.Opt, asynq.Config{
+		Concurrency: 1, Queues: map[string]int{tasks.QueueRDAP: 1}, LogLevel: asynq.FatalLevel,
+		TaskCheckInterval: 10 * time.Millisecond, DelayedTaskCheckInterval: 20 * time.Millisecond,
+		RetryDelayFunc: func(int, error, *asynq.Task) time.Duration { return 0 },
+	})
+	mux := asynq.NewServeMux()
+	mux.Handle(tasks.TypeLookupRun, h)
+	if err := srv.Start(mux); err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Shutdown()
+	client := asynq.NewClientFromRedisClient(rds.Client)
+	if _, err := client.Enqueue(task, asynq.Queue(tasks.QueueRDAP), asynq.MaxRetry(1)); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := sub.Wait(ctx, time.Minute); err != nil {
+		t.Fatalf("no announcement of the failed lookup: %v", err)
+	}
+	db.First(&got, "id = ?", l.ID)
+	if got.State != models.LookupFailed || !strings.Contains(got.Error, "connection refused") || got.Attempts != 3 {
+		t.Errorf("row = state %s error %q attempts %d, want failed after 1+2 attempts", got.State, got.Error, got.Attempts)
+	}
+}
+
+func TestLookupRunUnknownIsNotRetried(t *testing.T) {
+	h, _ := newLookupRun(t, &source{}, &source{})
+	task, _ := tasks.NewLookupRunTask(models.NewID())
+	if err := h.ProcessTask(context.Background(), task); !errors.Is(err, asynq.SkipRetry) {
+		t.Errorf("err = %v, want SkipRetry", err)
+	}
+}
