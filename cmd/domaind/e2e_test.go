@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -62,6 +63,19 @@ func newCluster(t *testing.T) *cluster {
 	}
 	db, dbURL := modelstest.NewDBWithURL(t)
 	r := platformtest.NewRedis(t)
+	// RDAP is outside the machine: a local server answers every .com name,
+	// and the processes find it through a bootstrap file.
+	rdapSrv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		name := strings.TrimPrefix(r.URL.Path, "/com/v1/domain/")
+		w.Header().Set("Content-Type", "application/rdap+json")
+		fmt.Fprintf(w, `{"objectClassName":"domain","ldhName":%q,"status":["active"],
+			"events":[{"eventAction":"registration","eventDate":"2001-02-03T04:05:06Z"}],
+			"entities":[{"roles":["registrar"],"vcardArray":["vcard",[["version",{},"text","4.0"],["fn",{},"text","E2E Registrar"]]]}]}`, name)
+	}))
+	t.Cleanup(rdapSrv.Close)
+	bootstrap := filepath.Join(t.TempDir(), "dns.json")
+	os.WriteFile(bootstrap, []byte(`{"version":"1.0","publication":"2026-01-01T00:00:00Z","services":[[["com"],["`+rdapSrv.URL+`/com/v1/"]]]}`), 0o600)
+
 	bin := filepath.Join(t.TempDir(), "domaind")
 	build := exec.Command("go", "build", "-o", bin, ".")
 	if out, err := build.CombinedOutput(); err != nil {
@@ -76,6 +90,8 @@ func newCluster(t *testing.T) *cluster {
 		"DOMAIND_DATA_DIR=" + t.TempDir(),
 		"DOMAIND_LOG_LEVEL=debug",
 		"DOMAIND_LOG_FORMAT=json",
+		"DOMAIND_RDAP_BOOTSTRAP=" + bootstrap,
+		"DOMAIND_WHOIS_IANA_ADDR=127.0.0.1:9", // no WHOIS outside: the fallback fails fast
 	}}
 }
 
@@ -190,10 +206,23 @@ func (c *cluster) canary(api *process, id string) canaryStatus {
 func TestEndToEndSeparateProcesses(t *testing.T) {
 	c := newCluster(t)
 	c.run("migrate")
+	c.run("seed")
 	api := c.start("api")
 	w := c.start("worker")
 	c.start("scheduler")
 	dash := c.start("dashboard")
+
+	// A WHOIS request crosses the API, the outbox, the rdap queue and the
+	// worker, and comes back synchronously.
+	code, body := opsDo(t, "POST", "http://"+api.addr+"/api/tools/whois", `{"domain":"e2e-example.com"}`, "", "")
+	if code != 201 || !strings.Contains(string(body), `"registrar":"E2E Registrar"`) || !strings.Contains(string(body), `"raw_source":"RDAP"`) {
+		t.Errorf("whois = %d %s", code, body)
+	}
+	// The search streams a row per common TLD from the seeded sandbox registry.
+	code, body = opsDo(t, "POST", "http://"+api.addr+"/api/domain/search", `{"q":"google.com"}`, "", "")
+	if code != 200 || strings.Count(string(body), `"kind":"row"`) != 12 || !strings.Contains(string(body), `"state":"registered"`) {
+		t.Errorf("search = %d %s", code, body)
+	}
 
 	created := c.createCanary(api, 3, 20)
 	c.waitFor("canary done", 30*time.Second, func() bool { return c.canary(api, created.ID).Status == "done" })
@@ -221,7 +250,7 @@ func TestEndToEndSeparateProcesses(t *testing.T) {
 	if code, _ := opsDo(t, "GET", queuesURL, "", "ops", "wrong"); code != 401 {
 		t.Errorf("dashboard with a wrong password = %d, want 401", code)
 	}
-	code, body := opsDo(t, "GET", queuesURL, "", "ops", "e2e-ops-password")
+	code, body = opsDo(t, "GET", queuesURL, "", "ops", "e2e-ops-password")
 	if code != 200 || !strings.Contains(string(body), `"queue":"maintenance"`) {
 		t.Errorf("dashboard queues = %d %s", code, body)
 	}
