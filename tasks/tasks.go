@@ -38,16 +38,20 @@ type Spec struct {
 	Queue    string
 	MaxRetry int
 	Timeout  time.Duration
+	// Backoff, when set, is the first retry delay, doubled at each retry;
+	// otherwise asynq's default (tens of seconds, growing fast) applies.
+	Backoff time.Duration
 }
 
 // Specs holds the Spec of every task type; the outbox and the scheduler read
 // it so a type's queue is decided in this one place.
 var Specs = map[string]Spec{
-	TypeOutboxSweep:          {Queue: QueueMaintenance, MaxRetry: 0, Timeout: time.Minute},
-	TypeMaintenanceCleanup:   {Queue: QueueMaintenance, MaxRetry: 3, Timeout: 10 * time.Minute},
-	TypeCanaryRun:            {Queue: QueueMaintenance, MaxRetry: 10, Timeout: 10 * time.Minute},
-	TypeTLDSync:              {Queue: QueueMaintenance, MaxRetry: 5, Timeout: 15 * time.Minute},
-	TypeLookupRun:            {Queue: QueueRDAP, MaxRetry: 3, Timeout: 45 * time.Second},
+	TypeOutboxSweep:        {Queue: QueueMaintenance, MaxRetry: 0, Timeout: time.Minute},
+	TypeMaintenanceCleanup: {Queue: QueueMaintenance, MaxRetry: 3, Timeout: 10 * time.Minute},
+	TypeCanaryRun:          {Queue: QueueMaintenance, MaxRetry: 10, Timeout: 10 * time.Minute},
+	TypeTLDSync:            {Queue: QueueMaintenance, MaxRetry: 5, Timeout: 15 * time.Minute},
+	// A lookup's caller waits for it, so its retries come quickly (1 s, 2 s, 4 s).
+	TypeLookupRun:            {Queue: QueueRDAP, MaxRetry: 3, Timeout: 45 * time.Second, Backoff: time.Second},
 	TypeRDAPBootstrapRefresh: {Queue: QueueMaintenance, MaxRetry: 3, Timeout: 2 * time.Minute},
 }
 

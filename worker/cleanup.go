@@ -16,6 +16,10 @@ import (
 const (
 	outboxRetention = 7 * 24 * time.Hour
 	canaryRetention = 7 * 24 * time.Hour
+	// lookupRetention keeps lookups for audits and support questions
+	// ("what did WHOIS say about x last week?"); answers are served from the
+	// one-hour cache, never from old rows.
+	lookupRetention = 30 * 24 * time.Hour
 )
 
 // cleanup deletes rows past their retention. Deleting is idempotent, so a
@@ -41,6 +45,9 @@ func (h *cleanup) ProcessTask(ctx context.Context, _ *asynq.Task) error {
 		}},
 		{"canaries", func() *gorm.DB {
 			return db.Where("created_at < ?", now.Add(-canaryRetention)).Delete(&models.Canary{})
+		}},
+		{"lookups", func() *gorm.DB {
+			return db.Where("created_at < ?", now.Add(-lookupRetention)).Delete(&models.Lookup{})
 		}},
 	}
 	for _, s := range steps {

@@ -157,3 +157,27 @@ func TestLookupRunUnknownIsNotRetried(t *testing.T) {
 		t.Errorf("err = %v, want SkipRetry", err)
 	}
 }
+
+func TestRetryDelay(t *testing.T) {
+	lookupTask, _ := tasks.NewLookupRunTask("x")
+	canaryTask, _ := tasks.NewCanaryRunTask("x")
+	tests := []struct {
+		name string
+		n    int
+		err  error
+		task *asynq.Task
+		want time.Duration
+	}{
+		{"worker died", 3, asynq.ErrLeaseExpired, canaryTask, time.Second},
+		{"first lookup retry", 0, errors.New("x"), lookupTask, time.Second},
+		{"third lookup retry", 2, errors.New("x"), lookupTask, 4 * time.Second},
+	}
+	for _, tc := range tests {
+		if got := retryDelay(tc.n, tc.err, tc.task); got != tc.want {
+			t.Errorf("%s: %v, want %v", tc.name, got, tc.want)
+		}
+	}
+	if got := retryDelay(0, errors.New("x"), canaryTask); got < 10*time.Second {
+		t.Errorf("canary retry in %v, want asynq's default (at least 10 s)", got)
+	}
+}

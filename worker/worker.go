@@ -88,10 +88,14 @@ func (w *Worker) Start() error { return w.srv.Start(w.mux) }
 func (w *Worker) Shutdown() { w.srv.Shutdown() }
 
 // retryDelay retries a task whose worker died (lease expired) at once, since
-// nothing is wrong with the task itself; other failures back off exponentially.
+// nothing is wrong with the task itself; other failures back off
+// exponentially, from the type's Backoff when it has one.
 func retryDelay(n int, err error, t *asynq.Task) time.Duration {
 	if errors.Is(err, asynq.ErrLeaseExpired) {
 		return time.Second
+	}
+	if b := tasks.Specs[t.Type()].Backoff; b > 0 {
+		return b << min(n, 10)
 	}
 	return asynq.DefaultRetryDelayFunc(n, err, t)
 }

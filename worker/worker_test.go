@@ -119,6 +119,8 @@ func TestCleanupDeletesOnlyExpiredRows(t *testing.T) {
 	db.Create(&models.CanaryStep{CanaryID: "old-canary", Step: 0, Attempt: 1})
 	db.Create(&models.Canary{ID: "new-canary", Steps: 1})
 	db.Create(&models.CanaryStep{CanaryID: "new-canary", Step: 0, Attempt: 1})
+	db.Create(&models.Lookup{ID: "old-lookup", Domain: "a.com", State: models.LookupDone, CreatedAt: time.Now().UTC().Add(-31 * 24 * time.Hour)})
+	db.Create(&models.Lookup{ID: "week-old-lookup", Domain: "a.com", State: models.LookupDone, CreatedAt: old})
 
 	h := &cleanup{db: db, log: quiet}
 	for range 2 { // idempotent
@@ -141,6 +143,11 @@ func TestCleanupDeletesOnlyExpiredRows(t *testing.T) {
 	db.Model(&models.CanaryStep{}).Pluck("canary_id", &steps)
 	if strings.Join(canaries, ",") != "new-canary" || strings.Join(steps, ",") != "new-canary" {
 		t.Errorf("canaries left = %v, steps left = %v; want only new-canary", canaries, steps)
+	}
+	var lookups []string
+	db.Model(&models.Lookup{}).Pluck("id", &lookups)
+	if strings.Join(lookups, ",") != "week-old-lookup" {
+		t.Errorf("lookups left = %v, want the one within 30 days", lookups)
 	}
 }
 

@@ -66,12 +66,14 @@ func TestEmbeddedDefaults(t *testing.T) {
 func TestProduction(t *testing.T) {
 	c, err := Load(envOf(t, prod(map[string]string{
 		"DOMAIND_SANDBOX_LATENCY": "100ms", "DOMAIND_TRUSTED_PROXIES": "10.0.0.0/8, 192.0.2.7",
+		"DOMAIND_SEARCH_TLDS": "COM, .net,com,co.uk",
 		"DOMAIND_REDIS_URL": "redis-sentinel://:pw@s1:26379/0?master=m&sentinel_password=sentinel-secret",
 	})), false)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.Embedded() || c.SeedDemo || c.SandboxLatency != 100*time.Millisecond || len(c.TrustedProxies) != 2 {
+	if c.Embedded() || c.SeedDemo || c.SandboxLatency != 100*time.Millisecond || len(c.TrustedProxies) != 2 ||
+		strings.Join(c.SearchTLDs, ",") != "com,net,co.uk" {
 		t.Errorf("config = %+v", c)
 	}
 	logged := fmt.Sprint(c.LogValue())
@@ -89,6 +91,7 @@ func TestBadConfigNamesTheVariable(t *testing.T) {
 		want string
 	}{
 		{"bad addr", map[string]string{"DOMAIND_HTTP_ADDR": "8080"}, "DOMAIND_HTTP_ADDR"},
+		{"bad search tld", map[string]string{"DOMAIND_SEARCH_TLDS": "com,not a tld"}, "DOMAIND_SEARCH_TLDS"},
 		{"bad base url", map[string]string{"DOMAIND_BASE_URL": "localhost"}, "DOMAIND_BASE_URL"},
 		{"mysql", map[string]string{"DOMAIND_DATABASE_URL": "mysql://x", "DOMAIND_REDIS_URL": "redis://r:6379"}, "DOMAIND_DATABASE_URL"},
 		{"database without redis", map[string]string{"DOMAIND_DATABASE_URL": "postgres://x/y"}, "DOMAIND_REDIS_URL"},

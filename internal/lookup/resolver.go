@@ -41,5 +41,5 @@ func (r *Resolver) Resolve(ctx context.Context, domain string) (domaininfo.Recor
 	if ferr == nil || errors.Is(ferr, domaininfo.ErrNotFound) {
 		return rec, ferr
 	}
-	return rec, fmt.Errorf("lookup %s: rdap: %w; whois: %w", domain, err, ferr)
+	return rec, fmt.Errorf("lookup %s: %w; %w", domain, err, ferr)
 }
