@@ -8,6 +8,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"gorm.io/gorm"
@@ -35,8 +36,8 @@ type Catalog struct {
 	db  *gorm.DB
 	ttl time.Duration
 
+	snap atomic.Pointer[Snapshot]
 	mu   sync.Mutex // serialises reloads
-	snap *Snapshot
 }
 
 // New returns a Catalog on db whose snapshots live for ttl.
@@ -45,18 +46,23 @@ func New(db *gorm.DB, ttl time.Duration) *Catalog { return &Catalog{db: db, ttl:
 // Get returns a snapshot no older than the TTL, loading one if needed.
 // Concurrent callers of an expired catalog wait for one reload.
 func (c *Catalog) Get(ctx context.Context) (*Snapshot, error) {
+	if s := c.snap.Load(); c.fresh(s) {
+		return s, nil
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.snap != nil && time.Since(c.snap.Loaded) < c.ttl {
-		return c.snap, nil
+	if s := c.snap.Load(); c.fresh(s) { // another caller reloaded meanwhile
+		return s, nil
 	}
 	snap, err := load(ctx, c.db)
 	if err != nil {
 		return nil, err
 	}
-	c.snap = snap
+	c.snap.Store(snap)
 	return snap, nil
 }
+
+func (c *Catalog) fresh(s *Snapshot) bool { return s != nil && time.Since(s.Loaded) < c.ttl }
 
 func load(ctx context.Context, db *gorm.DB) (*Snapshot, error) {
 	db = db.WithContext(ctx)
