@@ -159,8 +159,9 @@ func BenchmarkSearchLoad(b *testing.B) {
 
 // BenchmarkPricingThroughput compares the pricing endpoint (rate limiter on
 // Redis, catalog read) with a constant response from the same gin engine and
-// middleware, both over HTTP on loopback with keep-alive clients. Target:
-// ratio ≥ 0.5.
+// middleware, both over HTTP on loopback with keep-alive clients, at 64
+// concurrent clients (a loaded server, the figure the target is about) and
+// at 16. Target: ratio ≥ 0.5.
 //
 //	make bench
 func BenchmarkPricingThroughput(b *testing.B) {
@@ -176,8 +177,11 @@ func BenchmarkPricingThroughput(b *testing.B) {
 	defer srv.Close()
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}
 
-	const total, workers = 30000, 16
-	run := func(path string) float64 {
+	const total = 30000
+	runs := 0
+	run := func(path string, workers int) float64 {
+		runs++ // each run from fresh client addresses
+		host := runs
 		var wg sync.WaitGroup
 		var failed atomic.Int64
 		var next atomic.Int64
@@ -191,7 +195,7 @@ func BenchmarkPricingThroughput(b *testing.B) {
 					}
 					req, _ := http.NewRequest("GET", srv.URL+path, nil)
 					// 100 requests per client address stay under 120/min.
-					req.Header.Set("X-Forwarded-For", fmt.Sprintf("10.%d.%d.1", i/100/250, i/100%250))
+					req.Header.Set("X-Forwarded-For", fmt.Sprintf("10.%d.%d.%d", i/100/250, i/100%250, host))
 					resp, err := client.Do(req)
 					if err != nil {
 						failed.Add(1)
@@ -211,15 +215,21 @@ func BenchmarkPricingThroughput(b *testing.B) {
 		}
 		return total / time.Since(start).Seconds()
 	}
-	run("/bench/constant") // warm-up
-	constant := run("/bench/constant")
-	pricing := run("/api/pricing/tld?tld=com&op=register")
-	ratio := pricing / constant
-	b.ReportMetric(pricing, "pricing_req/s")
-	b.ReportMetric(constant, "constant_req/s")
-	b.ReportMetric(ratio, "ratio")
-	b.Logf("%d requests each over loopback HTTP, %d clients: pricing (rate limiter + catalog) %.0f req/s, constant response %.0f req/s, ratio %.2f",
-		total, workers, pricing, constant, ratio)
+	run("/bench/constant", 64) // warm-up
+	ratios := map[int]float64{}
+	for _, workers := range []int{64, 16} {
+		constant := run("/bench/constant", workers)
+		pricing := run("/api/pricing/tld?tld=com&op=register", workers)
+		ratios[workers] = pricing / constant
+		b.Logf("%d requests each over loopback HTTP, %d clients: pricing (rate limiter + catalog) %.0f req/s, constant response %.0f req/s, ratio %.2f",
+			total, workers, pricing, constant, pricing/constant)
+		if workers == 64 {
+			b.ReportMetric(pricing, "pricing_req/s")
+			b.ReportMetric(constant, "constant_req/s")
+		}
+	}
+	b.ReportMetric(ratios[64], "ratio")
+	b.ReportMetric(ratios[16], "ratio_16_clients")
 }
 
 // BenchmarkWhoisQueueOverhead compares a WHOIS lookup through the service

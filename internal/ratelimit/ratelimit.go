@@ -1,6 +1,8 @@
 // Package ratelimit enforces per-client limits on Redis: per-window rates
-// with GCRA (go-redis/redis_rate), and calendar-day quotas that reset at
-// midnight UTC. Both answer with what the RateLimit-* headers need.
+// with GCRA (the generic cell rate algorithm, as a Lua script), and
+// calendar-day quotas that reset at midnight UTC. Both answer with what the
+// RateLimit-* headers need. The checks of concurrent requests share Redis
+// round trips (see batcher).
 package ratelimit
 
 import (
@@ -9,7 +11,6 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/go-redis/redis_rate/v10"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -59,15 +60,15 @@ type Result struct {
 
 // Limiter checks policies against Redis.
 type Limiter struct {
-	rdb  redis.UniversalClient
-	gcra *redis_rate.Limiter
-	now  func() time.Time
+	batch *batcher
+	now   func() time.Time
 }
 
 // New returns a limiter on rdb. now is the clock of calendar-day quotas
-// (time.Now in production; tests drive it across midnight).
+// (time.Now in production; tests drive it across midnight). Rates use
+// Redis's own clock, which every API replica shares.
 func New(rdb redis.UniversalClient, now func() time.Time) *Limiter {
-	return &Limiter{rdb: rdb, gcra: redis_rate.NewLimiter(rdb), now: now}
+	return &Limiter{batch: &batcher{rdb: rdb}, now: now}
 }
 
 // Allow spends one unit of p for client (an opaque key such as an IP group).
@@ -75,15 +76,39 @@ func (l *Limiter) Allow(ctx context.Context, p Policy, client string) (Result, e
 	if p.Kind == DayQuota {
 		return l.allowDay(ctx, p, client)
 	}
-	r, err := l.gcra.Allow(ctx, "rl:"+p.Name+":"+client, redis_rate.Limit{Rate: p.Limit, Burst: p.Limit, Period: p.Window})
+	return l.allowRate(ctx, p, client)
+}
+
+// gcraScript spends one cell of a GCRA limit and returns {allowed,
+// remaining, retry_after_us, reset_after_us}. The key holds the theoretical
+// arrival time (TAT) in microseconds of Redis's clock; ARGV are the emission
+// interval (window/limit) and the burst tolerance (the window), in
+// microseconds (the interval may be fractional). A request is allowed when the TAT it would leave is at most
+// one window ahead of now.
+var gcraScript = redis.NewScript(`
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
+local interval = tonumber(ARGV[1])
+local burst = tonumber(ARGV[2])
+local tat = tonumber(redis.call('GET', KEYS[1])) or now
+if tat < now then tat = now end
+local new_tat = tat + interval
+local slack = now - (new_tat - burst)
+if slack < 0 then return {0, 0, -slack, tat - now} end
+redis.call('SET', KEYS[1], string.format('%.3f', new_tat), 'PX', math.max(1, math.ceil((new_tat - now) / 1000)))
+return {1, math.floor(slack / interval), 0, new_tat - now}
+`)
+
+func (l *Limiter) allowRate(ctx context.Context, p Policy, client string) (Result, error) {
+	interval := float64(p.Window.Microseconds()) / float64(p.Limit)
+	v, err := l.batch.run(ctx, gcraScript, []string{"gcra:" + p.Name + ":" + client}, interval, p.Window.Microseconds())
 	if err != nil {
 		return Result{}, fmt.Errorf("rate limit %s: %w", p.Name, err)
 	}
-	res := Result{Allowed: r.Allowed > 0, Limit: p.Limit, Remaining: r.Remaining, Reset: r.ResetAfter}
-	if !res.Allowed {
-		res.RetryAfter = r.RetryAfter
-	}
-	return res, nil
+	return Result{
+		Allowed: v[0] == 1, Limit: p.Limit, Remaining: int(v[1]),
+		RetryAfter: time.Duration(v[2]) * time.Microsecond, Reset: time.Duration(v[3]) * time.Microsecond,
+	}, nil
 }
 
 // dayScript increments today's counter unless it is at the limit, and sets
@@ -99,7 +124,7 @@ return {1, used}
 func (l *Limiter) allowDay(ctx context.Context, p Policy, client string) (Result, error) {
 	now := l.now().UTC()
 	end := now.Truncate(24 * time.Hour).Add(24 * time.Hour)
-	v, err := dayScript.Run(ctx, l.rdb, []string{dayKey(p, client, now)}, p.Limit, end.Add(time.Hour).Unix()).Int64Slice()
+	v, err := l.batch.run(ctx, dayScript, []string{dayKey(p, client, now)}, p.Limit, end.Add(time.Hour).Unix())
 	if err != nil {
 		return Result{}, fmt.Errorf("quota %s: %w", p.Name, err)
 	}
@@ -117,9 +142,16 @@ func (l *Limiter) Refund(ctx context.Context, p Policy, client string) error {
 	if p.Kind != DayQuota {
 		return nil
 	}
-	key := dayKey(p, client, l.now().UTC())
-	return l.rdb.Eval(ctx, `if tonumber(redis.call('GET', KEYS[1]) or '0') > 0 then return redis.call('DECR', KEYS[1]) end return 0`, []string{key}).Err()
+	_, err := l.batch.run(ctx, refundScript, []string{dayKey(p, client, l.now().UTC())})
+	return err
 }
+
+// refundScript decrements a day counter that is above zero and returns {used}.
+var refundScript = redis.NewScript(`
+local used = tonumber(redis.call('GET', KEYS[1]) or '0')
+if used > 0 then used = redis.call('DECR', KEYS[1]) end
+return {used}
+`)
 
 func dayKey(p Policy, client string, now time.Time) string {
 	return "quota:" + p.Name + ":" + client + ":" + now.Format("2006-01-02")

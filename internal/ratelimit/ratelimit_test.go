@@ -2,9 +2,13 @@ package ratelimit_test
 
 import (
 	"context"
+	"errors"
+	"net"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 
 	"github.com/domaind/domaind/internal/platform/platformtest"
 	"github.com/domaind/domaind/internal/ratelimit"
@@ -118,5 +122,92 @@ func TestPolicyHeader(t *testing.T) {
 		if got := tc.p.Header(); got != tc.want {
 			t.Errorf("%s header = %q, want %q", tc.p.Name, got, tc.want)
 		}
+	}
+}
+
+// Concurrent checks share Redis round trips; each must still spend exactly
+// one unit and get its own answer.
+func TestConcurrentChecksSpendOneUnitEach(t *testing.T) {
+	r := platformtest.NewRedis(t)
+	l := ratelimit.New(r.Client, time.Now)
+	p := ratelimit.PerMinute("burst", 100)
+	const callers = 250
+	results := make([]ratelimit.Result, callers)
+	errs := make([]error, callers)
+	var wg sync.WaitGroup
+	for i := range callers {
+		wg.Go(func() { results[i], errs[i] = l.Allow(context.Background(), p, "192.0.2.9") })
+	}
+	wg.Wait()
+	allowed := 0
+	remaining := map[int]bool{}
+	for i, res := range results {
+		if errs[i] != nil {
+			t.Fatalf("call %d: %v", i, errs[i])
+		}
+		if res.Allowed {
+			allowed++
+			if remaining[res.Remaining] {
+				t.Errorf("two allowed calls both left %d remaining", res.Remaining)
+			}
+			remaining[res.Remaining] = true
+		}
+	}
+	if allowed != 100 {
+		t.Errorf("%d of %d concurrent calls allowed, want exactly the limit of 100", allowed, callers)
+	}
+}
+
+// A Redis that lost its scripts (restart, SCRIPT FLUSH) gets them again
+// without failing or double-spending the calls that met the loss.
+func TestChecksSurviveAFlushedScriptCache(t *testing.T) {
+	r := platformtest.NewRedis(t)
+	clk := &clock{t: time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)}
+	l := ratelimit.New(r.Client, clk.now)
+	ctx := context.Background()
+	rate, day := ratelimit.PerMinute("flush", 10), ratelimit.PerDay("flushq", 10)
+	for i := 1; i <= 3; i++ {
+		if err := r.Client.ScriptFlush(ctx).Err(); err != nil {
+			t.Fatal(err)
+		}
+		res, err := l.Allow(ctx, rate, "c")
+		if err != nil || res.Remaining != 10-i {
+			t.Fatalf("rate call %d after flush = %+v, %v; want remaining %d", i, res, err, 10-i)
+		}
+		if err := r.Client.ScriptFlush(ctx).Err(); err != nil {
+			t.Fatal(err)
+		}
+		res, err = l.Allow(ctx, day, "c")
+		if err != nil || res.Used != i {
+			t.Fatalf("quota call %d after flush = %+v, %v; want used %d", i, res, err, i)
+		}
+	}
+}
+
+// A caller whose request ends stops waiting for a Redis that does not answer.
+func TestCheckStopsWaitingWhenTheCallerGivesUp(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0") // accepts, never answers
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			defer c.Close()
+		}
+	}()
+	rdb := redis.NewClient(&redis.Options{Addr: ln.Addr().String(), MaxRetries: -1})
+	defer rdb.Close()
+	l := ratelimit.New(rdb, time.Now)
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() { time.Sleep(50 * time.Millisecond); cancel() }()
+	// The batch's own bound would end in a deadline or an i/o error; only the
+	// caller's cancellation gives context.Canceled.
+	if _, err := l.Allow(ctx, ratelimit.PerMinute("gone", 10), "c"); !errors.Is(err, context.Canceled) {
+		t.Errorf("err = %v, want context.Canceled", err)
 	}
 }
