@@ -16,8 +16,7 @@ build:
 	CGO_ENABLED=0 $(GO) build -trimpath -o $(BIN) ./cmd/domaind
 
 # Embedded mode unless DOMAIND_TEST_DATABASE_URL / DOMAIND_TEST_REDIS_URL are set.
-test:
-	$(GO) vet ./...
+test: vet
 	$(GO) test -count=1 -timeout 30m ./...
 
 test-real:

@@ -67,7 +67,7 @@ func TestProduction(t *testing.T) {
 	c, err := Load(envOf(t, prod(map[string]string{
 		"DOMAIND_SANDBOX_LATENCY": "100ms", "DOMAIND_TRUSTED_PROXIES": "10.0.0.0/8, 192.0.2.7",
 		"DOMAIND_SEARCH_TLDS": "COM, .net,com,co.uk",
-		"DOMAIND_REDIS_URL": "redis-sentinel://:pw@s1:26379/0?master=m&sentinel_password=sentinel-secret",
+		"DOMAIND_REDIS_URL":   "redis-sentinel://:pw@s1:26379/0?master=m&sentinel_password=sentinel-secret",
 	})), false)
 	if err != nil {
 		t.Fatal(err)
