@@ -112,19 +112,21 @@ func (l *Limiter) allowRate(ctx context.Context, p Policy, client string) (Resul
 }
 
 // dayScript increments today's counter unless it is at the limit, and sets
-// the counter to expire after the day ends (with an hour's grace for clock skew).
+// the counter to expire ARGV[2] seconds later: after the day ends, with an
+// hour's grace. The expiry is relative, so Redis's clock need not agree with
+// ours (nor with the clock tests drive across midnight).
 var dayScript = redis.NewScript(`
 local used = tonumber(redis.call('GET', KEYS[1]) or '0')
 if used >= tonumber(ARGV[1]) then return {0, used} end
 used = redis.call('INCR', KEYS[1])
-if used == 1 then redis.call('EXPIREAT', KEYS[1], ARGV[2]) end
+if used == 1 then redis.call('EXPIRE', KEYS[1], ARGV[2]) end
 return {1, used}
 `)
 
 func (l *Limiter) allowDay(ctx context.Context, p Policy, client string) (Result, error) {
 	now := l.now().UTC()
 	end := now.Truncate(24 * time.Hour).Add(24 * time.Hour)
-	v, err := l.batch.run(ctx, dayScript, []string{dayKey(p, client, now)}, p.Limit, end.Add(time.Hour).Unix())
+	v, err := l.batch.run(ctx, dayScript, []string{dayKey(p, client, now)}, p.Limit, int64((end.Sub(now)+time.Hour)/time.Second))
 	if err != nil {
 		return Result{}, fmt.Errorf("quota %s: %w", p.Name, err)
 	}

@@ -211,3 +211,22 @@ func TestCheckStopsWaitingWhenTheCallerGivesUp(t *testing.T) {
 		t.Errorf("err = %v, want context.Canceled", err)
 	}
 }
+
+// A quota counts the same whatever Redis's clock says: its expiry is
+// relative, so a limiter clock days behind Redis (as in tests that pin a
+// date) still keeps today's counter.
+func TestDayQuotaIgnoresRedisClock(t *testing.T) {
+	r := platformtest.NewRedis(t)
+	clk := &clock{t: time.Date(2020, 1, 1, 23, 0, 0, 0, time.UTC)}
+	l := ratelimit.New(r.Client, clk.now)
+	p := ratelimit.PerDay("old", 3)
+	for i := 1; i <= 3; i++ {
+		res, err := l.Allow(context.Background(), p, "c")
+		if err != nil || !res.Allowed || res.Used != i {
+			t.Fatalf("lookup %d = %+v, %v; want allowed with used %d", i, res, err, i)
+		}
+	}
+	if res, _ := l.Allow(context.Background(), p, "c"); res.Allowed {
+		t.Errorf("4th lookup of a quota of 3 allowed: %+v", res)
+	}
+}
