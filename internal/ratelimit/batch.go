@@ -3,6 +3,7 @@ package ratelimit
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -23,7 +24,8 @@ type scriptCall struct {
 	args   []any
 	res    []int64
 	err    error
-	done   chan struct{}
+	done   chan struct{}      // closed once res and err are set
+	lead   chan []*scriptCall // the batch this call's caller is to send next
 }
 
 // batcher runs the scripts of concurrent callers in shared pipelines: a
@@ -31,59 +33,95 @@ type scriptCall struct {
 // goes out with every other call that arrived meanwhile. A lone caller pays
 // one round trip, as without batching; under load Redis and the kernel see
 // one write and one read per batch instead of per request, which is most of
-// what a limiter on Redis costs. The goroutine that sends the batches runs
-// only while calls are waiting, so a Limiter needs no Close.
+// what a limiter on Redis costs.
+//
+// The batches are sent by the callers themselves, one at a time: the caller
+// that finds no round trip in flight sends its own call, then hands the
+// calls that queued meanwhile to the first of them, whose caller sends them
+// and hands on in turn. No goroutine outlives its caller, so a Limiter needs
+// no Close.
 type batcher struct {
 	rdb redis.UniversalClient
 
 	mu      sync.Mutex
 	queue   []*scriptCall
-	running bool
+	sending bool // a caller holds the turn to send
 }
 
 // run executes script for the caller, batched with concurrent callers, and
-// returns its integer array reply.
+// returns its integer array reply. A caller whose ctx ends before its call
+// went out withdraws it, so it spends nothing.
 func (b *batcher) run(ctx context.Context, script *redis.Script, keys []string, args ...any) ([]int64, error) {
-	c := &scriptCall{script: script, keys: keys, args: args, done: make(chan struct{})}
+	c := &scriptCall{script: script, keys: keys, args: args, done: make(chan struct{}), lead: make(chan []*scriptCall, 1)}
 	b.mu.Lock()
-	b.queue = append(b.queue, c)
-	if !b.running {
-		b.running = true
-		go b.loop()
+	if !b.sending {
+		b.sending = true
+		b.mu.Unlock()
+		b.send(ctx, []*scriptCall{c})
+		return c.res, c.err
 	}
+	b.queue = append(b.queue, c)
 	b.mu.Unlock()
 	select {
 	case <-c.done:
 		return c.res, c.err
+	case batch := <-c.lead:
+		b.send(ctx, batch) // c is in it
+		return c.res, c.err
 	case <-ctx.Done():
+		if !b.withdraw(c) {
+			// A batch took c: another caller is sending it, or it was
+			// handed to this caller, who must send it for the others.
+			select {
+			case batch := <-c.lead:
+				b.send(ctx, batch)
+			default:
+			}
+		}
 		return nil, ctx.Err()
 	}
 }
 
-// loop sends the queued calls, up to maxBatch per round trip, until none are left.
-func (b *batcher) loop() {
-	for {
-		b.mu.Lock()
-		n := min(len(b.queue), maxBatch)
-		if n == 0 {
-			b.running = false
-			b.mu.Unlock()
-			return
-		}
-		batch := b.queue[:n:n]
-		b.queue = b.queue[n:]
-		b.mu.Unlock()
-		b.exec(batch)
+// withdraw takes c out of the queue, or reports false when a batch has taken it.
+func (b *batcher) withdraw(c *scriptCall) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	i := slices.Index(b.queue, c)
+	if i < 0 {
+		return false
 	}
+	b.queue = slices.Delete(b.queue, i, i+1)
+	return true
+}
+
+// send executes batch, then passes the turn: to the first of the calls that
+// queued meanwhile, with up to maxBatch of them, or back to idle. The
+// sender's ctx bounds a batch of its own call alone; a batch that carries
+// other callers' calls goes out whatever becomes of the sender's request.
+func (b *batcher) send(ctx context.Context, batch []*scriptCall) {
+	if len(batch) > 1 {
+		ctx = context.WithoutCancel(ctx)
+	}
+	ctx, cancel := context.WithTimeout(ctx, batchTimeout)
+	b.exec(ctx, batch)
+	cancel()
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if len(b.queue) == 0 {
+		b.sending = false
+		return
+	}
+	n := min(len(b.queue), maxBatch)
+	next := slices.Clone(b.queue[:n])
+	b.queue = slices.Delete(b.queue, 0, n)
+	next[0].lead <- next
 }
 
 // exec sends batch as one pipeline of EVALSHAs. Calls that Redis answers
 // NOSCRIPT (first use, or a Redis that restarted or flushed its script
 // cache) are sent again once their scripts are loaded; the others ran and
 // are not repeated.
-func (b *batcher) exec(batch []*scriptCall) {
-	ctx, cancel := context.WithTimeout(context.Background(), batchTimeout)
-	defer cancel()
+func (b *batcher) exec(ctx context.Context, batch []*scriptCall) {
 	var missing []*scriptCall
 	for i, cmd := range b.pipeline(ctx, batch) {
 		if redis.HasErrorPrefix(cmd.Err(), "NOSCRIPT") {

@@ -2,13 +2,9 @@ package ratelimit_test
 
 import (
 	"context"
-	"errors"
-	"net"
 	"sync"
 	"testing"
 	"time"
-
-	"github.com/redis/go-redis/v9"
 
 	"github.com/domaind/domaind/internal/platform/platformtest"
 	"github.com/domaind/domaind/internal/ratelimit"
@@ -181,34 +177,6 @@ func TestChecksSurviveAFlushedScriptCache(t *testing.T) {
 		if err != nil || res.Used != i {
 			t.Fatalf("quota call %d after flush = %+v, %v; want used %d", i, res, err, i)
 		}
-	}
-}
-
-// A caller whose request ends stops waiting for a Redis that does not answer.
-func TestCheckStopsWaitingWhenTheCallerGivesUp(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0") // accepts, never answers
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			defer c.Close()
-		}
-	}()
-	rdb := redis.NewClient(&redis.Options{Addr: ln.Addr().String(), MaxRetries: -1})
-	defer rdb.Close()
-	l := ratelimit.New(rdb, time.Now)
-	ctx, cancel := context.WithCancel(context.Background())
-	go func() { time.Sleep(50 * time.Millisecond); cancel() }()
-	// The batch's own bound would end in a deadline or an i/o error; only the
-	// caller's cancellation gives context.Canceled.
-	if _, err := l.Allow(ctx, ratelimit.PerMinute("gone", 10), "c"); !errors.Is(err, context.Canceled) {
-		t.Errorf("err = %v, want context.Canceled", err)
 	}
 }
 

@@ -1,0 +1,106 @@
+package ratelimit
+
+import (
+	"context"
+	"errors"
+	"net"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// blackHole accepts connections and never answers until closed.
+type blackHole struct {
+	ln    net.Listener
+	mu    sync.Mutex
+	conns []net.Conn
+}
+
+func newBlackHole(tb testing.TB) *blackHole {
+	tb.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	h := &blackHole{ln: ln}
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			h.mu.Lock()
+			h.conns = append(h.conns, c)
+			h.mu.Unlock()
+		}
+	}()
+	tb.Cleanup(h.close)
+	return h
+}
+
+func (h *blackHole) close() {
+	h.ln.Close()
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for _, c := range h.conns {
+		c.Close()
+	}
+}
+
+// waitFor polls cond until it holds; it fails the test after a generous bound.
+func waitFor(tb testing.TB, what string, cond func() bool) {
+	tb.Helper()
+	for deadline := time.Now().Add(10 * time.Second); !cond(); time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			tb.Fatalf("gave up waiting until %s", what)
+		}
+	}
+}
+
+// A call queued behind a round trip that hangs leaves as soon as its
+// caller gives up, and is withdrawn: it will not spend a unit later.
+func TestQueuedCallWithdrawsWhenItsCallerGivesUp(t *testing.T) {
+	hole := newBlackHole(t)
+	rdb := redis.NewClient(&redis.Options{Addr: hole.ln.Addr().String(), MaxRetries: -1})
+	defer rdb.Close()
+	l := New(rdb, time.Now)
+	p := PerMinute("hang", 10)
+
+	senderDone := make(chan error, 1)
+	go func() {
+		_, err := l.Allow(context.Background(), p, "first")
+		senderDone <- err
+	}()
+	waitFor(t, "the first call is being sent", func() bool {
+		l.batch.mu.Lock()
+		defer l.batch.mu.Unlock()
+		return l.batch.sending
+	})
+
+	ctx, cancel := context.WithCancel(context.Background())
+	queuedDone := make(chan error, 1)
+	go func() {
+		_, err := l.Allow(ctx, p, "second")
+		queuedDone <- err
+	}()
+	queued := func() int {
+		l.batch.mu.Lock()
+		defer l.batch.mu.Unlock()
+		return len(l.batch.queue)
+	}
+	waitFor(t, "the second call is queued", func() bool { return queued() == 1 })
+	cancel()
+	if err := <-queuedDone; !errors.Is(err, context.Canceled) {
+		t.Errorf("queued call = %v, want context.Canceled", err)
+	}
+	if n := queued(); n != 0 {
+		t.Errorf("%d calls still queued after their caller left, want 0", n)
+	}
+
+	hole.close() // the hung round trip fails now
+	if err := <-senderDone; err == nil {
+		t.Error("the call sent to a Redis that never answered succeeded")
+	}
+}
