@@ -67,23 +67,26 @@ func (s *Server) idempotent(c *gin.Context) {
 
 	rec := &recorder{ResponseWriter: c.Writer}
 	c.Writer = rec
+	// The record is written whatever becomes of the request: a client that
+	// gave up is the one most likely to retry with the same key.
+	done := context.WithoutCancel(ctx)
 	defer func() {
 		if r := recover(); r != nil {
-			s.idem.Release(context.WithoutCancel(ctx), scope, key)
+			s.idem.Release(done, scope, key)
 			panic(r)
 		}
 	}()
 	c.Next()
 	status := rec.Status()
 	if status == http.StatusTooManyRequests || status >= 500 {
-		if err := s.idem.Release(ctx, scope, key); err != nil {
+		if err := s.idem.Release(done, scope, key); err != nil {
 			s.log.WarnContext(ctx, "idempotency release failed", "err", err)
 		}
 		return
 	}
 	header := rec.Header().Clone()
 	header.Del(HeaderRequestID)
-	if err := s.idem.Complete(ctx, scope, key, idempotency.Record{Fingerprint: fp, Status: status, Header: header, Body: rec.body.Bytes()}); err != nil {
+	if err := s.idem.Complete(done, scope, key, idempotency.Record{Fingerprint: fp, Status: status, Header: header, Body: rec.body.Bytes()}); err != nil {
 		s.log.WarnContext(ctx, "idempotency store failed", "err", err)
 	}
 }

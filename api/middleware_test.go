@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
@@ -180,6 +181,33 @@ func TestIdempotencyKey(t *testing.T) {
 
 	if w := env.request("POST", "/test/idem", `{}`, "Idempotency-Key", strings.Repeat("k", 256)); w.Code != 400 {
 		t.Errorf("oversized key = %d, want 400", w.Code)
+	}
+}
+
+// A client that gives up while its request runs is the one that retries:
+// the answer it missed is stored all the same and replayed to the retry.
+func TestIdempotencyRecordSurvivesAClientThatLeft(t *testing.T) {
+	env := newTestEnv(t)
+	var runs atomic.Int32
+	ctx, hangUp := context.WithCancel(context.Background())
+	env.srv.engine.POST("/test/idem", env.srv.idempotent, func(c *gin.Context) {
+		if runs.Add(1) == 1 {
+			hangUp() // the client leaves before the answer
+			<-c.Request.Context().Done()
+		}
+		c.JSON(201, gin.H{"made": "thing"})
+	})
+	r := httptest.NewRequest("POST", "/test/idem", strings.NewReader(`{}`)).WithContext(ctx)
+	r.Header.Set("Content-Type", "application/json")
+	r.Header.Set("Idempotency-Key", "left-early")
+	env.do(r)
+
+	retry := env.request("POST", "/test/idem", `{}`, "Idempotency-Key", "left-early")
+	if retry.Code != 201 || retry.Header().Get(HeaderIdempotentReplayed) != "true" {
+		t.Errorf("retry = %d replayed %q; want the stored 201", retry.Code, retry.Header().Get(HeaderIdempotentReplayed))
+	}
+	if runs.Load() != 1 {
+		t.Errorf("handler ran %d times, want 1", runs.Load())
 	}
 }
 
