@@ -85,7 +85,7 @@ func start(ctx context.Context, role string, getenv func(string) string, isTermi
 	m := metrics.New()
 	client := asynq.NewClientFromRedisClient(p.Redis)
 	defer client.Close()
-	ob := outbox.New(p.DB, client, log)
+	ob := outbox.New(p.DB, outbox.NewClient(p.Redis), log)
 	defer ob.Close()
 
 	var mon *dashboard.Dashboard
