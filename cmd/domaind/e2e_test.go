@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
 	"fmt"
@@ -74,7 +75,9 @@ func newCluster(t *testing.T) *cluster {
 	}))
 	t.Cleanup(rdapSrv.Close)
 	bootstrap := filepath.Join(t.TempDir(), "dns.json")
-	os.WriteFile(bootstrap, []byte(`{"version":"1.0","publication":"2026-01-01T00:00:00Z","services":[[["com"],["`+rdapSrv.URL+`/com/v1/"]]]}`), 0o600)
+	if err := os.WriteFile(bootstrap, []byte(`{"version":"1.0","publication":"2026-01-01T00:00:00Z","services":[[["com"],["`+rdapSrv.URL+`/com/v1/"]]]}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
 
 	bin := filepath.Join(t.TempDir(), "domaind")
 	build := exec.Command("go", "build", "-o", bin, ".")
@@ -105,12 +108,13 @@ func freeAddr(t *testing.T) string {
 	return ln.Addr().String()
 }
 
-// start runs role and waits until its /readyz answers 200.
-func (c *cluster) start(role string) *process {
+// start runs role, with extraEnv added to the cluster's environment, and
+// waits until its /readyz answers 200.
+func (c *cluster) start(role string, extraEnv ...string) *process {
 	c.t.Helper()
 	p := &process{role: role, addr: freeAddr(c.t), done: make(chan error, 1)}
 	p.cmd = exec.Command(c.bin, role)
-	p.cmd.Env = append(os.Environ(), c.env...)
+	p.cmd.Env = append(append(os.Environ(), c.env...), extraEnv...)
 	p.cmd.Env = append(p.cmd.Env, "DOMAIND_HTTP_ADDR="+p.addr, "DOMAIND_BASE_URL=http://"+p.addr)
 	p.cmd.Stdout, p.cmd.Stderr = p, p
 	if err := p.cmd.Start(); err != nil {
@@ -187,8 +191,15 @@ func (c *cluster) createCanary(api *process, steps, stepMS int) canaryStatus {
 	if code != 202 {
 		c.t.Fatalf("create canary = %d %s", code, body)
 	}
+	return decodeCanary(c.t, body)
+}
+
+func decodeCanary(tb testing.TB, body []byte) canaryStatus {
+	tb.Helper()
 	var s canaryStatus
-	json.Unmarshal(body, &s)
+	if err := json.Unmarshal(body, &s); err != nil {
+		tb.Fatalf("canary body %s: %v", body, err)
+	}
 	return s
 }
 
@@ -198,9 +209,7 @@ func (c *cluster) canary(api *process, id string) canaryStatus {
 	if code != 200 {
 		c.t.Fatalf("get canary = %d %s", code, body)
 	}
-	var s canaryStatus
-	json.Unmarshal(body, &s)
-	return s
+	return decodeCanary(c.t, body)
 }
 
 func TestEndToEndSeparateProcesses(t *testing.T) {
@@ -239,8 +248,12 @@ func TestEndToEndSeparateProcesses(t *testing.T) {
 	db := c.db
 	orphan := models.Canary{ID: models.NewID(), Steps: 1}
 	task, _ := tasks.NewCanaryRunTask(orphan.ID)
-	db.Create(&orphan)
-	db.Create(&models.OutboxEntry{ID: models.NewID(), TaskType: task.Type(), Payload: task.Payload(), Queue: tasks.QueueMaintenance})
+	if err := db.Create(&orphan).Error; err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Create(&models.OutboxEntry{ID: models.NewID(), TaskType: task.Type(), Payload: task.Payload(), Queue: tasks.QueueMaintenance}).Error; err != nil {
+		t.Fatal(err)
+	}
 	c.waitFor("orphaned outbox entry swept and run", 30*time.Second, func() bool { return c.canary(api, orphan.ID).Status == "done" })
 
 	queuesURL := "http://" + dash.addr + "/monitoring/api/queues"
@@ -258,16 +271,57 @@ func TestEndToEndSeparateProcesses(t *testing.T) {
 		t.Errorf("pausing through the read-only dashboard = %d, want 405", code)
 	}
 
-	// Graceful stop: SIGTERM ends the API cleanly.
-	api.cmd.Process.Signal(syscall.SIGTERM)
+	// Graceful stop of the worker: SIGTERM in the middle of a task. The
+	// worker finishes it or hands it back; either way it exits cleanly, and
+	// the next worker leaves the canary done with each step written once.
+	const steps = 10
+	created = c.createCanary(api, steps, 200)
+	c.waitFor("canary started", 30*time.Second, func() bool { return c.canary(api, created.ID).StepsDone >= 2 })
+	c.stop(w)
+	c.start("worker")
+	c.waitFor("canary done after the worker's stop", 30*time.Second, func() bool { return c.canary(api, created.ID).Status == "done" })
+	var rows int64
+	db.Model(&models.CanaryStep{}).Where("canary_id = ?", created.ID).Count(&rows)
+	if got := c.canary(api, created.ID); got.StepsDone != steps || rows != steps {
+		t.Errorf("after a graceful worker stop canary = %+v with %d step rows, want %d steps written once", got, rows, steps)
+	}
+
+	// Graceful stop of the API: a search in flight when SIGTERM arrives
+	// (each sandbox check takes a second) still streams every row and done.
+	slow := c.start("api", "DOMAIND_SANDBOX_LATENCY=1s")
+	res, err := http.Post("http://"+slow.addr+"/api/domain/search", "application/json", strings.NewReader(`{"q":"graceful-stop.com"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	events := bufio.NewScanner(res.Body)
+	if !events.Scan() || !strings.Contains(events.Text(), `"kind":"header"`) {
+		t.Fatalf("search did not start streaming: %q %v", events.Text(), events.Err())
+	}
+	slow.cmd.Process.Signal(syscall.SIGTERM) // the request is in flight: its header has arrived
+	var rest []string
+	for events.Scan() {
+		rest = append(rest, events.Text())
+	}
+	if len(rest) == 0 || !strings.Contains(rest[len(rest)-1], `"kind":"done"`) || strings.Count(strings.Join(rest, "\n"), `"kind":"row"`) != 12 {
+		t.Errorf("search cut by the API's stop: got after the header %q (%v)", rest, events.Err())
+	}
+	c.stop(slow)
+	c.stop(api)
+}
+
+// stop sends p SIGTERM and waits for a clean exit.
+func (c *cluster) stop(p *process) {
+	c.t.Helper()
+	p.cmd.Process.Signal(syscall.SIGTERM)
 	select {
-	case err := <-api.done:
-		api.done <- err
+	case err := <-p.done:
+		p.done <- err
 		if err != nil {
-			t.Errorf("api exited with %v after SIGTERM", err)
+			c.t.Errorf("%s exited with %v after SIGTERM", p.role, err)
 		}
 	case <-time.After(30 * time.Second):
-		t.Errorf("api did not stop within 30s of SIGTERM")
+		c.t.Errorf("%s did not stop within 30s of SIGTERM", p.role)
 	}
 }
 

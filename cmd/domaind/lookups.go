@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"log/slog"
 	"net/http"
 	"time"
 
@@ -26,10 +25,10 @@ type lookups struct {
 }
 
 // newLookups builds the RDAP client on DOMAIND_RDAP_BOOTSTRAP when set (a
-// file or URL that cannot be read is logged and the stored or built-in copy
-// used), else on the newest of the built-in and stored copies; and the WHOIS
-// fallback starting at DOMAIND_WHOIS_IANA_ADDR.
-func newLookups(ctx context.Context, cfg *config.Config, db *gorm.DB, log *slog.Logger) (*lookups, error) {
+// file or URL that cannot be read stops the start, as bad configuration
+// does), else on the newest of the built-in and stored copies; and the
+// WHOIS fallback starting at DOMAIND_WHOIS_IANA_ADDR.
+func newLookups(ctx context.Context, cfg *config.Config, db *gorm.DB) (*lookups, error) {
 	hc := &http.Client{Timeout: lookupTimeout}
 	boot, err := lookup.StoredBootstrap(ctx, db)
 	if err != nil {
@@ -38,10 +37,8 @@ func newLookups(ctx context.Context, cfg *config.Config, db *gorm.DB, log *slog.
 	source := lookup.IANABootstrapURL
 	if cfg.RDAPBootstrap != "" {
 		source = cfg.RDAPBootstrap
-		if b, err := rdap.LoadBootstrap(ctx, hc, cfg.RDAPBootstrap); err != nil {
-			log.WarnContext(ctx, "DOMAIND_RDAP_BOOTSTRAP unreadable; using the stored or built-in bootstrap", "err", err)
-		} else {
-			boot = b
+		if boot, err = rdap.LoadBootstrap(ctx, hc, cfg.RDAPBootstrap); err != nil {
+			return nil, &config.Error{Var: "DOMAIND_RDAP_BOOTSTRAP", Msg: err.Error()}
 		}
 	}
 	rc := rdap.New(hc, boot, rdap.DefaultPerHost)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"io"
 	"net"
 	"net/http"
 	"path/filepath"
@@ -85,7 +86,9 @@ func TestRunAllEmbedded(t *testing.T) {
 	ln, _ := net.Listen("tcp", "127.0.0.1:0")
 	addr := ln.Addr().String()
 	ln.Close()
-	env := map[string]string{"DOMAIND_DATA_DIR": t.TempDir(), "DOMAIND_HTTP_ADDR": addr, "DOMAIND_BASE_URL": "http://" + addr}
+	_, port, _ := net.SplitHostPort(addr)
+	base := "http://localhost:" + port // DOMAIND_BASE_URL's default follows DOMAIND_HTTP_ADDR
+	env := map[string]string{"DOMAIND_DATA_DIR": t.TempDir(), "DOMAIND_HTTP_ADDR": addr}
 	ctx, cancel := context.WithCancel(context.Background())
 	stdout, stderr := newSyncBuffer(), newSyncBuffer()
 	done := make(chan error, 1)
@@ -106,16 +109,26 @@ func TestRunAllEmbedded(t *testing.T) {
 		time.Sleep(50 * time.Millisecond)
 	}
 	out := stdout.String()
-	for _, want := range []string{"http://" + addr + "/monitoring/", "http://" + addr + "/healthz", `Ops login      user "ops"  password "`} {
+	for _, want := range []string{base + "/monitoring/", base + "/healthz", `Ops login      user "ops"  password "`} {
 		if !strings.Contains(out, want) {
 			t.Errorf("welcome text lacks %q:\n%s", want, out)
 		}
 	}
-	res, err := http.Get("http://" + addr + "/monitoring/api/queues")
-	if err != nil || res.StatusCode != 401 {
-		t.Errorf("dashboard without credentials = %v %v, want 401", res.StatusCode, err)
+	if status, _ := get(t, "http://"+addr+"/monitoring/api/queues"); status != 401 {
+		t.Errorf("dashboard without credentials = %d, want 401", status)
 	}
-	res.Body.Close()
+	// The scheduler's first outbox sweep (every 5 s) makes the maintenance queue.
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		_, body := get(t, "http://"+addr+"/metrics")
+		if strings.Contains(body, `domaind_queue_tasks{queue="maintenance",state="completed"}`) &&
+			strings.Contains(body, "domaind_queue_scrape_error 0") && strings.Contains(body, "domaind_http_request_duration_seconds") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Errorf("/metrics lacks the queue or HTTP metrics:\n%s", body)
+			break
+		}
+	}
 
 	cancel()
 	select {
@@ -133,6 +146,31 @@ func TestRunAllEmbedded(t *testing.T) {
 	}
 	if strings.Contains(stderr.String(), password) {
 		t.Errorf("the log shows the ops password")
+	}
+}
+
+// get fetches url and returns its status and body.
+func get(tb testing.TB, url string) (int, string) {
+	tb.Helper()
+	res, err := http.Get(url)
+	if err != nil {
+		tb.Fatalf("GET %s: %v", url, err)
+	}
+	defer res.Body.Close()
+	body, err := io.ReadAll(res.Body)
+	if err != nil {
+		tb.Fatalf("GET %s: read body: %v", url, err)
+	}
+	return res.StatusCode, string(body)
+}
+
+func TestRunRefusesAnUnreadableRDAPBootstrap(t *testing.T) {
+	env := map[string]string{"DOMAIND_DATA_DIR": t.TempDir(), "DOMAIND_HTTP_ADDR": "127.0.0.1:0",
+		"DOMAIND_RDAP_BOOTSTRAP": filepath.Join(t.TempDir(), "missing.json")}
+	err := run(context.Background(), nil, func(k string) string { return env[k] }, &bytes.Buffer{}, &bytes.Buffer{})
+	var ce *config.Error
+	if !errors.As(err, &ce) || ce.Var != "DOMAIND_RDAP_BOOTSTRAP" {
+		t.Fatalf("err = %v, want a config error naming DOMAIND_RDAP_BOOTSTRAP", err)
 	}
 }
 

@@ -98,7 +98,7 @@ func start(ctx context.Context, role string, getenv func(string) string, isTermi
 	}
 
 	if role == "all" || role == "worker" {
-		lk, err := newLookups(ctx, cfg, p.DB, log)
+		lk, err := newLookups(ctx, cfg, p.DB)
 		if err != nil {
 			return err
 		}

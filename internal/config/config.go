@@ -96,10 +96,12 @@ func Load(getenv func(string) string, isTerminal bool) (*Config, error) {
 		WhoisIANAAddr: env("DOMAIND_WHOIS_IANA_ADDR", "whois.iana.org:43"),
 	}
 	var err error
-	if _, _, err := net.SplitHostPort(c.HTTPAddr); err != nil {
+	_, port, err := net.SplitHostPort(c.HTTPAddr)
+	if err != nil {
 		return nil, &Error{"DOMAIND_HTTP_ADDR", fmt.Sprintf("want host:port such as :8080, got %q", c.HTTPAddr)}
 	}
-	if c.BaseURL, err = parseBaseURL(env("DOMAIND_BASE_URL", "http://localhost:8080")); err != nil {
+	// By default links point at this process on this machine.
+	if c.BaseURL, err = parseBaseURL(env("DOMAIND_BASE_URL", "http://localhost:"+port)); err != nil {
 		return nil, &Error{"DOMAIND_BASE_URL", err.Error()}
 	}
 	if c.DatabaseURL != "" && !strings.HasPrefix(c.DatabaseURL, "postgres://") && !strings.HasPrefix(c.DatabaseURL, "postgresql://") {
@@ -128,6 +130,9 @@ func Load(getenv func(string) string, isTerminal bool) (*Config, error) {
 	case "rtr":
 		if c.RTRAPIKey == "" {
 			return nil, &Error{"DOMAIND_RTR_API_KEY", "required when DOMAIND_REGISTRY=rtr"}
+		}
+		if c.RTRCustomer == "" {
+			return nil, &Error{"DOMAIND_RTR_CUSTOMER", "required when DOMAIND_REGISTRY=rtr (the customer handle whose price list applies)"}
 		}
 		if _, err := parseBaseURL(c.RTRURL); err != nil {
 			return nil, &Error{"DOMAIND_RTR_URL", err.Error()}

@@ -61,6 +61,10 @@ func TestEmbeddedDefaults(t *testing.T) {
 	if again.LogFormat != "text" {
 		t.Errorf("log format on a terminal = %q, want text", again.LogFormat)
 	}
+	other, err := Load(envOf(t, map[string]string{"DOMAIND_DATA_DIR": dir, "DOMAIND_HTTP_ADDR": "127.0.0.1:9090"}), false)
+	if err != nil || other.BaseURL.String() != "http://localhost:9090" {
+		t.Errorf("base URL on another port = %v, %v; want it to follow DOMAIND_HTTP_ADDR", other.BaseURL, err)
+	}
 }
 
 func TestProduction(t *testing.T) {
@@ -105,6 +109,7 @@ func TestBadConfigNamesTheVariable(t *testing.T) {
 		{"ops user without password", map[string]string{"DOMAIND_OPS_USER": "ops"}, "DOMAIND_OPS_PASSWORD"},
 		{"unknown registry", map[string]string{"DOMAIND_REGISTRY": "godaddy"}, "DOMAIND_REGISTRY"},
 		{"rtr without key", map[string]string{"DOMAIND_REGISTRY": "rtr"}, "DOMAIND_RTR_API_KEY"},
+		{"rtr without customer", map[string]string{"DOMAIND_REGISTRY": "rtr", "DOMAIND_RTR_API_KEY": "k"}, "DOMAIND_RTR_CUSTOMER"},
 		{"bad latency", map[string]string{"DOMAIND_SANDBOX_LATENCY": "fast"}, "DOMAIND_SANDBOX_LATENCY"},
 		{"negative latency", map[string]string{"DOMAIND_SANDBOX_LATENCY": "-1s"}, "DOMAIND_SANDBOX_LATENCY"},
 		{"bad whois addr", map[string]string{"DOMAIND_WHOIS_IANA_ADDR": "whois.iana.org"}, "DOMAIND_WHOIS_IANA_ADDR"},
