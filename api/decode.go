@@ -10,12 +10,13 @@ import (
 	"github.com/gin-gonic/gin"
 )
 
-// decodeJSON reads the request body into v, refusing unknown fields,
-// trailing data and wrong types with a 400 that says what is wrong. An empty
-// body decodes as {} when emptyOK.
+// decodeJSON reads the request body into v, refusing another content type,
+// unknown fields, trailing data and wrong types with a 400 that says what is
+// wrong (the spec's invalid-input status; a 415 is not among its answers).
+// An empty body decodes as {} when emptyOK.
 func decodeJSON(c *gin.Context, v any, emptyOK bool) error {
 	if ct := c.ContentType(); ct != "" && ct != "application/json" {
-		return Errorf(http.StatusUnsupportedMediaType, "unsupported_media_type", "send the body as application/json")
+		return Errorf(http.StatusBadRequest, "bad_request", "Content-Type %q is not accepted; send the body as application/json", ct)
 	}
 	dec := json.NewDecoder(c.Request.Body)
 	dec.DisallowUnknownFields()

@@ -68,8 +68,18 @@ const legacyKey = "domaind.legacy_errors"
 // legacyErrors is put on the routes the spec gives the legacy error shape.
 func legacyErrors(c *gin.Context) { c.Set(legacyKey, true) }
 
+// statusClientClosed is logged for a request whose client left before the
+// answer (nginx's convention); nobody receives it.
+const statusClientClosed = 499
+
 // writeError answers with err in the route's error shape and stops the chain.
+// An error caused by the client leaving is not a failure of ours.
 func (s *Server) writeError(c *gin.Context, err error) {
+	if errors.Is(err, context.Canceled) && c.Request.Context().Err() != nil {
+		s.log.DebugContext(c.Request.Context(), "client left before the answer", "route", c.FullPath(), "err", err)
+		c.AbortWithStatus(statusClientClosed)
+		return
+	}
 	e, known := toHTTP(err)
 	if !known {
 		s.log.ErrorContext(c.Request.Context(), "request failed", "route", c.FullPath(), "status", e.Status, "err", err)

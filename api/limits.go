@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"math"
 	"net/http"
 	"strconv"
@@ -24,8 +25,8 @@ func refundQuota(c *gin.Context) { c.Set(refundCtxKey, true) }
 
 // limit spends one unit of p for the client and sets the RateLimit headers.
 // A refused request gets 429 with Retry-After. A DayQuota unit is given back
-// when the request turns out invalid (400) or fails on our side (5xx or
-// refundQuota).
+// when the request does not count (see notCounted) or the handler says so
+// (refundQuota).
 func (s *Server) limit(p ratelimit.Policy) gin.HandlerFunc {
 	return func(c *gin.Context) {
 		ctx := c.Request.Context()
@@ -58,13 +59,20 @@ func (s *Server) limit(p ratelimit.Policy) gin.HandlerFunc {
 			c.Set(quotaCtxKey, r)
 		}
 		c.Next()
-		status := c.Writer.Status()
-		if p.Kind == ratelimit.DayQuota && (status == http.StatusBadRequest || status >= 500 || c.GetBool(refundCtxKey)) {
-			if err := s.limiter.Refund(ctx, p, client); err != nil {
+		if p.Kind == ratelimit.DayQuota && (notCounted(c.Writer.Status()) || c.GetBool(refundCtxKey)) {
+			if err := s.limiter.Refund(context.WithoutCancel(ctx), p, client); err != nil {
 				s.log.WarnContext(ctx, "quota refund failed", "policy", p.Name, "err", err)
 			}
 		}
 	}
+}
+
+// notCounted reports whether a request that ended with status gives its
+// quota unit back: refused as invalid or oversized, left by its client
+// before the answer, or failed on our side.
+func notCounted(status int) bool {
+	return status == http.StatusBadRequest || status == http.StatusRequestEntityTooLarge ||
+		status == statusClientClosed || status >= 500
 }
 
 func ceilSeconds(d time.Duration) int {

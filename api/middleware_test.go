@@ -1,7 +1,10 @@
 package api
 
 import (
+	"bytes"
 	"context"
+	"fmt"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
@@ -58,16 +61,24 @@ func TestQuotaExceededAndRefund(t *testing.T) {
 			c.JSON(400, gin.H{"error": gin.H{"code": "validation_error", "message": "bad"}})
 			return
 		}
+		var body struct{}
+		if err := decodeJSON(c, &body, true); err != nil {
+			env.srv.writeError(c, err)
+			return
+		}
 		r, _ := c.Get(quotaCtxKey)
 		c.JSON(201, gin.H{"used": r.(ratelimit.Result).Used})
 	})
 	if w := env.request("POST", "/test/quota?bad=1", ""); w.Code != 400 {
 		t.Fatalf("bad request = %d", w.Code)
 	}
+	if w := env.request("POST", "/test/quota", `{"pad":"`+strings.Repeat("x", DefaultBodyLimit)+`"}`); w.Code != 413 {
+		t.Fatalf("oversized request = %d, want 413", w.Code)
+	}
 	for i := 1; i <= 2; i++ {
 		w := env.request("POST", "/test/quota", "")
 		if w.Code != 201 || !strings.Contains(w.Body.String(), `"used":`+strconv.Itoa(i)) {
-			t.Fatalf("request %d = %d %s; the 400 must not have used quota", i, w.Code, w.Body)
+			t.Fatalf("request %d = %d %s; the 400 and the 413 must not have used quota", i, w.Code, w.Body)
 		}
 	}
 	w := env.request("POST", "/test/quota", "")
@@ -274,6 +285,28 @@ func TestUnknownErrorsHideInternals(t *testing.T) {
 		if code, _ := typedError(t, w); code != "internal_error" {
 			t.Errorf("%s code = %q", path, code)
 		}
+	}
+}
+
+// A handler that stops because its client left is not a server failure:
+// no 500, no error in the log.
+func TestClientThatLeftIsNotAFailure(t *testing.T) {
+	env := newTestEnv(t)
+	var logged bytes.Buffer
+	env.deps.Log = slog.New(slog.NewTextHandler(&logged, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	env.srv = New(env.deps)
+	env.srv.engine.GET("/test/left", env.srv.handle(func(c *gin.Context) error {
+		<-c.Request.Context().Done()
+		return fmt.Errorf("wait for lookup: %w", c.Request.Context().Err())
+	}))
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	w := env.do(httptest.NewRequest("GET", "/test/left", nil).WithContext(ctx))
+	if w.Code != statusClientClosed || w.Body.Len() != 0 {
+		t.Errorf("left client = %d %q, want %d and no body", w.Code, w.Body, statusClientClosed)
+	}
+	if strings.Contains(logged.String(), "level=ERROR") {
+		t.Errorf("a client leaving was logged as an error:\n%s", logged.String())
 	}
 }
 
