@@ -4,6 +4,7 @@ package models
 
 import (
 	"errors"
+	"unicode/utf8"
 
 	"github.com/google/uuid"
 )
@@ -16,3 +17,16 @@ var (
 
 // NewID returns a new opaque identifier for a row exposed to clients.
 func NewID() string { return uuid.NewString() }
+
+// ErrorText is err's message cut to fit an error column of maxLen bytes,
+// never in the middle of a UTF-8 character (Postgres refuses invalid UTF-8).
+func ErrorText(err error, maxLen int) string {
+	s := err.Error()
+	if len(s) <= maxLen {
+		return s
+	}
+	for maxLen > 0 && !utf8.RuneStart(s[maxLen]) {
+		maxLen--
+	}
+	return s[:maxLen]
+}

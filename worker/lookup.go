@@ -54,7 +54,7 @@ func (h *lookupRun) ProcessTask(ctx context.Context, t *asynq.Task) error {
 		if !lastAttempt(ctx) {
 			return err
 		}
-		l.State, l.Error = models.LookupFailed, truncate(err.Error(), 500)
+		l.State, l.Error = models.LookupFailed, models.ErrorText(err, 500)
 	}
 	now := time.Now().UTC()
 	l.CompletedAt = &now
@@ -94,11 +94,4 @@ func (h *lookupRun) announce(ctx context.Context, l models.Lookup) error {
 		LookupID: l.ID, Domain: l.Domain, Found: l.State == models.LookupDone,
 		Record: l.Record, CreatedAt: l.CreatedAt.UTC(),
 	})
-}
-
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n]
 }

@@ -37,8 +37,10 @@ func StoredBootstrap(ctx context.Context, db *gorm.DB) (*rdap.Bootstrap, error) 
 }
 
 // RefreshBootstrap fetches the bootstrap file at source and, when IANA
-// published it after the one client uses, stores it for the other workers
-// and switches client to it. It reports whether it switched.
+// published it after the one client uses, switches client to it and stores
+// it, so that every worker started from then on begins with it (workers
+// already running keep theirs until they restart). It reports whether it
+// switched.
 func RefreshBootstrap(ctx context.Context, db *gorm.DB, hc *http.Client, source string, client *rdap.Client) (bool, error) {
 	fresh, err := rdap.LoadBootstrap(ctx, hc, source)
 	if err != nil {

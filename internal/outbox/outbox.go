@@ -189,7 +189,7 @@ func (o *Outbox) publish(ctx context.Context, db *gorm.DB, entries []*models.Out
 		}
 		o.log.WarnContext(ctx, "outbox enqueue failed; the sweep will retry", "entry", e.ID, "task_type", e.TaskType, "err", errs[i])
 		db.Model(&models.OutboxEntry{}).Where("id = ?", e.ID).
-			Updates(map[string]any{"attempts": gorm.Expr("attempts + 1"), "last_error": truncate(errs[i].Error(), 500)})
+			Updates(map[string]any{"attempts": gorm.Expr("attempts + 1"), "last_error": models.ErrorText(errs[i], 500)})
 	}
 	return ok
 }
@@ -254,11 +254,4 @@ func mark(db *gorm.DB, ids []string) error {
 		return nil
 	}
 	return db.Model(&models.OutboxEntry{}).Where("id IN ?", ids).Update("enqueued_at", time.Now().UTC()).Error
-}
-
-func truncate(s string, n int) string {
-	if len(s) > n {
-		return s[:n]
-	}
-	return s
 }

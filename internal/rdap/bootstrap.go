@@ -15,7 +15,7 @@ import (
 )
 
 // snapshot is IANA's RDAP bootstrap file for DNS as of the build; the
-// scheduler stores newer copies in the database.
+// worker's daily refresh task stores newer copies in the database.
 //
 //go:embed dns.json
 var snapshot []byte
