@@ -28,8 +28,8 @@ type Client struct {
 	http     *http.Client
 	// Retries is how often a 429, 5xx or network failure is retried.
 	Retries int
-	// Backoff is the wait before retry n (from 0) when the answer names none.
-	Backoff func(n int) time.Duration
+	// BackoffFunc is the wait before retry n (from 0) when the answer names none.
+	BackoffFunc func(n int) time.Duration
 }
 
 // New returns a client for the API at baseURL (e.g. https://api.yoursrs.com/v2).
@@ -40,9 +40,9 @@ func New(baseURL, apiKey, customer string) (*Client, error) {
 	}
 	return &Client{
 		base: u, apiKey: apiKey, customer: customer,
-		http:    &http.Client{Timeout: 15 * time.Second},
-		Retries: 3,
-		Backoff: func(n int) time.Duration { return 250 * time.Millisecond << n },
+		http:        &http.Client{Timeout: 15 * time.Second},
+		Retries:     3,
+		BackoffFunc: func(n int) time.Duration { return 250 * time.Millisecond << n },
 	}, nil
 }
 
@@ -75,7 +75,7 @@ func (c *Client) get(ctx context.Context, path string, query url.Values, out any
 			return lastErr
 		}
 		if wait == 0 {
-			wait = c.Backoff(attempt)
+			wait = c.BackoffFunc(attempt)
 		}
 		t := time.NewTimer(wait)
 		select {

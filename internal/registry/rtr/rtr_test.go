@@ -53,7 +53,7 @@ func newServer(t *testing.T, handle func(w http.ResponseWriter, r *http.Request)
 	if err != nil {
 		t.Fatal(err)
 	}
-	c.Backoff = func(int) time.Duration { return time.Millisecond }
+	c.BackoffFunc = func(int) time.Duration { return time.Millisecond }
 	return c, &calls
 }
 
