@@ -36,11 +36,12 @@ type Scheduler struct {
 	cron   *cron.Cron
 	client *asynq.Client
 	log    *slog.Logger
+	table  []Entry
 }
 
 // New returns a scheduler for table that enqueues through client.
 func New(client *asynq.Client, log *slog.Logger, table []Entry) *Scheduler {
-	s := &Scheduler{cron: cron.New(cron.WithLocation(time.UTC)), client: client, log: log}
+	s := &Scheduler{cron: cron.New(cron.WithLocation(time.UTC)), client: client, log: log, table: table}
 	for _, e := range table {
 		s.cron.Schedule(aligned(e.Every), cron.FuncJob(func() {
 			slot := time.Now().UTC().Truncate(e.Every)
@@ -52,8 +53,20 @@ func New(client *asynq.Client, log *slog.Logger, table []Entry) *Scheduler {
 	return s
 }
 
-// Start runs the table in the background.
-func (s *Scheduler) Start() { s.cron.Start() }
+// Start enqueues the current slot of every entry, then runs the table in the
+// background. The first enqueue catches up on a slot that began while no
+// scheduler ran (a fresh installation gets its first TLD sync at once, not
+// hours later); where a scheduler did run it, the slot's TaskID makes it a
+// no-op.
+func (s *Scheduler) Start(ctx context.Context) {
+	now := time.Now().UTC()
+	for _, e := range s.table {
+		if err := s.Enqueue(ctx, e, now.Truncate(e.Every)); err != nil {
+			s.log.WarnContext(ctx, "catch-up enqueue failed; the next slot will run", "err", err)
+		}
+	}
+	s.cron.Start()
+}
 
 // Stop stops the table and waits for a running enqueue to finish.
 func (s *Scheduler) Stop() { <-s.cron.Stop().Done() }

@@ -68,3 +68,31 @@ func TestTableEntriesHaveSpecs(t *testing.T) {
 		}
 	}
 }
+
+// A scheduler that starts enqueues the slot in progress of every entry (a
+// fresh installation syncs TLDs at once); a second one adds nothing.
+func TestStartCatchesUpOnTheCurrentSlot(t *testing.T) {
+	r := platformtest.NewRedis(t)
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	table := []Entry{
+		{Every: 6 * time.Hour, New: tasks.NewTLDSyncTask},
+		{Every: 24 * time.Hour, New: tasks.NewRDAPBootstrapRefreshTask},
+	}
+	ctx := context.Background()
+	for range 2 {
+		s := New(asynq.NewClientFromRedisClient(r.Client), log, table)
+		s.Start(ctx)
+		s.Stop()
+	}
+	pending, err := asynq.NewInspectorFromRedisClient(r.Client).ListPendingTasks(tasks.QueueMaintenance)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]int{}
+	for _, ti := range pending {
+		got[ti.Type]++
+	}
+	if len(pending) != 2 || got[tasks.TypeTLDSync] != 1 || got[tasks.TypeRDAPBootstrapRefresh] != 1 {
+		t.Errorf("pending after two starts = %v, want one of each entry's current slot", got)
+	}
+}

@@ -114,7 +114,7 @@ func start(ctx context.Context, role string, getenv func(string) string, isTermi
 	}
 	if role == "all" || role == "scheduler" {
 		s := scheduler.New(client, log, scheduler.Table)
-		s.Start()
+		s.Start(ctx)
 		defer s.Stop()
 	}
 
