@@ -7,7 +7,7 @@ BIN       ?= bin/domaind
 PG_URL    ?= postgres://postgres@127.0.0.1:5432/domaind_test?sslmode=disable
 REDIS_URL ?= redis://127.0.0.1:6379
 
-.PHONY: run build test test-real bench fuzz vet
+.PHONY: run build test test-real testdb bench fuzz vet
 
 run:
 	$(GO) run ./cmd/domaind all
@@ -19,16 +19,25 @@ build:
 test: vet
 	$(GO) test -count=1 -timeout 30m ./...
 
-test-real:
+test-real: testdb
 	DOMAIND_TEST_DATABASE_URL='$(PG_URL)' DOMAIND_TEST_REDIS_URL='$(REDIS_URL)' $(MAKE) test
 
+# The database the real-server tests and benchmarks make their schemas in.
+testdb:
+	@psql -h 127.0.0.1 -U postgres -tAc "SELECT 1 FROM pg_database WHERE datname = 'domaind_test'" | grep -q 1 || \
+		psql -h 127.0.0.1 -U postgres -c "CREATE DATABASE domaind_test"
+
 # Benchmarks print their figures (tasks/s, ratios, latencies) from one run on real Redis.
-bench:
+bench: testdb
 	DOMAIND_TEST_DATABASE_URL='$(PG_URL)' DOMAIND_TEST_REDIS_URL='$(REDIS_URL)' \
 		$(GO) test -count=1 -run '^$$' -bench . -benchtime 1x ./worker ./api
 
+# Fuzz the parsers of hostile input, FUZZTIME each.
+FUZZTIME ?= 60s
 fuzz:
-	$(GO) test -run '^$$' -fuzz FuzzParse -fuzztime 60s ./internal/domainname
+	for pkg in ./internal/domainname ./internal/whois ./internal/rdap; do \
+		$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) $$pkg || exit 1; \
+	done
 
 vet:
 	$(GO) vet ./...
