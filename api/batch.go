@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -33,31 +34,35 @@ type batchTarget struct {
 	Path   string `json:"path"`
 	// params are the operation's parameters and whether each is required.
 	params map[string]bool
-	// request builds the single call's path, query and body from params.
-	request func(params map[string]json.RawMessage) (path string, query url.Values, body []byte)
+	// requestFunc gives the single call's request target (path and query,
+	// escaped as a client puts them on the request line) and body from params.
+	requestFunc func(params map[string]json.RawMessage) (target string, body []byte)
 }
 
 // batchOps maps SPEC §4.1's batch operations onto their single calls.
 var batchOps = map[string]batchTarget{
 	"search_domain": {Method: http.MethodPost, Path: "/api/domain/search", params: map[string]bool{"q": true},
-		request: func(p map[string]json.RawMessage) (string, url.Values, []byte) {
-			return "/api/domain/search", nil, jsonBody(p)
+		requestFunc: func(p map[string]json.RawMessage) (string, []byte) {
+			return "/api/domain/search", jsonBody(p)
 		}},
 	"whois_lookup": {Method: http.MethodPost, Path: "/api/tools/whois", params: map[string]bool{"domain": true},
-		request: func(p map[string]json.RawMessage) (string, url.Values, []byte) {
-			return "/api/tools/whois", nil, jsonBody(p)
+		requestFunc: func(p map[string]json.RawMessage) (string, []byte) {
+			return "/api/tools/whois", jsonBody(p)
 		}},
 	"tld_registration_price": {Method: http.MethodGet, Path: "/api/pricing/tld", params: map[string]bool{"tld": true, "op": false},
-		request: func(p map[string]json.RawMessage) (string, url.Values, []byte) {
+		requestFunc: func(p map[string]json.RawMessage) (string, []byte) {
 			q := url.Values{}
 			for k, v := range p {
 				q.Set(k, queryValue(v))
 			}
-			return "/api/pricing/tld", q, nil
+			if len(q) == 0 {
+				return "/api/pricing/tld", nil
+			}
+			return "/api/pricing/tld?" + q.Encode(), nil
 		}},
 	"tld_requirements": {Method: http.MethodGet, Path: "/api/tlds/{tld}/metadata", params: map[string]bool{"tld": true},
-		request: func(p map[string]json.RawMessage) (string, url.Values, []byte) {
-			return "/api/tlds/" + url.PathEscape(queryValue(p["tld"])) + "/metadata", nil, nil
+		requestFunc: func(p map[string]json.RawMessage) (string, []byte) {
+			return "/api/tlds/" + url.PathEscape(queryValue(p["tld"])) + "/metadata", nil
 		}},
 }
 
@@ -103,9 +108,10 @@ type batchResponse struct {
 
 // runBatch answers POST /api/batch: each operation is sent through the
 // engine as the single call it stands for, from the same client address
-// and with nothing else of the batch request (no cookies, tokens or keys),
-// so it meets the same validation, limits and quotas as a direct anonymous
-// call and can reach nothing more. Only a malformed envelope fails the batch.
+// and with nothing else of the batch request, so it meets the same
+// validation, limits and quotas as a direct anonymous call and can reach
+// nothing more. Only a malformed envelope fails the batch; a caller over
+// batchLimit is refused (429) before any operation runs.
 func (s *Server) runBatch(c *gin.Context) error {
 	var req batchRequest
 	if err := decodeJSON(c, &req, false); err != nil {
@@ -165,6 +171,17 @@ func batchID(raw json.RawMessage, index int) (string, error) {
 }
 
 // dispatch runs one operation through the engine and captures its answer.
+//
+// The inner request is the one a client would send for the single call:
+// its target is parsed as net/http parses a request line, so the handler
+// (and the router, which cleans the path) sees what a direct call with the
+// same parameters sees, path tricks included. Of the batch request it
+// carries only the client address (RemoteAddr, and X-Forwarded-For, which
+// is believed only from a trusted proxy as for any request), the Host and
+// the request id. No credential passes: not Authorization, Cookie,
+// x-api-key or x-api-secret, nor the TLS state (client certificates). Nor
+// does Idempotency-Key: it covers the batch as a whole (the batch route is
+// idempotent), and one key on several operations would make them collide.
 func (s *Server) dispatch(c *gin.Context, id string, op batchOperation) batchResult {
 	name := op.Op
 	res := batchResult{ID: id, Op: &name}
@@ -174,13 +191,18 @@ func (s *Server) dispatch(c *gin.Context, id string, op batchOperation) batchRes
 		res.Status, res.Body = http.StatusBadRequest, gin.H{"error": gin.H{"code": "validation_error", "message": "params: " + err.Error()}}
 		return res
 	}
-	path, query, body := target.request(params)
+	uri, body := target.requestFunc(params)
+	u, err := url.ParseRequestURI(uri)
+	if err != nil { // cannot happen: the target is built from escaped parts
+		s.log.ErrorContext(c.Request.Context(), "batch operation target", "op", op.Op, "err", err)
+		res.Status, res.Body = http.StatusInternalServerError, gin.H{"error": gin.H{"code": "internal_error", "message": "internal error"}}
+		return res
+	}
 	sub, _ := http.NewRequestWithContext(c.Request.Context(), target.Method, "/", bytes.NewReader(body))
-	sub.URL = &url.URL{Path: path, RawQuery: query.Encode()}
-	sub.RequestURI = sub.URL.RequestURI()
+	sub.URL, sub.RequestURI, sub.Host = u, uri, c.Request.Host
 	sub.RemoteAddr = c.Request.RemoteAddr
-	if xff := c.Request.Header.Get("X-Forwarded-For"); xff != "" {
-		sub.Header.Set("X-Forwarded-For", xff) // believed only from a trusted proxy, as for any request
+	if xff := c.Request.Header.Values("X-Forwarded-For"); len(xff) > 0 {
+		sub.Header["X-Forwarded-For"] = slices.Clone(xff)
 	}
 	sub.Header.Set(HeaderRequestID, c.Writer.Header().Get(HeaderRequestID))
 	if body != nil {
@@ -277,7 +299,8 @@ func (s *Server) batchCatalog(c *gin.Context) error {
 	c.JSON(http.StatusOK, gin.H{
 		"operations":     ops,
 		"max_operations": maxBatchOps,
-		"rate_limit":     "each operation counts against its own endpoint's per-IP limit or quota",
+		"rate_limit": fmt.Sprintf("%d batches per minute per IP; each operation also counts against its own endpoint's per-IP limit or quota",
+			batchLimit.Limit),
 		"example": gin.H{"operations": []gin.H{
 			{"id": "search", "op": "search_domain", "params": gin.H{"q": "example.com"}},
 			{"id": "whois", "op": "whois_lookup", "params": gin.H{"domain": "example.com"}},

@@ -1,12 +1,20 @@
 package api
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"net/netip"
+	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 
-	"github.com/domaind/domaind/models"
+	"github.com/gin-gonic/gin"
+
+	"github.com/domaind/domaind/internal/config"
 )
 
 type batchReply struct {
@@ -57,10 +65,10 @@ func TestBatchAnswersLikeTheSingleCalls(t *testing.T) {
 		{"GET", "/api/pricing/tld?op=register", ""},
 		{"GET", "/api/tlds/notsoldhere/metadata", ""},
 		{"POST", "/api/domain/search", `{"q":42}`},
-		{"", "", ""},
+		{"GET", "/api/tlds/..%2F..%2Fhealthz/metadata", ""}, // routed like the direct call: no route
 	}
 	wantIDs := []string{"p", "1", "7", "3", "4", "5", "6"}
-	wantStatus := []int{200, 200, 200, 400, 404, 400, 400}
+	wantStatus := []int{200, 200, 200, 400, 404, 400, 404}
 	for i, res := range r.Results {
 		if res.ID != wantIDs[i] || res.Status != wantStatus[i] || res.Op == nil {
 			t.Errorf("result %d = id %q status %d op %v, want id %q status %d", i, res.ID, res.Status, res.Op, wantIDs[i], wantStatus[i])
@@ -106,20 +114,224 @@ func TestBatchCountsEachOperationAgainstItsLimit(t *testing.T) {
 	}
 }
 
-func TestBatchReachesNothingMoreThanAnAnonymousCall(t *testing.T) {
+// A batch operation's inner request is compared with the direct call a
+// client would send: the tld as an escaped path segment, params as query
+// values. Status and body must be the same, whatever the tld holds.
+func TestBatchHostileParamsAnswerLikeTheDirectCall(t *testing.T) {
 	env := newTestEnv(t)
 	seedTLDs(t, env)
-	// Ops credentials on the batch request are not passed on: the path
-	// trick lands on the router, anonymous, and finds nothing.
-	r := runBatch(t, env, `{"operations":[{"op":"tld_requirements","params":{"tld":"../ops/canaries/x"}}]}`,
-		"Authorization", "Basic b3BzOm9wcy1zZWNyZXQ=")
-	if r.Results[0].Status < 400 {
-		t.Errorf("status = %d %s", r.Results[0].Status, r.Results[0].Body)
+	tests := []struct {
+		name, op, params, direct string
+	}{
+		{"tld with a space", "tld_requirements", `{"tld":"c om"}`, "/api/tlds/c%20om/metadata"},
+		{"tld percent", "tld_requirements", `{"tld":"%"}`, "/api/tlds/%25/metadata"},
+		{"tld escaped slash", "tld_requirements", `{"tld":"%2F"}`, "/api/tlds/%252F/metadata"},
+		{"tld escaped known tld", "tld_requirements", `{"tld":"%63om"}`, "/api/tlds/%2563om/metadata"},
+		{"tld slash", "tld_requirements", `{"tld":"com/"}`, "/api/tlds/com%2F/metadata"},
+		{"tld dot dot", "tld_requirements", `{"tld":".."}`, "/api/tlds/../metadata"},
+		{"tld climbs out", "tld_requirements", `{"tld":"../../healthz"}`, "/api/tlds/..%2F..%2Fhealthz/metadata"},
+		{"tld unicode", "tld_requirements", `{"tld":"ком"}`, "/api/tlds/%D0%BA%D0%BE%D0%BC/metadata"},
+		{"tld idn of a sold tld", "tld_requirements", `{"tld":"ＣＯＭ"}`, "/api/tlds/%EF%BC%A3%EF%BC%AF%EF%BC%AD/metadata"},
+		{"tld query and fragment", "tld_requirements", `{"tld":"com?x=1#y"}`, "/api/tlds/com%3Fx=1%23y/metadata"},
+		{"tld empty", "tld_requirements", `{"tld":""}`, "/api/tlds//metadata"},
+		{"tld missing", "tld_requirements", `{}`, "/api/tlds//metadata"},
+		{"tld a number", "tld_requirements", `{"tld":42}`, "/api/tlds/42/metadata"},
+		{"price tld with a space", "tld_registration_price", `{"tld":"c om"}`, "/api/pricing/tld?tld=c+om"},
+		{"price tld percent", "tld_registration_price", `{"tld":"%2F","op":"register"}`, "/api/pricing/tld?op=register&tld=%252F"},
+		{"price tld smuggles op", "tld_registration_price", `{"tld":"com&op=restore"}`, "/api/pricing/tld?tld=com%26op%3Drestore"},
+		{"price tld unicode", "tld_registration_price", `{"tld":"ком","op":"register"}`, "/api/pricing/tld?op=register&tld=%D0%BA%D0%BE%D0%BC"},
+		{"price tld empty", "tld_registration_price", `{"tld":""}`, "/api/pricing/tld?tld="},
+		{"price tld path trick", "tld_registration_price", `{"tld":"../../healthz"}`, "/api/pricing/tld?tld=..%2F..%2Fhealthz"},
 	}
-	var canaries int64
-	env.db.Model(&models.Canary{}).Count(&canaries)
-	if canaries != 0 {
-		t.Error("a batch operation created a canary")
+	var ops []string
+	for _, tc := range tests {
+		ops = append(ops, fmt.Sprintf(`{"op":%q,"params":%s}`, tc.op, tc.params))
+	}
+	r := runBatch(t, env, `{"operations":[`+strings.Join(ops, ",")+`]}`)
+	if len(r.Results) != len(tests) {
+		t.Fatalf("%d results for %d operations", len(r.Results), len(tests))
+	}
+	for i, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got := r.Results[i]
+			w := env.request("GET", tc.direct, "")
+			if got.Status != w.Code || string(got.Body) != strings.TrimSpace(w.Body.String()) {
+				t.Errorf("batch = %d %s, direct GET %s = %d %s", got.Status, got.Body, tc.direct, w.Code, w.Body)
+			}
+		})
+	}
+}
+
+// probeRequest is what the probe route saw of a request.
+type probeRequest struct {
+	Method        string      `json:"method"`
+	Host          string      `json:"host"`
+	RequestURI    string      `json:"request_uri"`
+	Path          string      `json:"path"`
+	RawPath       string      `json:"raw_path"`
+	RawQuery      string      `json:"raw_query"`
+	RemoteAddr    string      `json:"remote_addr"`
+	Client        string      `json:"client"`
+	Header        http.Header `json:"header"`
+	Cookies       int         `json:"cookies"`
+	TLS           bool        `json:"tls"`
+	ContentLength int64       `json:"content_length"`
+}
+
+// The batch's credentials do not reach its operations: the inner request
+// a probe route receives is the direct anonymous call, header for header,
+// and a path trick onto the ops routes is refused as for an anonymous call
+// although the batch request carries the ops credentials.
+func TestBatchReachesNothingMoreThanAnAnonymousCall(t *testing.T) {
+	env := newTestEnv(t, func(c *config.Config) { c.TrustedProxies = []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8")} })
+	seedTLDs(t, env)
+	env.srv.engine.GET("/test/probe/metadata", func(c *gin.Context) {
+		r := c.Request
+		c.JSON(200, probeRequest{
+			Method: r.Method, Host: r.Host, RequestURI: r.RequestURI, Path: r.URL.Path, RawPath: r.URL.RawPath,
+			RawQuery: r.URL.RawQuery, RemoteAddr: r.RemoteAddr, Client: clientKey(c), Header: r.Header,
+			Cookies: len(r.Cookies()), TLS: r.TLS != nil, ContentLength: r.ContentLength,
+		})
+	})
+	// From behind a trusted proxy that appended its own X-Forwarded-For line
+	// to the client's (spoofed) one: the client is the proxy's entry.
+	request := func(method, target, body string, credentials bool) *httptest.ResponseRecorder {
+		r := httptest.NewRequest(method, target, strings.NewReader(body))
+		r.RemoteAddr = "10.1.2.3:4567"
+		r.Header.Add("X-Forwarded-For", "203.0.113.66")
+		r.Header.Add("X-Forwarded-For", "198.51.100.7")
+		r.Header.Set(HeaderRequestID, "batch-request-1")
+		if body != "" {
+			r.Header.Set("Content-Type", "application/json")
+		}
+		if credentials {
+			r.SetBasicAuth("ops", "ops-secret")
+			r.Header.Set("Proxy-Authorization", "Basic b3BzOm9wcy1zZWNyZXQ=")
+			r.Header.Set("Cookie", "session=secret-session; oauth=secret-token")
+			r.Header.Set("X-Api-Key", "secret-key")
+			r.Header.Set("X-Api-Secret", "secret-secret")
+			r.Header.Set("Idempotency-Key", "secret-idem")
+		}
+		return env.do(r)
+	}
+	opsTrick := "/api/tlds/..%2Fops%2Fcanaries%2Fx%2F../metadata" // cleaned by the router to /api/ops/canaries/metadata
+	probe := "/api/tlds/..%2F..%2Ftest%2Fprobe/metadata"          // cleaned to /test/probe/metadata
+	// The direct calls show the trick reaches the ops route, and that the
+	// credentials would open it.
+	if w := request("GET", opsTrick, "", true); w.Code != 404 {
+		t.Fatalf("direct call with ops credentials = %d %s; want 404 from the canary lookup, past the ops check", w.Code, w.Body)
+	}
+	anonymousOps := request("GET", opsTrick, "", false)
+	if anonymousOps.Code != 401 {
+		t.Fatalf("direct anonymous call = %d %s, want 401", anonymousOps.Code, anonymousOps.Body)
+	}
+	anonymousProbe := request("GET", probe, "", false)
+	if anonymousProbe.Code != 200 {
+		t.Fatalf("direct call to the probe = %d %s", anonymousProbe.Code, anonymousProbe.Body)
+	}
+	var want probeRequest
+	if err := json.Unmarshal(anonymousProbe.Body.Bytes(), &want); err != nil {
+		t.Fatal(err)
+	}
+	if want.Client != "198.51.100.7" || len(want.Header["X-Forwarded-For"]) != 2 {
+		t.Fatalf("direct probe = %+v; want client 198.51.100.7 from two X-Forwarded-For lines", want)
+	}
+
+	w := request("POST", "/api/batch", `{"operations":[
+		{"op":"tld_requirements","params":{"tld":"../ops/canaries/x/.."}},
+		{"op":"tld_requirements","params":{"tld":"../../test/probe"}}
+	]}`, true)
+	if w.Code != 200 {
+		t.Fatalf("batch = %d %s", w.Code, w.Body)
+	}
+	var r batchReply
+	if err := json.Unmarshal(w.Body.Bytes(), &r); err != nil || len(r.Results) != 2 {
+		t.Fatalf("batch body %s: %v", w.Body, err)
+	}
+	if ops := r.Results[0]; ops.Status != 401 || string(ops.Body) != strings.TrimSpace(anonymousOps.Body.String()) {
+		t.Errorf("ops path trick = %d %s; want the anonymous 401 %s", ops.Status, ops.Body, anonymousOps.Body)
+	}
+	if p := r.Results[1]; p.Status != 200 {
+		t.Fatalf("probe through the batch = %d %s", p.Status, p.Body)
+	}
+	var got probeRequest
+	if err := json.Unmarshal(r.Results[1].Body, &got); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(want, got) {
+		t.Errorf("inner request differs from the direct anonymous call (-want +got):\n-%+v\n+%+v", want, got)
+	}
+	for _, secret := range []string{"b3BzOm9wcy1zZWNyZXQ", "secret-"} {
+		if bytes.Contains(r.Results[1].Body, []byte(secret)) {
+			t.Errorf("inner request carries %q: %s", secret, r.Results[1].Body)
+		}
+	}
+}
+
+// The batch's Idempotency-Key covers the batch: its operations do not share
+// it (two searches with one key would collide), and a retry replays the batch.
+func TestBatchIdempotencyKeyCoversTheBatch(t *testing.T) {
+	env := newTestEnv(t)
+	seedTLDs(t, env)
+	body := `{"operations":[
+		{"op":"search_domain","params":{"q":"example.com"}},
+		{"op":"search_domain","params":{"q":"example.org"}}
+	]}`
+	first := env.request("POST", "/api/batch", body, "Idempotency-Key", "batch-key-1")
+	var r batchReply
+	if err := json.Unmarshal(first.Body.Bytes(), &r); err != nil || first.Code != 200 {
+		t.Fatalf("batch = %d %s", first.Code, first.Body)
+	}
+	for i, res := range r.Results {
+		if res.Status != 200 {
+			t.Errorf("search %d = %d %s; want 200 (the key is the batch's, not the operations')", i, res.Status, res.Body)
+		}
+	}
+	replay := env.request("POST", "/api/batch", body, "Idempotency-Key", "batch-key-1")
+	if replay.Code != 200 || replay.Header().Get(HeaderIdempotentReplayed) != "true" || replay.Body.String() != first.Body.String() {
+		t.Errorf("retry = %d replayed %q; want the first batch's answer", replay.Code, replay.Header().Get(HeaderIdempotentReplayed))
+	}
+}
+
+// A caller over the batch limit (60 batches a minute per IP) gets 429 for
+// the whole batch, and none of its operations runs.
+func TestBatchOverItsOwnLimitIs429(t *testing.T) {
+	env := newTestEnv(t)
+	seedTLDs(t, env)
+	body := `{"operations":[{"op":"tld_requirements","params":{"tld":"com"}}]}`
+	for i := 1; i <= 60; i++ {
+		w := env.request("POST", "/api/batch", body)
+		if w.Code != 200 {
+			t.Fatalf("batch %d = %d %s, want 200", i, w.Code, w.Body)
+		}
+		if got := exactHeader(w, "RateLimit-Remaining"); got != strconv.Itoa(60-i) {
+			t.Fatalf("batch %d: RateLimit-Remaining = %q, want %d", i, got, 60-i)
+		}
+	}
+	w := env.request("POST", "/api/batch", body)
+	if w.Code != 429 {
+		t.Fatalf("61st batch = %d %s, want 429", w.Code, w.Body)
+	}
+	if code, _ := typedError(t, w); code != "rate_limited" {
+		t.Errorf("code = %q, want rate_limited", code)
+	}
+	if ra, err := strconv.Atoi(w.Header().Get("Retry-After")); err != nil || ra < 1 || ra > 60 {
+		t.Errorf("Retry-After = %q, want 1 to 60 seconds", w.Header().Get("Retry-After"))
+	}
+	if got := exactHeader(w, "RateLimit-Policy"); got != "60;w=60" {
+		t.Errorf("RateLimit-Policy = %q, want 60;w=60", got)
+	}
+	// The metadata limit (120/min) saw the 60 operations of the batches that
+	// ran, not the refused one's: this call is the 61st.
+	if d := env.request("GET", "/api/tlds/com/metadata", ""); d.Code != 200 || exactHeader(d, "RateLimit-Remaining") != "59" {
+		t.Errorf("direct call after the refused batch = %d, RateLimit-Remaining %q; want 200 and 59", d.Code, exactHeader(d, "RateLimit-Remaining"))
+	}
+	// Another client's batches are its own.
+	r := httptest.NewRequest("POST", "/api/batch", strings.NewReader(body))
+	r.RemoteAddr = "198.51.100.9:1"
+	r.Header.Set("Content-Type", "application/json")
+	if w := env.do(r); w.Code != 200 {
+		t.Errorf("other client's batch = %d, want 200", w.Code)
 	}
 }
 
