@@ -34,7 +34,7 @@ type Platform struct {
 }
 
 // Open connects to the database and Redis named by cfg, or starts the
-// embedded ones. It does not migrate.
+// embedded ones, and fails when either does not answer. It does not migrate.
 func Open(ctx context.Context, cfg *config.Config, log *slog.Logger) (*Platform, error) {
 	p := &Platform{}
 	var err error
@@ -44,7 +44,7 @@ func Open(ctx context.Context, cfg *config.Config, log *slog.Logger) (*Platform,
 		p.DB, err = OpenPostgres(cfg.DatabaseURL)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("open database: %w", err)
+		return nil, fmt.Errorf("open database (DOMAIND_DATABASE_URL): %w", err)
 	}
 	p.onClose(func() error {
 		sqlDB, err := p.DB.DB()
@@ -69,6 +69,12 @@ func Open(ctx context.Context, cfg *config.Config, log *slog.Logger) (*Platform,
 	}
 	p.Redis = p.RedisOpt.MakeRedisClient().(redis.UniversalClient)
 	p.onClose(p.Redis.Close)
+	pctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if err := p.Redis.Ping(pctx).Err(); err != nil {
+		p.Close()
+		return nil, fmt.Errorf("connect to redis (DOMAIND_REDIS_URL): %w", err)
+	}
 	return p, nil
 }
 
