@@ -3,9 +3,10 @@ package domainname
 import (
 	"errors"
 	"fmt"
-	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 var (
@@ -139,7 +140,7 @@ func TestParse(t *testing.T) {
 			if err != nil {
 				t.Fatalf("Parse(%q) error: %v", tt.input, err)
 			}
-			if d := diff(tt.want, got); d != "" {
+			if d := cmp.Diff(tt.want, got); d != "" {
 				t.Errorf("Parse(%q) mismatch (-want +got):\n%s", tt.input, d)
 			}
 		})
@@ -367,7 +368,7 @@ func TestWithTLD(t *testing.T) {
 			if err != nil {
 				t.Fatalf("WithTLD(%q, %q) error: %v", tt.label, tt.tld, err)
 			}
-			if d := diff(tt.want, got); d != "" {
+			if d := cmp.Diff(tt.want, got); d != "" {
 				t.Errorf("WithTLD(%q, %q) mismatch (-want +got):\n%s", tt.label, tt.tld, d)
 			}
 		})
@@ -481,25 +482,4 @@ func mustParse(tb testing.TB, input string) Name {
 		tb.Fatalf("Parse(%q) error: %v", input, err)
 	}
 	return n
-}
-
-// diff describes how got differs from want, field by field for structs, as
-// "-want" and "+got" lines; it is empty when they are equal.
-func diff(want, got any) string {
-	if reflect.DeepEqual(want, got) {
-		return ""
-	}
-	w, g := reflect.ValueOf(want), reflect.ValueOf(got)
-	if w.Kind() != reflect.Struct || w.Type() != g.Type() {
-		return fmt.Sprintf("-%#v\n+%#v\n", want, got)
-	}
-	var b strings.Builder
-	for i := range w.NumField() {
-		wf, gf := w.Field(i).Interface(), g.Field(i).Interface()
-		if !reflect.DeepEqual(wf, gf) {
-			name := w.Type().Field(i).Name
-			fmt.Fprintf(&b, "-%s: %#v\n+%s: %#v\n", name, wf, name, gf)
-		}
-	}
-	return b.String()
 }

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"strings"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 func FuzzParse(f *testing.F) {
@@ -54,7 +56,7 @@ func FuzzParse(f *testing.F) {
 		if err != nil {
 			t.Fatalf("Parse(%q) = %+v, but Parse of its ASCII form: %v", input, n, err)
 		}
-		if d := diff(n, again); d != "" {
+		if d := cmp.Diff(n, again); d != "" {
 			t.Errorf("Parse(Parse(%q).ASCII) mismatch (-want +got):\n%s", input, d)
 		}
 		fromUnicode, err := Parse(n.Unicode)

@@ -33,7 +33,7 @@ type DialFunc func(ctx context.Context, network, addr string) (net.Conn, error)
 // Client asks WHOIS servers. It is safe for concurrent use.
 type Client struct {
 	iana      string
-	dial      DialFunc
+	dialFunc  DialFunc
 	timeout   time.Duration
 	maxSize   int64
 	perServer int
@@ -53,7 +53,7 @@ type Option func(*Client)
 
 // WithDialer routes connections through dial (tests map host names to
 // local listeners).
-func WithDialer(dial DialFunc) Option { return func(c *Client) { c.dial = dial } }
+func WithDialer(dial DialFunc) Option { return func(c *Client) { c.dialFunc = dial } }
 
 // WithTimeout bounds one query, connection included.
 func WithTimeout(d time.Duration) Option { return func(c *Client) { c.timeout = d } }
@@ -67,7 +67,7 @@ func WithPerServer(n int) Option { return func(c *Client) { c.perServer = n } }
 // New returns a Client whose referrals start at ianaAddr (host:port).
 func New(ianaAddr string, opts ...Option) *Client {
 	c := &Client{
-		iana: ianaAddr, dial: (&net.Dialer{}).DialContext,
+		iana: ianaAddr, dialFunc: (&net.Dialer{}).DialContext,
 		timeout: DefaultTimeout, maxSize: DefaultMaxSize, perServer: DefaultPerServer,
 		referrals: map[string]referral{}, slots: map[string]chan struct{}{},
 	}
@@ -160,7 +160,7 @@ func (c *Client) query(ctx context.Context, server, question string) ([]byte, er
 		return nil, err
 	}
 	defer release()
-	conn, err := c.dial(ctx, "tcp", server)
+	conn, err := c.dialFunc(ctx, "tcp", server)
 	if err != nil {
 		return nil, fmt.Errorf("whois %s: %w", server, err)
 	}
