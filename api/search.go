@@ -3,6 +3,7 @@ package api
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"strings"
 	"sync"
@@ -23,12 +24,20 @@ import (
 // searchLimit is SPEC §8's domain search rate.
 var searchLimit = ratelimit.PerMinute("search", 60)
 
-// Row states the search adds to availability's: the name is listed in our
-// marketplace, or its label is not allowed under the TLD.
+// Row states the search adds to availability's. stateForSale: the name is
+// listed in our marketplace. stateInvalid: the label breaks one of the
+// TLD's syntax rules that the catalog holds (labelRules), checked by
+// availability.CheckLabel before any registry is asked; the row's
+// state_label names the rule: an internationalised label under a TLD
+// without IDN support, or a label shorter or longer than the TLD allows.
 const (
 	stateForSale = "for_sale"
 	stateInvalid = "invalid"
 )
+
+// catalogCurrency is the currency of the synced prices: the TLD sync reads
+// the registry's USD price list.
+const catalogCurrency = "USD"
 
 // stateLabels are the short human labels of the row states.
 var stateLabels = map[string]string{
@@ -153,8 +162,8 @@ func (s *Server) searchDomains(c *gin.Context) error {
 		wg.Go(func() {
 			row := s.searchRow(ctx, n, facts, showPrices)
 			rows <- row
-			if (row.State == availability.Registered || row.State == stateForSale) && row.WhoisSummary == nil && ctx.Err() == nil {
-				s.warmLookup(ctx, n.Registrable)
+			if (row.State == availability.Registered || row.State == stateForSale) && row.WhoisSummary == nil {
+				s.warmups.add(ctx, n.Registrable) // never waits
 			}
 		})
 	}
@@ -240,10 +249,11 @@ func (s *Server) searchRow(ctx context.Context, n domainname.Name, f *searchFact
 	start := time.Now()
 	row := searchRow{Kind: "row", Domain: n.ASCII, Meta: rowMeta{Provider: s.checker.Provider()}}
 	tld, sold := f.catalog.TLDs[n.TLD]
+	var syntaxErr *availability.SyntaxError
 	switch {
 	case !sold || tld.Unavailable:
 		row.State, row.Meta.Source = availability.Unsupported, sourceCatalog
-	case strings.HasPrefix(n.Label, "xn--") && !tld.Metadata.IDNSupport:
+	case errors.As(availability.CheckLabel(n.Label, n.TLD, labelRules(tld)), &syntaxErr):
 		row.State, row.Meta.Source = stateInvalid, sourceSyntax
 	default:
 		if l, ok := f.listings[n.ASCII]; ok {
@@ -262,19 +272,44 @@ func (s *Server) searchRow(ctx context.Context, n domainname.Name, f *searchFact
 			row.Meta.Error = checkError(ctx, r.Err)
 		}
 		if r.Premium {
-			cents := r.Cents
-			row.Price = &rowPrice{RegisterCents: &cents, RenewCents: f.price(n.TLD, registry.OpRenew), Currency: "USD", Premium: true}
+			row.Price = premiumPrice(r, f.price(n.TLD, registry.OpRenew))
 		}
 	}
 	if row.Price == nil && row.State != availability.Unsupported {
-		row.Price = &rowPrice{RegisterCents: f.price(n.TLD, registry.OpRegister), RenewCents: f.price(n.TLD, registry.OpRenew), Currency: "USD"}
+		row.Price = &rowPrice{RegisterCents: f.price(n.TLD, registry.OpRegister), RenewCents: f.price(n.TLD, registry.OpRenew), Currency: catalogCurrency}
 	}
 	if a, ok := f.answers[n.Registrable]; ok && a.Found {
 		row.WhoisSummary = &whoisSummary{Registrar: a.Record.Registrar, ExpirationDate: formatDate(a.Record.Expires), LookupID: a.LookupID}
 	}
 	row.StateLabel = stateLabels[row.State]
+	if syntaxErr != nil {
+		row.StateLabel = syntaxErr.Reason()
+	}
 	row.Meta.TookMS = time.Since(start).Milliseconds()
 	return row
+}
+
+// labelRules are the syntax rules the catalog holds for t's labels. IDN
+// support comes from the metadata, which every synced row has; a row synced
+// before its syntax was stored has no length rules until the next sync.
+func labelRules(t models.TLD) registry.DomainSyntax {
+	r := t.Syntax
+	r.IDNSupport = t.Metadata.IDNSupport
+	return r
+}
+
+// premiumPrice is the price of a premium name: the registry's create price
+// in the currency the registry named, and the catalog's renew price only
+// when that is the catalog's currency (one price never mixes currencies).
+func premiumPrice(r availability.Result, catalogRenew *int64) *rowPrice {
+	p := &rowPrice{RegisterCents: &r.Cents, Currency: r.Currency, Premium: true}
+	if p.Currency == "" { // a registry that names none quotes in the currency of its price list
+		p.Currency = catalogCurrency
+	}
+	if p.Currency == catalogCurrency {
+		p.RenewCents = catalogRenew
+	}
+	return p
 }
 
 // checkError is the client-safe reason of a failed check.
@@ -282,17 +317,108 @@ func checkError(ctx context.Context, err error) string {
 	switch {
 	case ctx.Err() != nil:
 		return "search cancelled"
-	case strings.Contains(err.Error(), context.DeadlineExceeded.Error()):
+	case errors.Is(err, availability.ErrTimeout):
 		return "the registry did not answer in time"
 	}
 	return "the registry check failed"
 }
 
-// warmLookup starts a background lookup of a registered domain so the next
-// search shows its WHOIS summary; one per domain per few minutes.
+// warmups runs the search's warm-ups: background WHOIS lookups of
+// registered names that have no cached summary, so that the next search
+// shows one. They run on a few goroutines the Server owns (Server.Close
+// waits for them), never on a request's: a search hands its warm-ups over
+// without waiting and its stream ends right after the done event, whatever
+// the database or Redis are doing.
+//
+// Handing over is best effort. A warm-up that finds the queue full, or the
+// Server closing, is dropped, and one still queued when the Server closes
+// is dropped too: a lost warm-up costs only a WHOIS summary that a later
+// search warms again (ARCHITECTURE.md keeps the outbox for tasks whose loss
+// matters; a warm-up that runs still creates its lookup through it). The
+// once-per-name-per-10-minutes claim (lookup.Cache.ClaimWarm) is taken when
+// a warm-up runs, so a dropped one does not hold the name's claim.
+type warmups struct {
+	run   func(ctx context.Context, domain string)
+	queue chan warmup
+	// ctx ends when the warm-ups are closed, cancelling the running ones.
+	ctx    context.Context
+	cancel context.CancelFunc
+	mu     sync.Mutex
+	closed bool
+	start  sync.Once // workers start with the first warm-up
+	wg     sync.WaitGroup
+}
+
+type warmup struct {
+	ctx    context.Context // the search's, for its values (request id) only
+	domain string
+}
+
+// Warm-up bounds: concurrent warm-ups, queued ones, and one warm-up's time.
+const (
+	warmWorkers = 4
+	warmQueue   = 256
+	warmTimeout = 2 * time.Second
+)
+
+// newWarmups returns warm-ups that call run for each domain handed over.
+func newWarmups(run func(ctx context.Context, domain string)) *warmups {
+	ctx, cancel := context.WithCancel(context.Background())
+	return &warmups{run: run, queue: make(chan warmup, warmQueue), ctx: ctx, cancel: cancel}
+}
+
+// add hands a warm-up of domain over without waiting, and reports whether
+// it was queued.
+func (w *warmups) add(ctx context.Context, domain string) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.closed {
+		return false
+	}
+	w.start.Do(func() {
+		for range warmWorkers {
+			w.wg.Go(w.work)
+		}
+	})
+	select {
+	case w.queue <- warmup{ctx: context.WithoutCancel(ctx), domain: domain}:
+		return true
+	default:
+		return false
+	}
+}
+
+func (w *warmups) work() {
+	for {
+		select {
+		case <-w.ctx.Done():
+			return
+		case job := <-w.queue:
+			if w.ctx.Err() != nil { // closed while both were ready: drop it
+				return
+			}
+			ctx, cancel := context.WithTimeout(job.ctx, warmTimeout)
+			stop := context.AfterFunc(w.ctx, cancel)
+			w.run(ctx, job.domain)
+			stop()
+			cancel()
+		}
+	}
+}
+
+// close drops the queued warm-ups, cancels the running ones and waits for
+// them to return. Later warm-ups are dropped.
+func (w *warmups) close() {
+	w.mu.Lock()
+	w.closed = true
+	w.mu.Unlock()
+	w.cancel()
+	w.wg.Wait()
+}
+
+// warmLookup is one warm-up: it starts a lookup of a registered domain
+// unless another search claimed the name in the last ten minutes.
 func (s *Server) warmLookup(ctx context.Context, domain string) {
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
-	defer cancel()
 	ok, err := s.lookups.ClaimWarm(ctx, domain)
 	if err == nil && ok {
 		err = s.createLookup(ctx, models.NewID(), domain)

@@ -6,11 +6,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -21,6 +23,7 @@ import (
 	"github.com/domaind/domaind/internal/config"
 	"github.com/domaind/domaind/internal/domaininfo"
 	"github.com/domaind/domaind/internal/lookup"
+	"github.com/domaind/domaind/internal/registry"
 	"github.com/domaind/domaind/internal/registry/rtr"
 	"github.com/domaind/domaind/models"
 )
@@ -190,16 +193,19 @@ func TestSearchStates(t *testing.T) {
 		t.Fatal(err)
 	}
 	tests := []struct {
-		q, state  string
-		available bool
-		noPrice   bool
+		q, state   string
+		available  bool
+		noPrice    bool
+		stateLabel string
 	}{
-		{"whois.shop", availability.Reserved, false, false},
-		{premium.Name, availability.Premium, true, false},
-		{"domaind-listed.net", stateForSale, false, false},
-		{"domaind-hidden.net", availability.Available, true, false},
-		{"example-domaind.museum", availability.Unsupported, false, true},
-		{"xn--bcher-kva.ai", stateInvalid, false, false},
+		{"whois.shop", availability.Reserved, false, false, "Reserved"},
+		{premium.Name, availability.Premium, true, false, "Premium"},
+		{"domaind-listed.net", stateForSale, false, false, "For sale"},
+		{"domaind-hidden.net", availability.Available, true, false, "Available"},
+		{"example-domaind.museum", availability.Unsupported, false, true, "TLD not offered"},
+		{"xn--bcher-kva.ai", stateInvalid, false, false, "No internationalised names under .ai"},
+		{"ab.ly", stateInvalid, false, false, "Too short for .ly (3+ characters)"},
+		{"abc.ly", availability.Available, true, false, "Available"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.q, func(t *testing.T) {
@@ -207,6 +213,9 @@ func TestSearchStates(t *testing.T) {
 			r := rows[slices.IndexFunc(rows, func(r event) bool { return r.str("domain") == tc.q })]
 			if r.str("state") != tc.state || r["available"] != tc.available {
 				t.Fatalf("row = %v, want state %s available %v", r, tc.state, tc.available)
+			}
+			if r.str("state_label") != tc.stateLabel {
+				t.Errorf("state_label = %q, want %q", r.str("state_label"), tc.stateLabel)
 			}
 			if (r["price"] == nil) != tc.noPrice {
 				t.Errorf("price = %v, want null: %v", r["price"], tc.noPrice)
@@ -245,9 +254,35 @@ func TestPricingScopeShowsListingPrices(t *testing.T) {
 	}
 }
 
+// countWarmups makes env's server report each warm-up it has run on the
+// returned channel.
+func countWarmups(t *testing.T, env *testEnv) <-chan string {
+	t.Helper()
+	ran := make(chan string, 64)
+	env.srv.warmups.close()
+	env.srv.warmups = newWarmups(func(ctx context.Context, domain string) {
+		env.srv.warmLookup(ctx, domain)
+		ran <- domain
+	})
+	return ran
+}
+
+// waitWarmups waits for n warm-ups to have run.
+func waitWarmups(t *testing.T, ran <-chan string, n int) {
+	t.Helper()
+	for i := range n {
+		select {
+		case <-ran:
+		case <-time.After(10 * time.Second):
+			t.Fatalf("%d of %d warm-ups ran", i, n)
+		}
+	}
+}
+
 func TestSearchCachesAndSummarisesWhois(t *testing.T) {
 	env := newTestEnv(t)
 	seedTLDs(t, env)
+	ran := countWarmups(t, env)
 	cache := lookup.NewCache(env.deps.Redis)
 	expires := time.Date(2028, 9, 14, 4, 0, 0, 0, time.UTC)
 	if err := cache.Finish(context.Background(), lookup.Answer{LookupID: "lk-1", Domain: "google.com", Found: true,
@@ -255,6 +290,7 @@ func TestSearchCachesAndSummarisesWhois(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, rows := checkOrder(t, search(t, env, "google.com"))
+	waitWarmups(t, ran, len(rows)-1) // the names without a summary are all registered
 	com := rows[slices.IndexFunc(rows, func(r event) bool { return r.str("domain") == "google.com" })]
 	want := map[string]any{"registrar": "MarkMonitor Inc.", "expiration_date": "2028-09-14T04:00:00Z", "lookup_id": "lk-1"}
 	if fmt.Sprint(com["whois_summary"]) != fmt.Sprint(want) {
@@ -273,6 +309,7 @@ func TestSearchCachesAndSummarisesWhois(t *testing.T) {
 	}
 
 	_, again := checkOrder(t, search(t, env, "google.com"))
+	waitWarmups(t, ran, len(again)-1) // handed over again; each finds its name claimed
 	for _, r := range again {
 		if r["cached"] != true || r["meta"].(map[string]any)["source"] != "cache" || r.str("state") != availability.Registered {
 			t.Errorf("second search row %v, want cached registered", r)
@@ -338,16 +375,15 @@ func TestSearchRateLimit(t *testing.T) {
 // slowRegistry is a Realtime Register API whose checks of one TLD hang
 // until released (or until the caller gives up).
 type slowRegistry struct {
-	slowTLD   string
-	release   chan struct{}
-	started   chan string // names whose check is hanging
-	cancelled chan string // names whose hanging check the caller abandoned
-	once      sync.Once
-	srv       *httptest.Server
+	slowTLD string
+	release chan struct{}
+	started chan string // names whose check is hanging
+	once    sync.Once
+	srv     *httptest.Server
 }
 
 func newSlowRegistry(t *testing.T, slowTLD string) *slowRegistry {
-	s := &slowRegistry{slowTLD: slowTLD, release: make(chan struct{}), started: make(chan string, 16), cancelled: make(chan string, 16)}
+	s := &slowRegistry{slowTLD: slowTLD, release: make(chan struct{}), started: make(chan string, 16)}
 	s.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		name := strings.TrimSuffix(strings.TrimPrefix(r.URL.Path, "/domains/"), "/check")
 		if strings.HasSuffix(name, "."+s.slowTLD) {
@@ -355,7 +391,6 @@ func newSlowRegistry(t *testing.T, slowTLD string) *slowRegistry {
 			select {
 			case <-s.release:
 			case <-r.Context().Done():
-				s.cancelled <- name
 				return
 			}
 		}
@@ -370,10 +405,14 @@ func newSlowRegistry(t *testing.T, slowTLD string) *slowRegistry {
 // unblock lets the hanging checks answer.
 func (s *slowRegistry) unblock() { s.once.Do(func() { close(s.release) }) }
 
-func (s *slowRegistry) client(t *testing.T) *rtr.Client {
-	c, err := rtr.New(s.srv.URL, "test-key", "test-customer")
+func (s *slowRegistry) client(t *testing.T) *rtr.Client { return rtrClient(t, s.srv.URL) }
+
+// rtrClient is a Realtime Register client on a test server, without retries.
+func rtrClient(tb testing.TB, url string) *rtr.Client {
+	tb.Helper()
+	c, err := rtr.New(url, "test-key", "test-customer")
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
 	c.Retries = 0
 	return c
@@ -417,15 +456,40 @@ func TestSearchRowsOfFastTLDsDoNotWaitForASlowOne(t *testing.T) {
 	}
 }
 
+// endRecorder passes checks on to a registry provider and records, for
+// each check that failed, why the context the check was given ended.
+type endRecorder struct {
+	registry.Provider
+	ended chan checkEnd
+}
+
+type checkEnd struct {
+	name       string
+	err, cause error // the context's Err and Cause when the check returned
+}
+
+func (r endRecorder) Check(ctx context.Context, name string) (registry.Availability, error) {
+	a, err := r.Provider.Check(ctx, name)
+	if err != nil {
+		r.ended <- checkEnd{name: name, err: ctx.Err(), cause: context.Cause(ctx)}
+	}
+	return a, err
+}
+
 func TestSearchClientDisconnectCancelsChecks(t *testing.T) {
 	env := newTestEnv(t)
 	seedTLDs(t, env)
 	slow := newSlowRegistry(t, "io")
-	env.withRegistry(slow.client(t))
+	rec := endRecorder{Provider: slow.client(t), ended: make(chan checkEnd, 16)}
+	// The checker's timeout is the one deadline the hanging check has; at an
+	// hour the test never reaches it, so only the client leaving can end it.
+	env.srv.checker = availability.New(rec, env.deps.Redis, time.Hour)
 	srv := httptest.NewServer(env.srv)
 	defer srv.Close()
+	defer slow.unblock() // before srv.Close, so a failed test does not wait on the hanging check
 
 	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
 	req, _ := http.NewRequestWithContext(ctx, "POST", srv.URL+"/api/domain/search", strings.NewReader(`{"q":"goingaway.com"}`))
 	req.Header.Set("Content-Type", "application/json")
 	resp, err := http.DefaultClient.Do(req)
@@ -433,23 +497,182 @@ func TestSearchClientDisconnectCancelsChecks(t *testing.T) {
 		t.Fatal(err)
 	}
 	sc := bufio.NewScanner(resp.Body)
-	for sc.Scan() {
+	rows := 0
+	for rows < 11 && sc.Scan() { // every row but the hanging .io one
 		var e event
 		json.Unmarshal(sc.Bytes(), &e)
-		if e.kind() == "primary_done" {
-			break
+		if e.kind() == "row" {
+			rows++
 		}
 	}
-	<-slow.started
+	if rows < 11 {
+		t.Fatalf("stream ended after %d rows: %v", rows, sc.Err())
+	}
+	select {
+	case <-slow.started:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the .io check never reached the registry")
+	}
+	select {
+	case e := <-rec.ended:
+		t.Fatalf("the check of %s ended (%v) while the client was still there", e.name, e.cause)
+	default:
+	}
 	cancel() // the client goes away while the .io check hangs
 	resp.Body.Close()
 	select {
-	case name := <-slow.cancelled:
-		if name != "goingaway.io" {
-			t.Errorf("cancelled check of %s", name)
+	case e := <-rec.ended:
+		if e.name != "goingaway.io" {
+			t.Errorf("ended check of %s, want goingaway.io", e.name)
+		}
+		if !errors.Is(e.err, context.Canceled) || !errors.Is(e.cause, context.Canceled) {
+			t.Errorf("check ended with err %v, cause %v; want context.Canceled (the client left), not a deadline", e.err, e.cause)
 		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("the hanging check was not cancelled after the client left")
+	}
+}
+
+// The stream ends right after done, however long the warm-ups it handed
+// over take: here they hang until the test ends.
+func TestSearchEndsWithoutWaitingForWarmups(t *testing.T) {
+	env := newTestEnv(t)
+	seedTLDs(t, env)
+	started := make(chan string, 64)
+	release := make(chan struct{})
+	env.srv.warmups.close()
+	env.srv.warmups = newWarmups(func(ctx context.Context, domain string) {
+		started <- domain
+		select {
+		case <-release:
+		case <-ctx.Done():
+		}
+	})
+	srv := httptest.NewServer(env.srv)
+	defer srv.Close()
+	defer close(release) // before srv.Close, so a failed test does not wait on the warm-ups
+
+	resp, err := http.Post(srv.URL+"/api/domain/search", "application/json", strings.NewReader(`{"q":"google.com"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body := make(chan []byte, 1)
+	go func() { // owned: the test waits for it below, or the deferred Close ends it
+		b, _ := io.ReadAll(resp.Body)
+		body <- b
+	}()
+	select {
+	case b := <-body:
+		checkOrder(t, parseStream(t, string(b)))
+	case <-time.After(10 * time.Second):
+		t.Fatal("the stream did not end while its warm-ups hang")
+	}
+	select {
+	case <-started: // a warm-up was handed over, and it cannot have returned yet
+	case <-time.After(10 * time.Second):
+		t.Fatal("the search of registered names started no warm-up")
+	}
+}
+
+func TestWarmupsNeverWaitAndCloseWaits(t *testing.T) {
+	running := make(chan string)
+	var returned atomic.Int32
+	w := newWarmups(func(ctx context.Context, domain string) {
+		running <- domain
+		<-ctx.Done() // only close ends a warm-up here
+		returned.Add(1)
+	})
+	ctx := context.Background()
+	for i := range warmWorkers {
+		if !w.add(ctx, fmt.Sprintf("run%d.com", i)) {
+			t.Fatalf("warm-up %d not queued", i)
+		}
+		<-running
+	}
+	for i := range warmQueue { // the workers are busy: these wait in the queue
+		if !w.add(ctx, fmt.Sprintf("queued%d.com", i)) {
+			t.Fatalf("queued warm-up %d refused", i)
+		}
+	}
+	if w.add(ctx, "overflow.com") {
+		t.Error("a warm-up beyond the full queue was queued, not dropped")
+	}
+	w.close()
+	if n := returned.Load(); n != warmWorkers {
+		t.Errorf("close returned when %d of %d running warm-ups had", n, warmWorkers)
+	}
+	if w.add(ctx, "late.com") {
+		t.Error("a warm-up was queued after close")
+	}
+}
+
+// fakeRTR is a Realtime Register API whose domain checks answer with the
+// JSON body answer gives for the name, or fail with a 503 for "".
+func fakeRTR(t *testing.T, answer func(name string) string) *rtr.Client {
+	t.Helper()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body := answer(strings.TrimSuffix(strings.TrimPrefix(r.URL.Path, "/domains/"), "/check"))
+		w.Header().Set("Content-Type", "application/json")
+		if body == "" {
+			w.WriteHeader(http.StatusServiceUnavailable)
+			fmt.Fprint(w, `{"type":"ServiceUnavailable","message":"try later"}`)
+			return
+		}
+		fmt.Fprint(w, body)
+	}))
+	t.Cleanup(srv.Close)
+	return rtrClient(t, srv.URL)
+}
+
+func TestSearchSaysWhyACheckFailed(t *testing.T) {
+	env := newTestEnv(t)
+	seedTLDs(t, env)
+	slow := newSlowRegistry(t, "io")
+	// A check that hangs past the checker's timeout, and one the registry refuses.
+	env.srv.checker = availability.New(slow.client(t), env.deps.Redis, 50*time.Millisecond)
+	_, rows := checkOrder(t, search(t, env, "whyfail.io"))
+	io := rows[slices.IndexFunc(rows, func(r event) bool { return r.str("domain") == "whyfail.io" })]
+	if io.str("state") != availability.Unknown || io["available"] != false ||
+		io["meta"].(map[string]any)["error"] != "the registry did not answer in time" {
+		t.Errorf("timed-out row = %v, want unknown: the registry did not answer in time", io)
+	}
+
+	env.srv.checker = availability.New(fakeRTR(t, func(string) string { return "" }), env.deps.Redis, time.Hour)
+	_, rows = checkOrder(t, search(t, env, "refused.net")) // another label: the first search cached its answers
+	for _, r := range rows {
+		if r.str("state") != availability.Unknown || r["meta"].(map[string]any)["error"] != "the registry check failed" {
+			t.Errorf("refused row = %v, want unknown: the registry check failed", r)
+		}
+	}
+}
+
+func TestSearchPremiumPriceInTheRegistrysCurrency(t *testing.T) {
+	env := newTestEnv(t)
+	seedTLDs(t, env)
+	env.srv.checker = availability.New(fakeRTR(t, func(name string) string {
+		switch name {
+		case "gold.com":
+			return `{"available":true,"premium":true,"price":125000,"currency":"EUR"}`
+		case "gold.net":
+			return `{"available":true,"premium":true,"price":99900,"currency":"USD"}`
+		}
+		return `{"available":false,"reason":"registered"}`
+	}), env.deps.Redis, time.Hour)
+	_, rows := checkOrder(t, search(t, env, "gold.com"))
+	price := func(domain string) map[string]any {
+		t.Helper()
+		i := slices.IndexFunc(rows, func(r event) bool { return r.str("domain") == domain })
+		p, _ := rows[i]["price"].(map[string]any)
+		return p
+	}
+	// The catalog's renew price is in USD: it does not go with a euro price.
+	if p := price("gold.com"); fmt.Sprint(p) != fmt.Sprint(map[string]any{"register_cents": 125000.0, "renew_cents": nil, "currency": "EUR", "premium": true}) {
+		t.Errorf("gold.com price = %v, want 125000 EUR, renewal unknown", p)
+	}
+	renew := sandboxCents(t, env, "net", "renew")
+	if p := price("gold.net"); fmt.Sprint(p) != fmt.Sprint(map[string]any{"register_cents": 99900.0, "renew_cents": float64(*renew), "currency": "USD", "premium": true}) {
+		t.Errorf("gold.net price = %v, want 99900 USD, renewal %d", p, *renew)
 	}
 }
 

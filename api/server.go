@@ -64,6 +64,7 @@ type Server struct {
 	lookups *lookup.Cache
 	checker *availability.Checker
 	catalog *catalog.Catalog
+	warmups *warmups
 	metrics *metrics.Metrics
 	log     *slog.Logger
 	check   func(ctx context.Context) map[string]error
@@ -93,6 +94,7 @@ func New(d Deps) *Server {
 		now:     now,
 		ops:     opsauth.Credentials{User: d.Config.OpsUser, Password: d.Config.OpsPassword},
 	}
+	s.warmups = newWarmups(s.warmLookup)
 	gin.SetMode(gin.ReleaseMode)
 	e := gin.New()
 	e.HandleMethodNotAllowed = true
@@ -104,6 +106,13 @@ func New(d Deps) *Server {
 	s.engine = e
 	s.routes(d.Monitoring, d.HealthOnly)
 	return s
+}
+
+// Close stops the work the server runs after its responses (the search's
+// warm-ups) and waits for it. Call it once the http.Server has shut down.
+func (s *Server) Close() error {
+	s.warmups.close()
+	return nil
 }
 
 // ServeHTTP makes the server an http.Handler.

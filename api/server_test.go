@@ -69,6 +69,7 @@ func newTestEnvOn(t testing.TB, db *gorm.DB, mutate ...func(*config.Config)) *te
 		Check: p.Check, Now: func() time.Time { return env.now },
 	}
 	env.srv = New(env.deps)
+	t.Cleanup(func() { env.srv.Close() })
 	return env
 }
 
@@ -76,12 +77,14 @@ func newTestEnvOn(t testing.TB, db *gorm.DB, mutate ...func(*config.Config)) *te
 // between, for benchmarks that measure the real path.
 func (env *testEnv) directRedis() {
 	env.deps.Redis = env.redis.Client
+	env.srv.Close()
 	env.srv = New(env.deps)
 }
 
 // withRegistry rebuilds the server on another registry provider.
 func (env *testEnv) withRegistry(p registry.Provider) {
 	env.deps.Registry = p
+	env.srv.Close()
 	env.srv = New(env.deps)
 }
 

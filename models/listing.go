@@ -16,6 +16,3 @@ type Listing struct {
 	MarketplaceVisible bool      `gorm:"not null;default:false"`
 	CreatedAt          time.Time `gorm:"index"`
 }
-
-// Public reports whether the listing may be shown to the public.
-func (l Listing) Public() bool { return l.Approved && l.MarketplaceVisible }

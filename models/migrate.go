@@ -26,6 +26,9 @@ var migrations = []migration{
 	{3, "lookups, RDAP bootstrap and marketplace listings", func(tx *gorm.DB) error {
 		return tx.AutoMigrate(&Lookup{}, &RDAPBootstrap{}, &Listing{})
 	}},
+	{4, "TLD label syntax", func(tx *gorm.DB) error {
+		return tx.AutoMigrate(&TLD{})
+	}},
 }
 
 // SchemaMigration records an applied migration.

@@ -12,6 +12,10 @@ type TLD struct {
 	Name     string            `gorm:"primaryKey;size:63"`
 	Source   string            `gorm:"size:16;not null"` // provider that answered: rtr or sandbox
 	Metadata registry.Metadata `gorm:"serializer:json;not null"`
+	// Syntax is the registry's rules for labels under the TLD (lengths, IDN
+	// support), which SPEC §2.8 does not show but the search checks. A row
+	// synced before it was stored holds the zero value: no length rules.
+	Syntax registry.DomainSyntax `gorm:"serializer:json"`
 	// Unavailable is set when the provider stopped offering the TLD.
 	Unavailable  bool `gorm:"not null;default:false"`
 	LastSyncedAt time.Time

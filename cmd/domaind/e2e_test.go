@@ -306,7 +306,7 @@ func TestEndToEndSeparateProcesses(t *testing.T) {
 	if len(rest) == 0 || !strings.Contains(rest[len(rest)-1], `"kind":"done"`) || strings.Count(strings.Join(rest, "\n"), `"kind":"row"`) != 12 {
 		t.Errorf("search cut by the API's stop: got after the header %q (%v)", rest, events.Err())
 	}
-	c.stop(slow)
+	c.waitExit(slow)
 	c.stop(api)
 }
 
@@ -314,6 +314,13 @@ func TestEndToEndSeparateProcesses(t *testing.T) {
 func (c *cluster) stop(p *process) {
 	c.t.Helper()
 	p.cmd.Process.Signal(syscall.SIGTERM)
+	c.waitExit(p)
+}
+
+// waitExit waits for p, signalled to stop, to exit cleanly. (A second
+// signal would kill it at once.)
+func (c *cluster) waitExit(p *process) {
+	c.t.Helper()
 	select {
 	case err := <-p.done:
 		p.done <- err

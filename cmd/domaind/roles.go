@@ -125,8 +125,10 @@ func start(ctx context.Context, role string, getenv func(string) string, isTermi
 	if mon != nil {
 		deps.Monitoring = mon
 	}
+	handler := api.New(deps)
+	defer handler.Close() // after srv.Shutdown, before the outbox and the connections close
 	srv := &http.Server{
-		Handler:           api.New(deps),
+		Handler:           handler,
 		ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout:       2 * time.Minute,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),

@@ -8,6 +8,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"time"
 
@@ -36,16 +37,23 @@ const (
 	takenTTL     = time.Hour
 )
 
+// ErrTimeout is wrapped by a Result's Err when the registry did not answer
+// within the Checker's timeout (rather than failing, or the caller giving up).
+var ErrTimeout = errors.New("availability: the registry did not answer in time")
+
 // Result is the answer for one name.
 type Result struct {
 	State   string `json:"state"`
 	Premium bool   `json:"premium,omitempty"`
 	// Cents is the registry's create price when it gave one (premium names).
-	Cents    int64  `json:"cents,omitempty"`
+	Cents int64 `json:"cents,omitempty"`
+	// Currency is the currency of Cents as the registry named it; a
+	// registry account may quote in another currency than our USD price list.
 	Currency string `json:"currency,omitempty"`
 	// Cached is true when the answer came from the cache.
 	Cached bool `json:"-"`
-	// Err is why the state is Unknown.
+	// Err is why the state is Unknown. It wraps ErrTimeout when the check
+	// ran out of time, and the provider's error otherwise.
 	Err error `json:"-"`
 }
 
@@ -78,9 +86,14 @@ func (c *Checker) Check(ctx context.Context, name string) Result {
 			return r
 		}
 	}
-	cctx, cancel := context.WithTimeout(ctx, c.timeout)
+	cctx, cancel := context.WithTimeoutCause(ctx, c.timeout, ErrTimeout)
 	defer cancel()
 	a, err := c.registry.Check(cctx, name)
+	if err != nil && ctx.Err() == nil && errors.Is(context.Cause(cctx), ErrTimeout) {
+		// Providers wrap a deadline in their own ways (or not at all); the
+		// cause of our own context is what tells a timeout apart.
+		err = fmt.Errorf("check %s: %w: %w", name, ErrTimeout, err)
+	}
 	r := result(a, err)
 	if r.State == Unknown {
 		return r

@@ -73,7 +73,7 @@ func Run(ctx context.Context, db *gorm.DB, p registry.Provider, log *slog.Logger
 			log.WarnContext(ctx, "TLD sync failed for one TLD", "tld", tld, "err", errs[i])
 			continue
 		}
-		if err := store(db, p.Name(), tld, infos[i].ToMetadata(), byTLD[tld], now); err != nil {
+		if err := store(db, p.Name(), tld, infos[i], byTLD[tld], now); err != nil {
 			return res, fmt.Errorf("store %s: %w", tld, err)
 		}
 		res.Synced++
@@ -91,13 +91,17 @@ func Run(ctx context.Context, db *gorm.DB, p registry.Provider, log *slog.Logger
 	return res, nil
 }
 
-// store upserts one TLD and its four prices in one transaction.
-func store(db *gorm.DB, source, tld string, md registry.Metadata, prices map[string]int64, now time.Time) error {
+// store upserts one TLD (its rules as SPEC §2.8 metadata, and its label
+// syntax) and its four prices in one transaction.
+func store(db *gorm.DB, source, tld string, info registry.TLDInfo, prices map[string]int64, now time.Time) error {
 	return db.Transaction(func(tx *gorm.DB) error {
-		row := models.TLD{Name: tld, Source: source, Metadata: md, LastSyncedAt: now}
+		row := models.TLD{Name: tld, Source: source, Metadata: info.ToMetadata(), LastSyncedAt: now}
+		if info.Metadata.DomainSyntax != nil {
+			row.Syntax = *info.Metadata.DomainSyntax
+		}
 		err := tx.Clauses(clause.OnConflict{
 			Columns:   []clause.Column{{Name: "name"}},
-			DoUpdates: clause.AssignmentColumns([]string{"source", "metadata", "unavailable", "last_synced_at"}),
+			DoUpdates: clause.AssignmentColumns([]string{"source", "metadata", "syntax", "unavailable", "last_synced_at"}),
 		}).Create(&row).Error
 		if err != nil {
 			return err
