@@ -12,6 +12,7 @@ import (
 	"github.com/gin-gonic/gin"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/domaind/domaind/internal/account"
 	"github.com/domaind/domaind/internal/domainname"
 	"github.com/domaind/domaind/models"
 )
@@ -44,6 +45,7 @@ func toHTTP(err error) (e *Error, known bool) {
 		dne  *domainname.Error
 		nerr *net.OpError
 	)
+	var ave *account.ValidationError
 	switch {
 	case errors.As(err, &he):
 		return he, true
@@ -51,6 +53,12 @@ func toHTTP(err error) (e *Error, known bool) {
 		return Errorf(http.StatusRequestEntityTooLarge, "payload_too_large", "request body is larger than %d bytes", mbe.Limit), true
 	case errors.As(err, &dne):
 		return &Error{http.StatusBadRequest, "validation_error", dne.Error()}, true
+	case errors.As(err, &ave):
+		return Errorf(http.StatusBadRequest, "validation_error", "%s %s", ave.Field, ave.Msg), true
+	case errors.Is(err, account.ErrInvalidCredentials):
+		return &Error{http.StatusUnauthorized, "unauthorized", "email or password is wrong"}, true
+	case errors.Is(err, account.ErrEmailTaken):
+		return &Error{http.StatusConflict, "conflict", "an account with this email exists; sign in instead"}, true
 	case errors.Is(err, models.ErrNotFound):
 		return &Error{http.StatusNotFound, "not_found", "not found"}, true
 	case errors.Is(err, models.ErrConflict):

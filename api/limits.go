@@ -31,28 +31,9 @@ func (s *Server) limit(p ratelimit.Policy) gin.HandlerFunc {
 	return func(c *gin.Context) {
 		ctx := c.Request.Context()
 		client := clientKey(c)
-		r, err := s.limiter.Allow(ctx, p, client)
+		r, err := s.spend(c, p, client)
 		if err != nil {
 			s.writeError(c, err)
-			return
-		}
-		// Set by key rather than Header.Set, to keep the spec's spelling
-		// (Header.Set would send "Ratelimit-Limit"; clients compare
-		// without case either way).
-		h := c.Writer.Header()
-		h["RateLimit-Limit"] = []string{strconv.Itoa(r.Limit)}
-		h["RateLimit-Remaining"] = []string{strconv.Itoa(r.Remaining)}
-		h["RateLimit-Reset"] = []string{strconv.Itoa(ceilSeconds(r.Reset))}
-		h["RateLimit-Policy"] = []string{p.Header()}
-		if !r.Allowed {
-			h.Set("Retry-After", strconv.Itoa(max(ceilSeconds(r.RetryAfter), 1)))
-			if p.Kind == ratelimit.DayQuota {
-				s.writeError(c, Errorf(http.StatusTooManyRequests, "quota_exceeded",
-					"daily quota of %d exhausted; it resets at 00:00 UTC", p.Limit))
-				return
-			}
-			s.writeError(c, Errorf(http.StatusTooManyRequests, "rate_limited",
-				"rate limit of %d requests per %s exceeded; retry after the Retry-After seconds", p.Limit, p.Window))
 			return
 		}
 		if p.Kind == ratelimit.DayQuota {
@@ -65,6 +46,33 @@ func (s *Server) limit(p ratelimit.Policy) gin.HandlerFunc {
 			}
 		}
 	}
+}
+
+// spend spends one unit of p for key and sets the RateLimit headers. It
+// returns a 429 *Error (with Retry-After set) when the unit is refused.
+func (s *Server) spend(c *gin.Context, p ratelimit.Policy, key string) (ratelimit.Result, error) {
+	r, err := s.limiter.Allow(c.Request.Context(), p, key)
+	if err != nil {
+		return r, err
+	}
+	// Set by key rather than Header.Set, to keep the spec's spelling
+	// (Header.Set would send "Ratelimit-Limit"; clients compare
+	// without case either way).
+	h := c.Writer.Header()
+	h["RateLimit-Limit"] = []string{strconv.Itoa(r.Limit)}
+	h["RateLimit-Remaining"] = []string{strconv.Itoa(r.Remaining)}
+	h["RateLimit-Reset"] = []string{strconv.Itoa(ceilSeconds(r.Reset))}
+	h["RateLimit-Policy"] = []string{p.Header()}
+	if r.Allowed {
+		return r, nil
+	}
+	h.Set("Retry-After", strconv.Itoa(max(ceilSeconds(r.RetryAfter), 1)))
+	if p.Kind == ratelimit.DayQuota {
+		return r, Errorf(http.StatusTooManyRequests, "quota_exceeded",
+			"daily quota of %d exhausted; it resets at 00:00 UTC", p.Limit)
+	}
+	return r, Errorf(http.StatusTooManyRequests, "rate_limited",
+		"rate limit of %d requests per %s exceeded; retry after the Retry-After seconds", p.Limit, p.Window)
 }
 
 // notCounted reports whether a request that ended with status gives its

@@ -36,6 +36,20 @@ func (s *Server) routes(monitoring http.Handler, healthOnly bool) {
 	e.GET("/api/pricing/tld", s.limit(pricingLimit), legacyErrors, s.handle(s.getTLDPrice))
 	e.GET("/api/tlds/:tld/metadata", s.limit(pricingLimit), s.handle(s.getTLDMetadata))
 
+	e.POST("/api/auth/signup", s.limit(signUpLimit), s.handle(s.signUp))
+	e.POST("/api/auth/login", s.limit(signInLimit), s.handle(s.signIn))
+	auth := e.Group("/api/auth", s.withSession, s.requireSession)
+	auth.GET("/me", s.handle(s.getMe))
+	auth.POST("/logout", s.handle(s.signOut))
+
+	pages := e.Group("", s.withSession)
+	pages.GET("/login", s.signInForm)
+	pages.POST("/login", s.limit(signInLimit), s.signInSubmit)
+	pages.GET("/signup", s.signUpForm)
+	pages.POST("/signup", s.limit(signUpLimit), s.signUpSubmit)
+	pages.GET("/account", s.accountPage)
+	pages.POST("/logout", s.signOutSubmit)
+
 	ops := e.Group("/api/ops", s.opsOnly)
 	ops.POST("/canaries", s.handle(s.createCanary))
 	ops.GET("/canaries/:id", s.handle(s.getCanary))

@@ -13,6 +13,7 @@ import (
 	"github.com/redis/go-redis/v9"
 	"gorm.io/gorm"
 
+	"github.com/domaind/domaind/internal/account"
 	"github.com/domaind/domaind/internal/availability"
 	"github.com/domaind/domaind/internal/catalog"
 	"github.com/domaind/domaind/internal/config"
@@ -21,6 +22,7 @@ import (
 	"github.com/domaind/domaind/internal/metrics"
 	"github.com/domaind/domaind/internal/opsauth"
 	"github.com/domaind/domaind/internal/outbox"
+	"github.com/domaind/domaind/internal/password"
 	"github.com/domaind/domaind/internal/ratelimit"
 	"github.com/domaind/domaind/internal/registry"
 )
@@ -41,6 +43,8 @@ type Deps struct {
 	Now func() time.Time
 	// Registry answers availability checks of the search.
 	Registry registry.Provider
+	// Passwords are the argon2id costs of new password hashes.
+	Passwords password.Params
 	// HealthOnly serves only /healthz, /readyz, /metrics and /monitoring:
 	// the HTTP face of the worker, scheduler and dashboard roles.
 	HealthOnly bool
@@ -56,21 +60,22 @@ const catalogTTL = 5 * time.Second
 
 // Server is the API's gin engine and what its handlers use.
 type Server struct {
-	cfg     *config.Config
-	db      *gorm.DB
-	outbox  *outbox.Outbox
-	limiter *ratelimit.Limiter
-	idem    *idempotency.Store
-	lookups *lookup.Cache
-	checker *availability.Checker
-	catalog *catalog.Catalog
-	warmups *warmups
-	metrics *metrics.Metrics
-	log     *slog.Logger
-	check   func(ctx context.Context) map[string]error
-	now     func() time.Time
-	ops     opsauth.Credentials
-	engine  *gin.Engine
+	cfg      *config.Config
+	db       *gorm.DB
+	outbox   *outbox.Outbox
+	limiter  *ratelimit.Limiter
+	accounts *account.Service
+	idem     *idempotency.Store
+	lookups  *lookup.Cache
+	checker  *availability.Checker
+	catalog  *catalog.Catalog
+	warmups  *warmups
+	metrics  *metrics.Metrics
+	log      *slog.Logger
+	check    func(ctx context.Context) map[string]error
+	now      func() time.Time
+	ops      opsauth.Credentials
+	engine   *gin.Engine
 }
 
 // New builds the engine with every route.
@@ -79,20 +84,24 @@ func New(d Deps) *Server {
 	if now == nil {
 		now = time.Now
 	}
+	if d.Passwords == (password.Params{}) {
+		d.Passwords = password.Default
+	}
 	s := &Server{
-		cfg:     d.Config,
-		db:      d.DB,
-		outbox:  d.Outbox,
-		limiter: ratelimit.New(d.Redis, now),
-		idem:    idempotency.New(d.Redis),
-		lookups: lookup.NewCache(d.Redis),
-		checker: availability.New(d.Registry, d.Redis, checkTimeout),
-		catalog: catalog.New(d.DB, catalogTTL),
-		metrics: d.Metrics,
-		log:     d.Log,
-		check:   d.Check,
-		now:     now,
-		ops:     opsauth.Credentials{User: d.Config.OpsUser, Password: d.Config.OpsPassword},
+		cfg:      d.Config,
+		db:       d.DB,
+		outbox:   d.Outbox,
+		limiter:  ratelimit.New(d.Redis, now),
+		accounts: account.New(d.DB, d.Passwords, now),
+		idem:     idempotency.New(d.Redis),
+		lookups:  lookup.NewCache(d.Redis),
+		checker:  availability.New(d.Registry, d.Redis, checkTimeout),
+		catalog:  catalog.New(d.DB, catalogTTL),
+		metrics:  d.Metrics,
+		log:      d.Log,
+		check:    d.Check,
+		now:      now,
+		ops:      opsauth.Credentials{User: d.Config.OpsUser, Password: d.Config.OpsPassword},
 	}
 	s.warmups = newWarmups(s.warmLookup)
 	gin.SetMode(gin.ReleaseMode)

@@ -19,6 +19,7 @@ import (
 	"github.com/domaind/domaind/internal/config"
 	"github.com/domaind/domaind/internal/metrics"
 	"github.com/domaind/domaind/internal/outbox"
+	"github.com/domaind/domaind/internal/password"
 	"github.com/domaind/domaind/internal/platform"
 	"github.com/domaind/domaind/internal/platform/platformtest"
 	"github.com/domaind/domaind/internal/registry"
@@ -55,7 +56,7 @@ func newTestEnvOn(t testing.TB, db *gorm.DB, mutate ...func(*config.Config)) *te
 	t.Cleanup(func() { rc.Close() })
 	base, _ := url.Parse("http://api.test")
 	cfg := &config.Config{BaseURL: base, OpsUser: "ops", OpsPassword: "ops-secret",
-		SearchTLDs: strings.Split(config.DefaultSearchTLDs, ",")}
+		SecretKey: []byte("test-secret-key-0123456789abcdef"), SearchTLDs: strings.Split(config.DefaultSearchTLDs, ",")}
 	for _, m := range mutate {
 		m(cfg)
 	}
@@ -67,6 +68,7 @@ func newTestEnvOn(t testing.TB, db *gorm.DB, mutate ...func(*config.Config)) *te
 		Config: cfg, DB: env.db, Redis: rc, Metrics: metrics.New(), Log: log,
 		Outbox: ob, Registry: sandbox.New(env.db, 0),
 		Check: p.Check, Now: func() time.Time { return env.now },
+		Passwords: password.Params{MemoryKiB: 64, Time: 1, Threads: 1}, // cheap: the tests sign in often
 	}
 	env.srv = New(env.deps)
 	t.Cleanup(func() { env.srv.Close() })

@@ -29,6 +29,9 @@ var migrations = []migration{
 	{4, "TLD label syntax", func(tx *gorm.DB) error {
 		return tx.AutoMigrate(&TLD{})
 	}},
+	{5, "users and sessions", func(tx *gorm.DB) error {
+		return tx.AutoMigrate(&User{}, &Session{})
+	}},
 }
 
 // SchemaMigration records an applied migration.

@@ -49,6 +49,9 @@ func (h *cleanup) ProcessTask(ctx context.Context, _ *asynq.Task) error {
 		{"lookups", func() *gorm.DB {
 			return db.Where("created_at < ?", now.Add(-lookupRetention)).Delete(&models.Lookup{})
 		}},
+		{"sessions", func() *gorm.DB {
+			return db.Where("expires_at < ?", now).Delete(&models.Session{})
+		}},
 	}
 	for _, s := range steps {
 		res := s.run()

@@ -121,6 +121,8 @@ func TestCleanupDeletesOnlyExpiredRows(t *testing.T) {
 	db.Create(&models.CanaryStep{CanaryID: "new-canary", Step: 0, Attempt: 1})
 	db.Create(&models.Lookup{ID: "old-lookup", Domain: "a.com", State: models.LookupDone, CreatedAt: time.Now().UTC().Add(-31 * 24 * time.Hour)})
 	db.Create(&models.Lookup{ID: "week-old-lookup", Domain: "a.com", State: models.LookupDone, CreatedAt: old})
+	db.Create(&models.Session{TokenHash: "expired", UserID: "u", ExpiresAt: recent})
+	db.Create(&models.Session{TokenHash: "live", UserID: "u", ExpiresAt: time.Now().UTC().Add(time.Hour)})
 
 	h := &cleanup{db: db, log: quiet}
 	for range 2 { // idempotent
@@ -148,6 +150,11 @@ func TestCleanupDeletesOnlyExpiredRows(t *testing.T) {
 	db.Model(&models.Lookup{}).Pluck("id", &lookups)
 	if strings.Join(lookups, ",") != "week-old-lookup" {
 		t.Errorf("lookups left = %v, want the one within 30 days", lookups)
+	}
+	var sessions []string
+	db.Model(&models.Session{}).Pluck("token_hash", &sessions)
+	if strings.Join(sessions, ",") != "live" {
+		t.Errorf("sessions left = %v, want the unexpired one", sessions)
 	}
 }
 

@@ -12,7 +12,11 @@ import (
 	"testing"
 	"time"
 
+	"gorm.io/gorm"
+
+	"github.com/domaind/domaind/internal/account"
 	"github.com/domaind/domaind/internal/config"
+	"github.com/domaind/domaind/internal/password"
 	"github.com/domaind/domaind/internal/platform"
 	"github.com/domaind/domaind/models"
 )
@@ -183,19 +187,45 @@ func TestRunSeedLoadsTheSandboxAndSyncsTLDs(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	db, err := platform.OpenSQLite(filepath.Join(dir, "domaind.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if sqlDB, err := db.DB(); err == nil {
-			sqlDB.Close()
-		}
-	})
+	db := openDataDir(t, dir)
 	var tlds, prices int64
 	db.Model(&models.TLD{}).Count(&tlds)
 	db.Model(&models.TLDPrice{}).Count(&prices)
 	if tlds < 60 || prices != 4*tlds {
 		t.Errorf("after seed: %d TLDs and %d prices, want 60+ TLDs with four prices each", tlds, prices)
+	}
+	// The embedded default seeds demo data: the README's demo account signs in.
+	demo, err := account.New(db, password.Default, time.Now).Authenticate(context.Background(), "demo@domaind.test", "demo-password")
+	if err != nil || demo.Email != demoEmail {
+		t.Errorf("demo account = %+v, %v; want demo@domaind.test with demo-password", demo, err)
+	}
+}
+
+// openDataDir opens the SQLite database of an embedded data directory.
+func openDataDir(tb testing.TB, dir string) *gorm.DB {
+	tb.Helper()
+	db, err := platform.OpenSQLite(filepath.Join(dir, "domaind.db"))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() {
+		if sqlDB, err := db.DB(); err == nil {
+			sqlDB.Close()
+		}
+	})
+	return db
+}
+
+func TestSeedMakesNoDemoAccountWhenDemoSeedingIsOff(t *testing.T) {
+	dir := t.TempDir()
+	env := map[string]string{"DOMAIND_DATA_DIR": dir, "DOMAIND_SEED_DEMO": "false"}
+	if err := run(context.Background(), []string{"seed"}, func(k string) string { return env[k] }, &bytes.Buffer{}, &bytes.Buffer{}); err != nil {
+		t.Fatal(err)
+	}
+	db := openDataDir(t, dir)
+	var users int64
+	db.Model(&models.User{}).Count(&users)
+	if users != 0 {
+		t.Errorf("%d users seeded with DOMAIND_SEED_DEMO=false, want none", users)
 	}
 }

@@ -2,12 +2,16 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
+	"time"
 
 	"gorm.io/gorm"
 
+	"github.com/domaind/domaind/internal/account"
 	"github.com/domaind/domaind/internal/config"
+	"github.com/domaind/domaind/internal/password"
 	"github.com/domaind/domaind/internal/registry"
 	"github.com/domaind/domaind/internal/registry/rtr"
 	"github.com/domaind/domaind/internal/registry/sandbox"
@@ -35,6 +39,11 @@ func seed(ctx context.Context, cfg *config.Config, db *gorm.DB, reg registry.Pro
 		}
 		log.InfoContext(ctx, "seeded", "what", "sandbox registry", "rows", n)
 	}
+	if cfg.SeedDemo {
+		if err := seedDemoUser(ctx, db, log); err != nil {
+			return err
+		}
+	}
 	res, err := tldsync.Run(ctx, db, reg, log)
 	if err != nil && strict {
 		return fmt.Errorf("first TLD sync: %w", err)
@@ -44,5 +53,23 @@ func seed(ctx context.Context, cfg *config.Config, db *gorm.DB, reg registry.Pro
 		return nil
 	}
 	log.InfoContext(ctx, "TLDs synced", "synced", res.Synced, "failed", res.Failed)
+	return nil
+}
+
+// The demo account of the embedded mode, shown in the README.
+const (
+	demoEmail    = "demo@domaind.test"
+	demoPassword = "demo-password"
+)
+
+func seedDemoUser(ctx context.Context, db *gorm.DB, log *slog.Logger) error {
+	_, err := account.New(db, password.Default, time.Now).SignUp(ctx, demoEmail, demoPassword)
+	switch {
+	case errors.Is(err, account.ErrEmailTaken):
+		return nil
+	case err != nil:
+		return fmt.Errorf("seed demo user: %w", err)
+	}
+	log.InfoContext(ctx, "seeded", "what", "demo user", "email", demoEmail)
 	return nil
 }

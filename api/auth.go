@@ -1,0 +1,107 @@
+package api
+
+import (
+	"net/http"
+	"time"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/domaind/domaind/internal/account"
+	"github.com/domaind/domaind/internal/ratelimit"
+	"github.com/domaind/domaind/models"
+)
+
+// Sign-in and sign-up limits: attempts per client address, and sign-in
+// attempts per account (so that guessing one account's password from many
+// addresses is slow too).
+var (
+	signInLimit        = ratelimit.PerMinute("signin", 20)
+	signInAccountLimit = ratelimit.Policy{Name: "signin-account", Kind: ratelimit.Rate, Limit: 10, Window: 15 * time.Minute}
+	signUpLimit        = ratelimit.PerMinute("signup", 10)
+)
+
+// credentials is the body of sign-up and sign-in.
+type credentials struct {
+	Email    string `json:"email"`
+	Password string `json:"password"`
+}
+
+// userView is a user as the API shows it.
+type userView struct {
+	ID        string    `json:"id"`
+	Email     string    `json:"email"`
+	CreatedAt time.Time `json:"created_at"`
+}
+
+// meResponse is the answer of sign-up, sign-in and GET /api/auth/me: who is
+// signed in, and the CSRF token to send with unsafe requests.
+type meResponse struct {
+	User      userView `json:"user"`
+	CSRFToken string   `json:"csrf_token"`
+}
+
+func (s *Server) me(c *gin.Context, status int) {
+	u, _ := currentUser(c)
+	c.JSON(status, meResponse{User: userView{ID: u.ID, Email: u.Email, CreatedAt: u.CreatedAt.UTC()}, CSRFToken: s.csrfToken(c)})
+}
+
+// signUp answers POST /api/auth/signup: creates the account and signs it in.
+func (s *Server) signUp(c *gin.Context) error {
+	var req credentials
+	if err := decodeJSON(c, &req, false); err != nil {
+		return err
+	}
+	u, err := s.accounts.SignUp(c.Request.Context(), req.Email, req.Password)
+	if err != nil {
+		return err
+	}
+	if err := s.startSession(c, u); err != nil {
+		return err
+	}
+	s.me(c, http.StatusCreated)
+	return nil
+}
+
+// signIn answers POST /api/auth/login.
+func (s *Server) signIn(c *gin.Context) error {
+	var req credentials
+	if err := decodeJSON(c, &req, false); err != nil {
+		return err
+	}
+	u, err := s.authenticate(c, req)
+	if err != nil {
+		return err
+	}
+	if err := s.startSession(c, u); err != nil {
+		return err
+	}
+	s.me(c, http.StatusOK)
+	return nil
+}
+
+// authenticate checks credentials under the per-account limit. Unknown
+// emails are limited like known ones, so the limit tells nothing either.
+func (s *Server) authenticate(c *gin.Context, req credentials) (models.User, error) {
+	if email, err := account.NormaliseEmail(req.Email); err == nil {
+		if _, err := s.spend(c, signInAccountLimit, email); err != nil {
+			return models.User{}, err
+		}
+	}
+	return s.accounts.Authenticate(c.Request.Context(), req.Email, req.Password)
+}
+
+// signOut answers POST /api/auth/logout: ends the session and clears its cookie.
+func (s *Server) signOut(c *gin.Context) error {
+	if err := s.accounts.EndSession(c.Request.Context(), c.GetString(sessionCtxKey)); err != nil {
+		return err
+	}
+	s.setCookie(c, sessionCookie, "", time.Unix(1, 0))
+	c.Status(http.StatusNoContent)
+	return nil
+}
+
+// getMe answers GET /api/auth/me.
+func (s *Server) getMe(c *gin.Context) error {
+	s.me(c, http.StatusOK)
+	return nil
+}

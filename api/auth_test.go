@@ -1,0 +1,326 @@
+package api
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/cookiejar"
+	"net/http/httptest"
+	"net/url"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/domaind/domaind/internal/config"
+	"github.com/domaind/domaind/models"
+)
+
+// browser is an HTTP client with a cookie jar against a running test server.
+type browser struct {
+	tb     testing.TB
+	base   string
+	client *http.Client
+}
+
+func newBrowser(tb testing.TB, env *testEnv) *browser {
+	tb.Helper()
+	srv := httptest.NewServer(env.srv)
+	tb.Cleanup(srv.Close)
+	jar, _ := cookiejar.New(nil)
+	return &browser{tb: tb, base: srv.URL, client: &http.Client{
+		Jar:           jar,
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+	}}
+}
+
+// do sends a request with an optional JSON or form body and header pairs,
+// and returns the response and its body.
+func (b *browser) do(method, path, contentType, body string, header ...string) (*http.Response, string) {
+	b.tb.Helper()
+	req, err := http.NewRequest(method, b.base+path, strings.NewReader(body))
+	if err != nil {
+		b.tb.Fatal(err)
+	}
+	if contentType != "" {
+		req.Header.Set("Content-Type", contentType)
+	}
+	for i := 0; i+1 < len(header); i += 2 {
+		req.Header.Set(header[i], header[i+1])
+	}
+	res, err := b.client.Do(req)
+	if err != nil {
+		b.tb.Fatalf("%s %s: %v", method, path, err)
+	}
+	defer res.Body.Close()
+	out, _ := io.ReadAll(res.Body)
+	return res, string(out)
+}
+
+func (b *browser) json(method, path, body string, header ...string) (*http.Response, string) {
+	b.tb.Helper()
+	ct := ""
+	if body != "" {
+		ct = "application/json"
+	}
+	return b.do(method, path, ct, body, header...)
+}
+
+func (b *browser) form(path string, v url.Values) (*http.Response, string) {
+	b.tb.Helper()
+	return b.do("POST", path, "application/x-www-form-urlencoded", v.Encode())
+}
+
+// signUp creates an account and leaves the browser signed in; it returns
+// the session's CSRF token.
+func (b *browser) signUp(email, password string) string {
+	b.tb.Helper()
+	res, body := b.json("POST", "/api/auth/signup", fmt.Sprintf(`{"email":%q,"password":%q}`, email, password))
+	if res.StatusCode != 201 {
+		b.tb.Fatalf("sign up %s = %d %s", email, res.StatusCode, body)
+	}
+	var me meResponse
+	if err := json.Unmarshal([]byte(body), &me); err != nil || me.CSRFToken == "" {
+		b.tb.Fatalf("sign up body %s: %v", body, err)
+	}
+	return me.CSRFToken
+}
+
+func cookieNamed(res *http.Response, name string) *http.Cookie {
+	for _, c := range res.Cookies() {
+		if c.Name == name {
+			return c
+		}
+	}
+	return nil
+}
+
+func TestSignUpMeAndSignOut(t *testing.T) {
+	env := newTestEnv(t)
+	b := newBrowser(t, env)
+	res, body := b.json("POST", "/api/auth/signup", `{"email":" Ada@Example.COM ","password":"analytical-engine"}`)
+	if res.StatusCode != 201 || !strings.Contains(body, `"email":"ada@example.com"`) {
+		t.Fatalf("sign up = %d %s", res.StatusCode, body)
+	}
+	ck := cookieNamed(res, sessionCookie)
+	if ck == nil || !ck.HttpOnly || ck.SameSite != http.SameSiteLaxMode || ck.Secure || ck.Path != "/" || ck.MaxAge <= 0 {
+		t.Fatalf("session cookie = %+v; want HttpOnly, SameSite=Lax, not Secure on http, site-wide, expiring", ck)
+	}
+	var u models.User
+	if err := env.db.Take(&u, "email = ?", "ada@example.com").Error; err != nil || strings.Contains(u.PasswordHash, "analytical") {
+		t.Fatalf("stored user %+v (%v): the password must be hashed", u, err)
+	}
+	var sessions []models.Session
+	env.db.Find(&sessions)
+	if len(sessions) != 1 || sessions[0].TokenHash == ck.Value {
+		t.Fatalf("sessions = %+v; want one, stored as the token's hash", sessions)
+	}
+
+	res, body = b.json("GET", "/api/auth/me", "")
+	var me meResponse
+	if res.StatusCode != 200 || json.Unmarshal([]byte(body), &me) != nil || me.User.Email != "ada@example.com" || me.CSRFToken == "" {
+		t.Fatalf("me = %d %s", res.StatusCode, body)
+	}
+
+	for _, bad := range []string{"", "wrong", me.CSRFToken + "x"} {
+		res, body = b.json("POST", "/api/auth/logout", "", HeaderCSRFToken, bad)
+		if res.StatusCode != 403 || !strings.Contains(body, "csrf_failed") {
+			t.Errorf("logout with CSRF %q = %d %s, want 403 csrf_failed", bad, res.StatusCode, body)
+		}
+	}
+	res, _ = b.json("POST", "/api/auth/logout", "", HeaderCSRFToken, me.CSRFToken)
+	if res.StatusCode != 204 {
+		t.Fatalf("logout = %d", res.StatusCode)
+	}
+	if ck := cookieNamed(res, sessionCookie); ck == nil || ck.MaxAge >= 0 {
+		t.Errorf("logout did not delete the cookie: %+v", ck)
+	}
+	if n := env.db.Find(&sessions).RowsAffected; n != 0 {
+		t.Errorf("%d sessions left after logout", n)
+	}
+	if res, body := b.json("GET", "/api/auth/me", ""); res.StatusCode != 401 || !strings.Contains(body, `"unauthorized"`) {
+		t.Errorf("me after logout = %d %s, want 401", res.StatusCode, body)
+	}
+}
+
+// The old cookie is worth nothing once the session ended, even replayed.
+func TestSignedOutCookieIsDead(t *testing.T) {
+	env := newTestEnv(t)
+	b := newBrowser(t, env)
+	csrf := b.signUp("grace@example.com", "compiler-first")
+	u, _ := url.Parse(b.base)
+	old := b.client.Jar.Cookies(u)
+	b.json("POST", "/api/auth/logout", "", HeaderCSRFToken, csrf)
+	b.client.Jar.SetCookies(u, old)
+	if res, _ := b.json("GET", "/api/auth/me", ""); res.StatusCode != 401 {
+		t.Errorf("me with a signed-out cookie = %d, want 401", res.StatusCode)
+	}
+}
+
+func TestSecureCookieOnHTTPS(t *testing.T) {
+	env := newTestEnv(t, func(c *config.Config) { c.BaseURL, _ = url.Parse("https://domaind.example") })
+	w := env.request("POST", "/api/auth/signup", `{"email":"sec@example.com","password":"long-enough-pw"}`)
+	if !strings.Contains(w.Header().Get("Set-Cookie"), "Secure") {
+		t.Errorf("Set-Cookie = %q, want Secure under an https base URL", w.Header().Get("Set-Cookie"))
+	}
+}
+
+func TestSignUpRefusesBadInput(t *testing.T) {
+	env := newTestEnv(t)
+	b := newBrowser(t, env)
+	b.signUp("taken@example.com", "first-password")
+	tests := []struct {
+		name, body string
+		want       int
+		code       string
+	}{
+		{"bad email", `{"email":"not-an-email","password":"long-enough-pw"}`, 400, "validation_error"},
+		{"no email", `{"password":"long-enough-pw"}`, 400, "validation_error"},
+		{"short password", `{"email":"x@example.com","password":"short"}`, 400, "validation_error"},
+		{"huge password", `{"email":"x@example.com","password":"` + strings.Repeat("p", 2000) + `"}`, 400, "validation_error"},
+		{"taken email", `{"email":"TAKEN@example.com","password":"long-enough-pw"}`, 409, "conflict"},
+		{"not JSON", `email=x`, 400, "bad_request"},
+		{"unknown field", `{"email":"x@example.com","password":"long-enough-pw","admin":true}`, 400, "validation_error"},
+	}
+	for i, tc := range tests {
+		r := httptest.NewRequest("POST", "/api/auth/signup", strings.NewReader(tc.body))
+		r.Header.Set("Content-Type", "application/json")
+		r.RemoteAddr = fmt.Sprintf("198.51.100.%d:1234", i+1) // each under its own sign-up limit
+		w := env.do(r)
+		if w.Code != tc.want {
+			t.Errorf("%s = %d %s, want %d", tc.name, w.Code, w.Body, tc.want)
+			continue
+		}
+		if code, _ := typedError(t, w); code != tc.code {
+			t.Errorf("%s code = %q, want %q", tc.name, code, tc.code)
+		}
+	}
+	var n int64
+	env.db.Model(&models.User{}).Count(&n)
+	if n != 1 {
+		t.Errorf("%d users after the refused sign-ups, want 1", n)
+	}
+}
+
+func TestSignInAnswersAlikeForUnknownEmailAndWrongPassword(t *testing.T) {
+	env := newTestEnv(t)
+	newBrowser(t, env).signUp("known@example.com", "right-password")
+	login := func(body string) (int, string) {
+		w := env.request("POST", "/api/auth/login", body)
+		return w.Code, w.Body.String()
+	}
+	code1, body1 := login(`{"email":"known@example.com","password":"wrong-password"}`)
+	code2, body2 := login(`{"email":"unknown@example.com","password":"wrong-password"}`)
+	if code1 != 401 || code1 != code2 || body1 != body2 {
+		t.Errorf("wrong password = %d %s; unknown email = %d %s; want the same 401", code1, body1, code2, body2)
+	}
+	if code, body := login(`{"email":"KNOWN@example.com","password":"right-password"}`); code != 200 {
+		t.Errorf("right password = %d %s", code, body)
+	}
+}
+
+// Guessing one account's password is slowed per account, from any address.
+func TestSignInIsLimitedPerAccount(t *testing.T) {
+	env := newTestEnv(t)
+	newBrowser(t, env).signUp("target@example.com", "right-password")
+	attempt := func(i int, pw string) int {
+		r := httptest.NewRequest("POST", "/api/auth/login", strings.NewReader(`{"email":"target@example.com","password":"`+pw+`"}`))
+		r.Header.Set("Content-Type", "application/json")
+		r.RemoteAddr = fmt.Sprintf("198.51.100.%d:1234", i+1) // a new address each time
+		return env.do(r).Code
+	}
+	for i := range signInAccountLimit.Limit {
+		if code := attempt(i, "guess"); code != 401 {
+			t.Fatalf("guess %d = %d, want 401", i+1, code)
+		}
+	}
+	if code := attempt(50, "right-password"); code != 429 {
+		t.Errorf("attempt past the account's limit = %d, want 429 even with the right password", code)
+	}
+	if w := env.request("POST", "/api/auth/login", `{"email":"other@example.com","password":"whatever-pw"}`); w.Code != 401 {
+		t.Errorf("another account = %d, want 401 (its own limit)", w.Code)
+	}
+}
+
+func TestSignInIsLimitedPerAddress(t *testing.T) {
+	env := newTestEnv(t)
+	for i := range signInLimit.Limit {
+		if w := env.request("POST", "/api/auth/login", fmt.Sprintf(`{"email":"u%d@example.com","password":"whatever-pw"}`, i)); w.Code != 401 {
+			t.Fatalf("attempt %d = %d, want 401", i+1, w.Code)
+		}
+	}
+	w := env.request("POST", "/api/auth/login", `{"email":"late@example.com","password":"whatever-pw"}`)
+	if w.Code != 429 || w.Header().Get("Retry-After") == "" {
+		t.Errorf("attempt past the address's limit = %d (Retry-After %q), want 429", w.Code, w.Header().Get("Retry-After"))
+	}
+}
+
+var csrfInput = regexp.MustCompile(`name="csrf_token" value="([^"]+)"`)
+
+// formToken fetches page and returns the csrf_token its form carries.
+func (b *browser) formToken(page string) string {
+	b.tb.Helper()
+	res, body := b.do("GET", page, "", "")
+	m := csrfInput.FindStringSubmatch(body)
+	if res.StatusCode != 200 || m == nil || !strings.HasPrefix(res.Header.Get("Content-Type"), "text/html") {
+		b.tb.Fatalf("GET %s = %d %s, want an HTML form with a csrf_token", page, res.StatusCode, body)
+	}
+	return m[1]
+}
+
+func TestSignInAndSignUpPages(t *testing.T) {
+	env := newTestEnv(t)
+	b := newBrowser(t, env)
+
+	tok := b.formToken("/signup")
+	res, body := b.form("/signup", url.Values{"email": {"page@example.com"}, "password": {"short"}, "csrf_token": {tok}})
+	if res.StatusCode != 400 || !strings.Contains(body, "password must be at least") || !strings.Contains(body, `value="page@example.com"`) {
+		t.Errorf("sign-up with a short password = %d, want the form again with the error and the email kept:\n%s", res.StatusCode, body)
+	}
+	res, _ = b.form("/signup", url.Values{"email": {"page@example.com"}, "password": {"long-enough-pw"}, "csrf_token": {tok}, "next": {"/oauth/authorize?x=1"}})
+	if res.StatusCode != 303 || res.Header.Get("Location") != "/oauth/authorize?x=1" {
+		t.Errorf("sign-up = %d to %q, want 303 to next", res.StatusCode, res.Header.Get("Location"))
+	}
+	res, body = b.do("GET", "/account", "", "")
+	if res.StatusCode != 200 || !strings.Contains(body, "page@example.com") {
+		t.Errorf("account page = %d %s", res.StatusCode, body)
+	}
+	accountCSRF := csrfInput.FindStringSubmatch(body)
+	if accountCSRF == nil {
+		t.Fatal("the account page has no sign-out form token")
+	}
+	if res, _ := b.form("/logout", url.Values{"csrf_token": {"forged"}}); res.StatusCode != 403 {
+		t.Errorf("sign-out with a forged token = %d, want 403", res.StatusCode)
+	}
+	if res, _ := b.form("/logout", url.Values{"csrf_token": {accountCSRF[1]}}); res.StatusCode != 303 {
+		t.Errorf("sign-out = %d, want 303", res.StatusCode)
+	}
+	if res, _ := b.do("GET", "/account", "", ""); res.StatusCode != 303 || !strings.HasPrefix(res.Header.Get("Location"), "/login") {
+		t.Errorf("account page after sign-out = %d %q, want a redirect to /login", res.StatusCode, res.Header.Get("Location"))
+	}
+
+	tok = b.formToken("/login")
+	if res, _ := b.form("/login", url.Values{"email": {"page@example.com"}, "password": {"long-enough-pw"}}); res.StatusCode != 403 {
+		t.Errorf("sign-in without the form token = %d, want 403", res.StatusCode)
+	}
+	res, body = b.form("/login", url.Values{"email": {"page@example.com"}, "password": {"wrong-password"}, "csrf_token": {tok}})
+	if res.StatusCode != 401 || !strings.Contains(body, "email or password is wrong") {
+		t.Errorf("sign-in with a wrong password = %d %s", res.StatusCode, body)
+	}
+	for _, next := range []string{"https://evil.example/", "//evil.example/x", "/\\evil.example", "javascript:alert(1)", ""} {
+		b.client.Jar.SetCookies(mustURL(t, b.base), []*http.Cookie{{Name: sessionCookie, Value: "", MaxAge: -1}})
+		res, _ = b.form("/login", url.Values{"email": {"page@example.com"}, "password": {"long-enough-pw"}, "csrf_token": {tok}, "next": {next}})
+		if res.StatusCode != 303 || res.Header.Get("Location") != "/account" {
+			t.Errorf("sign-in with next %q = %d to %q, want 303 to /account (no open redirect)", next, res.StatusCode, res.Header.Get("Location"))
+		}
+	}
+}
+
+func mustURL(tb testing.TB, s string) *url.URL {
+	tb.Helper()
+	u, err := url.Parse(s)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return u
+}

@@ -1,0 +1,154 @@
+package api
+
+import (
+	"embed"
+	"html/template"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/domaind/domaind/internal/password"
+)
+
+// pageFiles are the server-rendered pages for people in a browser.
+//
+//go:embed pages/*.html
+var pageFiles embed.FS
+
+var pageTemplates = template.Must(template.ParseFS(pageFiles, "pages/*.html"))
+
+// signInPage is what the sign-in and sign-up pages show.
+type signInPage struct {
+	Title       string
+	Error       string
+	Email       string
+	Next        string
+	CSRF        string
+	MinPassword int
+}
+
+// render writes the page template name with data.
+func (s *Server) render(c *gin.Context, status int, name string, data any) {
+	c.Header("Content-Type", "text/html; charset=utf-8")
+	c.Header("Cache-Control", "no-store")
+	c.Header("X-Frame-Options", "DENY") // forms are not to be framed (clickjacking)
+	c.Status(status)
+	if err := pageTemplates.ExecuteTemplate(c.Writer, name, data); err != nil {
+		s.log.ErrorContext(c.Request.Context(), "render page", "page", name, "err", err)
+	}
+}
+
+// safeNext is where to send a browser after signing in: next when it is a
+// path on this site, "/account" otherwise (never another site: an open
+// redirect would lend our name to phishing).
+func safeNext(next string) string {
+	u, err := url.Parse(next)
+	if err != nil || next == "" || !strings.HasPrefix(next, "/") || strings.HasPrefix(next, "//") ||
+		strings.HasPrefix(next, "/\\") || u.Scheme != "" || u.Host != "" {
+		return "/account"
+	}
+	return next
+}
+
+// signInForm answers GET /login.
+func (s *Server) signInForm(c *gin.Context) {
+	next := safeNext(c.Query("next"))
+	if _, ok := currentUser(c); ok {
+		c.Redirect(http.StatusSeeOther, next)
+		return
+	}
+	s.render(c, http.StatusOK, "signin.html", signInPage{Title: "Sign in", Next: next, CSRF: s.formCSRF(c)})
+}
+
+// signUpForm answers GET /signup.
+func (s *Server) signUpForm(c *gin.Context) {
+	next := safeNext(c.Query("next"))
+	if _, ok := currentUser(c); ok {
+		c.Redirect(http.StatusSeeOther, next)
+		return
+	}
+	s.render(c, http.StatusOK, "signup.html", signInPage{Title: "Sign up", Next: next, CSRF: s.formCSRF(c), MinPassword: password.MinLength})
+}
+
+// signInSubmit answers POST /login from the sign-in form.
+func (s *Server) signInSubmit(c *gin.Context) {
+	page := signInPage{Title: "Sign in", Email: c.PostForm("email"), Next: safeNext(c.PostForm("next")), CSRF: s.formCSRF(c)}
+	if !validFormCSRF(c) {
+		page.Error = "The form expired. Please try again."
+		s.render(c, http.StatusForbidden, "signin.html", page)
+		return
+	}
+	u, err := s.authenticate(c, credentials{Email: page.Email, Password: c.PostForm("password")})
+	if err == nil {
+		err = s.startSession(c, u)
+	}
+	if err != nil {
+		status, msg := s.formError(c, err)
+		page.Error = msg
+		s.render(c, status, "signin.html", page)
+		return
+	}
+	c.Redirect(http.StatusSeeOther, page.Next)
+}
+
+// signUpSubmit answers POST /signup from the sign-up form.
+func (s *Server) signUpSubmit(c *gin.Context) {
+	page := signInPage{Title: "Sign up", Email: c.PostForm("email"), Next: safeNext(c.PostForm("next")), CSRF: s.formCSRF(c), MinPassword: password.MinLength}
+	if !validFormCSRF(c) {
+		page.Error = "The form expired. Please try again."
+		s.render(c, http.StatusForbidden, "signup.html", page)
+		return
+	}
+	u, err := s.accounts.SignUp(c.Request.Context(), page.Email, c.PostForm("password"))
+	if err == nil {
+		err = s.startSession(c, u)
+	}
+	if err != nil {
+		status, msg := s.formError(c, err)
+		page.Error = msg
+		s.render(c, status, "signup.html", page)
+		return
+	}
+	c.Redirect(http.StatusSeeOther, page.Next)
+}
+
+// formError is the status and message a form shows for err, from the same
+// table as the JSON errors.
+func (s *Server) formError(c *gin.Context, err error) (int, string) {
+	e, known := toHTTP(err)
+	if !known {
+		s.log.ErrorContext(c.Request.Context(), "form failed", "route", c.FullPath(), "err", err)
+	}
+	return e.Status, e.Message
+}
+
+// accountPage answers GET /account: who is signed in, and a way out.
+func (s *Server) accountPage(c *gin.Context) {
+	u, ok := currentUser(c)
+	if !ok {
+		c.Redirect(http.StatusSeeOther, "/login?next=%2Faccount")
+		return
+	}
+	s.render(c, http.StatusOK, "account.html", struct {
+		Title, Email, CSRF string
+	}{"Your account", u.Email, s.csrfToken(c)})
+}
+
+// signOutSubmit answers POST /logout from the account page's form.
+func (s *Server) signOutSubmit(c *gin.Context) {
+	if _, ok := currentUser(c); ok {
+		if !s.validCSRF(c) {
+			s.writeError(c, errBadCSRF)
+			return
+		}
+		if err := s.accounts.EndSession(c.Request.Context(), c.GetString(sessionCtxKey)); err != nil {
+			s.writeError(c, err)
+			return
+		}
+	}
+	s.setCookie(c, sessionCookie, "", time.Unix(1, 0))
+	c.Redirect(http.StatusSeeOther, "/login")
+}

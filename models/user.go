@@ -1,0 +1,22 @@
+package models
+
+import "time"
+
+// User is an account that signs in with an email and a password. Email is
+// stored normalised (see api's normaliseEmail); PasswordHash is an argon2id
+// PHC string, never the password.
+type User struct {
+	ID           string `gorm:"primaryKey;size:36"`
+	Email        string `gorm:"size:254;not null;uniqueIndex"`
+	PasswordHash string `gorm:"size:200;not null"`
+	CreatedAt    time.Time
+}
+
+// Session is a signed-in browser. The cookie holds a random token; only its
+// SHA-256 is stored, so a leaked table signs nobody in.
+type Session struct {
+	TokenHash string    `gorm:"primaryKey;size:64"`
+	UserID    string    `gorm:"size:36;not null;index"`
+	ExpiresAt time.Time `gorm:"not null;index"`
+	CreatedAt time.Time
+}
