@@ -59,6 +59,12 @@ func toHTTP(err error) (e *Error, known bool) {
 		return &Error{http.StatusUnauthorized, "unauthorized", "email or password is wrong"}, true
 	case errors.Is(err, account.ErrEmailTaken):
 		return &Error{http.StatusConflict, "conflict", "an account with this email exists; sign in instead"}, true
+	case errors.Is(err, account.ErrBadKey):
+		return &Error{http.StatusUnauthorized, "unauthorized", "invalid API key or secret"}, true
+	case errors.Is(err, account.ErrTooManyKeys):
+		return Errorf(http.StatusConflict, "conflict", "at most %d live keys per user; revoke one first", account.MaxKeys), true
+	case errors.Is(err, account.ErrKeyNotFound):
+		return &Error{http.StatusNotFound, "not_found", "no such key"}, true
 	case errors.Is(err, models.ErrNotFound):
 		return &Error{http.StatusNotFound, "not_found", "not found"}, true
 	case errors.Is(err, models.ErrConflict):

@@ -42,6 +42,12 @@ func (s *Server) routes(monitoring http.Handler, healthOnly bool) {
 	auth.GET("/me", s.handle(s.getMe))
 	auth.POST("/logout", s.handle(s.signOut))
 
+	keys := e.Group("/api/v1/keys", s.withSession, s.requireSession)
+	keys.POST("", s.handle(s.createKey))
+	keys.GET("", s.handle(s.listKeys))
+	keys.DELETE("/:key", s.handle(s.revokeKey))
+	e.GET("/api/v1/domains/available", legacyErrors, s.requireKey, s.handle(s.getMarketAvailability))
+
 	pages := e.Group("", s.withSession)
 	pages.GET("/login", s.signInForm)
 	pages.POST("/login", s.limit(signInLimit), s.signInSubmit)

@@ -15,4 +15,10 @@ type Listing struct {
 	Approved           bool      `gorm:"not null;default:false"`
 	MarketplaceVisible bool      `gorm:"not null;default:false"`
 	CreatedAt          time.Time `gorm:"index"`
+	// LockedUntil holds the name for a sale in progress (a quote's
+	// reservation, an order being completed); it is not for sale meanwhile.
+	LockedUntil *time.Time
 }
+
+// Locked reports whether the listing is held by a sale in progress at now.
+func (l Listing) Locked(now time.Time) bool { return l.LockedUntil != nil && l.LockedUntil.After(now) }

@@ -32,6 +32,9 @@ var migrations = []migration{
 	{5, "users and sessions", func(tx *gorm.DB) error {
 		return tx.AutoMigrate(&User{}, &Session{})
 	}},
+	{6, "developer keys and listing locks", func(tx *gorm.DB) error {
+		return tx.AutoMigrate(&APIKey{}, &Listing{})
+	}},
 }
 
 // SchemaMigration records an applied migration.

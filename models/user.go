@@ -20,3 +20,14 @@ type Session struct {
 	ExpiresAt time.Time `gorm:"not null;index"`
 	CreatedAt time.Time
 }
+
+// APIKey is a developer key (SPEC §5.3): ID is the public key sent as
+// x-api-key, and only the SHA-256 of the secret is kept.
+type APIKey struct {
+	ID         string `gorm:"primaryKey;size:40"`
+	UserID     string `gorm:"size:36;not null;index"`
+	Name       string `gorm:"size:100;not null"`
+	SecretHash string `gorm:"size:64;not null"`
+	CreatedAt  time.Time
+	RevokedAt  *time.Time
+}

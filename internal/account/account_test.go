@@ -3,6 +3,8 @@ package account
 import (
 	"context"
 	"errors"
+	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -105,5 +107,64 @@ func TestSessions(t *testing.T) {
 	}
 	if _, err := s.SessionUser(ctx, token); !errors.Is(err, ErrNoSession) {
 		t.Errorf("ended session = %v, want ErrNoSession", err)
+	}
+}
+
+func TestDeveloperKeys(t *testing.T) {
+	now := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
+	s := newService(t, &now)
+	ctx := context.Background()
+	alice, _ := s.SignUp(ctx, "alice@example.com", "alice-password")
+	bob, _ := s.SignUp(ctx, "bob@example.com", "bob-password-1")
+
+	k, err := s.CreateKey(ctx, alice, " ci ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(k.ID, "dk_") || !strings.HasPrefix(k.Secret, "dks_") || k.Name != "ci" || k.SecretHash == k.Secret {
+		t.Fatalf("key = %+v", k)
+	}
+	var stored models.APIKey
+	s.db.Take(&stored, "id = ?", k.ID)
+	if stored.SecretHash == "" || strings.Contains(stored.SecretHash, k.Secret) {
+		t.Fatalf("stored key %+v keeps the secret", stored)
+	}
+	if got, err := s.KeyOwner(ctx, k.ID, k.Secret); err != nil || got.UserID != alice.ID {
+		t.Errorf("KeyOwner = %+v, %v", got, err)
+	}
+	for _, tc := range []struct{ id, secret string }{
+		{k.ID, k.Secret + "x"}, {k.ID, ""}, {"dk_unknown", k.Secret}, {"", ""},
+	} {
+		if _, err := s.KeyOwner(ctx, tc.id, tc.secret); !errors.Is(err, ErrBadKey) {
+			t.Errorf("KeyOwner(%q, %q) = %v, want ErrBadKey", tc.id, tc.secret, err)
+		}
+	}
+
+	if err := s.RevokeKey(ctx, bob, k.ID); !errors.Is(err, ErrKeyNotFound) {
+		t.Errorf("bob revoking alice's key = %v, want ErrKeyNotFound", err)
+	}
+	if keys, _ := s.Keys(ctx, bob); len(keys) != 0 {
+		t.Errorf("bob sees %d keys, want none", len(keys))
+	}
+	if err := s.RevokeKey(ctx, alice, k.ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.KeyOwner(ctx, k.ID, k.Secret); !errors.Is(err, ErrBadKey) {
+		t.Errorf("a revoked key = %v, want ErrBadKey", err)
+	}
+	if err := s.RevokeKey(ctx, alice, k.ID); !errors.Is(err, ErrKeyNotFound) {
+		t.Errorf("revoking twice = %v, want ErrKeyNotFound", err)
+	}
+
+	for i := range MaxKeys {
+		if _, err := s.CreateKey(ctx, alice, fmt.Sprint("k", i)); err != nil {
+			t.Fatalf("key %d: %v", i, err)
+		}
+	}
+	if _, err := s.CreateKey(ctx, alice, "one too many"); !errors.Is(err, ErrTooManyKeys) {
+		t.Errorf("key past the limit = %v, want ErrTooManyKeys", err)
+	}
+	if keys, _ := s.Keys(ctx, alice); len(keys) != MaxKeys {
+		t.Errorf("alice lists %d keys, want %d live ones (the revoked one hidden)", len(keys), MaxKeys)
 	}
 }

@@ -1,0 +1,136 @@
+package api
+
+import (
+	"errors"
+	"net/http"
+	"time"
+
+	"github.com/gin-gonic/gin"
+	"gorm.io/gorm"
+
+	"github.com/domaind/domaind/internal/domainname"
+	"github.com/domaind/domaind/internal/ratelimit"
+	"github.com/domaind/domaind/models"
+)
+
+// keyLimit bounds the v1 calls of one developer key.
+var keyLimit = ratelimit.PerMinute("v1-key", 600)
+
+// keyView is a developer key as listed (never with its secret).
+type keyView struct {
+	Key       string    `json:"key"`
+	Name      string    `json:"name"`
+	CreatedAt time.Time `json:"created_at"`
+}
+
+// newKeyResponse is the answer of POST /api/v1/keys: the one time the
+// secret is shown.
+type newKeyResponse struct {
+	keyView
+	Secret string `json:"secret"`
+	Note   string `json:"note"`
+}
+
+func newKeyView(k models.APIKey) keyView {
+	return keyView{Key: k.ID, Name: k.Name, CreatedAt: k.CreatedAt.UTC()}
+}
+
+// createKey answers POST /api/v1/keys (signed-in session and CSRF token).
+func (s *Server) createKey(c *gin.Context) error {
+	var req struct {
+		Name string `json:"name"`
+	}
+	if err := decodeJSON(c, &req, true); err != nil {
+		return err
+	}
+	u, _ := currentUser(c)
+	k, err := s.accounts.CreateKey(c.Request.Context(), u, req.Name)
+	if err != nil {
+		return err
+	}
+	c.JSON(http.StatusCreated, newKeyResponse{keyView: newKeyView(k.APIKey), Secret: k.Secret,
+		Note: "store the secret now: it is not shown again; send it as x-api-secret with x-api-key"})
+	return nil
+}
+
+// listKeys answers GET /api/v1/keys.
+func (s *Server) listKeys(c *gin.Context) error {
+	u, _ := currentUser(c)
+	keys, err := s.accounts.Keys(c.Request.Context(), u)
+	if err != nil {
+		return err
+	}
+	views := make([]keyView, len(keys))
+	for i, k := range keys {
+		views[i] = newKeyView(k)
+	}
+	c.JSON(http.StatusOK, gin.H{"keys": views})
+	return nil
+}
+
+// revokeKey answers DELETE /api/v1/keys/{key}.
+func (s *Server) revokeKey(c *gin.Context) error {
+	u, _ := currentUser(c)
+	if err := s.accounts.RevokeKey(c.Request.Context(), u, c.Param("key")); err != nil {
+		return err
+	}
+	c.Status(http.StatusNoContent)
+	return nil
+}
+
+// requireKey lets through requests with a live developer key and its
+// secret (x-api-key, x-api-secret), under the key's rate limit.
+func (s *Server) requireKey(c *gin.Context) {
+	id, sec := c.GetHeader("x-api-key"), c.GetHeader("x-api-secret")
+	if id == "" || sec == "" {
+		s.writeError(c, Errorf(http.StatusUnauthorized, "unauthorized", "x-api-key and x-api-secret are required"))
+		return
+	}
+	k, err := s.accounts.KeyOwner(c.Request.Context(), id, sec)
+	if err != nil {
+		s.writeError(c, err)
+		return
+	}
+	if _, err := s.spend(c, keyLimit, k.ID); err != nil {
+		s.writeError(c, err)
+		return
+	}
+	c.Next()
+}
+
+// availabilityResponse is SPEC §2.9.
+type availabilityResponse struct {
+	Domain     string   `json:"domain"`
+	Available  bool     `json:"available"`
+	Locked     bool     `json:"locked"`
+	BINPrice   *dollars `json:"bin_price"`
+	FloorPrice *dollars `json:"floor_price"`
+}
+
+// getMarketAvailability answers GET /api/v1/domains/available?domain=: can
+// the name be bought in our marketplace now, and at what prices. A name we
+// do not list is not available, with null prices.
+func (s *Server) getMarketAvailability(c *gin.Context) error {
+	raw := c.Query("domain")
+	if raw == "" {
+		return Errorf(http.StatusBadRequest, "bad_request", "domain is required")
+	}
+	n, err := domainname.Parse(raw)
+	if err != nil {
+		return err
+	}
+	res := availabilityResponse{Domain: n.ASCII}
+	var l models.Listing
+	err = s.db.WithContext(c.Request.Context()).
+		Where("domain = ? AND approved AND marketplace_visible", n.ASCII).Take(&l).Error
+	switch {
+	case err == nil:
+		res.Locked = l.Locked(s.now())
+		res.Available = !res.Locked
+		res.BINPrice, res.FloorPrice = toDollars(l.BINCents), toDollars(l.FloorCents)
+	case !errors.Is(err, gorm.ErrRecordNotFound):
+		return err
+	}
+	c.JSON(http.StatusOK, res)
+	return nil
+}
