@@ -29,7 +29,7 @@ func (s *Server) routes(monitoring http.Handler, healthOnly bool) {
 		return
 	}
 
-	e.POST("/api/domain/search", s.idempotent, s.limit(searchLimit), s.handle(s.searchDomains))
+	e.POST("/api/domain/search", s.withBearer, s.idempotent, s.limit(searchLimit), s.handle(s.searchDomains))
 	e.POST("/api/tools/whois", s.idempotent, s.limit(whoisQuota), s.handle(s.createWhoisLookup))
 	e.GET("/api/batch", s.handle(s.batchCatalog))
 	e.POST("/api/batch", s.idempotent, s.limit(batchLimit), s.handle(s.runBatch))
@@ -48,7 +48,16 @@ func (s *Server) routes(monitoring http.Handler, healthOnly bool) {
 	keys.DELETE("/:key", s.handle(s.revokeKey))
 	e.GET("/api/v1/domains/available", legacyErrors, s.requireKey, s.handle(s.getMarketAvailability))
 
+	e.GET("/.well-known/oauth-authorization-server", s.authServerMetadata)
+	e.GET("/.well-known/oauth-protected-resource", s.protectedResourceMetadata)
+	e.GET("/api", s.withBearer, s.apiRoot)
+	e.POST("/api/oauth/register", s.limit(oauthLimit), s.registerClient)
+	e.POST("/api/oauth/token", s.limit(oauthLimit), s.token)
+	e.POST("/api/oauth/revoke", s.limit(oauthLimit), s.revoke)
+
 	pages := e.Group("", s.withSession)
+	pages.GET("/oauth/authorize", s.authorize)
+	pages.POST("/oauth/authorize", s.authorize)
 	pages.GET("/login", s.signInForm)
 	pages.POST("/login", s.limit(signInLimit), s.signInSubmit)
 	pages.GET("/signup", s.signUpForm)

@@ -20,6 +20,7 @@ import (
 	"github.com/domaind/domaind/internal/idempotency"
 	"github.com/domaind/domaind/internal/lookup"
 	"github.com/domaind/domaind/internal/metrics"
+	"github.com/domaind/domaind/internal/oauth"
 	"github.com/domaind/domaind/internal/opsauth"
 	"github.com/domaind/domaind/internal/outbox"
 	"github.com/domaind/domaind/internal/password"
@@ -65,6 +66,7 @@ type Server struct {
 	outbox   *outbox.Outbox
 	limiter  *ratelimit.Limiter
 	accounts *account.Service
+	oauth    *oauth.Server
 	idem     *idempotency.Store
 	lookups  *lookup.Cache
 	checker  *availability.Checker
@@ -93,6 +95,7 @@ func New(d Deps) *Server {
 		outbox:   d.Outbox,
 		limiter:  ratelimit.New(d.Redis, now),
 		accounts: account.New(d.DB, d.Passwords, now),
+		oauth:    oauth.New(d.DB, now),
 		idem:     idempotency.New(d.Redis),
 		lookups:  lookup.NewCache(d.Redis),
 		checker:  availability.New(d.Registry, d.Redis, checkTimeout),

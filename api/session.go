@@ -18,7 +18,7 @@ import (
 // Cookies of a browser: the session, and the double-submit CSRF token of
 // the sign-in and sign-up forms (which are filled in before any session).
 const (
-	sessionCookie = "domaind_session"
+	sessionCookie  = "domaind_session"
 	formCSRFCookie = "domaind_csrf"
 )
 

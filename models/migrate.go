@@ -35,6 +35,9 @@ var migrations = []migration{
 	{6, "developer keys and listing locks", func(tx *gorm.DB) error {
 		return tx.AutoMigrate(&APIKey{}, &Listing{})
 	}},
+	{7, "OAuth clients, codes and tokens", func(tx *gorm.DB) error {
+		return tx.AutoMigrate(&OAuthClient{}, &OAuthCode{}, &OAuthToken{})
+	}},
 }
 
 // SchemaMigration records an applied migration.

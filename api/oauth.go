@@ -1,0 +1,290 @@
+package api
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/domaind/domaind/internal/oauth"
+	"github.com/domaind/domaind/internal/ratelimit"
+)
+
+// oauthLimit bounds registrations and token requests per client address.
+var oauthLimit = ratelimit.PerMinute("oauth", 60)
+
+// scopeDescriptions say on the consent page what a scope lets a client do.
+var scopeDescriptions = map[string]string{
+	oauth.ScopePricingRead: "see marketplace buy-now and floor prices",
+}
+
+// base is the service's public base URL without a trailing slash.
+func (s *Server) base() string { return strings.TrimSuffix(s.cfg.BaseURL.String(), "/") }
+
+// authServerMetadata answers GET /.well-known/oauth-authorization-server (RFC 8414).
+func (s *Server) authServerMetadata(c *gin.Context) {
+	b := s.base()
+	c.JSON(http.StatusOK, gin.H{
+		"issuer":                                     b,
+		"authorization_endpoint":                     b + "/oauth/authorize",
+		"token_endpoint":                             b + "/api/oauth/token",
+		"registration_endpoint":                      b + "/api/oauth/register",
+		"revocation_endpoint":                        b + "/api/oauth/revoke",
+		"response_types_supported":                   []string{"code"},
+		"grant_types_supported":                      []string{"authorization_code", "refresh_token"},
+		"code_challenge_methods_supported":           []string{"S256"},
+		"token_endpoint_auth_methods_supported":      []string{"none"},
+		"revocation_endpoint_auth_methods_supported": []string{"none"},
+		"scopes_supported":                           oauth.Scopes,
+	})
+}
+
+// protectedResourceMetadata answers GET /.well-known/oauth-protected-resource (RFC 9728).
+func (s *Server) protectedResourceMetadata(c *gin.Context) {
+	b := s.base()
+	c.JSON(http.StatusOK, gin.H{
+		"resource":                 b,
+		"authorization_servers":    []string{b},
+		"scopes_supported":         oauth.Scopes,
+		"bearer_methods_supported": []string{"header"},
+	})
+}
+
+// challenge answers 401 with the RFC 6750 challenge pointing at the
+// protected-resource metadata; errCode is "" for a request without a token.
+func (s *Server) challenge(c *gin.Context, errCode, desc string) {
+	v := fmt.Sprintf(`Bearer resource_metadata="%s/.well-known/oauth-protected-resource"`, s.base())
+	if errCode != "" {
+		v += fmt.Sprintf(`, error="%s", error_description="%s"`, errCode, desc)
+	}
+	c.Header("WWW-Authenticate", v)
+	code := errCode
+	if code == "" {
+		code = "unauthorized"
+	}
+	s.writeError(c, &Error{http.StatusUnauthorized, code, desc})
+}
+
+// withBearer reads an optional bearer token (Authorization: Bearer …) and
+// makes its scopes known (hasScope). No token is fine; a token that is not
+// valid is answered 401 invalid_token rather than served masked data, so
+// that a client learns at once that its token needs refreshing.
+func (s *Server) withBearer(c *gin.Context) {
+	scheme, tok, _ := strings.Cut(c.GetHeader("Authorization"), " ")
+	if !strings.EqualFold(scheme, "Bearer") {
+		c.Next() // no token, or another scheme: an anonymous request
+		return
+	}
+	t, err := s.oauth.Authenticate(c.Request.Context(), strings.TrimSpace(tok))
+	switch {
+	case errors.Is(err, oauth.ErrInvalidToken):
+		s.challenge(c, "invalid_token", "the access token is invalid, expired or revoked")
+		return
+	case err != nil:
+		s.writeError(c, err)
+		return
+	}
+	c.Set(scopesCtxKey, strings.Fields(t.Scope))
+	c.Next()
+}
+
+// apiRoot answers GET /api: the bearer-protected root of the API. Without a
+// token it is the challenge that starts OAuth discovery (RFC 9728 §5.1).
+func (s *Server) apiRoot(c *gin.Context) {
+	if _, ok := c.Get(scopesCtxKey); !ok {
+		s.challenge(c, "", "a bearer token is required; see the resource metadata in WWW-Authenticate")
+		return
+	}
+	scopes, _ := c.Get(scopesCtxKey)
+	c.JSON(http.StatusOK, gin.H{"service": "domaind", "scopes": scopes,
+		"resource_metadata": s.base() + "/.well-known/oauth-protected-resource"})
+}
+
+// writeOAuthError answers with err in the OAuth shape ({"error",
+// "error_description"}, RFC 6749 §5.2 and RFC 7591 §3.2.2); errors of ours
+// go through writeError.
+func (s *Server) writeOAuthError(c *gin.Context, err error) {
+	var oe *oauth.Error
+	if !errors.As(err, &oe) {
+		s.writeError(c, err)
+		return
+	}
+	status := http.StatusBadRequest
+	if oe.Code == "invalid_client" {
+		status = http.StatusUnauthorized
+	}
+	c.Header("Cache-Control", "no-store")
+	c.AbortWithStatusJSON(status, gin.H{"error": oe.Code, "error_description": oe.Description})
+}
+
+// registerClient answers POST /api/oauth/register (RFC 7591, public clients).
+func (s *Server) registerClient(c *gin.Context) {
+	var req struct {
+		RedirectURIs            []string `json:"redirect_uris"`
+		ClientName              string   `json:"client_name"`
+		TokenEndpointAuthMethod string   `json:"token_endpoint_auth_method"`
+		GrantTypes              []string `json:"grant_types"`
+		ResponseTypes           []string `json:"response_types"`
+		Scope                   string   `json:"scope"`
+	}
+	if err := c.ShouldBindJSON(&req); err != nil {
+		s.writeOAuthError(c, &oauth.Error{Code: "invalid_client_metadata", Description: "the body must be a JSON object of client metadata"})
+		return
+	}
+	if m := req.TokenEndpointAuthMethod; m != "" && m != "none" {
+		s.writeOAuthError(c, &oauth.Error{Code: "invalid_client_metadata", Description: "only public clients: token_endpoint_auth_method must be none"})
+		return
+	}
+	cl, err := s.oauth.Register(c.Request.Context(), req.ClientName, req.RedirectURIs)
+	if err != nil {
+		s.writeOAuthError(c, err)
+		return
+	}
+	c.Header("Cache-Control", "no-store")
+	c.JSON(http.StatusCreated, gin.H{
+		"client_id":                  cl.ID,
+		"client_id_issued_at":        cl.CreatedAt.Unix(),
+		"client_name":                cl.Name,
+		"redirect_uris":              cl.RedirectURIs,
+		"grant_types":                []string{"authorization_code", "refresh_token"},
+		"response_types":             []string{"code"},
+		"token_endpoint_auth_method": "none",
+		"scope":                      strings.Join(oauth.Scopes, " "),
+	})
+}
+
+// authorizeRequest reads the authorization request's parameters from the
+// query (GET) or the consent form (POST).
+func authorizeRequest(get func(string) string) oauth.AuthorizeRequest {
+	return oauth.AuthorizeRequest{
+		ResponseType: get("response_type"), ClientID: get("client_id"), RedirectURI: get("redirect_uri"),
+		CodeChallenge: get("code_challenge"), CodeChallengeMethod: get("code_challenge_method"),
+		State: get("state"), Scope: get("scope"),
+	}
+}
+
+// authorize answers GET and POST /oauth/authorize. Errors about the client
+// or its redirect URI are shown on a page, never sent to an unverified
+// URI; the others go back to the client. A signed-out person signs in first
+// and comes back; a signed-in one is asked to consent (GET), and the
+// consent form's answer (POST, with the session's CSRF token) gives the
+// client a code or access_denied.
+func (s *Server) authorize(c *gin.Context) {
+	get := c.Query
+	if c.Request.Method == http.MethodPost {
+		get = c.PostForm
+	}
+	r := authorizeRequest(get)
+	ctx := c.Request.Context()
+	client, err := s.oauth.CheckClient(ctx, r)
+	if err != nil {
+		var oe *oauth.Error
+		if !errors.As(err, &oe) {
+			s.writeError(c, err)
+			return
+		}
+		s.render(c, http.StatusBadRequest, "oauth_error.html", gin.H{"Title": "Sign-in link error", "Message": oe.Description, "Code": oe.Code})
+		return
+	}
+	scope, err := oauth.CheckRequest(r)
+	if err != nil {
+		var oe *oauth.Error
+		errors.As(err, &oe)
+		s.redirectBack(c, r, url.Values{"error": {oe.Code}, "error_description": {oe.Description}})
+		return
+	}
+	u, signedIn := currentUser(c)
+	if !signedIn {
+		c.Redirect(http.StatusSeeOther, "/login?next="+url.QueryEscape(c.Request.URL.RequestURI()))
+		return
+	}
+	if c.Request.Method == http.MethodGet {
+		var scopes []string
+		for _, sc := range strings.Fields(scope) {
+			scopes = append(scopes, scopeDescriptions[sc])
+		}
+		redirect, _ := url.Parse(r.RedirectURI)
+		s.render(c, http.StatusOK, "consent.html", gin.H{
+			"Title": "Allow access", "ClientName": client.Name, "Scopes": scopes, "Email": u.Email,
+			"RedirectHost": redirect.Host, "CSRF": s.csrfToken(c),
+			"Params": map[string]string{"response_type": r.ResponseType, "client_id": r.ClientID,
+				"redirect_uri": r.RedirectURI, "code_challenge": r.CodeChallenge,
+				"code_challenge_method": r.CodeChallengeMethod, "state": r.State, "scope": r.Scope},
+		})
+		return
+	}
+	if !s.validCSRF(c) {
+		s.writeError(c, errBadCSRF)
+		return
+	}
+	if c.PostForm("decision") != "approve" {
+		s.redirectBack(c, r, url.Values{"error": {"access_denied"}, "error_description": {"the user denied access"}})
+		return
+	}
+	code, err := s.oauth.IssueCode(ctx, r, u.ID, scope)
+	if err != nil {
+		s.writeError(c, err)
+		return
+	}
+	s.redirectBack(c, r, url.Values{"code": {code}})
+}
+
+// redirectBack sends the browser to the client's (verified) redirect URI
+// with params and the request's state added to its query.
+func (s *Server) redirectBack(c *gin.Context, r oauth.AuthorizeRequest, params url.Values) {
+	u, _ := url.Parse(r.RedirectURI) // verified by CheckClient
+	q := u.Query()
+	for k, v := range params {
+		q[k] = v
+	}
+	if r.State != "" {
+		q.Set("state", r.State)
+	}
+	u.RawQuery = q.Encode()
+	c.Header("Cache-Control", "no-store")
+	c.Redirect(http.StatusFound, u.String())
+}
+
+// token answers POST /api/oauth/token (form-encoded, RFC 6749 §3.2).
+func (s *Server) token(c *gin.Context) {
+	if ct := c.ContentType(); ct != "application/x-www-form-urlencoded" {
+		s.writeOAuthError(c, &oauth.Error{Code: "invalid_request", Description: "send the token request form-encoded (application/x-www-form-urlencoded)"})
+		return
+	}
+	ctx := c.Request.Context()
+	var (
+		t   oauth.Tokens
+		err error
+	)
+	switch gt := c.PostForm("grant_type"); gt {
+	case "authorization_code":
+		t, err = s.oauth.ExchangeCode(ctx, c.PostForm("client_id"), c.PostForm("code"), c.PostForm("redirect_uri"), c.PostForm("code_verifier"))
+	case "refresh_token":
+		t, err = s.oauth.Refresh(ctx, c.PostForm("client_id"), c.PostForm("refresh_token"), c.PostForm("scope"))
+	case "":
+		err = &oauth.Error{Code: "invalid_request", Description: "grant_type is required"}
+	default:
+		err = &oauth.Error{Code: "unsupported_grant_type", Description: fmt.Sprintf("grant_type %q is not supported; use authorization_code or refresh_token", gt)}
+	}
+	if err != nil {
+		s.writeOAuthError(c, err)
+		return
+	}
+	c.Header("Cache-Control", "no-store")
+	c.Header("Pragma", "no-cache")
+	c.JSON(http.StatusOK, t)
+}
+
+// revoke answers POST /api/oauth/revoke (RFC 7009): 200 whether or not the
+// token was known.
+func (s *Server) revoke(c *gin.Context) {
+	if err := s.oauth.Revoke(c.Request.Context(), c.PostForm("token")); err != nil {
+		s.writeOAuthError(c, err)
+		return
+	}
+	c.Header("Cache-Control", "no-store")
+	c.Status(http.StatusOK)
+}

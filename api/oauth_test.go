@@ -1,0 +1,463 @@
+package api
+
+import (
+	"context"
+	"encoding/json"
+	"html"
+	"net/http"
+	"net/url"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"golang.org/x/oauth2"
+
+	"github.com/domaind/domaind/models"
+)
+
+// oauthClient is a client registered against a test server, driven with
+// golang.org/x/oauth2 as a real client would be.
+type oauthClient struct {
+	conf     *oauth2.Config
+	redirect string
+}
+
+func registerClient(t *testing.T, b *browser, redirect string) oauthClient {
+	t.Helper()
+	res, body := b.json("POST", "/api/oauth/register", `{"client_name":"Price Watcher","redirect_uris":["`+redirect+`"]}`)
+	var reg struct {
+		ClientID string `json:"client_id"`
+	}
+	if res.StatusCode != 201 || json.Unmarshal([]byte(body), &reg) != nil || reg.ClientID == "" || strings.Contains(body, "secret") {
+		t.Fatalf("register = %d %s", res.StatusCode, body)
+	}
+	return oauthClient{redirect: redirect, conf: &oauth2.Config{
+		ClientID:    reg.ClientID,
+		RedirectURL: redirect,
+		Scopes:      []string{"pricing:read"},
+		Endpoint: oauth2.Endpoint{
+			AuthURL: b.base + "/oauth/authorize", TokenURL: b.base + "/api/oauth/token", AuthStyle: oauth2.AuthStyleInParams,
+		},
+	}}
+}
+
+var hiddenInput = regexp.MustCompile(`<input type="hidden" name="([^"]+)" value="([^"]*)">`)
+
+// consent follows an authorization URL in a signed-in browser to its
+// consent page and answers it; it returns where the server redirected.
+func consent(t *testing.T, b *browser, authURL, decision string) *url.URL {
+	t.Helper()
+	u, _ := url.Parse(authURL)
+	res, body := b.do("GET", u.RequestURI(), "", "")
+	if res.StatusCode != 200 || !strings.Contains(body, "Price Watcher") || !strings.Contains(body, "marketplace buy-now and floor prices") {
+		t.Fatalf("consent page = %d %s", res.StatusCode, body)
+	}
+	form := url.Values{"decision": {decision}}
+	for _, m := range hiddenInput.FindAllStringSubmatch(body, -1) {
+		form.Set(m[1], html.UnescapeString(m[2]))
+	}
+	res, body = b.form("/oauth/authorize", form)
+	if res.StatusCode != http.StatusFound {
+		t.Fatalf("consent answer = %d %s", res.StatusCode, body)
+	}
+	loc, err := url.Parse(res.Header.Get("Location"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return loc
+}
+
+// authorize runs the browser part of the flow and returns the code.
+func authorize(t *testing.T, b *browser, c oauthClient, state, verifier string) string {
+	t.Helper()
+	loc := consent(t, b, c.conf.AuthCodeURL(state, oauth2.S256ChallengeOption(verifier)), "approve")
+	q := loc.Query()
+	if !strings.HasPrefix(loc.String(), c.redirect+"?") || q.Get("state") != state || q.Get("code") == "" {
+		t.Fatalf("redirect = %s, want %s with the code and state %q", loc, c.redirect, state)
+	}
+	return q.Get("code")
+}
+
+// bearerGet calls path with an access token.
+func bearerGet(b *browser, path, token string) (*http.Response, string) {
+	return b.do("GET", path, "", "", "Authorization", "Bearer "+token)
+}
+
+func TestOAuthAuthorizationCodeFlowWithPKCE(t *testing.T) {
+	env := newTestEnv(t)
+	seedTLDs(t, env)
+	b := newBrowser(t, env)
+	c := registerClient(t, b, "http://127.0.0.1:7777/callback")
+	ctx := context.Background()
+
+	// Signed out: to the sign-in page and back to the authorization request.
+	state, verifier := "st-1", oauth2.GenerateVerifier()
+	authURL := c.conf.AuthCodeURL(state, oauth2.S256ChallengeOption(verifier))
+	u, _ := url.Parse(authURL)
+	res, _ := b.do("GET", u.RequestURI(), "", "")
+	next, _ := url.Parse(res.Header.Get("Location"))
+	if res.StatusCode != 303 || next.Path != "/login" || next.Query().Get("next") != u.RequestURI() {
+		t.Fatalf("signed-out authorize = %d to %q, want /login with next = the request", res.StatusCode, res.Header.Get("Location"))
+	}
+	newBrowser(t, env).signUp("owner@example.com", "owner-password")
+	tok := b.formToken(next.RequestURI())
+	res, _ = b.form("/login", url.Values{"email": {"owner@example.com"}, "password": {"owner-password"}, "csrf_token": {tok}, "next": {next.Query().Get("next")}})
+	if res.StatusCode != 303 || res.Header.Get("Location") != u.RequestURI() {
+		t.Fatalf("sign-in = %d to %q, want back to the authorization request", res.StatusCode, res.Header.Get("Location"))
+	}
+	code := authorize(t, b, c, state, verifier)
+
+	t1, err := c.conf.Exchange(ctx, code, oauth2.VerifierOption(verifier))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if t1.TokenType != "Bearer" || t1.RefreshToken == "" || t1.Extra("scope") != "pricing:read" || t1.ExpiresIn != 1800 {
+		t.Fatalf("token = %+v scope %v", t1, t1.Extra("scope"))
+	}
+	var stored models.OAuthToken
+	if env.db.Take(&stored, "hash = ?", t1.AccessToken).Error == nil {
+		t.Fatal("the access token is stored as itself, not hashed")
+	}
+
+	if res, body := bearerGet(b, "/api", t1.AccessToken); res.StatusCode != 200 || !strings.Contains(body, "pricing:read") {
+		t.Errorf("GET /api with the token = %d %s", res.StatusCode, body)
+	}
+	// The token unmasks marketplace prices in the search stream.
+	bin := int64(125000)
+	env.db.Create(&models.Listing{ID: models.NewID(), Domain: "pricey.com", TLD: "com", BINCents: &bin, Currency: "USD", Approved: true, MarketplaceVisible: true})
+	search := func(token string) string {
+		h := []string{}
+		if token != "" {
+			h = []string{"Authorization", "Bearer " + token}
+		}
+		_, body := b.do("POST", "/api/domain/search", "application/json", `{"q":"pricey.com"}`, h...)
+		return body
+	}
+	if body := search(t1.AccessToken); !strings.Contains(body, `"bin":1250.00`) {
+		t.Errorf("search with pricing:read shows no buy-now price:\n%s", body)
+	}
+	if body := search(""); !strings.Contains(body, `"bin":null`) || strings.Contains(body, "1250") {
+		t.Errorf("search without a token shows the buy-now price:\n%s", body)
+	}
+
+	// A code is single use: a second exchange fails and revokes what the first gave.
+	if _, err := c.conf.Exchange(ctx, code, oauth2.VerifierOption(verifier)); !isOAuthError(err, "invalid_grant") {
+		t.Errorf("second exchange of a code = %v, want invalid_grant", err)
+	}
+	res, _ = bearerGet(b, "/api", t1.AccessToken)
+	if res.StatusCode != 401 || !strings.Contains(res.Header.Get("WWW-Authenticate"), `error="invalid_token"`) {
+		t.Errorf("token of a reused code = %d %q, want 401 invalid_token", res.StatusCode, res.Header.Get("WWW-Authenticate"))
+	}
+	if body := search(t1.AccessToken); !strings.Contains(body, "invalid_token") {
+		t.Errorf("search with a revoked token = %s, want 401 invalid_token rather than masked data", body)
+	}
+}
+
+func isOAuthError(err error, code string) bool {
+	var re *oauth2.RetrieveError
+	if !asRetrieveError(err, &re) {
+		return false
+	}
+	return re.ErrorCode == code
+}
+
+func asRetrieveError(err error, target **oauth2.RetrieveError) bool {
+	re, ok := err.(*oauth2.RetrieveError)
+	if ok {
+		*target = re
+	}
+	return ok
+}
+
+// signedInBrowser is a browser with a fresh account, signed in.
+func signedInBrowser(t *testing.T, env *testEnv, email string) *browser {
+	t.Helper()
+	b := newBrowser(t, env)
+	b.signUp(email, "long-enough-pw")
+	return b
+}
+
+func TestOAuthCodeExchangeRefusals(t *testing.T) {
+	env := newTestEnv(t)
+	b := signedInBrowser(t, env, "user@example.com")
+	c := registerClient(t, b, "https://app.example/cb")
+	other := registerClient(t, b, "https://other.example/cb")
+	ctx := context.Background()
+
+	verifier := oauth2.GenerateVerifier()
+	code := authorize(t, b, c, "s", verifier)
+	if _, err := c.conf.Exchange(ctx, code, oauth2.VerifierOption(oauth2.GenerateVerifier())); !isOAuthError(err, "invalid_grant") {
+		t.Errorf("wrong verifier = %v, want invalid_grant", err)
+	}
+	wrongRedirect := *c.conf
+	wrongRedirect.RedirectURL = "https://app.example/other"
+	if _, err := wrongRedirect.Exchange(ctx, code, oauth2.VerifierOption(verifier)); !isOAuthError(err, "invalid_grant") {
+		t.Errorf("wrong redirect_uri = %v, want invalid_grant", err)
+	}
+	otherClient := *c.conf
+	otherClient.ClientID = other.conf.ClientID
+	if _, err := otherClient.Exchange(ctx, code, oauth2.VerifierOption(verifier)); !isOAuthError(err, "invalid_grant") {
+		t.Errorf("another client = %v, want invalid_grant", err)
+	}
+	unknown := *c.conf
+	unknown.ClientID = "oc_unknown"
+	if _, err := unknown.Exchange(ctx, code, oauth2.VerifierOption(verifier)); !isOAuthError(err, "invalid_client") {
+		t.Errorf("unknown client = %v, want invalid_client", err)
+	}
+	if _, err := c.conf.Exchange(ctx, code, oauth2.VerifierOption(verifier)); err != nil {
+		t.Errorf("the code after refused attempts = %v; the refusals must not spend it", err)
+	}
+
+	expiring := authorize(t, b, c, "s2", verifier)
+	env.now = env.now.Add(61 * time.Second)
+	if _, err := c.conf.Exchange(ctx, expiring, oauth2.VerifierOption(verifier)); !isOAuthError(err, "invalid_grant") {
+		t.Errorf("code after 61 s = %v, want invalid_grant", err)
+	}
+}
+
+// postToken sends a form to the token endpoint and decodes the answer.
+func postToken(t *testing.T, b *browser, form url.Values) (int, map[string]any) {
+	t.Helper()
+	res, body := b.form("/api/oauth/token", form)
+	var out map[string]any
+	if err := json.Unmarshal([]byte(body), &out); err != nil {
+		t.Fatalf("token answer %d %s: %v", res.StatusCode, body, err)
+	}
+	if res.Header.Get("Cache-Control") != "no-store" {
+		t.Errorf("token answer without Cache-Control: no-store")
+	}
+	return res.StatusCode, out
+}
+
+func TestOAuthRefreshRotationAndReuseDetection(t *testing.T) {
+	env := newTestEnv(t)
+	b := signedInBrowser(t, env, "user@example.com")
+	c := registerClient(t, b, "https://app.example/cb")
+	verifier := oauth2.GenerateVerifier()
+	first, err := c.conf.Exchange(context.Background(), authorize(t, b, c, "s", verifier), oauth2.VerifierOption(verifier))
+	if err != nil {
+		t.Fatal(err)
+	}
+	refresh := func(rt string, extra ...string) (int, map[string]any) {
+		form := url.Values{"grant_type": {"refresh_token"}, "refresh_token": {rt}, "client_id": {c.conf.ClientID}}
+		for i := 0; i+1 < len(extra); i += 2 {
+			form.Set(extra[i], extra[i+1])
+		}
+		return postToken(t, b, form)
+	}
+	status, second := refresh(first.RefreshToken)
+	if status != 200 || second["refresh_token"] == first.RefreshToken || second["access_token"] == first.AccessToken || second["scope"] != "pricing:read" {
+		t.Fatalf("refresh = %d %v, want new tokens", status, second)
+	}
+	if status, out := refresh(first.RefreshToken); status != 400 || out["error"] != "invalid_grant" {
+		t.Errorf("reuse of a rotated refresh token = %d %v, want invalid_grant", status, out)
+	}
+	// Reuse revokes the whole family: the tokens of the rotation too.
+	if res, _ := bearerGet(b, "/api", second["access_token"].(string)); res.StatusCode != 401 {
+		t.Errorf("access token of a family after reuse = %d, want 401", res.StatusCode)
+	}
+	if status, out := refresh(second["refresh_token"].(string)); status != 400 || out["error"] != "invalid_grant" {
+		t.Errorf("refresh token of a revoked family = %d %v, want invalid_grant", status, out)
+	}
+
+	// A fresh grant: scope can only narrow, and a 30-day-old refresh token is dead.
+	verifier = oauth2.GenerateVerifier()
+	fresh, _ := c.conf.Exchange(context.Background(), authorize(t, b, c, "s2", verifier), oauth2.VerifierOption(verifier))
+	if status, out := refresh(fresh.RefreshToken, "scope", "admin"); status != 400 || out["error"] != "invalid_scope" {
+		t.Errorf("refresh widening the scope = %d %v, want invalid_scope", status, out)
+	}
+	env.now = env.now.Add(30*24*time.Hour + time.Second)
+	if status, out := refresh(fresh.RefreshToken); status != 400 || out["error"] != "invalid_grant" {
+		t.Errorf("expired refresh token = %d %v, want invalid_grant", status, out)
+	}
+}
+
+func TestOAuthTokenEndpointRefusesMalformedRequests(t *testing.T) {
+	env := newTestEnv(t)
+	b := newBrowser(t, env)
+	c := registerClient(t, b, "https://app.example/cb")
+	tests := []struct {
+		name string
+		form url.Values
+		want int
+		code string
+	}{
+		{"no grant type", url.Values{"client_id": {c.conf.ClientID}}, 400, "invalid_request"},
+		{"password grant", url.Values{"grant_type": {"password"}, "username": {"a"}}, 400, "unsupported_grant_type"},
+		{"implicit-era grant", url.Values{"grant_type": {"client_credentials"}}, 400, "unsupported_grant_type"},
+		{"code without verifier", url.Values{"grant_type": {"authorization_code"}, "code": {"ac_x"}, "redirect_uri": {c.redirect}, "client_id": {c.conf.ClientID}}, 400, "invalid_request"},
+		{"unknown code", url.Values{"grant_type": {"authorization_code"}, "code": {"ac_x"}, "redirect_uri": {c.redirect}, "client_id": {c.conf.ClientID}, "code_verifier": {oauth2.GenerateVerifier()}}, 400, "invalid_grant"},
+		{"no client", url.Values{"grant_type": {"refresh_token"}, "refresh_token": {"rt_x"}}, 400, "invalid_request"},
+		{"unknown refresh token", url.Values{"grant_type": {"refresh_token"}, "refresh_token": {"rt_x"}, "client_id": {c.conf.ClientID}}, 400, "invalid_grant"},
+	}
+	for _, tc := range tests {
+		if status, out := postToken(t, b, tc.form); status != tc.want || out["error"] != tc.code || out["error_description"] == "" {
+			t.Errorf("%s = %d %v, want %d %s", tc.name, status, out, tc.want, tc.code)
+		}
+	}
+	res, body := b.json("POST", "/api/oauth/token", `{"grant_type":"authorization_code"}`)
+	if res.StatusCode != 400 || !strings.Contains(body, `"invalid_request"`) {
+		t.Errorf("JSON token request = %d %s, want 400 invalid_request", res.StatusCode, body)
+	}
+}
+
+func TestOAuthAuthorizeRefusals(t *testing.T) {
+	env := newTestEnv(t)
+	b := signedInBrowser(t, env, "user@example.com")
+	c := registerClient(t, b, "https://app.example/cb")
+	challenge := oauth2.S256ChallengeFromVerifier(oauth2.GenerateVerifier())
+	good := url.Values{"response_type": {"code"}, "client_id": {c.conf.ClientID}, "redirect_uri": {c.redirect},
+		"code_challenge": {challenge}, "code_challenge_method": {"S256"}, "state": {"xyz"}, "scope": {"pricing:read"}}
+	with := func(k, v string) url.Values {
+		q := url.Values{}
+		for key, vals := range good {
+			q[key] = vals
+		}
+		if v == "" {
+			q.Del(k)
+		} else {
+			q.Set(k, v)
+		}
+		return q
+	}
+
+	// Not redirectable: shown, with nothing sent to the URI.
+	for name, q := range map[string]url.Values{
+		"unknown client":          with("client_id", "oc_nobody"),
+		"no client":               with("client_id", ""),
+		"other redirect_uri":      with("redirect_uri", "https://evil.example/cb"),
+		"redirect_uri with extra": with("redirect_uri", c.redirect+"/x"),
+		"no redirect_uri":         with("redirect_uri", ""),
+	} {
+		res, body := b.do("GET", "/oauth/authorize?"+q.Encode(), "", "")
+		if res.StatusCode != 400 || res.Header.Get("Location") != "" || !strings.Contains(body, "does not work") {
+			t.Errorf("%s = %d to %q, want a 400 page and no redirect", name, res.StatusCode, res.Header.Get("Location"))
+		}
+	}
+	// Redirected with the error and the state.
+	for name, tc := range map[string]struct {
+		q    url.Values
+		code string
+	}{
+		"implicit flow":       {with("response_type", "token"), "unsupported_response_type"},
+		"no PKCE":             {with("code_challenge", ""), "invalid_request"},
+		"plain PKCE":          {with("code_challenge_method", "plain"), "invalid_request"},
+		"no challenge method": {with("code_challenge_method", ""), "invalid_request"},
+		"short challenge":     {with("code_challenge", "abc"), "invalid_request"},
+		"no state":            {with("state", ""), "invalid_request"},
+		"unknown scope":       {with("scope", "pricing:read admin"), "invalid_scope"},
+	} {
+		res, _ := b.do("GET", "/oauth/authorize?"+tc.q.Encode(), "", "")
+		loc, _ := url.Parse(res.Header.Get("Location"))
+		if res.StatusCode != http.StatusFound || !strings.HasPrefix(loc.String(), c.redirect+"?") || loc.Query().Get("error") != tc.code ||
+			loc.Query().Get("state") != tc.q.Get("state") || loc.Query().Get("code") != "" {
+			t.Errorf("%s = %d to %q, want a redirect with error=%s", name, res.StatusCode, loc, tc.code)
+		}
+	}
+
+	// Deny, a consent without the CSRF token, and no scope (all scopes).
+	loc := consent(t, b, b.base+"/oauth/authorize?"+good.Encode(), "deny")
+	if loc.Query().Get("error") != "access_denied" || loc.Query().Get("state") != "xyz" || loc.Query().Get("code") != "" {
+		t.Errorf("deny redirected to %s, want error=access_denied&state=xyz", loc)
+	}
+	forged := with("decision", "approve")
+	forged.Set("csrf_token", "forged")
+	if res, _ := b.form("/oauth/authorize", forged); res.StatusCode != 403 {
+		t.Errorf("consent with a forged CSRF token = %d, want 403", res.StatusCode)
+	}
+	loc = consent(t, b, b.base+"/oauth/authorize?"+with("scope", "").Encode(), "approve")
+	if loc.Query().Get("code") == "" {
+		t.Errorf("authorization without a scope = %s, want a code (for pricing:read)", loc)
+	}
+}
+
+func TestOAuthRegistration(t *testing.T) {
+	env := newTestEnv(t)
+	for _, tc := range []struct {
+		name, body string
+		want       int
+		code       string
+	}{
+		{"https", `{"client_name":"a","redirect_uris":["https://app.example/cb"]}`, 201, ""},
+		{"loopback http", `{"redirect_uris":["http://127.0.0.1:8400/cb","http://[::1]/cb","http://localhost:3000/cb"]}`, 201, ""},
+		{"http elsewhere", `{"redirect_uris":["http://app.example/cb"]}`, 400, "invalid_redirect_uri"},
+		{"no redirect", `{"client_name":"a","redirect_uris":[]}`, 400, "invalid_redirect_uri"},
+		{"fragment", `{"redirect_uris":["https://app.example/cb#x"]}`, 400, "invalid_redirect_uri"},
+		{"relative", `{"redirect_uris":["/cb"]}`, 400, "invalid_redirect_uri"},
+		{"custom scheme", `{"redirect_uris":["javascript:alert(1)"]}`, 400, "invalid_redirect_uri"},
+		{"confidential", `{"redirect_uris":["https://app.example/cb"],"token_endpoint_auth_method":"client_secret_basic"}`, 400, "invalid_client_metadata"},
+		{"not JSON", `redirect_uris=x`, 400, "invalid_client_metadata"},
+		{"wrong type", `{"redirect_uris":"https://app.example/cb"}`, 400, "invalid_client_metadata"},
+	} {
+		w := env.request("POST", "/api/oauth/register", tc.body)
+		var out map[string]any
+		json.Unmarshal(w.Body.Bytes(), &out)
+		if w.Code != tc.want || (tc.code != "" && out["error"] != tc.code) || (tc.code == "" && out["client_id"] == nil) {
+			t.Errorf("%s = %d %s, want %d %s", tc.name, w.Code, w.Body, tc.want, tc.code)
+		}
+	}
+}
+
+func TestOAuthDiscoveryAndChallenge(t *testing.T) {
+	env := newTestEnv(t)
+	w := env.request("GET", "/.well-known/oauth-authorization-server", "")
+	var as map[string]any
+	json.Unmarshal(w.Body.Bytes(), &as)
+	if w.Code != 200 || as["issuer"] != "http://api.test" || as["token_endpoint"] != "http://api.test/api/oauth/token" ||
+		as["authorization_endpoint"] != "http://api.test/oauth/authorize" || as["registration_endpoint"] != "http://api.test/api/oauth/register" ||
+		as["revocation_endpoint"] != "http://api.test/api/oauth/revoke" ||
+		!strings.Contains(w.Body.String(), `"code_challenge_methods_supported":["S256"]`) ||
+		!strings.Contains(w.Body.String(), `"token_endpoint_auth_methods_supported":["none"]`) ||
+		!strings.Contains(w.Body.String(), `"grant_types_supported":["authorization_code","refresh_token"]`) ||
+		!strings.Contains(w.Body.String(), `"response_types_supported":["code"]`) ||
+		!strings.Contains(w.Body.String(), `"scopes_supported":["pricing:read"]`) {
+		t.Errorf("authorization server metadata = %d %s", w.Code, w.Body)
+	}
+	w = env.request("GET", "/.well-known/oauth-protected-resource", "")
+	if w.Code != 200 || strings.TrimSpace(w.Body.String()) != `{"authorization_servers":["http://api.test"],"bearer_methods_supported":["header"],"resource":"http://api.test","scopes_supported":["pricing:read"]}` {
+		t.Errorf("protected resource metadata = %d %s", w.Code, w.Body)
+	}
+	w = env.request("GET", "/api", "")
+	if w.Code != 401 || w.Header().Get("WWW-Authenticate") != `Bearer resource_metadata="http://api.test/.well-known/oauth-protected-resource"` {
+		t.Errorf("GET /api without a token = %d %q", w.Code, w.Header().Get("WWW-Authenticate"))
+	}
+	w = env.request("GET", "/api", "", "Authorization", "Bearer at_forged")
+	if w.Code != 401 || !strings.Contains(w.Header().Get("WWW-Authenticate"), `error="invalid_token"`) {
+		t.Errorf("GET /api with a forged token = %d %q", w.Code, w.Header().Get("WWW-Authenticate"))
+	}
+}
+
+func TestOAuthRevocation(t *testing.T) {
+	env := newTestEnv(t)
+	b := signedInBrowser(t, env, "user@example.com")
+	c := registerClient(t, b, "https://app.example/cb")
+	verifier := oauth2.GenerateVerifier()
+	tok, err := c.conf.Exchange(context.Background(), authorize(t, b, c, "s", verifier), oauth2.VerifierOption(verifier))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res, _ := b.form("/api/oauth/revoke", url.Values{"token": {"rt_never_issued"}}); res.StatusCode != 200 {
+		t.Errorf("revoking an unknown token = %d, want 200", res.StatusCode)
+	}
+	if res, _ := bearerGet(b, "/api", tok.AccessToken); res.StatusCode != 200 {
+		t.Fatalf("token before revocation = %d", res.StatusCode)
+	}
+	if res, _ := b.form("/api/oauth/revoke", url.Values{"token": {tok.RefreshToken}, "token_type_hint": {"refresh_token"}}); res.StatusCode != 200 {
+		t.Errorf("revoke = %d, want 200", res.StatusCode)
+	}
+	if res, _ := bearerGet(b, "/api", tok.AccessToken); res.StatusCode != 401 {
+		t.Errorf("access token after its refresh token was revoked = %d, want 401", res.StatusCode)
+	}
+	status, out := postToken(t, b, url.Values{"grant_type": {"refresh_token"}, "refresh_token": {tok.RefreshToken}, "client_id": {c.conf.ClientID}})
+	if status != 400 || out["error"] != "invalid_grant" {
+		t.Errorf("revoked refresh token = %d %v, want invalid_grant", status, out)
+	}
+	env.now = env.now.Add(31 * time.Minute)
+	verifier = oauth2.GenerateVerifier()
+	tok, _ = c.conf.Exchange(context.Background(), authorize(t, b, c, "s", verifier), oauth2.VerifierOption(verifier))
+	env.now = env.now.Add(31 * time.Minute)
+	if res, _ := bearerGet(b, "/api", tok.AccessToken); res.StatusCode != 401 {
+		t.Errorf("access token after 31 minutes = %d, want 401 (it lives 30)", res.StatusCode)
+	}
+}

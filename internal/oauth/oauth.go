@@ -1,0 +1,432 @@
+// Package oauth is the service's OAuth 2.1 authorization server for public
+// clients: dynamic registration (RFC 7591), authorization codes bound to a
+// PKCE S256 challenge, access and rotating refresh tokens with reuse
+// detection, and revocation (RFC 7009). Codes and tokens are random and
+// stored only as SHA-256 hashes. It knows nothing of HTTP; package api
+// speaks the protocol.
+package oauth
+
+import (
+	"context"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+
+	"gorm.io/gorm"
+
+	"github.com/domaind/domaind/internal/secret"
+	"github.com/domaind/domaind/models"
+)
+
+// Lifetimes (SPEC §5.2, §8).
+const (
+	CodeTTL    = 60 * time.Second
+	AccessTTL  = 30 * time.Minute
+	RefreshTTL = 30 * 24 * time.Hour
+)
+
+// ScopePricingRead is the only scope: it unmasks marketplace prices.
+const ScopePricingRead = "pricing:read"
+
+// Scopes are the scopes the server grants.
+var Scopes = []string{ScopePricingRead}
+
+// Error is an OAuth error (RFC 6749 §5.2, RFC 7591 §3.2.2): Code is the
+// protocol's error code, Description is for the developer.
+type Error struct {
+	Code        string
+	Description string
+}
+
+func (e *Error) Error() string { return e.Code + ": " + e.Description }
+
+func oauthError(code, format string, args ...any) *Error {
+	return &Error{Code: code, Description: fmt.Sprintf(format, args...)}
+}
+
+// ErrInvalidToken is an access token that is unknown, expired or revoked.
+var ErrInvalidToken = errors.New("oauth: invalid token")
+
+// Server is the authorization server's state in one database.
+type Server struct {
+	db  *gorm.DB
+	now func() time.Time
+}
+
+// New returns a Server on db; now is its clock.
+func New(db *gorm.DB, now func() time.Time) *Server { return &Server{db: db, now: now} }
+
+// Register registers a public client (RFC 7591). Redirect URIs must be
+// absolute https URLs, or http on a loopback address (RFC 8252 §7.3), with
+// no fragment.
+func (s *Server) Register(ctx context.Context, name string, redirectURIs []string) (models.OAuthClient, error) {
+	name = strings.TrimSpace(name)
+	switch {
+	case len(redirectURIs) == 0:
+		return models.OAuthClient{}, oauthError("invalid_redirect_uri", "redirect_uris must list at least one URI")
+	case len(redirectURIs) > 10:
+		return models.OAuthClient{}, oauthError("invalid_redirect_uri", "at most 10 redirect_uris")
+	case len(name) > 200:
+		return models.OAuthClient{}, oauthError("invalid_client_metadata", "client_name is longer than 200 characters")
+	}
+	for _, u := range redirectURIs {
+		if err := checkRedirectURI(u); err != nil {
+			return models.OAuthClient{}, oauthError("invalid_redirect_uri", "%s: %s", u, err)
+		}
+	}
+	if name == "" {
+		name = "unnamed client"
+	}
+	c := models.OAuthClient{ID: secret.NewID("oc_"), Name: name, RedirectURIs: redirectURIs, CreatedAt: s.now().UTC()}
+	if err := s.db.WithContext(ctx).Create(&c).Error; err != nil {
+		return models.OAuthClient{}, fmt.Errorf("register client: %w", err)
+	}
+	return c, nil
+}
+
+func checkRedirectURI(raw string) error {
+	if len(raw) > 2000 {
+		return errors.New("longer than 2000 characters")
+	}
+	u, err := url.Parse(raw)
+	switch {
+	case err != nil || !u.IsAbs() || u.Host == "" || u.Opaque != "":
+		return errors.New("not an absolute URL")
+	case u.Fragment != "" || strings.Contains(raw, "#"):
+		return errors.New("must not have a fragment")
+	case u.User != nil:
+		return errors.New("must not carry user information")
+	case u.Scheme == "https":
+		return nil
+	case u.Scheme == "http" && isLoopback(u.Hostname()):
+		return nil
+	}
+	return errors.New("must be https, or http on a loopback address")
+}
+
+func isLoopback(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// Client returns a registered client, or nil when client_id is unknown.
+func (s *Server) Client(ctx context.Context, id string) (*models.OAuthClient, error) {
+	var c models.OAuthClient
+	err := s.db.WithContext(ctx).Where("id = ?", id).Take(&c).Error
+	if errors.Is(err, gorm.ErrRecordNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("find client: %w", err)
+	}
+	return &c, nil
+}
+
+// AuthorizeRequest is the part of an authorization request (RFC 6749
+// §4.1.1 with RFC 7636) that must be checked before a code is issued.
+type AuthorizeRequest struct {
+	ResponseType        string
+	ClientID            string
+	RedirectURI         string
+	CodeChallenge       string
+	CodeChallengeMethod string
+	State               string
+	Scope               string
+}
+
+var challengePattern = regexp.MustCompile(`^[A-Za-z0-9_-]{43}$`)
+
+// CheckClient checks the parts of r that decide whether errors may be sent
+// to the redirect URI: a known client and one of its exact redirect URIs.
+// An error here must be shown to the person, never redirected.
+func (s *Server) CheckClient(ctx context.Context, r AuthorizeRequest) (*models.OAuthClient, error) {
+	if r.ClientID == "" {
+		return nil, oauthError("invalid_request", "client_id is missing")
+	}
+	c, err := s.Client(ctx, r.ClientID)
+	if err != nil {
+		return nil, err
+	}
+	if c == nil {
+		return nil, oauthError("invalid_client", "client_id %q is not registered", r.ClientID)
+	}
+	if !slices.Contains(c.RedirectURIs, r.RedirectURI) {
+		return nil, oauthError("invalid_request", "redirect_uri is not one this client registered (it must match exactly)")
+	}
+	return c, nil
+}
+
+// CheckRequest checks the rest of r, once CheckClient passed; its errors
+// go back to the redirect URI. It returns the scope to grant.
+func CheckRequest(r AuthorizeRequest) (string, error) {
+	switch {
+	case r.ResponseType != "code":
+		return "", oauthError("unsupported_response_type", "response_type must be code")
+	case r.CodeChallenge == "" || r.CodeChallengeMethod == "":
+		return "", oauthError("invalid_request", "PKCE is required: send code_challenge with code_challenge_method=S256")
+	case r.CodeChallengeMethod != "S256":
+		return "", oauthError("invalid_request", "code_challenge_method must be S256")
+	case !challengePattern.MatchString(r.CodeChallenge):
+		return "", oauthError("invalid_request", "code_challenge must be the base64url SHA-256 of the verifier (43 characters)")
+	case r.State == "":
+		return "", oauthError("invalid_request", "state is required")
+	case len(r.State) > 500:
+		return "", oauthError("invalid_request", "state is longer than 500 characters")
+	}
+	return checkScope(r.Scope, Scopes)
+}
+
+// checkScope returns the granted scope for a requested one: every scope in
+// allowed when none is asked for; an error for anything not allowed.
+func checkScope(requested string, allowed []string) (string, error) {
+	fields := strings.Fields(requested)
+	if len(fields) == 0 {
+		return strings.Join(allowed, " "), nil
+	}
+	for _, f := range fields {
+		if !slices.Contains(allowed, f) {
+			return "", oauthError("invalid_scope", "scope %q is not available; use %s", f, strings.Join(allowed, " "))
+		}
+	}
+	slices.Sort(fields)
+	return strings.Join(slices.Compact(fields), " "), nil
+}
+
+// IssueCode records the person's approval of r (already checked) and
+// returns the authorization code for the redirect.
+func (s *Server) IssueCode(ctx context.Context, r AuthorizeRequest, userID, scope string) (string, error) {
+	code := "ac_" + secret.New()
+	now := s.now().UTC()
+	row := models.OAuthCode{Hash: secret.Hash(code), ClientID: r.ClientID, UserID: userID, RedirectURI: r.RedirectURI,
+		CodeChallenge: r.CodeChallenge, Scope: scope, ExpiresAt: now.Add(CodeTTL), CreatedAt: now}
+	if err := s.db.WithContext(ctx).Create(&row).Error; err != nil {
+		return "", fmt.Errorf("issue code: %w", err)
+	}
+	return code, nil
+}
+
+// Tokens is a token response (RFC 6749 §5.1).
+type Tokens struct {
+	AccessToken  string `json:"access_token"`
+	TokenType    string `json:"token_type"`
+	ExpiresIn    int    `json:"expires_in"`
+	RefreshToken string `json:"refresh_token"`
+	Scope        string `json:"scope"`
+}
+
+var (
+	errBadGrant   = oauthError("invalid_grant", "the code is invalid, expired or already used, or was issued to another client or redirect_uri")
+	errBadRefresh = oauthError("invalid_grant", "the refresh token is invalid, expired, revoked or already used")
+)
+
+// ExchangeCode redeems an authorization code (grant_type
+// authorization_code). A code presented twice is refused and every token
+// issued from it revoked (RFC 6749 §4.1.2).
+func (s *Server) ExchangeCode(ctx context.Context, clientID, code, redirectURI, verifier string) (Tokens, error) {
+	if code == "" || redirectURI == "" || verifier == "" {
+		return Tokens{}, oauthError("invalid_request", "code, redirect_uri and code_verifier are required")
+	}
+	if err := s.checkClientID(ctx, clientID); err != nil {
+		return Tokens{}, err
+	}
+	var out Tokens
+	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		var c models.OAuthCode
+		err := tx.Where("hash = ?", secret.Hash(code)).Take(&c).Error
+		if errors.Is(err, gorm.ErrRecordNotFound) {
+			return errBadGrant
+		}
+		if err != nil {
+			return err
+		}
+		now := s.now().UTC()
+		if c.UsedAt != nil {
+			return &errReuse{family: c.Hash}
+		}
+		if c.ClientID != clientID || c.RedirectURI != redirectURI || !now.Before(c.ExpiresAt) {
+			return errBadGrant
+		}
+		if !verifierMatches(verifier, c.CodeChallenge) {
+			return oauthError("invalid_grant", "code_verifier does not match the code_challenge")
+		}
+		// Spend the code; a concurrent exchange of the same code finds it spent.
+		res := tx.Model(&models.OAuthCode{}).Where("hash = ? AND used_at IS NULL", c.Hash).Update("used_at", now)
+		if res.Error != nil {
+			return res.Error
+		}
+		if res.RowsAffected == 0 {
+			return errBadGrant
+		}
+		out, err = s.issue(tx, c.Hash, c.ClientID, c.UserID, c.Scope, now)
+		return err
+	})
+	if err != nil {
+		return Tokens{}, s.settleReuse(ctx, err)
+	}
+	return out, nil
+}
+
+// errReuse is a spent code or refresh token presented again: a sign that
+// it leaked. It ends its transaction (nothing is issued), and then
+// settleReuse revokes the family and answers invalid_grant.
+type errReuse struct{ family string }
+
+func (e *errReuse) Error() string { return "oauth: reuse of a spent grant" }
+
+// settleReuse turns an errReuse into the revocation of its family and the
+// protocol's answer; other errors pass through.
+func (s *Server) settleReuse(ctx context.Context, err error) error {
+	var reuse *errReuse
+	if !errors.As(err, &reuse) {
+		return err
+	}
+	if rerr := s.db.WithContext(ctx).Model(&models.OAuthToken{}).
+		Where("family = ? AND revoked_at IS NULL", reuse.family).Update("revoked_at", s.now().UTC()).Error; rerr != nil {
+		return fmt.Errorf("revoke reused grant: %w", rerr)
+	}
+	return oauthError("invalid_grant", "this grant was already used; every token issued from it is revoked")
+}
+
+// Refresh rotates a refresh token (grant_type refresh_token): the old one
+// is spent, and presenting a spent one revokes the whole family. scope, when
+// given, narrows the grant.
+func (s *Server) Refresh(ctx context.Context, clientID, refreshToken, scope string) (Tokens, error) {
+	if refreshToken == "" {
+		return Tokens{}, oauthError("invalid_request", "refresh_token is required")
+	}
+	if err := s.checkClientID(ctx, clientID); err != nil {
+		return Tokens{}, err
+	}
+	var out Tokens
+	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		var t models.OAuthToken
+		err := tx.Where("hash = ? AND kind = ?", secret.Hash(refreshToken), models.TokenRefresh).Take(&t).Error
+		if errors.Is(err, gorm.ErrRecordNotFound) {
+			return errBadRefresh
+		}
+		if err != nil {
+			return err
+		}
+		now := s.now().UTC()
+		switch {
+		case t.ClientID != clientID:
+			return errBadRefresh
+		case t.UsedAt != nil:
+			return &errReuse{family: t.Family}
+		case t.RevokedAt != nil || !now.Before(t.ExpiresAt):
+			return errBadRefresh
+		}
+		granted, err := checkScope(scope, strings.Fields(t.Scope))
+		if err != nil {
+			return err
+		}
+		res := tx.Model(&models.OAuthToken{}).Where("hash = ? AND used_at IS NULL", t.Hash).Update("used_at", now)
+		if res.Error != nil {
+			return res.Error
+		}
+		if res.RowsAffected == 0 { // rotated meanwhile by a concurrent request: a reuse
+			return &errReuse{family: t.Family}
+		}
+		out, err = s.issue(tx, t.Family, t.ClientID, t.UserID, granted, now)
+		return err
+	})
+	if err != nil {
+		return Tokens{}, s.settleReuse(ctx, err)
+	}
+	return out, nil
+}
+
+func (s *Server) checkClientID(ctx context.Context, id string) error {
+	if id == "" {
+		return oauthError("invalid_request", "client_id is required")
+	}
+	c, err := s.Client(ctx, id)
+	if err != nil {
+		return err
+	}
+	if c == nil {
+		return oauthError("invalid_client", "client_id %q is not registered", id)
+	}
+	return nil
+}
+
+// issue makes an access and a refresh token in family.
+func (s *Server) issue(tx *gorm.DB, family, clientID, userID, scope string, now time.Time) (Tokens, error) {
+	access, refresh := "at_"+secret.New(), "rt_"+secret.New()
+	rows := []models.OAuthToken{
+		{Hash: secret.Hash(access), Kind: models.TokenAccess, Family: family, ClientID: clientID, UserID: userID,
+			Scope: scope, ExpiresAt: now.Add(AccessTTL), CreatedAt: now},
+		{Hash: secret.Hash(refresh), Kind: models.TokenRefresh, Family: family, ClientID: clientID, UserID: userID,
+			Scope: scope, ExpiresAt: now.Add(RefreshTTL), CreatedAt: now},
+	}
+	if err := tx.Create(&rows).Error; err != nil {
+		return Tokens{}, fmt.Errorf("issue tokens: %w", err)
+	}
+	return Tokens{AccessToken: access, TokenType: "Bearer", ExpiresIn: int(AccessTTL / time.Second),
+		RefreshToken: refresh, Scope: scope}, nil
+}
+
+// Revoke revokes a token (RFC 7009). Revoking a refresh token revokes its
+// whole family (the access tokens issued with it too). An unknown token is
+// no error: the answer must not tell which tokens exist.
+func (s *Server) Revoke(ctx context.Context, token string) error {
+	if token == "" {
+		return oauthError("invalid_request", "token is required")
+	}
+	db := s.db.WithContext(ctx)
+	var t models.OAuthToken
+	err := db.Where("hash = ?", secret.Hash(token)).Take(&t).Error
+	if errors.Is(err, gorm.ErrRecordNotFound) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("find token: %w", err)
+	}
+	q := db.Model(&models.OAuthToken{}).Where("hash = ?", t.Hash)
+	if t.Kind == models.TokenRefresh {
+		q = db.Model(&models.OAuthToken{}).Where("family = ?", t.Family)
+	}
+	if err := q.Where("revoked_at IS NULL").Update("revoked_at", s.now().UTC()).Error; err != nil {
+		return fmt.Errorf("revoke token: %w", err)
+	}
+	return nil
+}
+
+// Authenticate returns the live access token presented as a bearer token,
+// or ErrInvalidToken.
+func (s *Server) Authenticate(ctx context.Context, accessToken string) (models.OAuthToken, error) {
+	if accessToken == "" || len(accessToken) > 200 {
+		return models.OAuthToken{}, ErrInvalidToken
+	}
+	var t models.OAuthToken
+	err := s.db.WithContext(ctx).
+		Where("hash = ? AND kind = ? AND revoked_at IS NULL AND expires_at > ?", secret.Hash(accessToken), models.TokenAccess, s.now().UTC()).
+		Take(&t).Error
+	if errors.Is(err, gorm.ErrRecordNotFound) {
+		return models.OAuthToken{}, ErrInvalidToken
+	}
+	if err != nil {
+		return models.OAuthToken{}, fmt.Errorf("find access token: %w", err)
+	}
+	return t, nil
+}
+
+// verifierMatches checks a PKCE verifier against an S256 challenge (RFC 7636 §4.6).
+func verifierMatches(verifier, challenge string) bool {
+	if len(verifier) < 43 || len(verifier) > 128 {
+		return false
+	}
+	sum := sha256.Sum256([]byte(verifier))
+	return subtle.ConstantTimeCompare([]byte(base64.RawURLEncoding.EncodeToString(sum[:])), []byte(challenge)) == 1
+}
