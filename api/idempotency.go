@@ -67,8 +67,9 @@ func (s *Server) idempotent(c *gin.Context) {
 
 	rec := &recorder{ResponseWriter: c.Writer}
 	c.Writer = rec
-	// The record is written whatever becomes of the request: a client that
-	// gave up is the one most likely to retry with the same key.
+	// The key is settled whatever becomes of the request (a client that
+	// gave up is the one most likely to retry with it), so the writes do not
+	// use the request's context.
 	done := context.WithoutCancel(ctx)
 	defer func() {
 		if r := recover(); r != nil {
@@ -77,8 +78,11 @@ func (s *Server) idempotent(c *gin.Context) {
 		}
 	}()
 	c.Next()
+	// Not stored, so that a retry runs again: a refusal for now (429), a
+	// failure of ours (5xx), and an answer cut short because the client left
+	// (a stream half sent, a 499 nobody received).
 	status := rec.Status()
-	if status == http.StatusTooManyRequests || status >= 500 {
+	if status == http.StatusTooManyRequests || status >= 500 || ctx.Err() != nil {
 		if err := s.idem.Release(done, scope, key); err != nil {
 			s.log.WarnContext(ctx, "idempotency release failed", "err", err)
 		}

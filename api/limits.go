@@ -76,11 +76,10 @@ func (s *Server) spend(c *gin.Context, p ratelimit.Policy, key string) (ratelimi
 }
 
 // notCounted reports whether a request that ended with status gives its
-// quota unit back: refused as invalid or oversized, left by its client
-// before the answer, or failed on our side.
+// quota unit back: refused as invalid or oversized, or failed on our side.
+// A client that left keeps its unit spent: the work it asked for goes on.
 func notCounted(status int) bool {
-	return status == http.StatusBadRequest || status == http.StatusRequestEntityTooLarge ||
-		status == statusClientClosed || status >= 500
+	return status == http.StatusBadRequest || status == http.StatusRequestEntityTooLarge || status >= 500
 }
 
 func ceilSeconds(d time.Duration) int {

@@ -41,6 +41,12 @@ type Spec struct {
 	// Backoff, when set, is the first retry delay, doubled at each retry;
 	// otherwise asynq's default (tens of seconds, growing fast) applies.
 	Backoff time.Duration
+	// Retention, when set, keeps a finished task in asynq that long: for
+	// types whose task info someone reads after the end (a job status, the
+	// dashboard's history). It costs Redis work per task, so it is off by
+	// default; the outbox's marks keep finished tasks from being enqueued
+	// again either way.
+	Retention time.Duration
 }
 
 // Specs holds the Spec of every task type; the outbox and the scheduler read
@@ -65,7 +71,11 @@ func Options(typ string) []asynq.Option {
 	if !ok {
 		panic("tasks: no Spec for task type " + typ)
 	}
-	return []asynq.Option{asynq.Queue(s.Queue), asynq.MaxRetry(s.MaxRetry), asynq.Timeout(s.Timeout)}
+	opts := []asynq.Option{asynq.Queue(s.Queue), asynq.MaxRetry(s.MaxRetry), asynq.Timeout(s.Timeout)}
+	if s.Retention > 0 {
+		opts = append(opts, asynq.Retention(s.Retention))
+	}
+	return opts
 }
 
 func newTask(typ string, payload any) (*asynq.Task, error) {

@@ -121,7 +121,7 @@ func runBare(b *testing.B, r *platformtest.Redis, done *atomic.Int64) time.Durat
 
 func runStack(b *testing.B, r *platformtest.Redis, done *atomic.Int64) time.Duration {
 	db := modelstest.NewDB(b)
-	ob := outbox.New(db, outbox.NewClient(r.Client), quiet)
+	ob := outbox.New(db, asynq.NewClientFromRedisClient(r.Client), quiet)
 	defer ob.Close()
 	w := New(Deps{DB: db, Outbox: ob, Metrics: metrics.New(), Log: quiet, RedisOpt: r.Opt})
 	w.mux.HandleFunc(typeBenchNoop, func(context.Context, *asynq.Task) error { done.Add(1); return nil })

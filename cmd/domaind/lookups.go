@@ -2,7 +2,9 @@ package main
 
 import (
 	"context"
+	"log/slog"
 	"net/http"
+	"strings"
 	"time"
 
 	"gorm.io/gorm"
@@ -24,11 +26,13 @@ type lookups struct {
 	bootstrapSource string
 }
 
-// newLookups builds the RDAP client on DOMAIND_RDAP_BOOTSTRAP when set (a
-// file or URL that cannot be read stops the start, as bad configuration
-// does), else on the newest of the built-in and stored copies; and the
-// WHOIS fallback starting at DOMAIND_WHOIS_IANA_ADDR.
-func newLookups(ctx context.Context, cfg *config.Config, db *gorm.DB) (*lookups, error) {
+// newLookups builds the RDAP client on DOMAIND_RDAP_BOOTSTRAP when set, else
+// on the newest of the built-in and stored copies; and the WHOIS fallback
+// starting at DOMAIND_WHOIS_IANA_ADDR. A bootstrap file that cannot be read
+// is bad configuration and stops the start; a URL that does not answer may
+// be a passing outage, so it is logged and the stored or built-in copy used
+// until the refresh task reaches it.
+func newLookups(ctx context.Context, cfg *config.Config, db *gorm.DB, log *slog.Logger) (*lookups, error) {
 	hc := &http.Client{Timeout: lookupTimeout}
 	boot, err := lookup.StoredBootstrap(ctx, db)
 	if err != nil {
@@ -37,7 +41,13 @@ func newLookups(ctx context.Context, cfg *config.Config, db *gorm.DB) (*lookups,
 	source := lookup.IANABootstrapURL
 	if cfg.RDAPBootstrap != "" {
 		source = cfg.RDAPBootstrap
-		if boot, err = rdap.LoadBootstrap(ctx, hc, cfg.RDAPBootstrap); err != nil {
+		b, err := rdap.LoadBootstrap(ctx, hc, cfg.RDAPBootstrap)
+		switch {
+		case err == nil:
+			boot = b
+		case strings.HasPrefix(cfg.RDAPBootstrap, "http://") || strings.HasPrefix(cfg.RDAPBootstrap, "https://"):
+			log.WarnContext(ctx, "DOMAIND_RDAP_BOOTSTRAP unreachable; using the stored or built-in bootstrap until the refresh reaches it", "err", err)
+		default:
 			return nil, &config.Error{Var: "DOMAIND_RDAP_BOOTSTRAP", Msg: err.Error()}
 		}
 	}

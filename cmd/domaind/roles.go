@@ -85,7 +85,7 @@ func start(ctx context.Context, role string, getenv func(string) string, isTermi
 	m := metrics.New()
 	client := asynq.NewClientFromRedisClient(p.Redis)
 	defer client.Close()
-	ob := outbox.New(p.DB, outbox.NewClient(p.Redis), log)
+	ob := outbox.New(p.DB, client, log)
 	defer ob.Close()
 
 	var mon *dashboard.Dashboard
@@ -98,7 +98,7 @@ func start(ctx context.Context, role string, getenv func(string) string, isTermi
 	}
 
 	if role == "all" || role == "worker" {
-		lk, err := newLookups(ctx, cfg, p.DB)
+		lk, err := newLookups(ctx, cfg, p.DB, log)
 		if err != nil {
 			return err
 		}

@@ -3,8 +3,6 @@ package account
 import (
 	"context"
 	"crypto/hmac"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"strings"
@@ -50,10 +48,8 @@ func (s *Service) CreateKey(ctx context.Context, u models.User, name string) (Ne
 	if name == "" {
 		name = "key"
 	}
-	id := make([]byte, 12)
-	rand.Read(id) // never fails
 	k := NewKey{Secret: secretPrefix + secret.New()}
-	k.APIKey = models.APIKey{ID: keyPrefix + hex.EncodeToString(id), UserID: u.ID, Name: name,
+	k.APIKey = models.APIKey{ID: secret.NewID(keyPrefix), UserID: u.ID, Name: name,
 		SecretHash: secret.Hash(k.Secret), CreatedAt: s.now().UTC()}
 	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		// Lock the user row so that two requests cannot both take the last slot.

@@ -143,6 +143,11 @@ func Load(getenv func(string) string, isTerminal bool) (*Config, error) {
 	if c.SandboxLatency, err = time.ParseDuration(env("DOMAIND_SANDBOX_LATENCY", "0")); err != nil || c.SandboxLatency < 0 {
 		return nil, &Error{"DOMAIND_SANDBOX_LATENCY", "want a non-negative duration such as 100ms"}
 	}
+	if b := c.RDAPBootstrap; b != "" && !strings.HasPrefix(b, "http://") && !strings.HasPrefix(b, "https://") {
+		if _, err := os.Stat(b); err != nil {
+			return nil, &Error{"DOMAIND_RDAP_BOOTSTRAP", fmt.Sprintf("want a readable file or an http(s) URL: %v", err)}
+		}
+	}
 	if _, _, err := net.SplitHostPort(c.WhoisIANAAddr); err != nil {
 		return nil, &Error{"DOMAIND_WHOIS_IANA_ADDR", fmt.Sprintf("want host:port, got %q", c.WhoisIANAAddr)}
 	}

@@ -112,6 +112,7 @@ func TestBadConfigNamesTheVariable(t *testing.T) {
 		{"rtr without customer", map[string]string{"DOMAIND_REGISTRY": "rtr", "DOMAIND_RTR_API_KEY": "k"}, "DOMAIND_RTR_CUSTOMER"},
 		{"bad latency", map[string]string{"DOMAIND_SANDBOX_LATENCY": "fast"}, "DOMAIND_SANDBOX_LATENCY"},
 		{"negative latency", map[string]string{"DOMAIND_SANDBOX_LATENCY": "-1s"}, "DOMAIND_SANDBOX_LATENCY"},
+		{"missing bootstrap file", map[string]string{"DOMAIND_RDAP_BOOTSTRAP": "/nonexistent/dns.json"}, "DOMAIND_RDAP_BOOTSTRAP"},
 		{"bad whois addr", map[string]string{"DOMAIND_WHOIS_IANA_ADDR": "whois.iana.org"}, "DOMAIND_WHOIS_IANA_ADDR"},
 		{"bad cidr", map[string]string{"DOMAIND_FETCH_ALLOW_CIDRS": "10.0.0.0/33"}, "DOMAIND_FETCH_ALLOW_CIDRS"},
 		{"bad proxy", map[string]string{"DOMAIND_TRUSTED_PROXIES": "proxy.local"}, "DOMAIND_TRUSTED_PROXIES"},

@@ -5,8 +5,17 @@
 // The asynq TaskID is the entry id, so a task is never in the queue twice.
 //
 // The fast path marks entries as enqueued in batches, a few times a second,
-// so a busy API does not pay a second commit per request; a mark lost in a
-// crash only makes the sweep meet the task again as a harmless conflict.
+// so a busy API does not pay a second commit per request. The mark is what
+// keeps the sweep from enqueueing a task again: while the task is in asynq
+// (pending, running, retrying) a second enqueue is a TaskID conflict, and
+// once done it is refused only if its type keeps finished tasks
+// (tasks.Spec.Retention). A mark lost in a crash (at most markEvery of
+// them) can therefore run a finished task a second time, which handlers
+// allow: they are idempotent.
+//
+// Retention is per type, not for all: keeping a finished task costs Redis a
+// sorted-set insert and a hash write per task (about a quarter more script
+// time than deleting it, measured), for an answer only a few types need.
 package outbox
 
 import (
@@ -18,7 +27,6 @@ import (
 	"time"
 
 	"github.com/hibiken/asynq"
-	"github.com/redis/go-redis/v9"
 	"golang.org/x/sync/errgroup"
 	"gorm.io/gorm"
 	"gorm.io/gorm/clause"
@@ -28,12 +36,10 @@ import (
 	"github.com/domaind/domaind/tasks"
 )
 
-// Retention is how long asynq keeps a finished task, and so how long a second
-// enqueue of the same entry is refused as a duplicate.
-const Retention = 24 * time.Hour
-
-// publishTimeout bounds the fast path, so a request never hangs on a Redis
-// that is down: the entry stays pending and the sweep takes it.
+// publishTimeout bounds the fast path, so a request does not hang on a
+// Redis that is down: the entry stays pending and the sweep takes it. (A
+// Redis that accepts and never answers is bounded by the client's read
+// timeout instead, which go-redis applies whatever the context says.)
 const publishTimeout = 2 * time.Second
 
 // markEvery is how often fast-path marks are written; markBatch caps one statement.
@@ -41,22 +47,6 @@ const (
 	markEvery = 100 * time.Millisecond
 	markBatch = 1000
 )
-
-// NewClient returns the asynq client an Outbox should publish with. On a
-// Redis client that supports it, the enqueues of concurrent transactions
-// share round trips (go-redis automatic pipelining): a busy API's fast path
-// then costs Redis one read and one write per batch, and crowds out less of
-// the workers' dequeues on the same Redis. Closing rdb closes it.
-func NewClient(rdb redis.UniversalClient) *asynq.Client {
-	if c, ok := rdb.(interface {
-		AutoPipeline() (*redis.AutoPipeliner, error)
-	}); ok {
-		if ap, err := c.AutoPipeline(); err == nil {
-			return asynq.NewClientFromRedisClient(ap)
-		}
-	}
-	return asynq.NewClientFromRedisClient(rdb)
-}
 
 // Outbox writes entries and publishes them to asynq.
 type Outbox struct {
@@ -200,7 +190,7 @@ func (o *Outbox) enqueue(ctx context.Context, e *models.OutboxEntry) error {
 		headers = map[string]string{tasks.HeaderRequestID: e.RequestID}
 	}
 	t := asynq.NewTaskWithHeaders(e.TaskType, e.Payload, headers)
-	opts := append(tasks.Options(e.TaskType), asynq.TaskID(e.ID), asynq.Retention(Retention))
+	opts := append(tasks.Options(e.TaskType), asynq.TaskID(e.ID))
 	_, err := o.client.EnqueueContext(ctx, t, opts...)
 	if errors.Is(err, asynq.ErrTaskIDConflict) {
 		return nil

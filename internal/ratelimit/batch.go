@@ -39,7 +39,8 @@ type scriptCall struct {
 // that finds no round trip in flight sends its own call, then hands the
 // calls that queued meanwhile to the first of them, whose caller sends them
 // and hands on in turn. No goroutine outlives its caller, so a Limiter needs
-// no Close.
+// no Close. (go-redis's own automatic pipelining would batch as well, but
+// its blocking calls do not end with their caller's context.)
 type batcher struct {
 	rdb redis.UniversalClient
 
@@ -49,8 +50,9 @@ type batcher struct {
 }
 
 // run executes script for the caller, batched with concurrent callers, and
-// returns its integer array reply. A caller whose ctx ends before its call
-// went out withdraws it, so it spends nothing.
+// returns its integer array reply. A caller whose ctx ends while its call
+// still waits in the queue withdraws it, so it spends nothing; a call that a
+// batch has taken goes out all the same.
 func (b *batcher) run(ctx context.Context, script *redis.Script, keys []string, args ...any) ([]int64, error) {
 	c := &scriptCall{script: script, keys: keys, args: args, done: make(chan struct{}), lead: make(chan []*scriptCall, 1)}
 	b.mu.Lock()
@@ -99,12 +101,16 @@ func (b *batcher) withdraw(c *scriptCall) bool {
 // sender's ctx bounds a batch of its own call alone; a batch that carries
 // other callers' calls goes out whatever becomes of the sender's request.
 func (b *batcher) send(ctx context.Context, batch []*scriptCall) {
+	defer b.passTurn() // whatever happens in exec, the queue is not left without a sender
 	if len(batch) > 1 {
 		ctx = context.WithoutCancel(ctx)
 	}
 	ctx, cancel := context.WithTimeout(ctx, batchTimeout)
+	defer cancel()
 	b.exec(ctx, batch)
-	cancel()
+}
+
+func (b *batcher) passTurn() {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if len(b.queue) == 0 {

@@ -3,12 +3,17 @@ package ratelimit
 import (
 	"context"
 	"errors"
+	"fmt"
+	"math/rand/v2"
 	"net"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/domaind/domaind/internal/platform/platformtest"
 )
 
 // blackHole accepts connections and never answers until closed.
@@ -102,5 +107,40 @@ func TestQueuedCallWithdrawsWhenItsCallerGivesUp(t *testing.T) {
 	hole.close() // the hung round trip fails now
 	if err := <-senderDone; err == nil {
 		t.Error("the call sent to a Redis that never answered succeeded")
+	}
+}
+
+// Callers that give up at random moments (queued, handed the turn, inside a
+// batch) never strand the others: every call returns, and the batcher ends
+// idle with nothing queued.
+func TestCallersGivingUpAtRandomNeverStallTheBatcher(t *testing.T) {
+	r := platformtest.NewRedis(t)
+	l := New(r.Client, time.Now)
+	p := PerMinute("stress", 1_000_000)
+	var wg sync.WaitGroup
+	var ok, gaveUp atomic.Int64
+	for i := range 2000 {
+		wg.Go(func() {
+			ctx, cancel := context.WithTimeout(context.Background(), time.Duration(rand.IntN(300_000))*time.Microsecond)
+			defer cancel()
+			switch _, err := l.Allow(ctx, p, fmt.Sprint("c", i%50)); {
+			case err == nil:
+				ok.Add(1)
+			case errors.Is(err, context.DeadlineExceeded):
+				gaveUp.Add(1)
+			default:
+				t.Errorf("call %d: %v", i, err)
+			}
+		})
+	}
+	wg.Wait()
+	l.batch.mu.Lock()
+	defer l.batch.mu.Unlock()
+	if l.batch.sending || len(l.batch.queue) != 0 {
+		t.Errorf("after every caller returned: sending %v, %d queued; want idle and empty", l.batch.sending, len(l.batch.queue))
+	}
+	t.Logf("%d calls answered, %d callers gave up", ok.Load(), gaveUp.Load())
+	if ok.Load() == 0 || gaveUp.Load() == 0 {
+		t.Errorf("answered %d, gave up %d: the test needs both to mean anything", ok.Load(), gaveUp.Load())
 	}
 }

@@ -16,6 +16,14 @@ func New() string {
 	return base64.RawURLEncoding.EncodeToString(b)
 }
 
+// NewID returns an identifier that is public but must not be guessable
+// (a developer key, an OAuth client id): prefix and 96 random bits in hex.
+func NewID(prefix string) string {
+	b := make([]byte, 12)
+	rand.Read(b) // never fails
+	return prefix + hex.EncodeToString(b)
+}
+
 // Hash is how a secret made by New is stored: hex SHA-256. The secrets are
 // 256-bit random, so a fast hash is enough (a slow one is for passwords
 // people choose), and lookups by hash stay indexable.
