@@ -7,12 +7,12 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
-	"reflect"
 	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/gin-gonic/gin"
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/domaind/domaind/internal/config"
 )
@@ -258,8 +258,8 @@ func TestBatchReachesNothingMoreThanAnAnonymousCall(t *testing.T) {
 	if err := json.Unmarshal(r.Results[1].Body, &got); err != nil {
 		t.Fatal(err)
 	}
-	if !reflect.DeepEqual(want, got) {
-		t.Errorf("inner request differs from the direct anonymous call (-want +got):\n-%+v\n+%+v", want, got)
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("inner request differs from the direct anonymous call (-want +got):\n%s", d)
 	}
 	for _, secret := range []string{"b3BzOm9wcy1zZWNyZXQ", "secret-"} {
 		if bytes.Contains(r.Results[1].Body, []byte(secret)) {

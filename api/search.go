@@ -343,9 +343,6 @@ type warmups struct {
 	// ctx ends when the warm-ups are closed, cancelling the running ones.
 	ctx    context.Context
 	cancel context.CancelFunc
-	mu     sync.Mutex
-	closed bool
-	start  sync.Once // workers start with the first warm-up
 	wg     sync.WaitGroup
 }
 
@@ -361,25 +358,23 @@ const (
 	warmTimeout = 2 * time.Second
 )
 
-// newWarmups returns warm-ups that call run for each domain handed over.
+// newWarmups starts the workers of warm-ups that call run for each domain
+// handed over; close stops them.
 func newWarmups(run func(ctx context.Context, domain string)) *warmups {
 	ctx, cancel := context.WithCancel(context.Background())
-	return &warmups{run: run, queue: make(chan warmup, warmQueue), ctx: ctx, cancel: cancel}
+	w := &warmups{run: run, queue: make(chan warmup, warmQueue), ctx: ctx, cancel: cancel}
+	for range warmWorkers {
+		w.wg.Go(w.work)
+	}
+	return w
 }
 
 // add hands a warm-up of domain over without waiting, and reports whether
-// it was queued.
+// it was queued. (One queued as close runs is dropped with the queue.)
 func (w *warmups) add(ctx context.Context, domain string) bool {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if w.closed {
+	if w.ctx.Err() != nil {
 		return false
 	}
-	w.start.Do(func() {
-		for range warmWorkers {
-			w.wg.Go(w.work)
-		}
-	})
 	select {
 	case w.queue <- warmup{ctx: context.WithoutCancel(ctx), domain: domain}:
 		return true
@@ -409,9 +404,6 @@ func (w *warmups) work() {
 // close drops the queued warm-ups, cancels the running ones and waits for
 // them to return. Later warm-ups are dropped.
 func (w *warmups) close() {
-	w.mu.Lock()
-	w.closed = true
-	w.mu.Unlock()
 	w.cancel()
 	w.wg.Wait()
 }
