@@ -32,11 +32,11 @@ bench: testdb
 	DOMAIND_TEST_DATABASE_URL='$(PG_URL)' DOMAIND_TEST_REDIS_URL='$(REDIS_URL)' \
 		$(GO) test -count=1 -run '^$$' -bench . -benchtime 1x ./worker ./api
 
-# Fuzz the parsers of hostile input, FUZZTIME each.
+# Fuzz the parsers of hostile input (package:target), FUZZTIME each.
 FUZZTIME ?= 60s
 fuzz:
-	for pkg in ./internal/domainname ./internal/whois ./internal/rdap; do \
-		$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) $$pkg || exit 1; \
+	for target in domainname:FuzzParse whois:FuzzParse rdap:FuzzParse pagecursor:FuzzDecode; do \
+		$(GO) test -run '^$$' -fuzz "^$${target#*:}$$" -fuzztime $(FUZZTIME) ./internal/$${target%%:*} || exit 1; \
 	done
 
 vet:

@@ -33,6 +33,7 @@ func (s *Server) routes(monitoring http.Handler, healthOnly bool) {
 	e.POST("/api/tools/whois", s.idempotent, s.limit(whoisQuota), s.handle(s.createWhoisLookup))
 	e.GET("/api/batch", s.handle(s.batchCatalog))
 	e.POST("/api/batch", s.idempotent, s.limit(batchLimit), s.handle(s.runBatch))
+	e.GET("/api/market/listings", s.withBearer, s.limit(listingsLimit), s.handle(s.listListings))
 	e.GET("/api/pricing/tld", s.limit(pricingLimit), legacyErrors, s.handle(s.getTLDPrice))
 	e.GET("/api/tlds/:tld/metadata", s.limit(pricingLimit), s.handle(s.getTLDMetadata))
 

@@ -38,6 +38,28 @@ var migrations = []migration{
 	{7, "OAuth clients, codes and tokens", func(tx *gorm.DB) error {
 		return tx.AutoMigrate(&OAuthClient{}, &OAuthCode{}, &OAuthToken{})
 	}},
+	{8, "marketplace sort keys and indexes", func(tx *gorm.DB) error {
+		if err := tx.AutoMigrate(&Listing{}); err != nil {
+			return err
+		}
+		err := tx.Exec(`UPDATE listings SET sort_price_asc = COALESCE(bin_cents, ?), sort_price_desc = COALESCE(bin_cents, ?)`,
+			int64(NoPriceAsc), NoPriceDesc).Error
+		if err != nil {
+			return err
+		}
+		for _, ddl := range listingIndexes {
+			if err := tx.Exec(ddl).Error; err != nil {
+				return err
+			}
+		}
+		if IsPostgres(tx) { // substring search on names (q) through a trigram index
+			if err := tx.Exec(`CREATE EXTENSION IF NOT EXISTS pg_trgm WITH SCHEMA public`).Error; err != nil {
+				return fmt.Errorf("the marketplace's name search needs the pg_trgm extension: %w", err)
+			}
+			return tx.Exec(`CREATE INDEX IF NOT EXISTS idx_listings_domain_trgm ON listings USING gin (domain public.gin_trgm_ops)`).Error
+		}
+		return nil
+	}},
 }
 
 // SchemaMigration records an applied migration.

@@ -15,6 +15,7 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -43,30 +44,46 @@ type usageError string
 
 func (e usageError) Error() string { return string(e) }
 
-const usage = "usage: domaind [all|api|worker|scheduler|dashboard|migrate|seed]"
+const usage = `usage: domaind [all|api|worker|scheduler|dashboard|migrate|seed [--listings N]]
+
+seed --listings N adds N marketplace listings (demo data, for benchmarks)`
+
+// command is a parsed command line.
+type command struct {
+	role     string
+	listings int // seed only: marketplace listings to add
+}
 
 // run is main without the process: arguments, environment and output come in,
 // an error goes out. It returns when ctx ends and every role has stopped.
 func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	role := "all"
-	switch len(args) {
-	case 0:
-	case 1:
-		role = args[0]
-	default:
-		return usageError(usage)
+	cmd := command{role: "all"}
+	if len(args) > 0 {
+		cmd.role, args = args[0], args[1:]
 	}
-	switch role {
+	switch cmd.role {
 	case "all", "api", "worker", "scheduler", "dashboard", "migrate", "seed":
 	case "-h", "-help", "--help", "help":
 		fmt.Fprintln(stdout, usage)
 		return nil
 	default:
-		return usageError(fmt.Sprintf("unknown role %q; %s", role, usage))
+		return usageError(fmt.Sprintf("unknown role %q; %s", cmd.role, usage))
+	}
+	if cmd.role == "seed" {
+		fs := flag.NewFlagSet("seed", flag.ContinueOnError)
+		fs.SetOutput(io.Discard)
+		fs.IntVar(&cmd.listings, "listings", 0, "")
+		if err := fs.Parse(args); err != nil || cmd.listings < 0 {
+			return usageError(usage)
+		}
+		args = fs.Args()
+	}
+	if len(args) > 0 {
+		return usageError(usage)
 	}
 	isTerminal := false
 	if f, ok := stderr.(*os.File); ok {
 		isTerminal = term.IsTerminal(int(f.Fd()))
 	}
-	return start(ctx, role, getenv, isTerminal, stdout, stderr)
+	return start(ctx, cmd, getenv, isTerminal, stdout, stderr)
 }

@@ -44,7 +44,8 @@ func (s *syncBuffer) String() string {
 func TestRunRefusesBadCommandLines(t *testing.T) {
 	getenv := func(string) string { return "" }
 	var usage usageError
-	for _, args := range [][]string{{"frobnicate"}, {"api", "worker"}} {
+	for _, args := range [][]string{{"frobnicate"}, {"api", "worker"}, {"api", "--listings", "5"},
+		{"seed", "--listings", "-1"}, {"seed", "--listings", "many"}, {"seed", "extra"}} {
 		err := run(context.Background(), args, getenv, &bytes.Buffer{}, &bytes.Buffer{})
 		if !errors.As(err, &usage) {
 			t.Errorf("run %v = %v, want a usage error", args, err)
@@ -194,6 +195,11 @@ func TestRunSeedLoadsTheSandboxAndSyncsTLDs(t *testing.T) {
 	if tlds < 60 || prices != 4*tlds {
 		t.Errorf("after seed: %d TLDs and %d prices, want 60+ TLDs with four prices each", tlds, prices)
 	}
+	var listings int64
+	db.Model(&models.Listing{}).Count(&listings)
+	if listings != demoListings {
+		t.Errorf("%d listings after seeding twice, want the demo marketplace of %d once", listings, demoListings)
+	}
 	// The embedded default seeds demo data: the README's demo account signs in.
 	demo, err := account.New(db, password.Default, time.Now).Authenticate(context.Background(), "demo@domaind.test", "demo-password")
 	if err != nil || demo.Email != demoEmail {
@@ -223,9 +229,17 @@ func TestSeedMakesNoDemoAccountWhenDemoSeedingIsOff(t *testing.T) {
 		t.Fatal(err)
 	}
 	db := openDataDir(t, dir)
-	var users int64
+	var users, listings int64
 	db.Model(&models.User{}).Count(&users)
-	if users != 0 {
-		t.Errorf("%d users seeded with DOMAIND_SEED_DEMO=false, want none", users)
+	db.Model(&models.Listing{}).Count(&listings)
+	if users != 0 || listings != 0 {
+		t.Errorf("%d users and %d listings seeded with DOMAIND_SEED_DEMO=false, want none", users, listings)
+	}
+	if err := run(context.Background(), []string{"seed", "--listings", "250"}, func(k string) string { return env[k] }, &bytes.Buffer{}, &bytes.Buffer{}); err != nil {
+		t.Fatal(err)
+	}
+	db.Model(&models.Listing{}).Count(&listings)
+	if listings != 250 {
+		t.Errorf("seed --listings 250 left %d listings", listings)
 	}
 }

@@ -32,7 +32,8 @@ const shutdownTimeout = 25 * time.Second
 
 // start loads the configuration, opens what role needs, runs it until ctx
 // ends, and shuts it down in reverse order.
-func start(ctx context.Context, role string, getenv func(string) string, isTerminal bool, stdout, stderr io.Writer) error {
+func start(ctx context.Context, cmd command, getenv func(string) string, isTerminal bool, stdout, stderr io.Writer) error {
+	role := cmd.role
 	cfg, err := config.Load(getenv, isTerminal)
 	if err != nil {
 		return err
@@ -74,7 +75,7 @@ func start(ctx context.Context, role string, getenv func(string) string, isTermi
 		return err
 	}
 	if role == "seed" || (role == "all" && cfg.SeedDemo) {
-		if err := seed(ctx, cfg, p.DB, reg, log, role == "seed"); err != nil {
+		if err := seed(ctx, cfg, p.DB, reg, log, role == "seed", cmd.listings); err != nil {
 			return err
 		}
 	}

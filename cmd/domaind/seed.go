@@ -11,11 +11,13 @@ import (
 
 	"github.com/domaind/domaind/internal/account"
 	"github.com/domaind/domaind/internal/config"
+	"github.com/domaind/domaind/internal/demo"
 	"github.com/domaind/domaind/internal/password"
 	"github.com/domaind/domaind/internal/registry"
 	"github.com/domaind/domaind/internal/registry/rtr"
 	"github.com/domaind/domaind/internal/registry/sandbox"
 	"github.com/domaind/domaind/internal/tldsync"
+	"github.com/domaind/domaind/models"
 )
 
 // newRegistry returns the registry provider DOMAIND_REGISTRY names.
@@ -26,12 +28,17 @@ func newRegistry(cfg *config.Config, db *gorm.DB) (registry.Provider, error) {
 	return sandbox.New(db, cfg.SandboxLatency), nil
 }
 
+// demoListings is the size of the demo marketplace.
+const demoListings = 5000
+
 // seed loads the data a fresh installation needs, in dependency order: the
-// simulated registry (when it is the provider), then a first TLD sync so the
-// pricing and metadata endpoints answer at once. Every step skips what is
-// already there. A failed sync is an error only when strict (`domaind
-// seed`); `domaind all` goes on and leaves it to the scheduled sync.
-func seed(ctx context.Context, cfg *config.Config, db *gorm.DB, reg registry.Provider, log *slog.Logger, strict bool) error {
+// simulated registry (when it is the provider), the demo account and
+// marketplace (when demo seeding is on), extra listings when asked (domaind
+// seed --listings N), then a first TLD sync so the pricing and metadata
+// endpoints answer at once. Every step skips what is already there. A
+// failed sync is an error only when strict (`domaind seed`); `domaind all`
+// goes on and leaves it to the scheduled sync.
+func seed(ctx context.Context, cfg *config.Config, db *gorm.DB, reg registry.Provider, log *slog.Logger, strict bool, listings int) error {
 	if cfg.Registry == "sandbox" {
 		n, err := sandbox.Seed(ctx, db)
 		if err != nil {
@@ -43,6 +50,20 @@ func seed(ctx context.Context, cfg *config.Config, db *gorm.DB, reg registry.Pro
 		if err := seedDemoUser(ctx, db, log); err != nil {
 			return err
 		}
+		var n int64
+		if err := db.WithContext(ctx).Model(&models.Listing{}).Count(&n).Error; err != nil {
+			return fmt.Errorf("count listings: %w", err)
+		}
+		if n == 0 {
+			listings += demoListings
+		}
+	}
+	if listings > 0 {
+		added, err := demo.Listings(ctx, db, listings, uint64(time.Now().UnixNano()), time.Now())
+		if err != nil {
+			return err
+		}
+		log.InfoContext(ctx, "seeded", "what", "marketplace listings", "rows", added)
 	}
 	res, err := tldsync.Run(ctx, db, reg, log)
 	if err != nil && strict {

@@ -1,0 +1,206 @@
+package api
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"math"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/gin-gonic/gin"
+	"gorm.io/gorm"
+
+	"github.com/domaind/domaind/internal/domainname"
+	"github.com/domaind/domaind/internal/pagecursor"
+	"github.com/domaind/domaind/internal/ratelimit"
+	"github.com/domaind/domaind/models"
+)
+
+// listingsLimit protects the database from one address walking the
+// marketplace as fast as it can.
+var listingsLimit = ratelimit.PerMinute("listings", 300)
+
+// Listing page sizes (SPEC §2.3, §8).
+const (
+	defaultPageSize = 24
+	maxPageSize     = 200
+	maxOffset       = 1_000_000
+)
+
+// listingOrder is one sort of the marketplace: its ORDER BY, the keyset
+// condition that continues after a cursor, and the sort key of a listing.
+type listingOrder struct {
+	orderBy string
+	after   string
+	key     func(models.Listing) int64
+}
+
+// listingOrders are SPEC §4.1's sorts, each a total order (id breaks ties)
+// served by an index (models.listingIndexes).
+var listingOrders = map[string]listingOrder{
+	"newest": {
+		orderBy: "created_at DESC, id DESC",
+		after:   "(created_at, id) < (?, ?)",
+		key:     func(l models.Listing) int64 { return l.CreatedAt.UnixNano() },
+	},
+	"price_asc": {
+		orderBy: "sort_price_asc, id",
+		after:   "(sort_price_asc, id) > (?, ?)",
+		key:     func(l models.Listing) int64 { return l.SortPriceAsc },
+	},
+	"price_desc": {
+		orderBy: "sort_price_desc DESC, id DESC",
+		after:   "(sort_price_desc, id) < (?, ?)",
+		key:     func(l models.Listing) int64 { return l.SortPriceDesc },
+	},
+}
+
+// keyArg is a cursor's sort key as the database compares it.
+func keyArg(sort string, key int64) any {
+	if sort == "newest" {
+		return time.Unix(0, key).UTC()
+	}
+	return key
+}
+
+// listingsQuery is a parsed GET /api/market/listings.
+type listingsQuery struct {
+	limit, offset int
+	cursor        string
+	q, tld, sort  string
+	maxCents      *int64
+}
+
+// fingerprint identifies the filters and sort, which a cursor is bound to.
+func (q listingsQuery) fingerprint() string {
+	maxCents := "-"
+	if q.maxCents != nil {
+		maxCents = strconv.FormatInt(*q.maxCents, 10)
+	}
+	sum := sha256.Sum256([]byte(strings.Join([]string{"v1", q.sort, q.q, q.tld, maxCents}, "\x00")))
+	return hex.EncodeToString(sum[:12])
+}
+
+func badParam(name, format string, args ...any) error {
+	return Errorf(http.StatusBadRequest, "validation_error", name+" "+format, args...)
+}
+
+func parseListingsQuery(c *gin.Context) (listingsQuery, error) {
+	q := listingsQuery{limit: defaultPageSize, sort: c.DefaultQuery("sort", "newest"), cursor: c.Query("cursor")}
+	if v, ok := c.GetQuery("limit"); ok {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > maxPageSize {
+			return q, badParam("limit", "must be an integer from 1 to %d", maxPageSize)
+		}
+		q.limit = n
+	}
+	if v, ok := c.GetQuery("offset"); ok {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 || n > maxOffset {
+			return q, badParam("offset", "must be an integer from 0 to %d (walk further with next_cursor)", maxOffset)
+		}
+		q.offset = n
+	}
+	if _, ok := listingOrders[q.sort]; !ok {
+		return q, badParam("sort", "must be newest, price_asc or price_desc")
+	}
+	q.q = strings.ToLower(strings.TrimSpace(c.Query("q")))
+	if len(q.q) > 253 {
+		return q, badParam("q", "must be at most 253 characters")
+	}
+	if v := c.Query("tld"); v != "" {
+		tld, err := domainname.ParseTLD(v)
+		if err != nil {
+			return q, badParam("tld", "is not a TLD: %v", err)
+		}
+		q.tld = tld
+	}
+	if v, ok := c.GetQuery("max"); ok {
+		f, err := strconv.ParseFloat(v, 64)
+		if err != nil || math.IsNaN(f) || f < 0 || f > 1e12 {
+			return q, badParam("max", "must be a non-negative number of US dollars")
+		}
+		cents := int64(math.Round(f * 100))
+		q.maxCents = &cents
+	}
+	return q, nil
+}
+
+// pageView is SPEC §2.3.
+type pageView struct {
+	Limit      int     `json:"limit"`
+	Offset     int     `json:"offset"`
+	Total      int64   `json:"total"`
+	HasMore    bool    `json:"has_more"`
+	NextCursor *string `json:"next_cursor"`
+}
+
+// likePattern is a LIKE pattern matching s anywhere, with LIKE's
+// wildcards in s taken literally.
+func likePattern(s string) string {
+	r := strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`)
+	return "%" + r.Replace(s) + "%"
+}
+
+// listListings answers GET /api/market/listings: the public listings,
+// filtered and sorted, a page at a time. Walk with next_cursor (keyset: a
+// page deep in the list costs what the first costs) or with offset; a
+// cursor from an offset page continues after it, and the two agree on the
+// order. Prices are masked without a bearer token holding pricing:read.
+func (s *Server) listListings(c *gin.Context) error {
+	q, err := parseListingsQuery(c)
+	if err != nil {
+		return err
+	}
+	order := listingOrders[q.sort]
+	filtered := func() *gorm.DB {
+		db := s.db.WithContext(c.Request.Context()).Model(&models.Listing{}).Where("approved AND marketplace_visible")
+		if q.q != "" {
+			db = db.Where(`domain LIKE ? ESCAPE '\'`, likePattern(q.q))
+		}
+		if q.tld != "" {
+			db = db.Where("tld = ?", q.tld)
+		}
+		if q.maxCents != nil {
+			db = db.Where("bin_cents <= ?", *q.maxCents)
+		}
+		return db
+	}
+
+	page := pageView{Limit: q.limit}
+	rows := filtered().Order(order.orderBy).Limit(q.limit + 1)
+	if q.cursor != "" {
+		cur, err := pagecursor.Decode(s.cfg.SecretKey, q.cursor, q.fingerprint())
+		if err != nil {
+			return Errorf(http.StatusBadRequest, "invalid_cursor",
+				"cursor is malformed or was issued for other filters or another sort; start again without it")
+		}
+		rows = rows.Where(order.after, keyArg(q.sort, cur.Key), cur.ID)
+	} else {
+		page.Offset = q.offset
+		rows = rows.Offset(q.offset)
+	}
+	var listings []models.Listing
+	if err := rows.Find(&listings).Error; err != nil {
+		return fmt.Errorf("list listings: %w", err)
+	}
+	if err := filtered().Count(&page.Total).Error; err != nil {
+		return fmt.Errorf("count listings: %w", err)
+	}
+	if page.HasMore = len(listings) > q.limit; page.HasMore {
+		listings = listings[:q.limit]
+		last := listings[len(listings)-1]
+		next := pagecursor.Encode(s.cfg.SecretKey, pagecursor.Cursor{Query: q.fingerprint(), Key: order.key(last), ID: last.ID})
+		page.NextCursor = &next
+	}
+	showPrices := pricesVisible(c)
+	items := make([]listingView, len(listings))
+	for i, l := range listings {
+		items[i] = newListingView(l, showPrices)
+	}
+	c.JSON(http.StatusOK, gin.H{"items": items, "page": page})
+	return nil
+}
