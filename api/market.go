@@ -187,7 +187,12 @@ func (s *Server) listListings(c *gin.Context) error {
 	if err := rows.Find(&listings).Error; err != nil {
 		return fmt.Errorf("list listings: %w", err)
 	}
-	if err := filtered().Count(&page.Total).Error; err != nil {
+	if q.q == "" && q.maxCents == nil { // kept by counters: no count over every listing
+		page.Total, err = models.CountPublicListings(s.db.WithContext(c.Request.Context()), q.tld)
+	} else {
+		err = filtered().Count(&page.Total).Error
+	}
+	if err != nil {
 		return fmt.Errorf("count listings: %w", err)
 	}
 	if page.HasMore = len(listings) > q.limit; page.HasMore {

@@ -60,6 +60,17 @@ var migrations = []migration{
 		}
 		return nil
 	}},
+	{9, "marketplace counters (Postgres)", func(tx *gorm.DB) error {
+		if !IsPostgres(tx) {
+			return nil
+		}
+		for _, ddl := range listingCountsDDL {
+			if err := tx.Exec(ddl).Error; err != nil {
+				return err
+			}
+		}
+		return nil
+	}},
 }
 
 // SchemaMigration records an applied migration.
