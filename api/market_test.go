@@ -189,14 +189,7 @@ func TestListingCursorsAreBoundToTheirQuery(t *testing.T) {
 		if !strings.Contains(q, "cursor=") {
 			q += "&cursor=" + url.QueryEscape(cur)
 		}
-		w := env.request("GET", "/api/market/listings?"+q, "")
-		if w.Code != 400 {
-			t.Errorf("%s = %d, want 400", name, w.Code)
-			continue
-		}
-		if code, _ := typedError(t, w); code != "invalid_cursor" {
-			t.Errorf("%s code = %q, want invalid_cursor", name, code)
-		}
+		wantError(t, name, env.request("GET", "/api/market/listings?"+q, ""), 400, "invalid_cursor")
 	}
 	if p := getListings(t, env, "sort=newest&limit=5&tld=com&cursor="+url.QueryEscape(cur)); len(p.Items) != 5 {
 		t.Errorf("the cursor with its own query gave %d items", len(p.Items))
@@ -271,13 +264,6 @@ func TestListingsRefuseBadParameters(t *testing.T) {
 	env := newTestEnv(t)
 	for _, q := range []string{"limit=0", "limit=201", "limit=ten", "offset=-1", "offset=x", "sort=cheapest",
 		"max=-5", "max=lots", "max=NaN", "tld=not%20a%20tld", "q=" + strings.Repeat("a", 300)} {
-		w := env.request("GET", "/api/market/listings?"+q, "")
-		if w.Code != 400 {
-			t.Errorf("%s = %d, want 400", q, w.Code)
-			continue
-		}
-		if code, _ := typedError(t, w); code != "validation_error" {
-			t.Errorf("%s code = %q, want validation_error", q, code)
-		}
+		wantError(t, q, env.request("GET", "/api/market/listings?"+q, ""), 400, "validation_error")
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/domaind/domaind/internal/password"
+	"github.com/domaind/domaind/models"
 )
 
 // pageFiles are the server-rendered pages for people in a browser.
@@ -75,41 +76,36 @@ func (s *Server) signUpForm(c *gin.Context) {
 
 // signInSubmit answers POST /login from the sign-in form.
 func (s *Server) signInSubmit(c *gin.Context) {
-	page := signInPage{Title: "Sign in", Email: c.PostForm("email"), Next: safeNext(c.PostForm("next")), CSRF: s.formCSRF(c)}
-	if !validFormCSRF(c) {
-		page.Error = "The form expired. Please try again."
-		s.render(c, http.StatusForbidden, "signin.html", page)
-		return
-	}
-	u, err := s.authenticate(c, credentials{Email: page.Email, Password: c.PostForm("password")})
-	if err == nil {
-		err = s.startSession(c, u)
-	}
-	if err != nil {
-		status, msg := s.formError(c, err)
-		page.Error = msg
-		s.render(c, status, "signin.html", page)
-		return
-	}
-	c.Redirect(http.StatusSeeOther, page.Next)
+	s.credentialsForm(c, "signin.html", signInPage{Title: "Sign in"}, func(email, pw string) (models.User, error) {
+		return s.authenticate(c, credentials{Email: email, Password: pw})
+	})
 }
 
 // signUpSubmit answers POST /signup from the sign-up form.
 func (s *Server) signUpSubmit(c *gin.Context) {
-	page := signInPage{Title: "Sign up", Email: c.PostForm("email"), Next: safeNext(c.PostForm("next")), CSRF: s.formCSRF(c), MinPassword: password.MinLength}
+	s.credentialsForm(c, "signup.html", signInPage{Title: "Sign up", MinPassword: password.MinLength}, func(email, pw string) (models.User, error) {
+		return s.accounts.SignUp(c.Request.Context(), email, pw)
+	})
+}
+
+// credentialsForm handles a posted sign-in or sign-up form: check its
+// CSRF token, get the user from the credentials, start the session and go
+// on to next, or show the form again with what went wrong.
+func (s *Server) credentialsForm(c *gin.Context, tmpl string, page signInPage, user func(email, pw string) (models.User, error)) {
+	page.Email, page.Next, page.CSRF = c.PostForm("email"), safeNext(c.PostForm("next")), s.formCSRF(c)
 	if !validFormCSRF(c) {
 		page.Error = "The form expired. Please try again."
-		s.render(c, http.StatusForbidden, "signup.html", page)
+		s.render(c, http.StatusForbidden, tmpl, page)
 		return
 	}
-	u, err := s.accounts.SignUp(c.Request.Context(), page.Email, c.PostForm("password"))
+	u, err := user(page.Email, c.PostForm("password"))
 	if err == nil {
 		err = s.startSession(c, u)
 	}
 	if err != nil {
-		status, msg := s.formError(c, err)
-		page.Error = msg
-		s.render(c, status, "signup.html", page)
+		var status int
+		status, page.Error = s.formError(c, err)
+		s.render(c, status, tmpl, page)
 		return
 	}
 	c.Redirect(http.StatusSeeOther, page.Next)

@@ -125,6 +125,18 @@ func typedError(t *testing.T, w *httptest.ResponseRecorder) (code, msg string) {
 	return body.Error.Code, body.Error.Message
 }
 
+// wantError checks that w is a typed error with status and code.
+func wantError(t *testing.T, what string, w *httptest.ResponseRecorder, status int, code string) {
+	t.Helper()
+	if w.Code != status {
+		t.Errorf("%s = %d %s, want %d", what, w.Code, w.Body, status)
+		return
+	}
+	if got, _ := typedError(t, w); got != code {
+		t.Errorf("%s code = %q, want %q", what, got, code)
+	}
+}
+
 func TestUnknownRouteAndMethod(t *testing.T) {
 	env := newTestEnv(t)
 	tests := []struct {
