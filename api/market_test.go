@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-	"golang.org/x/oauth2"
 
 	"github.com/domaind/domaind/internal/demo"
 	"github.com/domaind/domaind/models"
@@ -246,11 +245,7 @@ func TestListingsShowOnlyPublicOnesAndMaskPrices(t *testing.T) {
 
 	b := signedInBrowser(t, env, "buyer@example.com")
 	c := registerClient(t, b, "https://app.example/cb")
-	verifier := oauth2.GenerateVerifier()
-	tok, err := c.conf.Exchange(context.Background(), authorize(t, b, c, "s", verifier), oauth2.VerifierOption(verifier))
-	if err != nil {
-		t.Fatal(err)
-	}
+	tok := grant(t, b, c, "s")
 	w := env.request("GET", "/api/market/listings", "", "Authorization", "Bearer "+tok.AccessToken)
 	if !strings.Contains(w.Body.String(), `"price":{"bin":4800.00,"floor":3000.00,"currency":"USD"}`) {
 		t.Errorf("listings with pricing:read = %s, want the prices", w.Body)

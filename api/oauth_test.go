@@ -79,6 +79,17 @@ func authorize(t *testing.T, b *browser, c oauthClient, state, verifier string) 
 	return q.Get("code")
 }
 
+// grant runs the whole flow for c in a signed-in browser and returns its tokens.
+func grant(t *testing.T, b *browser, c oauthClient, state string) *oauth2.Token {
+	t.Helper()
+	verifier := oauth2.GenerateVerifier()
+	tok, err := c.conf.Exchange(context.Background(), authorize(t, b, c, state, verifier), oauth2.VerifierOption(verifier))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tok
+}
+
 // bearerGet calls path with an access token.
 func bearerGet(b *browser, path, token string) (*http.Response, string) {
 	return b.do("GET", path, "", "", "Authorization", "Bearer "+token)
@@ -234,11 +245,7 @@ func TestOAuthRefreshRotationAndReuseDetection(t *testing.T) {
 	env := newTestEnv(t)
 	b := signedInBrowser(t, env, "user@example.com")
 	c := registerClient(t, b, "https://app.example/cb")
-	verifier := oauth2.GenerateVerifier()
-	first, err := c.conf.Exchange(context.Background(), authorize(t, b, c, "s", verifier), oauth2.VerifierOption(verifier))
-	if err != nil {
-		t.Fatal(err)
-	}
+	first := grant(t, b, c, "s")
 	refresh := func(rt string, extra ...string) (int, map[string]any) {
 		form := url.Values{"grant_type": {"refresh_token"}, "refresh_token": {rt}, "client_id": {c.conf.ClientID}}
 		for i := 0; i+1 < len(extra); i += 2 {
@@ -262,8 +269,7 @@ func TestOAuthRefreshRotationAndReuseDetection(t *testing.T) {
 	}
 
 	// A fresh grant: scope can only narrow, and a 30-day-old refresh token is dead.
-	verifier = oauth2.GenerateVerifier()
-	fresh, _ := c.conf.Exchange(context.Background(), authorize(t, b, c, "s2", verifier), oauth2.VerifierOption(verifier))
+	fresh := grant(t, b, c, "s2")
 	if status, out := refresh(fresh.RefreshToken, "scope", "admin"); status != 400 || out["error"] != "invalid_scope" {
 		t.Errorf("refresh widening the scope = %d %v, want invalid_scope", status, out)
 	}
@@ -432,11 +438,7 @@ func TestOAuthRevocation(t *testing.T) {
 	env := newTestEnv(t)
 	b := signedInBrowser(t, env, "user@example.com")
 	c := registerClient(t, b, "https://app.example/cb")
-	verifier := oauth2.GenerateVerifier()
-	tok, err := c.conf.Exchange(context.Background(), authorize(t, b, c, "s", verifier), oauth2.VerifierOption(verifier))
-	if err != nil {
-		t.Fatal(err)
-	}
+	tok := grant(t, b, c, "s")
 	if res, _ := b.form("/api/oauth/revoke", url.Values{"token": {"rt_never_issued"}}); res.StatusCode != 200 {
 		t.Errorf("revoking an unknown token = %d, want 200", res.StatusCode)
 	}
@@ -454,8 +456,7 @@ func TestOAuthRevocation(t *testing.T) {
 		t.Errorf("revoked refresh token = %d %v, want invalid_grant", status, out)
 	}
 	env.now = env.now.Add(31 * time.Minute)
-	verifier = oauth2.GenerateVerifier()
-	tok, _ = c.conf.Exchange(context.Background(), authorize(t, b, c, "s", verifier), oauth2.VerifierOption(verifier))
+	tok = grant(t, b, c, "s")
 	env.now = env.now.Add(31 * time.Minute)
 	if res, _ := bearerGet(b, "/api", tok.AccessToken); res.StatusCode != 401 {
 		t.Errorf("access token after 31 minutes = %d, want 401 (it lives 30)", res.StatusCode)
