@@ -61,7 +61,7 @@ var listingIndexes = []string{
 }
 
 // listingCountsDDL keeps, on Postgres, the number of public listings in
-// total (tld '') and per TLD, exact and transactional: statement-level
+// total (under the empty TLD) and per TLD, exact and transactional: statement-level
 // triggers fold each statement's rows into the counters, so a bulk insert
 // costs one upsert per TLD, not per row. The marketplace's totals then
 // cost a lookup instead of a count over every listing.
