@@ -1,0 +1,331 @@
+// Package fetch is the one way the service fetches URLs that users give
+// (SEO crawls, header and TLS checks, partners' webhook receivers): an HTTP
+// client that will not be turned against the service's own network (SSRF).
+//
+// Every connection is checked where it is made, in the dialer, against the
+// address actually dialled: loopback, private, link-local (cloud metadata
+// at 169.254.169.254 included), CGNAT, multicast, unspecified and other
+// special-purpose ranges are refused, whatever name led there, after every
+// redirect, and however DNS answers between a check and the connection
+// (rebinding). Only http and https are fetched, redirects are bounded, and
+// so are the time and the bytes read. Networks listed as allowed (tests'
+// local servers, through DOMAIND_FETCH_ALLOW_CIDRS) are exempt.
+package fetch
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/netip"
+	"net/url"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// Defaults of Options.
+const (
+	DefaultTimeout      = 10 * time.Second
+	DefaultMaxBody      = 2 << 20
+	DefaultMaxRedirects = 5
+)
+
+// BlockedError is a target the client refuses to reach, with a reason a
+// person can read.
+type BlockedError struct {
+	Target string
+	Reason string
+}
+
+func (e *BlockedError) Error() string { return fmt.Sprintf("refused to fetch %s: %s", e.Target, e.Reason) }
+
+// Resolver looks host names up; net.DefaultResolver is one.
+type Resolver interface {
+	LookupNetIP(ctx context.Context, network, host string) ([]netip.Addr, error)
+}
+
+// Options configure a Client; zero values take the defaults.
+type Options struct {
+	Allow        []netip.Prefix // networks exempt from the guard (tests)
+	Timeout      time.Duration  // whole request, redirects included
+	MaxBody      int64          // bytes read of a body
+	MaxRedirects int
+	Resolver     Resolver
+	UserAgent    string
+}
+
+// Client fetches user-given URLs safely.
+type Client struct {
+	opts Options
+	http *http.Client
+}
+
+// New returns a Client with opts.
+func New(opts Options) *Client {
+	if opts.Timeout == 0 {
+		opts.Timeout = DefaultTimeout
+	}
+	if opts.MaxBody == 0 {
+		opts.MaxBody = DefaultMaxBody
+	}
+	if opts.MaxRedirects == 0 {
+		opts.MaxRedirects = DefaultMaxRedirects
+	}
+	if opts.Resolver == nil {
+		opts.Resolver = net.DefaultResolver
+	}
+	if opts.UserAgent == "" {
+		opts.UserAgent = "domaind-fetch/1 (+https://github.com/domaind/domaind)"
+	}
+	c := &Client{opts: opts}
+	dialer := &net.Dialer{Timeout: 5 * time.Second, Control: c.control}
+	transport := &http.Transport{
+		Proxy: nil, // a proxy would dial for us, past the guard
+		DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+			return c.dial(ctx, dialer, network, addr)
+		},
+		TLSHandshakeTimeout:   5 * time.Second,
+		ResponseHeaderTimeout: opts.Timeout,
+		MaxIdleConnsPerHost:   4,
+		IdleConnTimeout:       30 * time.Second,
+		ForceAttemptHTTP2:     true,
+	}
+	c.http = &http.Client{
+		Transport: transport,
+		Timeout:   opts.Timeout,
+		CheckRedirect: func(req *http.Request, via []*http.Request) error {
+			if len(via) > opts.MaxRedirects {
+				return &BlockedError{req.URL.Redacted(), fmt.Sprintf("more than %d redirects", opts.MaxRedirects)}
+			}
+			return checkURL(req.URL)
+		},
+	}
+	return c
+}
+
+// HTTP returns the guarded *http.Client, for callers that need its
+// redirects or TLS state themselves (it follows the same rules as Get).
+func (c *Client) HTTP() *http.Client { return c.http }
+
+// MaxBody is how many bytes of a body the client reads.
+func (c *Client) MaxBody() int64 { return c.opts.MaxBody }
+
+// Check refuses a URL before any work starts on it: not http(s), no host,
+// a numeric host in a non-standard form, or a name that resolves to a
+// refused address. (The dialer checks again at every connection.)
+func (c *Client) Check(ctx context.Context, raw string) (*url.URL, error) {
+	u, err := url.Parse(strings.TrimSpace(raw))
+	if err != nil || u.Host == "" {
+		return nil, &BlockedError{raw, "not an absolute http(s) URL"}
+	}
+	if err := checkURL(u); err != nil {
+		return nil, err
+	}
+	addrs, err := c.resolve(ctx, u.Hostname())
+	if err != nil {
+		return nil, err
+	}
+	for _, a := range addrs {
+		if reason := c.refused(a); reason != "" {
+			return nil, &BlockedError{u.Redacted(), fmt.Sprintf("%s resolves to %s, %s", u.Hostname(), a, reason)}
+		}
+	}
+	return u, nil
+}
+
+// Get fetches raw and returns the response with at most MaxBody bytes of
+// its body read (truncated reports whether there was more).
+func (c *Client) Get(ctx context.Context, raw string) (res *http.Response, body []byte, truncated bool, err error) {
+	u, err := c.Check(ctx, raw)
+	if err != nil {
+		return nil, nil, false, err
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
+	if err != nil {
+		return nil, nil, false, err
+	}
+	req.Header.Set("User-Agent", c.opts.UserAgent)
+	res, err = c.http.Do(req)
+	if err != nil {
+		return nil, nil, false, unwrapBlocked(err)
+	}
+	defer res.Body.Close()
+	body, err = io.ReadAll(io.LimitReader(res.Body, c.opts.MaxBody+1))
+	if int64(len(body)) > c.opts.MaxBody {
+		body, truncated = body[:c.opts.MaxBody], true
+	}
+	return res, body, truncated, err
+}
+
+// Do sends req through the guard (for methods other than GET, such as a
+// webhook's POST). The caller closes the body.
+func (c *Client) Do(req *http.Request) (*http.Response, error) {
+	if _, err := c.Check(req.Context(), req.URL.String()); err != nil {
+		return nil, err
+	}
+	if req.Header.Get("User-Agent") == "" {
+		req.Header.Set("User-Agent", c.opts.UserAgent)
+	}
+	res, err := c.http.Do(req)
+	return res, unwrapBlocked(err)
+}
+
+// unwrapBlocked digs a *BlockedError out of the url.Error net/http wraps it in.
+func unwrapBlocked(err error) error {
+	var be *BlockedError
+	if errors.As(err, &be) {
+		return be
+	}
+	return err
+}
+
+func checkURL(u *url.URL) error {
+	if u.Scheme != "http" && u.Scheme != "https" {
+		return &BlockedError{u.Redacted(), "only http and https URLs are fetched"}
+	}
+	if u.User != nil {
+		return &BlockedError{u.Redacted(), "URLs with credentials are not fetched"}
+	}
+	host := u.Hostname()
+	if host == "" {
+		return &BlockedError{u.Redacted(), "no host"}
+	}
+	if numericForm(host) {
+		if _, err := netip.ParseAddr(host); err != nil {
+			return &BlockedError{u.Redacted(), "a numeric host must be a plain IP address (no decimal, octal or hex forms)"}
+		}
+	}
+	return nil
+}
+
+// numericForm reports whether host is meant as a number rather than a name:
+// its last label is all digits or a 0x number (no TLD is). Such hosts are
+// taken only in the standard IP notations, since resolvers read the others
+// (2130706433, 0177.1, 0x7f.1) as addresses in ways that differ.
+func numericForm(host string) bool {
+	if strings.Contains(host, ":") { // IPv6 literal
+		return false
+	}
+	last := host[strings.LastIndexByte(host, '.')+1:]
+	if last == "" {
+		return false
+	}
+	if strings.HasPrefix(strings.ToLower(last), "0x") {
+		return true
+	}
+	_, err := strconv.ParseUint(last, 10, 64)
+	return err == nil
+}
+
+func (c *Client) resolve(ctx context.Context, host string) ([]netip.Addr, error) {
+	if a, err := netip.ParseAddr(host); err == nil {
+		return []netip.Addr{a}, nil
+	}
+	addrs, err := c.opts.Resolver.LookupNetIP(ctx, "ip", host)
+	if err != nil {
+		return nil, fmt.Errorf("resolve %s: %w", host, err)
+	}
+	if len(addrs) == 0 {
+		return nil, fmt.Errorf("resolve %s: no addresses", host)
+	}
+	return addrs, nil
+}
+
+// dial resolves addr with the client's resolver and connects to the first
+// address that is not refused; the dialer's Control checks it again.
+func (c *Client) dial(ctx context.Context, d *net.Dialer, network, addr string) (net.Conn, error) {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return nil, err
+	}
+	addrs, err := c.resolve(ctx, host)
+	if err != nil {
+		return nil, err
+	}
+	var firstErr error
+	for _, a := range addrs {
+		if reason := c.refused(a); reason != "" {
+			if firstErr == nil {
+				firstErr = &BlockedError{host, fmt.Sprintf("%s is %s", a, reason)}
+			}
+			continue
+		}
+		conn, err := d.DialContext(ctx, network, net.JoinHostPort(a.String(), port))
+		if err == nil {
+			return conn, nil
+		}
+		if firstErr == nil {
+			firstErr = err
+		}
+	}
+	return nil, firstErr
+}
+
+// control is the last check, on the address the socket connects to.
+func (c *Client) control(_, address string, _ syscall.RawConn) error {
+	ap, err := netip.ParseAddrPort(address)
+	if err != nil {
+		return &BlockedError{address, "not an IP address"}
+	}
+	if reason := c.refused(ap.Addr()); reason != "" {
+		return &BlockedError{address, reason}
+	}
+	return nil
+}
+
+// specialPurpose are ranges no user-given URL may reach beyond what
+// netip's predicates cover (RFC 6890 and friends).
+var specialPurpose = []struct {
+	prefix netip.Prefix
+	what   string
+}{
+	{netip.MustParsePrefix("0.0.0.0/8"), "a 'this network' address"},
+	{netip.MustParsePrefix("100.64.0.0/10"), "a carrier-grade NAT address"},
+	{netip.MustParsePrefix("192.0.0.0/24"), "an IETF protocol address"},
+	{netip.MustParsePrefix("192.0.2.0/24"), "a documentation address"},
+	{netip.MustParsePrefix("198.18.0.0/15"), "a benchmarking address"},
+	{netip.MustParsePrefix("198.51.100.0/24"), "a documentation address"},
+	{netip.MustParsePrefix("203.0.113.0/24"), "a documentation address"},
+	{netip.MustParsePrefix("240.0.0.0/4"), "a reserved address"},
+	{netip.MustParsePrefix("64:ff9b::/96"), "a NAT64 address"},
+	{netip.MustParsePrefix("64:ff9b:1::/48"), "a NAT64 address"},
+	{netip.MustParsePrefix("2001:db8::/32"), "a documentation address"},
+	{netip.MustParsePrefix("2002::/16"), "a 6to4 address"},
+	{netip.MustParsePrefix("100::/64"), "a discard address"},
+}
+
+// refused says why the client will not connect to a ("" when it will).
+func (c *Client) refused(a netip.Addr) string {
+	a = a.Unmap()
+	for _, p := range c.opts.Allow {
+		if p.Contains(a) {
+			return ""
+		}
+	}
+	switch {
+	case !a.IsValid():
+		return "not an address"
+	case a.IsLoopback():
+		return "a loopback address"
+	case a.IsPrivate():
+		return "a private address"
+	case a.IsLinkLocalUnicast():
+		return "a link-local address (cloud metadata lives there)"
+	case a.IsMulticast(), a.IsLinkLocalMulticast(), a.IsInterfaceLocalMulticast():
+		return "a multicast address"
+	case a.IsUnspecified():
+		return "an unspecified address"
+	case a == netip.AddrFrom4([4]byte{255, 255, 255, 255}):
+		return "the broadcast address"
+	}
+	for _, s := range specialPurpose {
+		if s.prefix.Contains(a) {
+			return s.what
+		}
+	}
+	return ""
+}

@@ -1,0 +1,153 @@
+package fetch
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/netip"
+	"strings"
+	"sync/atomic"
+	"testing"
+)
+
+// fakeDNS answers names from a table; a name mapped to several answers
+// gives them in turn (DNS rebinding).
+type fakeDNS struct {
+	answers map[string][]string
+	calls   atomic.Int64
+}
+
+func (f *fakeDNS) LookupNetIP(_ context.Context, _, host string) ([]netip.Addr, error) {
+	seq, ok := f.answers[host]
+	if !ok {
+		return nil, &net.DNSError{Err: "no such host", Name: host, IsNotFound: true}
+	}
+	n := f.calls.Add(1) - 1
+	return []netip.Addr{netip.MustParseAddr(seq[min(int(n), len(seq)-1)])}, nil
+}
+
+// serveOn starts an HTTP server on ip (127.0.0.x works on Linux).
+func serveOn(tb testing.TB, ip string, h http.Handler) string {
+	tb.Helper()
+	ln, err := net.Listen("tcp", ip+":0")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	srv := &httptest.Server{Listener: ln, Config: &http.Server{Handler: h}}
+	srv.Start()
+	tb.Cleanup(srv.Close)
+	return srv.URL
+}
+
+func isBlocked(err error) bool {
+	var be *BlockedError
+	return errors.As(err, &be)
+}
+
+func TestRefusesInternalTargets(t *testing.T) {
+	c := New(Options{Resolver: &fakeDNS{answers: map[string][]string{
+		"internal.example":  {"10.1.2.3"},
+		"metadata.example":  {"169.254.169.254"},
+		"v6local.example":   {"::1"},
+		"mapped.example":    {"::ffff:127.0.0.1"},
+		"cgnat.example":     {"100.64.1.1"},
+		"public.example":    {"93.184.216.34"},
+		"nat64.example":     {"64:ff9b::a00:1"},
+		"ula.example":       {"fd00:ec2::254"},
+		"multicast.example": {"224.0.0.1"},
+	}}})
+	ctx := context.Background()
+	for _, target := range []string{
+		"http://127.0.0.1/", "http://127.1.2.3:8080/x", "http://[::1]/", "http://[::ffff:127.0.0.1]/",
+		"http://10.0.0.1/", "http://172.16.5.4/", "http://192.168.1.1/", "http://169.254.169.254/latest/meta-data/",
+		"http://[fe80::1]/", "http://100.64.0.1/", "http://0.0.0.0/", "http://224.0.0.1/", "http://255.255.255.255/",
+		"http://[fd00:ec2::254]/", "http://internal.example/", "http://metadata.example/", "http://v6local.example/",
+		"http://mapped.example/", "http://cgnat.example/", "http://nat64.example/", "http://ula.example/",
+		"http://multicast.example/",
+		// Numbers that resolvers may read as 127.0.0.1.
+		"http://2130706433/", "http://0177.0.0.1/", "http://0x7f.0.0.1/", "http://0x7f000001/", "http://127.1/", "http://017700000001/",
+		// Not http(s), or not a URL.
+		"file:///etc/passwd", "gopher://public.example/", "ftp://public.example/", "//public.example/", "public.example",
+		"http://user:pw@public.example/",
+	} {
+		if _, err := c.Check(ctx, target); !isBlocked(err) {
+			t.Errorf("Check(%s) = %v, want refused", target, err)
+		}
+	}
+	if _, err := c.Check(ctx, "https://public.example/path?q=1"); err != nil {
+		t.Errorf("a public URL was refused: %v", err)
+	}
+	if _, err := c.Check(ctx, "http://93.184.216.34:8443/"); err != nil {
+		t.Errorf("a public IP on any port was refused: %v", err)
+	}
+}
+
+func TestFetchesAllowedNetworksAndRefusesTheRest(t *testing.T) {
+	hits := atomic.Int64{}
+	ok := serveOn(t, "127.0.0.1", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hits.Add(1)
+		fmt.Fprint(w, "hello")
+	}))
+	guarded := New(Options{})
+	if _, _, _, err := guarded.Get(context.Background(), ok); !isBlocked(err) {
+		t.Fatalf("loopback test server fetched without an allowance: %v", err)
+	}
+	allowed := New(Options{Allow: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}})
+	res, body, _, err := allowed.Get(context.Background(), ok)
+	if err != nil || res.StatusCode != 200 || string(body) != "hello" {
+		t.Fatalf("allowed fetch = %v %q %v", res, body, err)
+	}
+	if hits.Load() != 1 {
+		t.Errorf("server hit %d times, want once (the refused fetch must not connect)", hits.Load())
+	}
+}
+
+func TestRedirectToARefusedAddressIsRefused(t *testing.T) {
+	private := serveOn(t, "127.0.0.2", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		t.Error("the private server was reached")
+	}))
+	hop := serveOn(t, "127.0.0.1", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/to-private":
+			http.Redirect(w, r, private+"/secret", http.StatusFound)
+		case "/to-file":
+			http.Redirect(w, r, "file:///etc/passwd", http.StatusFound)
+		default: // an endless chain
+			http.Redirect(w, r, "/loop"+r.URL.Path, http.StatusFound)
+		}
+	}))
+	c := New(Options{Allow: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}})
+	for _, path := range []string{"/to-private", "/to-file", "/loop"} {
+		if _, _, _, err := c.Get(context.Background(), hop+path); !isBlocked(err) {
+			t.Errorf("%s = %v, want refused", path, err)
+		}
+	}
+}
+
+// A name that resolves to a public address when checked and to a private
+// one when dialled (DNS rebinding) is refused at the connection.
+func TestDNSRebindingIsRefusedAtDialTime(t *testing.T) {
+	dns := &fakeDNS{answers: map[string][]string{"rebind.example": {"93.184.216.34", "127.0.0.1"}}}
+	c := New(Options{Resolver: dns})
+	_, _, _, err := c.Get(context.Background(), "http://rebind.example/")
+	if !isBlocked(err) || !strings.Contains(err.Error(), "loopback") {
+		t.Errorf("rebinding fetch = %v, want refused as loopback", err)
+	}
+	if dns.calls.Load() < 2 {
+		t.Errorf("the name was resolved %d times; the test needs the dial to resolve again", dns.calls.Load())
+	}
+}
+
+func TestBodyIsCapped(t *testing.T) {
+	big := serveOn(t, "127.0.0.1", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprint(w, strings.Repeat("x", 10_000))
+	}))
+	c := New(Options{Allow: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}, MaxBody: 1000})
+	_, body, truncated, err := c.Get(context.Background(), big)
+	if err != nil || len(body) != 1000 || !truncated {
+		t.Errorf("capped fetch = %d bytes, truncated %v, %v; want 1000, true", len(body), truncated, err)
+	}
+}
