@@ -281,7 +281,7 @@ func (s *Server) token(c *gin.Context) {
 // revoke answers POST /api/oauth/revoke (RFC 7009): 200 whether or not the
 // token was known.
 func (s *Server) revoke(c *gin.Context) {
-	if err := s.oauth.Revoke(c.Request.Context(), c.PostForm("token")); err != nil {
+	if err := s.oauth.Revoke(c.Request.Context(), c.PostForm("token"), c.PostForm("client_id")); err != nil {
 		s.writeOAuthError(c, err)
 		return
 	}

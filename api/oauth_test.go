@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -460,5 +461,45 @@ func TestOAuthRevocation(t *testing.T) {
 	env.now = env.now.Add(31 * time.Minute)
 	if res, _ := bearerGet(b, "/api", tok.AccessToken); res.StatusCode != 401 {
 		t.Errorf("access token after 31 minutes = %d, want 401 (it lives 30)", res.StatusCode)
+	}
+}
+
+// Exchanges of one code racing each other: one wins, the others are
+// reuses, and the winner's tokens are revoked as for any reuse.
+func TestOAuthConcurrentExchangesOfOneCode(t *testing.T) {
+	env := newTestEnv(t)
+	b := signedInBrowser(t, env, "user@example.com")
+	c := registerClient(t, b, "https://app.example/cb")
+	verifier := oauth2.GenerateVerifier()
+	code := authorize(t, b, c, "s", verifier)
+	const racers = 6
+	toks := make([]*oauth2.Token, racers)
+	errs := make([]error, racers)
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	for i := range racers {
+		wg.Go(func() {
+			<-start
+			toks[i], errs[i] = c.conf.Exchange(context.Background(), code, oauth2.VerifierOption(verifier))
+		})
+	}
+	close(start)
+	wg.Wait()
+	var winner *oauth2.Token
+	for i, err := range errs {
+		switch {
+		case err == nil && winner == nil:
+			winner = toks[i]
+		case err == nil:
+			t.Errorf("two exchanges of one code succeeded")
+		case !isOAuthError(err, "invalid_grant"):
+			t.Errorf("exchange %d = %v, want invalid_grant", i, err)
+		}
+	}
+	if winner == nil {
+		t.Fatal("no exchange succeeded")
+	}
+	if res, _ := bearerGet(b, "/api", winner.AccessToken); res.StatusCode != 401 {
+		t.Errorf("the winner's token after the reuses = %d, want 401", res.StatusCode)
 	}
 }

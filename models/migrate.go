@@ -71,6 +71,9 @@ var migrations = []migration{
 		}
 		return nil
 	}},
+	{10, "OAuth family revocation", func(tx *gorm.DB) error {
+		return tx.AutoMigrate(&OAuthCode{})
+	}},
 }
 
 // SchemaMigration records an applied migration.

@@ -12,7 +12,9 @@ type OAuthClient struct {
 }
 
 // OAuthCode is an authorization code (RFC 6749 §4.1), stored as the SHA-256
-// of the code. It is single use (UsedAt) and short-lived.
+// of the code. It is single use (UsedAt) and short-lived. It is also the
+// root of the token family issued from it: RevokedAt set revokes every
+// token of the family, those a concurrent refresh is issuing included.
 type OAuthCode struct {
 	Hash          string `gorm:"primaryKey;size:64"`
 	ClientID      string `gorm:"size:40;not null"`
@@ -22,6 +24,7 @@ type OAuthCode struct {
 	Scope         string `gorm:"size:200;not null"`
 	ExpiresAt     time.Time
 	UsedAt        *time.Time
+	RevokedAt     *time.Time
 	CreatedAt     time.Time
 }
 
@@ -47,3 +50,12 @@ type OAuthToken struct {
 	RevokedAt *time.Time
 	CreatedAt time.Time
 }
+
+// TableName keeps the table name readable (gorm would say o_auth_clients).
+func (OAuthClient) TableName() string { return "oauth_clients" }
+
+// TableName keeps the table name readable.
+func (OAuthCode) TableName() string { return "oauth_codes" }
+
+// TableName keeps the table name readable.
+func (OAuthToken) TableName() string { return "oauth_tokens" }

@@ -41,7 +41,9 @@ type BlockedError struct {
 	Reason string
 }
 
-func (e *BlockedError) Error() string { return fmt.Sprintf("refused to fetch %s: %s", e.Target, e.Reason) }
+func (e *BlockedError) Error() string {
+	return fmt.Sprintf("refused to fetch %s: %s", e.Target, e.Reason)
+}
 
 // Resolver looks host names up; net.DefaultResolver is one.
 type Resolver interface {

@@ -120,17 +120,20 @@ func isLoopback(host string) bool {
 	return ip != nil && ip.IsLoopback()
 }
 
-// Client returns a registered client, or nil when client_id is unknown.
-func (s *Server) Client(ctx context.Context, id string) (*models.OAuthClient, error) {
+// client returns a registered client, or the invalid_client error.
+func (s *Server) client(ctx context.Context, id string) (models.OAuthClient, error) {
+	if id == "" {
+		return models.OAuthClient{}, oauthError("invalid_request", "client_id is required")
+	}
 	var c models.OAuthClient
 	err := s.db.WithContext(ctx).Where("id = ?", id).Take(&c).Error
 	if errors.Is(err, gorm.ErrRecordNotFound) {
-		return nil, nil
+		return models.OAuthClient{}, oauthError("invalid_client", "client_id %q is not registered", id)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("find client: %w", err)
+		return models.OAuthClient{}, fmt.Errorf("find client: %w", err)
 	}
-	return &c, nil
+	return c, nil
 }
 
 // AuthorizeRequest is the part of an authorization request (RFC 6749
@@ -150,19 +153,13 @@ var challengePattern = regexp.MustCompile(`^[A-Za-z0-9_-]{43}$`)
 // CheckClient checks the parts of r that decide whether errors may be sent
 // to the redirect URI: a known client and one of its exact redirect URIs.
 // An error here must be shown to the person, never redirected.
-func (s *Server) CheckClient(ctx context.Context, r AuthorizeRequest) (*models.OAuthClient, error) {
-	if r.ClientID == "" {
-		return nil, oauthError("invalid_request", "client_id is missing")
-	}
-	c, err := s.Client(ctx, r.ClientID)
+func (s *Server) CheckClient(ctx context.Context, r AuthorizeRequest) (models.OAuthClient, error) {
+	c, err := s.client(ctx, r.ClientID)
 	if err != nil {
-		return nil, err
-	}
-	if c == nil {
-		return nil, oauthError("invalid_client", "client_id %q is not registered", r.ClientID)
+		return models.OAuthClient{}, err
 	}
 	if !slices.Contains(c.RedirectURIs, r.RedirectURI) {
-		return nil, oauthError("invalid_request", "redirect_uri is not one this client registered (it must match exactly)")
+		return models.OAuthClient{}, oauthError("invalid_request", "redirect_uri is not one this client registered (it must match exactly)")
 	}
 	return c, nil
 }
@@ -260,13 +257,14 @@ func (s *Server) ExchangeCode(ctx context.Context, clientID, code, redirectURI, 
 		if !verifierMatches(verifier, c.CodeChallenge) {
 			return oauthError("invalid_grant", "code_verifier does not match the code_challenge")
 		}
-		// Spend the code; a concurrent exchange of the same code finds it spent.
+		// Spend the code; a concurrent exchange of the same code finds it
+		// spent, and that is a reuse like any other.
 		res := tx.Model(&models.OAuthCode{}).Where("hash = ? AND used_at IS NULL", c.Hash).Update("used_at", now)
 		if res.Error != nil {
 			return res.Error
 		}
 		if res.RowsAffected == 0 {
-			return errBadGrant
+			return &errReuse{family: c.Hash}
 		}
 		out, err = s.issue(tx, c.Hash, c.ClientID, c.UserID, c.Scope, now)
 		return err
@@ -291,11 +289,24 @@ func (s *Server) settleReuse(ctx context.Context, err error) error {
 	if !errors.As(err, &reuse) {
 		return err
 	}
-	if rerr := s.db.WithContext(ctx).Model(&models.OAuthToken{}).
-		Where("family = ? AND revoked_at IS NULL", reuse.family).Update("revoked_at", s.now().UTC()).Error; rerr != nil {
+	if rerr := s.revokeFamily(ctx, reuse.family); rerr != nil {
 		return fmt.Errorf("revoke reused grant: %w", rerr)
 	}
 	return oauthError("invalid_grant", "this grant was already used; every token issued from it is revoked")
+}
+
+// revokeFamily revokes every token descending from the code whose hash is
+// family: the family's root is marked, which Authenticate and Refresh
+// check, so tokens a concurrent refresh commits afterwards are dead too;
+// the tokens are marked as well, for the record.
+func (s *Server) revokeFamily(ctx context.Context, family string) error {
+	now := s.now().UTC()
+	return s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		if err := tx.Model(&models.OAuthCode{}).Where("hash = ? AND revoked_at IS NULL", family).Update("revoked_at", now).Error; err != nil {
+			return err
+		}
+		return tx.Model(&models.OAuthToken{}).Where("family = ? AND revoked_at IS NULL", family).Update("revoked_at", now).Error
+	})
 }
 
 // Refresh rotates a refresh token (grant_type refresh_token): the old one
@@ -319,12 +330,16 @@ func (s *Server) Refresh(ctx context.Context, clientID, refreshToken, scope stri
 			return err
 		}
 		now := s.now().UTC()
+		var root models.OAuthCode
+		if err := tx.Where("hash = ?", t.Family).Take(&root).Error; err != nil {
+			return err
+		}
 		switch {
 		case t.ClientID != clientID:
 			return errBadRefresh
 		case t.UsedAt != nil:
 			return &errReuse{family: t.Family}
-		case t.RevokedAt != nil || !now.Before(t.ExpiresAt):
+		case t.RevokedAt != nil || root.RevokedAt != nil || !now.Before(t.ExpiresAt):
 			return errBadRefresh
 		}
 		granted, err := checkScope(scope, strings.Fields(t.Scope))
@@ -348,17 +363,8 @@ func (s *Server) Refresh(ctx context.Context, clientID, refreshToken, scope stri
 }
 
 func (s *Server) checkClientID(ctx context.Context, id string) error {
-	if id == "" {
-		return oauthError("invalid_request", "client_id is required")
-	}
-	c, err := s.Client(ctx, id)
-	if err != nil {
-		return err
-	}
-	if c == nil {
-		return oauthError("invalid_client", "client_id %q is not registered", id)
-	}
-	return nil
+	_, err := s.client(ctx, id)
+	return err
 }
 
 // issue makes an access and a refresh token in family.
@@ -377,10 +383,11 @@ func (s *Server) issue(tx *gorm.DB, family, clientID, userID, scope string, now 
 		RefreshToken: refresh, Scope: scope}, nil
 }
 
-// Revoke revokes a token (RFC 7009). Revoking a refresh token revokes its
-// whole family (the access tokens issued with it too). An unknown token is
-// no error: the answer must not tell which tokens exist.
-func (s *Server) Revoke(ctx context.Context, token string) error {
+// Revoke revokes a token (RFC 7009) of clientID (any client when empty).
+// Revoking a refresh token revokes its whole family (the access tokens
+// issued with it too). An unknown token, or another client's, is no error:
+// the answer must not tell which tokens exist.
+func (s *Server) Revoke(ctx context.Context, token, clientID string) error {
 	if token == "" {
 		return oauthError("invalid_request", "token is required")
 	}
@@ -393,11 +400,13 @@ func (s *Server) Revoke(ctx context.Context, token string) error {
 	if err != nil {
 		return fmt.Errorf("find token: %w", err)
 	}
-	q := db.Model(&models.OAuthToken{}).Where("hash = ?", t.Hash)
-	if t.Kind == models.TokenRefresh {
-		q = db.Model(&models.OAuthToken{}).Where("family = ?", t.Family)
+	if clientID != "" && clientID != t.ClientID {
+		return nil // not this client's token (RFC 7009 §2.1): nothing to say
 	}
-	if err := q.Where("revoked_at IS NULL").Update("revoked_at", s.now().UTC()).Error; err != nil {
+	if t.Kind == models.TokenRefresh {
+		return s.revokeFamily(ctx, t.Family)
+	}
+	if err := db.Model(&models.OAuthToken{}).Where("hash = ? AND revoked_at IS NULL", t.Hash).Update("revoked_at", s.now().UTC()).Error; err != nil {
 		return fmt.Errorf("revoke token: %w", err)
 	}
 	return nil
@@ -411,7 +420,9 @@ func (s *Server) Authenticate(ctx context.Context, accessToken string) (models.O
 	}
 	var t models.OAuthToken
 	err := s.db.WithContext(ctx).
-		Where("hash = ? AND kind = ? AND revoked_at IS NULL AND expires_at > ?", secret.Hash(accessToken), models.TokenAccess, s.now().UTC()).
+		Joins("JOIN oauth_codes ON oauth_codes.hash = oauth_tokens.family AND oauth_codes.revoked_at IS NULL").
+		Where("oauth_tokens.hash = ? AND oauth_tokens.kind = ? AND oauth_tokens.revoked_at IS NULL AND oauth_tokens.expires_at > ?",
+			secret.Hash(accessToken), models.TokenAccess, s.now().UTC()).
 		Take(&t).Error
 	if errors.Is(err, gorm.ErrRecordNotFound) {
 		return models.OAuthToken{}, ErrInvalidToken

@@ -1,17 +1,21 @@
 // Package pagecursor makes the opaque, tamper-proof cursors of keyset
-// pagination. A cursor carries the sort keys of the last item of a page and
-// a fingerprint of the query (filters and sort) it was issued for, signed
-// with HMAC-SHA256 under the service's secret key, so that a client can
-// neither forge a position nor reuse a cursor with other filters.
+// pagination. A cursor carries the sort key of the last item of a page and a
+// fingerprint of the query (filters and sort) it was issued for, sealed
+// with AES-256-GCM under a key derived from the service's secret key: a
+// client can neither read it (a price sort's key is a price the caller may
+// not be allowed to see), nor forge a position, nor reuse it with other
+// filters.
 package pagecursor
 
 import (
+	"crypto/aes"
+	"crypto/cipher"
 	"crypto/hmac"
+	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
-	"strings"
 )
 
 // maxLen bounds a cursor a client sends back.
@@ -32,24 +36,37 @@ var ErrInvalid = errors.New("pagecursor: invalid cursor")
 
 var b64 = base64.RawURLEncoding
 
-// Encode signs c with key.
-func Encode(key []byte, c Cursor) string {
-	payload, _ := json.Marshal(c) // a struct of strings and an int never fails
-	return b64.EncodeToString(payload) + "." + b64.EncodeToString(sign(key, payload))
+// aead derives the cursor cipher from the service's secret key, so that
+// cursors share nothing with other uses of the key.
+func aead(secret []byte) cipher.AEAD {
+	m := hmac.New(sha256.New, secret)
+	m.Write([]byte("pagecursor encryption key"))
+	block, _ := aes.NewCipher(m.Sum(nil)) // a 32-byte key never fails
+	gcm, _ := cipher.NewGCM(block)        // nor does the standard GCM
+	return gcm
 }
 
-// Decode verifies s with key and returns its cursor if it belongs to query.
-func Decode(key []byte, s, query string) (Cursor, error) {
+// Encode seals c with secret.
+func Encode(secret []byte, c Cursor) string {
+	payload, _ := json.Marshal(c) // a struct of strings and an int never fails
+	gcm := aead(secret)
+	nonce := make([]byte, gcm.NonceSize())
+	rand.Read(nonce) // never fails
+	return b64.EncodeToString(gcm.Seal(nonce, nonce, payload, nil))
+}
+
+// Decode opens s with secret and returns its cursor if it belongs to query.
+func Decode(secret []byte, s, query string) (Cursor, error) {
 	if len(s) > maxLen {
 		return Cursor{}, ErrInvalid
 	}
-	p, sig, ok := strings.Cut(s, ".")
-	if !ok {
+	sealed, err := b64.DecodeString(s)
+	gcm := aead(secret)
+	if err != nil || len(sealed) < gcm.NonceSize()+gcm.Overhead() {
 		return Cursor{}, ErrInvalid
 	}
-	payload, err1 := b64.DecodeString(p)
-	mac, err2 := b64.DecodeString(sig)
-	if err1 != nil || err2 != nil || !hmac.Equal(mac, sign(key, payload)) {
+	payload, err := gcm.Open(nil, sealed[:gcm.NonceSize()], sealed[gcm.NonceSize():], nil)
+	if err != nil {
 		return Cursor{}, ErrInvalid
 	}
 	var c Cursor
@@ -57,11 +74,4 @@ func Decode(key []byte, s, query string) (Cursor, error) {
 		return Cursor{}, ErrInvalid
 	}
 	return c, nil
-}
-
-func sign(key, payload []byte) []byte {
-	m := hmac.New(sha256.New, key)
-	m.Write([]byte("pagecursor\x00"))
-	m.Write(payload)
-	return m.Sum(nil)
 }
