@@ -1,6 +1,8 @@
 package api
 
 import (
+	"context"
+	"errors"
 	"net/http"
 	"time"
 
@@ -11,12 +13,12 @@ import (
 	"github.com/domaind/domaind/models"
 )
 
-// Sign-in and sign-up limits: attempts per client address, and sign-in
-// attempts per account (so that guessing one account's password from many
-// addresses is slow too).
+// Sign-in and sign-up limits: attempts per client address, and failed
+// sign-ins per account (so that guessing one account's password from many
+// addresses is slow too, while its owner's successful sign-ins cost nothing).
 var (
 	signInLimit        = ratelimit.PerMinute("signin", 20)
-	signInAccountLimit = ratelimit.Policy{Name: "signin-account", Kind: ratelimit.Rate, Limit: 10, Window: 15 * time.Minute}
+	signInFailureLimit = ratelimit.Policy{Name: "signin-failures", Kind: ratelimit.Rate, Limit: 10, Window: 15 * time.Minute}
 	signUpLimit        = ratelimit.PerMinute("signup", 10)
 )
 
@@ -45,10 +47,22 @@ func (s *Server) me(c *gin.Context, status int) {
 	c.JSON(status, meResponse{User: userView{ID: u.ID, Email: u.Email, CreatedAt: u.CreatedAt.UTC()}, CSRFToken: s.csrfToken(c)})
 }
 
+// decodeCredentials reads the body of sign-up and sign-in, which must say
+// it is JSON: a cross-site page can post a form or a typeless body without
+// asking the browser, but not application/json, so a site cannot sign a
+// visitor into an account of its choosing (login CSRF).
+func decodeCredentials(c *gin.Context) (credentials, error) {
+	var req credentials
+	if c.ContentType() != "application/json" {
+		return req, Errorf(http.StatusBadRequest, "bad_request", "send the credentials as application/json")
+	}
+	return req, decodeJSON(c, &req, false)
+}
+
 // signUp answers POST /api/auth/signup: creates the account and signs it in.
 func (s *Server) signUp(c *gin.Context) error {
-	var req credentials
-	if err := decodeJSON(c, &req, false); err != nil {
+	req, err := decodeCredentials(c)
+	if err != nil {
 		return err
 	}
 	u, err := s.accounts.SignUp(c.Request.Context(), req.Email, req.Password)
@@ -64,8 +78,8 @@ func (s *Server) signUp(c *gin.Context) error {
 
 // signIn answers POST /api/auth/login.
 func (s *Server) signIn(c *gin.Context) error {
-	var req credentials
-	if err := decodeJSON(c, &req, false); err != nil {
+	req, err := decodeCredentials(c)
+	if err != nil {
 		return err
 	}
 	u, err := s.authenticate(c, req)
@@ -79,15 +93,29 @@ func (s *Server) signIn(c *gin.Context) error {
 	return nil
 }
 
-// authenticate checks credentials under the per-account limit. Unknown
-// emails are limited like known ones, so the limit tells nothing either.
+// authenticate checks credentials under the per-account limit of failures:
+// an account past it is refused before its password is tried, and each
+// wrong password spends a unit. Unknown emails are limited like known
+// ones, so the limit tells nothing either.
 func (s *Server) authenticate(c *gin.Context, req credentials) (models.User, error) {
-	if email, err := account.NormaliseEmail(req.Email); err == nil {
-		if _, err := s.spend(c, signInAccountLimit, email); err != nil {
+	ctx := c.Request.Context()
+	email, err := account.NormaliseEmail(req.Email)
+	if err == nil {
+		r, err := s.limiter.Peek(ctx, signInFailureLimit, email)
+		if err != nil {
+			return models.User{}, err
+		}
+		if err := rateHeaders(c, signInFailureLimit, r); err != nil {
 			return models.User{}, err
 		}
 	}
-	return s.accounts.Authenticate(c.Request.Context(), req.Email, req.Password)
+	u, err := s.accounts.Authenticate(ctx, req.Email, req.Password)
+	if errors.Is(err, account.ErrInvalidCredentials) && email != "" {
+		if _, lerr := s.limiter.Allow(context.WithoutCancel(ctx), signInFailureLimit, email); lerr != nil {
+			s.log.WarnContext(ctx, "sign-in failure not counted", "err", lerr)
+		}
+	}
+	return u, err
 }
 
 // signOut answers POST /api/auth/logout: ends the session and clears its cookie.

@@ -122,7 +122,8 @@ func TestSignUpMeAndSignOut(t *testing.T) {
 		t.Fatalf("me = %d %s", res.StatusCode, body)
 	}
 
-	for _, bad := range []string{"", "wrong", me.CSRFToken + "x"} {
+	otherSessionsToken := newBrowser(t, env).signUp("other@example.com", "other-password")
+	for _, bad := range []string{"", "wrong", me.CSRFToken + "x", otherSessionsToken} {
 		res, body = b.json("POST", "/api/auth/logout", "", HeaderCSRFToken, bad)
 		if res.StatusCode != 403 || !strings.Contains(body, "csrf_failed") {
 			t.Errorf("logout with CSRF %q = %d %s, want 403 csrf_failed", bad, res.StatusCode, body)
@@ -135,8 +136,8 @@ func TestSignUpMeAndSignOut(t *testing.T) {
 	if ck := cookieNamed(res, sessionCookie); ck == nil || ck.MaxAge >= 0 {
 		t.Errorf("logout did not delete the cookie: %+v", ck)
 	}
-	if n := env.db.Find(&sessions).RowsAffected; n != 0 {
-		t.Errorf("%d sessions left after logout", n)
+	if n := env.db.Where("user_id = ?", u.ID).Find(&sessions).RowsAffected; n != 0 {
+		t.Errorf("%d sessions of the user left after logout", n)
 	}
 	if res, body := b.json("GET", "/api/auth/me", ""); res.StatusCode != 401 || !strings.Contains(body, `"unauthorized"`) {
 		t.Errorf("me after logout = %d %s, want 401", res.StatusCode, body)
@@ -217,10 +218,22 @@ func TestSignInAnswersAlikeForUnknownEmailAndWrongPassword(t *testing.T) {
 	if code, body := login(`{"email":"KNOWN@example.com","password":"right-password"}`); code != 200 {
 		t.Errorf("right password = %d %s", code, body)
 	}
+	// A body that does not say it is JSON (what a cross-site page can send
+	// unasked) signs nobody in.
+	for _, ct := range []string{"", "text/plain", "application/x-www-form-urlencoded"} {
+		r := httptest.NewRequest("POST", "/api/auth/login", strings.NewReader(`{"email":"known@example.com","password":"right-password"}`))
+		if ct != "" {
+			r.Header.Set("Content-Type", ct)
+		}
+		if w := env.do(r); w.Code != 400 || w.Header().Get("Set-Cookie") != "" {
+			t.Errorf("sign-in with Content-Type %q = %d (cookie %q), want 400 and no session", ct, w.Code, w.Header().Get("Set-Cookie"))
+		}
+	}
 }
 
-// Guessing one account's password is slowed per account, from any address.
-func TestSignInIsLimitedPerAccount(t *testing.T) {
+// Guessing one account's password is slowed per account, from any address;
+// the owner's successful sign-ins do not count.
+func TestSignInFailuresAreLimitedPerAccount(t *testing.T) {
 	env := newTestEnv(t)
 	newBrowser(t, env).signUp("target@example.com", "right-password")
 	attempt := func(i int, pw string) int {
@@ -229,13 +242,18 @@ func TestSignInIsLimitedPerAccount(t *testing.T) {
 		r.RemoteAddr = fmt.Sprintf("198.51.100.%d:1234", i+1) // a new address each time
 		return env.do(r).Code
 	}
-	for i := range signInAccountLimit.Limit {
+	for i := range 2 * signInFailureLimit.Limit {
+		if code := attempt(100+i, "right-password"); code != 200 {
+			t.Fatalf("successful sign-in %d = %d, want 200 (successes are not limited per account)", i+1, code)
+		}
+	}
+	for i := range signInFailureLimit.Limit {
 		if code := attempt(i, "guess"); code != 401 {
 			t.Fatalf("guess %d = %d, want 401", i+1, code)
 		}
 	}
 	if code := attempt(50, "right-password"); code != 429 {
-		t.Errorf("attempt past the account's limit = %d, want 429 even with the right password", code)
+		t.Errorf("attempt past the account's failures = %d, want 429 even with the right password", code)
 	}
 	if w := env.request("POST", "/api/auth/login", `{"email":"other@example.com","password":"whatever-pw"}`); w.Code != 401 {
 		t.Errorf("another account = %d, want 401 (its own limit)", w.Code)

@@ -9,6 +9,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/domaind/domaind/internal/idempotency"
+	"github.com/domaind/domaind/internal/secret"
 )
 
 // HeaderIdempotencyKey and HeaderIdempotentReplayed are the request and
@@ -40,7 +41,13 @@ func (s *Server) idempotent(c *gin.Context) {
 	}
 	c.Request.Body = io.NopCloser(bytes.NewReader(body))
 	ctx := c.Request.Context()
+	// Keys are the client's own: its address, and the credential it shows
+	// (an answer made for a token that unmasks prices is not replayed to
+	// a request without it).
 	scope := clientKey(c)
+	if auth := c.GetHeader("Authorization"); auth != "" {
+		scope += "|" + secret.Hash(auth)[:16]
+	}
 	fp := idempotency.Fingerprint(c.Request.Method, c.Request.URL.Path, body)
 	prior, claimed, err := s.idem.Begin(ctx, scope, key, fp)
 	switch {

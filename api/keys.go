@@ -48,6 +48,7 @@ func (s *Server) createKey(c *gin.Context) error {
 	if err != nil {
 		return err
 	}
+	c.Header("Cache-Control", "no-store") // the secret is in this body
 	c.JSON(http.StatusCreated, newKeyResponse{keyView: newKeyView(k.APIKey), Secret: k.Secret,
 		Note: "store the secret now: it is not shown again; send it as x-api-secret with x-api-key"})
 	return nil

@@ -37,6 +37,9 @@ func TestDeveloperKeysThroughTheAPI(t *testing.T) {
 		t.Errorf("availability with the key = %d %s", code, body)
 	}
 
+	if res, _ := b.json("DELETE", "/api/v1/keys/"+created.Key, ""); res.StatusCode != 403 {
+		t.Errorf("revoke without CSRF token = %d, want 403", res.StatusCode)
+	}
 	if res, _ := b.json("DELETE", "/api/v1/keys/"+created.Key, "", HeaderCSRFToken, csrf); res.StatusCode != 204 {
 		t.Errorf("revoke = %d, want 204", res.StatusCode)
 	}

@@ -55,6 +55,12 @@ func (s *Server) spend(c *gin.Context, p ratelimit.Policy, key string) (ratelimi
 	if err != nil {
 		return r, err
 	}
+	return r, rateHeaders(c, p, r)
+}
+
+// rateHeaders sets the RateLimit headers of r and returns the 429 *Error
+// (with Retry-After set) when r is a refusal.
+func rateHeaders(c *gin.Context, p ratelimit.Policy, r ratelimit.Result) error {
 	// Set by key rather than Header.Set, to keep the spec's spelling
 	// (Header.Set would send "Ratelimit-Limit"; clients compare
 	// without case either way).
@@ -64,14 +70,14 @@ func (s *Server) spend(c *gin.Context, p ratelimit.Policy, key string) (ratelimi
 	h["RateLimit-Reset"] = []string{strconv.Itoa(ceilSeconds(r.Reset))}
 	h["RateLimit-Policy"] = []string{p.Header()}
 	if r.Allowed {
-		return r, nil
+		return nil
 	}
 	h.Set("Retry-After", strconv.Itoa(max(ceilSeconds(r.RetryAfter), 1)))
 	if p.Kind == ratelimit.DayQuota {
-		return r, Errorf(http.StatusTooManyRequests, "quota_exceeded",
+		return Errorf(http.StatusTooManyRequests, "quota_exceeded",
 			"daily quota of %d exhausted; it resets at 00:00 UTC", p.Limit)
 	}
-	return r, Errorf(http.StatusTooManyRequests, "rate_limited",
+	return Errorf(http.StatusTooManyRequests, "rate_limited",
 		"rate limit of %d requests per %s exceeded; retry after the Retry-After seconds", p.Limit, p.Window)
 }
 

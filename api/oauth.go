@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
+	"time"
 
 	"github.com/gin-gonic/gin"
 
@@ -13,8 +15,12 @@ import (
 	"github.com/domaind/domaind/internal/ratelimit"
 )
 
-// oauthLimit bounds registrations and token requests per client address.
-var oauthLimit = ratelimit.PerMinute("oauth", 60)
+// oauthLimit bounds token requests per client address, and
+// oauthRegisterLimit registrations (anonymous, and rows that stay a day).
+var (
+	oauthLimit         = ratelimit.PerMinute("oauth", 60)
+	oauthRegisterLimit = ratelimit.Policy{Name: "oauth-register", Kind: ratelimit.Rate, Limit: 10, Window: time.Hour}
+)
 
 // scopeDescriptions say on the consent page what a scope lets a client do.
 var scopeDescriptions = map[string]string{
@@ -137,6 +143,24 @@ func (s *Server) registerClient(c *gin.Context) {
 	if m := req.TokenEndpointAuthMethod; m != "" && m != "none" {
 		s.writeOAuthError(c, &oauth.Error{Code: "invalid_client_metadata", Description: "only public clients: token_endpoint_auth_method must be none"})
 		return
+	}
+	for _, g := range req.GrantTypes {
+		if g != "authorization_code" && g != "refresh_token" {
+			s.writeOAuthError(c, &oauth.Error{Code: "invalid_client_metadata", Description: fmt.Sprintf("grant type %q is not supported", g)})
+			return
+		}
+	}
+	for _, r := range req.ResponseTypes {
+		if r != "code" {
+			s.writeOAuthError(c, &oauth.Error{Code: "invalid_client_metadata", Description: fmt.Sprintf("response type %q is not supported", r)})
+			return
+		}
+	}
+	for _, sc := range strings.Fields(req.Scope) {
+		if !slices.Contains(oauth.Scopes, sc) {
+			s.writeOAuthError(c, &oauth.Error{Code: "invalid_client_metadata", Description: fmt.Sprintf("scope %q is not available", sc)})
+			return
+		}
 	}
 	cl, err := s.oauth.Register(c.Request.Context(), req.ClientName, req.RedirectURIs)
 	if err != nil {

@@ -54,6 +54,9 @@ func consent(t *testing.T, b *browser, authURL, decision string) *url.URL {
 	if res.StatusCode != 200 || !strings.Contains(body, "Price Watcher") || !strings.Contains(body, "marketplace buy-now and floor prices") {
 		t.Fatalf("consent page = %d %s", res.StatusCode, body)
 	}
+	if res.Header.Get("X-Frame-Options") != "DENY" {
+		t.Errorf("consent page X-Frame-Options = %q, want DENY (no clickjacking)", res.Header.Get("X-Frame-Options"))
+	}
 	form := url.Values{"decision": {decision}}
 	for _, m := range hiddenInput.FindAllStringSubmatch(body, -1) {
 		form.Set(m[1], html.UnescapeString(m[2]))

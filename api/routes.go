@@ -29,11 +29,11 @@ func (s *Server) routes(monitoring http.Handler, healthOnly bool) {
 		return
 	}
 
-	e.POST("/api/domain/search", s.withBearer, s.idempotent, s.limit(searchLimit), s.handle(s.searchDomains))
+	e.POST("/api/domain/search", s.limit(searchLimit), s.withBearer, s.idempotent, s.handle(s.searchDomains))
 	e.POST("/api/tools/whois", s.idempotent, s.limit(whoisQuota), s.handle(s.createWhoisLookup))
 	e.GET("/api/batch", s.handle(s.batchCatalog))
 	e.POST("/api/batch", s.idempotent, s.limit(batchLimit), s.handle(s.runBatch))
-	e.GET("/api/market/listings", s.withBearer, s.limit(listingsLimit), s.handle(s.listListings))
+	e.GET("/api/market/listings", s.limit(listingsLimit), s.withBearer, s.handle(s.listListings))
 	e.GET("/api/pricing/tld", s.limit(pricingLimit), legacyErrors, s.handle(s.getTLDPrice))
 	e.GET("/api/tlds/:tld/metadata", s.limit(pricingLimit), s.handle(s.getTLDMetadata))
 
@@ -52,7 +52,7 @@ func (s *Server) routes(monitoring http.Handler, healthOnly bool) {
 	e.GET("/.well-known/oauth-authorization-server", s.authServerMetadata)
 	e.GET("/.well-known/oauth-protected-resource", s.protectedResourceMetadata)
 	e.GET("/api", s.withBearer, s.apiRoot)
-	e.POST("/api/oauth/register", s.limit(oauthLimit), s.registerClient)
+	e.POST("/api/oauth/register", s.limit(oauthRegisterLimit), s.registerClient)
 	e.POST("/api/oauth/token", s.limit(oauthLimit), s.token)
 	e.POST("/api/oauth/revoke", s.limit(oauthLimit), s.revoke)
 

@@ -125,8 +125,14 @@ func validFormCSRF(c *gin.Context) bool {
 	return err == nil && cookie != "" && hmac.Equal([]byte(cookie), []byte(c.PostForm("csrf_token")))
 }
 
-// startSession signs u in: a new session and its cookie.
+// startSession signs u in: a new session and its cookie, ending the
+// browser's previous session if it had one.
 func (s *Server) startSession(c *gin.Context, u models.User) error {
+	if old, err := c.Cookie(sessionCookie); err == nil && old != "" {
+		if err := s.accounts.EndSession(c.Request.Context(), old); err != nil {
+			return err
+		}
+	}
 	tok, expires, err := s.accounts.StartSession(c.Request.Context(), u)
 	if err != nil {
 		return err

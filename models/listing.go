@@ -24,11 +24,12 @@ type Listing struct {
 	// reservation, an order being completed); it is not for sale meanwhile.
 	LockedUntil *time.Time
 
-	// The keys of the price sorts, kept by BeforeSave: the buy-now price,
-	// with listings that have none after all priced ones in both
-	// directions. Non-null keys make keyset pagination simple and indexable.
-	SortPriceAsc  int64 `gorm:"not null;default:0"`
-	SortPriceDesc int64 `gorm:"not null;default:0"`
+	// The keys of the price sorts, computed by the database from the
+	// buy-now price whatever writes it, with listings that have none after
+	// all priced ones in both directions (NoPriceAsc, NoPriceDesc).
+	// Non-null keys make keyset pagination simple and indexable.
+	SortPriceAsc  int64 `gorm:"->;type:bigint GENERATED ALWAYS AS (COALESCE(bin_cents, 9223372036854775807)) STORED"`
+	SortPriceDesc int64 `gorm:"->;type:bigint GENERATED ALWAYS AS (COALESCE(bin_cents, -1)) STORED"`
 }
 
 // NoPriceAsc and NoPriceDesc are the sort keys of a listing without a
@@ -37,15 +38,6 @@ const (
 	NoPriceAsc  = math.MaxInt64
 	NoPriceDesc = -1
 )
-
-// BeforeSave keeps the sort keys in step with the price.
-func (l *Listing) BeforeSave(*gorm.DB) error {
-	l.SortPriceAsc, l.SortPriceDesc = NoPriceAsc, NoPriceDesc
-	if l.BINCents != nil {
-		l.SortPriceAsc, l.SortPriceDesc = *l.BINCents, *l.BINCents
-	}
-	return nil
-}
 
 // Locked reports whether the listing is held by a sale in progress at now.
 func (l Listing) Locked(now time.Time) bool { return l.LockedUntil != nil && l.LockedUntil.After(now) }
@@ -61,52 +53,73 @@ var listingIndexes = []string{
 }
 
 // listingCountsDDL keeps, on Postgres, the number of public listings in
-// total (under the empty TLD) and per TLD, exact and transactional: statement-level
-// triggers fold each statement's rows into the counters, so a bulk insert
-// costs one upsert per TLD, not per row. The marketplace's totals then
-// cost a lookup instead of a count over every listing.
+// total (under the empty TLD) and per TLD, exact and transactional, as
+// signed deltas: every write appends rows (tld, ±n) and never updates one,
+// so writers do not queue on a counter row or deadlock over it; a count is
+// the sum of a TLD's rows, and CompactListingCounts folds them now and then.
+// Inserts and deletes add one delta per TLD per statement; an update adds
+// deltas only when it changes what is counted (approval, visibility, TLD).
 var listingCountsDDL = []string{
-	`CREATE TABLE IF NOT EXISTS listing_counts (tld varchar(63) PRIMARY KEY, n bigint NOT NULL)`,
-	`CREATE OR REPLACE FUNCTION listing_counts_apply() RETURNS trigger LANGUAGE plpgsql AS $$
+	`CREATE TABLE IF NOT EXISTS listing_count_deltas (id bigserial PRIMARY KEY, tld varchar(63) NOT NULL, n bigint NOT NULL)`,
+	`CREATE INDEX IF NOT EXISTS idx_listing_count_deltas_tld ON listing_count_deltas (tld)`,
+	`CREATE OR REPLACE FUNCTION listing_counts_statement() RETURNS trigger LANGUAGE plpgsql AS $$
 	BEGIN
 		IF TG_OP = 'INSERT' THEN
-			INSERT INTO listing_counts (tld, n)
+			INSERT INTO listing_count_deltas (tld, n)
 				SELECT v.t, count(*) FROM new_rows, LATERAL (VALUES (''), (new_rows.tld)) v(t)
-				WHERE approved AND marketplace_visible GROUP BY v.t ORDER BY v.t
-				ON CONFLICT (tld) DO UPDATE SET n = listing_counts.n + EXCLUDED.n;
+				WHERE approved AND marketplace_visible GROUP BY v.t;
 		ELSIF TG_OP = 'DELETE' THEN
-			INSERT INTO listing_counts (tld, n)
+			INSERT INTO listing_count_deltas (tld, n)
 				SELECT v.t, -count(*) FROM old_rows, LATERAL (VALUES (''), (old_rows.tld)) v(t)
-				WHERE approved AND marketplace_visible GROUP BY v.t ORDER BY v.t
-				ON CONFLICT (tld) DO UPDATE SET n = listing_counts.n + EXCLUDED.n;
-		ELSE
-			INSERT INTO listing_counts (tld, n)
-				SELECT t, sum(d) FROM (
-					SELECT v.t, 1 AS d FROM new_rows, LATERAL (VALUES (''), (new_rows.tld)) v(t) WHERE approved AND marketplace_visible
-					UNION ALL
-					SELECT v.t, -1 FROM old_rows, LATERAL (VALUES (''), (old_rows.tld)) v(t) WHERE approved AND marketplace_visible
-				) deltas GROUP BY t HAVING sum(d) <> 0 ORDER BY t
-				ON CONFLICT (tld) DO UPDATE SET n = listing_counts.n + EXCLUDED.n;
+				WHERE approved AND marketplace_visible GROUP BY v.t;
+		ELSE -- TRUNCATE
+			DELETE FROM listing_count_deltas;
+		END IF;
+		RETURN NULL;
+	END $$`,
+	`CREATE OR REPLACE FUNCTION listing_counts_row() RETURNS trigger LANGUAGE plpgsql AS $$
+	BEGIN
+		IF OLD.approved AND OLD.marketplace_visible THEN
+			INSERT INTO listing_count_deltas (tld, n) VALUES ('', -1), (OLD.tld, -1);
+		END IF;
+		IF NEW.approved AND NEW.marketplace_visible THEN
+			INSERT INTO listing_count_deltas (tld, n) VALUES ('', 1), (NEW.tld, 1);
 		END IF;
 		RETURN NULL;
 	END $$`,
 	`DROP TRIGGER IF EXISTS listing_counts_insert ON listings`,
 	`CREATE TRIGGER listing_counts_insert AFTER INSERT ON listings REFERENCING NEW TABLE AS new_rows
-		FOR EACH STATEMENT EXECUTE FUNCTION listing_counts_apply()`,
-	`DROP TRIGGER IF EXISTS listing_counts_update ON listings`,
-	`CREATE TRIGGER listing_counts_update AFTER UPDATE ON listings REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows
-		FOR EACH STATEMENT EXECUTE FUNCTION listing_counts_apply()`,
+		FOR EACH STATEMENT EXECUTE FUNCTION listing_counts_statement()`,
 	`DROP TRIGGER IF EXISTS listing_counts_delete ON listings`,
 	`CREATE TRIGGER listing_counts_delete AFTER DELETE ON listings REFERENCING OLD TABLE AS old_rows
-		FOR EACH STATEMENT EXECUTE FUNCTION listing_counts_apply()`,
-	`DELETE FROM listing_counts`,
-	`INSERT INTO listing_counts (tld, n)
+		FOR EACH STATEMENT EXECUTE FUNCTION listing_counts_statement()`,
+	`DROP TRIGGER IF EXISTS listing_counts_truncate ON listings`,
+	`CREATE TRIGGER listing_counts_truncate AFTER TRUNCATE ON listings
+		FOR EACH STATEMENT EXECUTE FUNCTION listing_counts_statement()`,
+	`DROP TRIGGER IF EXISTS listing_counts_update ON listings`,
+	`CREATE TRIGGER listing_counts_update AFTER UPDATE OF approved, marketplace_visible, tld ON listings FOR EACH ROW
+		WHEN (OLD.approved IS DISTINCT FROM NEW.approved OR OLD.marketplace_visible IS DISTINCT FROM NEW.marketplace_visible
+		      OR OLD.tld IS DISTINCT FROM NEW.tld)
+		EXECUTE FUNCTION listing_counts_row()`,
+	`DELETE FROM listing_count_deltas`,
+	`INSERT INTO listing_count_deltas (tld, n)
 		SELECT '', count(*) FROM listings WHERE approved AND marketplace_visible
 		UNION ALL SELECT tld, count(*) FROM listings WHERE approved AND marketplace_visible GROUP BY tld`,
 }
 
+// CompactListingCounts folds each TLD's count deltas into one row, in one
+// statement (writers that commit meanwhile keep their rows for next time).
+// A no-op off Postgres.
+func CompactListingCounts(db *gorm.DB) error {
+	if !IsPostgres(db) {
+		return nil
+	}
+	return db.Exec(`WITH gone AS (DELETE FROM listing_count_deltas RETURNING tld, n)
+		INSERT INTO listing_count_deltas (tld, n) SELECT tld, sum(n) FROM gone GROUP BY tld`).Error
+}
+
 // CountPublicListings returns how many approved, visible listings there
-// are, under tld when it is not empty: on Postgres from the counters the
+// are, under tld when it is not empty: on Postgres from the deltas the
 // triggers of listingCountsDDL keep, elsewhere (the embedded SQLite, with
 // its demo-sized marketplace) by counting.
 func CountPublicListings(db *gorm.DB, tld string) (int64, error) {
@@ -118,6 +131,6 @@ func CountPublicListings(db *gorm.DB, tld string) (int64, error) {
 		}
 		return n, q.Count(&n).Error
 	}
-	err := db.Raw(`SELECT COALESCE((SELECT n FROM listing_counts WHERE tld = ?), 0)`, tld).Scan(&n).Error
+	err := db.Raw(`SELECT COALESCE(sum(n), 0) FROM listing_count_deltas WHERE tld = ?`, tld).Scan(&n).Error
 	return n, err
 }

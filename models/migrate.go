@@ -42,11 +42,6 @@ var migrations = []migration{
 		if err := tx.AutoMigrate(&Listing{}); err != nil {
 			return err
 		}
-		err := tx.Exec(`UPDATE listings SET sort_price_asc = COALESCE(bin_cents, ?), sort_price_desc = COALESCE(bin_cents, ?)`,
-			int64(NoPriceAsc), NoPriceDesc).Error
-		if err != nil {
-			return err
-		}
 		for _, ddl := range listingIndexes {
 			if err := tx.Exec(ddl).Error; err != nil {
 				return err
@@ -71,8 +66,8 @@ var migrations = []migration{
 		}
 		return nil
 	}},
-	{10, "OAuth family revocation", func(tx *gorm.DB) error {
-		return tx.AutoMigrate(&OAuthCode{})
+	{10, "OAuth family revocation and client use", func(tx *gorm.DB) error {
+		return tx.AutoMigrate(&OAuthCode{}, &OAuthClient{})
 	}},
 }
 

@@ -9,6 +9,9 @@ type OAuthClient struct {
 	Name         string   `gorm:"size:200;not null"`
 	RedirectURIs []string `gorm:"serializer:json;not null"`
 	CreatedAt    time.Time
+	// UsedAt is when a person first authorized the client; registrations
+	// never used are pruned after a day.
+	UsedAt *time.Time
 }
 
 // OAuthCode is an authorization code (RFC 6749 §4.1), stored as the SHA-256

@@ -3,7 +3,7 @@ package models
 import "time"
 
 // User is an account that signs in with an email and a password. Email is
-// stored normalised (see api's normaliseEmail); PasswordHash is an argon2id
+// stored normalised (account.NormaliseEmail); PasswordHash is an argon2id
 // PHC string, never the password.
 type User struct {
 	ID           string `gorm:"primaryKey;size:36"`

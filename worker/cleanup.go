@@ -20,10 +20,14 @@ const (
 	// ("what did WHOIS say about x last week?"); answers are served from the
 	// one-hour cache, never from old rows.
 	lookupRetention = 30 * 24 * time.Hour
+	// expiredRetention keeps expired credentials a day, for support questions.
+	expiredRetention = 24 * time.Hour
+	// unusedClientRetention prunes OAuth registrations nobody authorized.
+	unusedClientRetention = 24 * time.Hour
 )
 
-// cleanup deletes rows past their retention. Deleting is idempotent, so a
-// re-run after a crash is harmless.
+// cleanup deletes rows past their retention and folds the marketplace's
+// count deltas. Both are idempotent, so a re-run after a crash is harmless.
 type cleanup struct {
 	db  *gorm.DB
 	log *slog.Logger
@@ -52,6 +56,16 @@ func (h *cleanup) ProcessTask(ctx context.Context, _ *asynq.Task) error {
 		{"sessions", func() *gorm.DB {
 			return db.Where("expires_at < ?", now).Delete(&models.Session{})
 		}},
+		{"OAuth tokens", func() *gorm.DB {
+			return db.Where("expires_at < ?", now.Add(-expiredRetention)).Delete(&models.OAuthToken{})
+		}},
+		{"OAuth codes", func() *gorm.DB { // a code is its family's root: kept while the family lives
+			live := db.Model(&models.OAuthToken{}).Select("1").Where("family = oauth_codes.hash")
+			return db.Where("expires_at < ? AND NOT EXISTS (?)", now.Add(-expiredRetention), live).Delete(&models.OAuthCode{})
+		}},
+		{"unused OAuth clients", func() *gorm.DB {
+			return db.Where("used_at IS NULL AND created_at < ?", now.Add(-unusedClientRetention)).Delete(&models.OAuthClient{})
+		}},
 	}
 	for _, s := range steps {
 		res := s.run()
@@ -61,6 +75,9 @@ func (h *cleanup) ProcessTask(ctx context.Context, _ *asynq.Task) error {
 		if res.RowsAffected > 0 {
 			h.log.InfoContext(ctx, "deleted expired rows", "what", s.what, "rows", res.RowsAffected)
 		}
+	}
+	if err := models.CompactListingCounts(db); err != nil {
+		return fmt.Errorf("compact listing counts: %w", err)
 	}
 	return nil
 }

@@ -123,6 +123,14 @@ func TestCleanupDeletesOnlyExpiredRows(t *testing.T) {
 	db.Create(&models.Lookup{ID: "week-old-lookup", Domain: "a.com", State: models.LookupDone, CreatedAt: old})
 	db.Create(&models.Session{TokenHash: "expired", UserID: "u", ExpiresAt: recent})
 	db.Create(&models.Session{TokenHash: "live", UserID: "u", ExpiresAt: time.Now().UTC().Add(time.Hour)})
+	twoDaysAgo, hourAgo := time.Now().UTC().Add(-48*time.Hour), time.Now().UTC().Add(-time.Hour)
+	db.Create(&models.OAuthCode{Hash: "dead-family", ClientID: "c", UserID: "u", ExpiresAt: twoDaysAgo})
+	db.Create(&models.OAuthCode{Hash: "live-family", ClientID: "c", UserID: "u", ExpiresAt: twoDaysAgo})
+	db.Create(&models.OAuthToken{Hash: "long-expired", Kind: models.TokenAccess, Family: "dead-family", ExpiresAt: twoDaysAgo})
+	db.Create(&models.OAuthToken{Hash: "just-expired", Kind: models.TokenAccess, Family: "live-family", ExpiresAt: hourAgo})
+	db.Create(&models.OAuthClient{ID: "unused-old", RedirectURIs: []string{}, CreatedAt: twoDaysAgo})
+	db.Create(&models.OAuthClient{ID: "unused-new", RedirectURIs: []string{}, CreatedAt: hourAgo})
+	db.Create(&models.OAuthClient{ID: "used-old", RedirectURIs: []string{}, CreatedAt: twoDaysAgo, UsedAt: &twoDaysAgo})
 
 	h := &cleanup{db: db, log: quiet}
 	for range 2 { // idempotent
@@ -155,6 +163,14 @@ func TestCleanupDeletesOnlyExpiredRows(t *testing.T) {
 	db.Model(&models.Session{}).Pluck("token_hash", &sessions)
 	if strings.Join(sessions, ",") != "live" {
 		t.Errorf("sessions left = %v, want the unexpired one", sessions)
+	}
+	var tokens, codes, clients []string
+	db.Model(&models.OAuthToken{}).Pluck("hash", &tokens)
+	db.Model(&models.OAuthCode{}).Order("hash").Pluck("hash", &codes)
+	db.Model(&models.OAuthClient{}).Order("id").Pluck("id", &clients)
+	if strings.Join(tokens, ",") != "just-expired" || strings.Join(codes, ",") != "live-family" ||
+		strings.Join(clients, ",") != "unused-new,used-old" {
+		t.Errorf("OAuth left: tokens %v, codes %v, clients %v; want just-expired, live-family, unused-new and used-old", tokens, codes, clients)
 	}
 }
 

@@ -207,7 +207,13 @@ func (s *Server) IssueCode(ctx context.Context, r AuthorizeRequest, userID, scop
 	now := s.now().UTC()
 	row := models.OAuthCode{Hash: secret.Hash(code), ClientID: r.ClientID, UserID: userID, RedirectURI: r.RedirectURI,
 		CodeChallenge: r.CodeChallenge, Scope: scope, ExpiresAt: now.Add(CodeTTL), CreatedAt: now}
-	if err := s.db.WithContext(ctx).Create(&row).Error; err != nil {
+	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		if err := tx.Create(&row).Error; err != nil {
+			return err
+		}
+		return tx.Model(&models.OAuthClient{}).Where("id = ? AND used_at IS NULL", r.ClientID).Update("used_at", now).Error
+	})
+	if err != nil {
 		return "", fmt.Errorf("issue code: %w", err)
 	}
 	return code, nil

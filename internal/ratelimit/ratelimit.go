@@ -64,9 +64,10 @@ type Limiter struct {
 	now   func() time.Time
 }
 
-// New returns a limiter on rdb. now is the clock of calendar-day quotas
-// (time.Now in production; tests drive it across midnight). Rates use
-// Redis's own clock, which every API replica shares.
+// New returns a limiter on rdb with the clock now (time.Now in production;
+// tests drive it, across midnight for quotas, minute by minute for rates).
+// Replicas keep NTP time: a skew of milliseconds between them moves a
+// window by as much, which no client can notice.
 func New(rdb redis.UniversalClient, now func() time.Time) *Limiter {
 	return &Limiter{batch: &batcher{rdb: rdb}, now: now}
 }
@@ -81,13 +82,13 @@ func (l *Limiter) Allow(ctx context.Context, p Policy, client string) (Result, e
 
 // gcraScript spends one cell of a GCRA limit and returns {allowed,
 // remaining, retry_after_us, reset_after_us}. The key holds the theoretical
-// arrival time (TAT) in microseconds of Redis's clock; ARGV are the emission
-// interval (window/limit) and the burst tolerance (the window), in
-// microseconds (the interval may be fractional). A request is allowed when the TAT it would leave is at most
-// one window ahead of now.
+// arrival time (TAT) in Unix microseconds; ARGV are the emission interval
+// (window/limit) and the burst tolerance (the window), in microseconds
+// (the interval may be fractional), "1" to only look (spend nothing), and
+// now in Unix microseconds. A request is allowed when the TAT it would
+// leave is at most one window ahead of now.
 var gcraScript = redis.NewScript(`
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
+local now = tonumber(ARGV[4])
 local interval = tonumber(ARGV[1])
 local burst = tonumber(ARGV[2])
 local tat = tonumber(redis.call('GET', KEYS[1])) or now
@@ -95,13 +96,29 @@ if tat < now then tat = now end
 local new_tat = tat + interval
 local slack = now - (new_tat - burst)
 if slack < 0 then return {0, 0, -slack, tat - now} end
+if ARGV[3] == '1' then return {1, math.floor(slack / interval), 0, tat - now} end
 redis.call('SET', KEYS[1], string.format('%.3f', new_tat), 'PX', math.max(1, math.ceil((new_tat - now) / 1000)))
 return {1, math.floor(slack / interval), 0, new_tat - now}
 `)
 
+// Peek reports whether a unit of the Rate policy p would be allowed for
+// client now, without spending it: for limits that count only some
+// outcomes (failed sign-ins), checked before the work and spent after it.
+func (l *Limiter) Peek(ctx context.Context, p Policy, client string) (Result, error) {
+	return l.rate(ctx, p, client, true)
+}
+
 func (l *Limiter) allowRate(ctx context.Context, p Policy, client string) (Result, error) {
+	return l.rate(ctx, p, client, false)
+}
+
+func (l *Limiter) rate(ctx context.Context, p Policy, client string, peek bool) (Result, error) {
+	look := "0"
+	if peek {
+		look = "1"
+	}
 	interval := float64(p.Window.Microseconds()) / float64(p.Limit)
-	v, err := l.batch.run(ctx, gcraScript, []string{"gcra:" + p.Name + ":" + client}, interval, p.Window.Microseconds())
+	v, err := l.batch.run(ctx, gcraScript, []string{"gcra:" + p.Name + ":" + client}, interval, p.Window.Microseconds(), look, l.now().UnixMicro())
 	if err != nil {
 		return Result{}, fmt.Errorf("rate limit %s: %w", p.Name, err)
 	}

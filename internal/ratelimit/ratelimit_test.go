@@ -21,7 +21,8 @@ func (c *clock) set(t time.Time) { c.mu.Lock(); c.t = t; c.mu.Unlock() }
 
 func TestRateRefusesThe61stRequestInAMinute(t *testing.T) {
 	r := platformtest.NewRedis(t)
-	l := ratelimit.New(r.Client, time.Now)
+	clk := &clock{t: time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)}
+	l := ratelimit.New(r.Client, clk.now)
 	p := ratelimit.PerMinute("search", 60)
 	ctx := context.Background()
 	for i := 1; i <= 60; i++ {
@@ -43,12 +44,23 @@ func TestRateRefusesThe61stRequestInAMinute(t *testing.T) {
 	if res.Allowed || res.Remaining != 0 {
 		t.Fatalf("61st: allowed %v remaining %d; want refused with 0 left", res.Allowed, res.Remaining)
 	}
-	if res.RetryAfter <= 0 || res.RetryAfter > 2*time.Second {
-		t.Errorf("61st: retry after %v, want about one second (GCRA frees one slot per second)", res.RetryAfter)
+	if res.RetryAfter != time.Second || res.Reset != time.Minute {
+		t.Errorf("61st: retry after %v, reset %v; want 1s (GCRA frees one slot per second) and 1m", res.RetryAfter, res.Reset)
 	}
 	other, err := l.Allow(ctx, p, "203.0.113.8")
 	if err != nil || !other.Allowed {
 		t.Errorf("another client was refused (%v, %v): limits must be per client", other.Allowed, err)
+	}
+	clk.set(clk.now().Add(time.Second))
+	if res, _ := l.Allow(ctx, p, "203.0.113.7"); !res.Allowed || res.Remaining != 0 {
+		t.Errorf("a second later = %+v, want one request allowed again", res)
+	}
+	if res, _ := l.Allow(ctx, p, "203.0.113.7"); res.Allowed {
+		t.Errorf("and one more in the same second = %+v, want refused", res)
+	}
+	clk.set(clk.now().Add(time.Minute))
+	if res, _ := l.Allow(ctx, p, "203.0.113.7"); !res.Allowed || res.Remaining != 59 {
+		t.Errorf("a minute later = %+v, want the full limit back", res)
 	}
 }
 
@@ -196,5 +208,23 @@ func TestDayQuotaIgnoresRedisClock(t *testing.T) {
 	}
 	if res, _ := l.Allow(context.Background(), p, "c"); res.Allowed {
 		t.Errorf("4th lookup of a quota of 3 allowed: %+v", res)
+	}
+}
+
+func TestPeekSpendsNothing(t *testing.T) {
+	r := platformtest.NewRedis(t)
+	l := ratelimit.New(r.Client, time.Now)
+	p := ratelimit.Policy{Name: "failures", Kind: ratelimit.Rate, Limit: 3, Window: 15 * time.Minute}
+	ctx := context.Background()
+	for range 5 {
+		if res, err := l.Peek(ctx, p, "acct"); err != nil || !res.Allowed || res.Remaining != 2 {
+			t.Fatalf("peek = %+v, %v; want allowed with 2 left, unchanged", res, err)
+		}
+	}
+	for range 3 {
+		l.Allow(ctx, p, "acct")
+	}
+	if res, err := l.Peek(ctx, p, "acct"); err != nil || res.Allowed || res.RetryAfter <= 0 {
+		t.Errorf("peek after the limit was spent = %+v, %v; want refused with a retry time", res, err)
 	}
 }
