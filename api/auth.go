@@ -69,11 +69,7 @@ func (s *Server) signUp(c *gin.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := s.startSession(c, u); err != nil {
-		return err
-	}
-	s.me(c, http.StatusCreated)
-	return nil
+	return s.respondSignedIn(c, u, http.StatusCreated)
 }
 
 // signIn answers POST /api/auth/login.
@@ -86,10 +82,16 @@ func (s *Server) signIn(c *gin.Context) error {
 	if err != nil {
 		return err
 	}
+	return s.respondSignedIn(c, u, http.StatusOK)
+}
+
+// respondSignedIn starts u's session and answers with status who is signed
+// in and the session's CSRF token.
+func (s *Server) respondSignedIn(c *gin.Context, u models.User, status int) error {
 	if err := s.startSession(c, u); err != nil {
 		return err
 	}
-	s.me(c, http.StatusOK)
+	s.me(c, status)
 	return nil
 }
 
