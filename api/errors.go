@@ -13,7 +13,10 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/domaind/domaind/internal/account"
+	"github.com/domaind/domaind/internal/bulkop"
 	"github.com/domaind/domaind/internal/domainname"
+	"github.com/domaind/domaind/internal/fetch"
+	"github.com/domaind/domaind/internal/tools"
 	"github.com/domaind/domaind/models"
 )
 
@@ -23,6 +26,8 @@ type Error struct {
 	Status  int
 	Code    string
 	Message string
+	// Field names the input at fault, when one is.
+	Field string
 }
 
 func (e *Error) Error() string { return fmt.Sprintf("%d %s: %s", e.Status, e.Code, e.Message) }
@@ -33,8 +38,7 @@ func Errorf(status int, code, format string, args ...any) *Error {
 }
 
 // errUnavailable answers requests while the database or Redis is down.
-var errUnavailable = &Error{http.StatusServiceUnavailable, "unavailable",
-	"a backing service is unavailable; retry shortly"}
+var errUnavailable = &Error{Status: http.StatusServiceUnavailable, Code: "unavailable", Message: "a backing service is unavailable; retry shortly"}
 
 // toHTTP is the one table that turns errors into responses. Whatever it does
 // not know is a 500 whose details stay in the log.
@@ -45,35 +49,46 @@ func toHTTP(err error) (e *Error, known bool) {
 		dne  *domainname.Error
 		nerr *net.OpError
 	)
-	var ave *account.ValidationError
+	var (
+		ave *account.ValidationError
+		bfe *bulkop.FieldError
+		tie *tools.InputError
+		ble *fetch.BlockedError
+	)
 	switch {
 	case errors.As(err, &he):
 		return he, true
+	case errors.As(err, &bfe):
+		return &Error{Status: http.StatusBadRequest, Code: "validation_error", Message: bfe.Error(), Field: bfe.Field}, true
+	case errors.As(err, &tie):
+		return &Error{Status: http.StatusBadRequest, Code: "validation_error", Message: tie.Error(), Field: tie.Field}, true
+	case errors.As(err, &ble):
+		return &Error{Status: http.StatusBadRequest, Code: "target_refused", Message: ble.Error()}, true
 	case errors.As(err, &mbe):
 		return Errorf(http.StatusRequestEntityTooLarge, "payload_too_large", "request body is larger than %d bytes", mbe.Limit), true
 	case errors.As(err, &dne):
-		return &Error{http.StatusBadRequest, "validation_error", dne.Error()}, true
+		return &Error{Status: http.StatusBadRequest, Code: "validation_error", Message: dne.Error()}, true
 	case errors.As(err, &ave):
 		return Errorf(http.StatusBadRequest, "validation_error", "%s %s", ave.Field, ave.Msg), true
 	case errors.Is(err, account.ErrInvalidCredentials):
-		return &Error{http.StatusUnauthorized, "unauthorized", "email or password is wrong"}, true
+		return &Error{Status: http.StatusUnauthorized, Code: "unauthorized", Message: "email or password is wrong"}, true
 	case errors.Is(err, account.ErrEmailTaken):
-		return &Error{http.StatusConflict, "conflict", "an account with this email exists; sign in instead"}, true
+		return &Error{Status: http.StatusConflict, Code: "conflict", Message: "an account with this email exists; sign in instead"}, true
 	case errors.Is(err, account.ErrBadKey):
-		return &Error{http.StatusUnauthorized, "unauthorized", "invalid API key or secret"}, true
+		return &Error{Status: http.StatusUnauthorized, Code: "unauthorized", Message: "invalid API key or secret"}, true
 	case errors.Is(err, account.ErrTooManyKeys):
 		return Errorf(http.StatusConflict, "conflict", "at most %d live keys per user; revoke one first", account.MaxKeys), true
 	case errors.Is(err, account.ErrKeyNotFound):
-		return &Error{http.StatusNotFound, "not_found", "no such key"}, true
+		return &Error{Status: http.StatusNotFound, Code: "not_found", Message: "no such key"}, true
 	case errors.Is(err, models.ErrNotFound):
-		return &Error{http.StatusNotFound, "not_found", "not found"}, true
+		return &Error{Status: http.StatusNotFound, Code: "not_found", Message: "not found"}, true
 	case errors.Is(err, models.ErrConflict):
-		return &Error{http.StatusConflict, "conflict", "conflicts with the current state"}, true
+		return &Error{Status: http.StatusConflict, Code: "conflict", Message: "conflicts with the current state"}, true
 	case errors.As(err, &nerr), errors.Is(err, syscall.ECONNREFUSED), errors.Is(err, driver.ErrBadConn),
 		errors.Is(err, redis.ErrClosed), errors.Is(err, redis.ErrPoolTimeout), errors.Is(err, context.DeadlineExceeded):
 		return errUnavailable, false
 	}
-	return &Error{http.StatusInternalServerError, "internal_error", "internal error"}, false
+	return &Error{Status: http.StatusInternalServerError, Code: "internal_error", Message: "internal error"}, false
 }
 
 // legacyKey marks routes whose errors use the spec's older {"error": "..."} shape.
@@ -106,7 +121,11 @@ func (s *Server) writeError(c *gin.Context, err error) {
 		c.AbortWithStatusJSON(e.Status, gin.H{"error": e.Message})
 		return
 	}
-	c.AbortWithStatusJSON(e.Status, gin.H{"error": gin.H{"code": e.Code, "message": e.Message}})
+	body := gin.H{"code": e.Code, "message": e.Message}
+	if e.Field != "" {
+		body["field"] = e.Field
+	}
+	c.AbortWithStatusJSON(e.Status, gin.H{"error": body})
 }
 
 // handle adapts a handler that returns an error to gin.

@@ -88,21 +88,35 @@ func badParam(name, format string, args ...any) error {
 	return Errorf(http.StatusBadRequest, "validation_error", name+" "+format, args...)
 }
 
-func parseListingsQuery(c *gin.Context) (listingsQuery, error) {
-	q := listingsQuery{limit: defaultPageSize, sort: c.DefaultQuery("sort", "newest"), cursor: c.Query("cursor")}
+// parsePaging reads SPEC §2.3's limit, offset and cursor parameters.
+func parsePaging(c *gin.Context) (limit, offset int, cursor string, err error) {
+	limit, cursor = defaultPageSize, c.Query("cursor")
 	if v, ok := c.GetQuery("limit"); ok {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 1 || n > maxPageSize {
-			return q, badParam("limit", "must be an integer from 1 to %d", maxPageSize)
+			return 0, 0, "", badParam("limit", "must be an integer from 1 to %d", maxPageSize)
 		}
-		q.limit = n
+		limit = n
 	}
 	if v, ok := c.GetQuery("offset"); ok {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 0 || n > maxOffset {
-			return q, badParam("offset", "must be an integer from 0 to %d (walk further with next_cursor)", maxOffset)
+			return 0, 0, "", badParam("offset", "must be an integer from 0 to %d (walk further with next_cursor)", maxOffset)
 		}
-		q.offset = n
+		offset = n
+	}
+	return limit, offset, cursor, nil
+}
+
+// errInvalidCursor answers a cursor that does not fit the request.
+var errInvalidCursor = Errorf(http.StatusBadRequest, "invalid_cursor",
+	"cursor is malformed or was issued for other filters or another sort; start again without it")
+
+func parseListingsQuery(c *gin.Context) (listingsQuery, error) {
+	q := listingsQuery{sort: c.DefaultQuery("sort", "newest")}
+	var err error
+	if q.limit, q.offset, q.cursor, err = parsePaging(c); err != nil {
+		return q, err
 	}
 	if _, ok := listingOrders[q.sort]; !ok {
 		return q, badParam("sort", "must be newest, price_asc or price_desc")
@@ -175,8 +189,7 @@ func (s *Server) listListings(c *gin.Context) error {
 	if q.cursor != "" {
 		cur, err := pagecursor.Decode(s.cfg.SecretKey, q.cursor, q.fingerprint())
 		if err != nil {
-			return Errorf(http.StatusBadRequest, "invalid_cursor",
-				"cursor is malformed or was issued for other filters or another sort; start again without it")
+			return errInvalidCursor
 		}
 		rows = rows.Where(order.after, keyArg(q.sort, cur.Key), cur.ID)
 	} else {

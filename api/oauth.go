@@ -71,7 +71,7 @@ func (s *Server) challenge(c *gin.Context, errCode, desc string) {
 	if code == "" {
 		code = "unauthorized"
 	}
-	s.writeError(c, &Error{http.StatusUnauthorized, code, desc})
+	s.writeError(c, &Error{Status: http.StatusUnauthorized, Code: code, Message: desc})
 }
 
 // withBearer reads an optional bearer token (Authorization: Bearer …) and

@@ -31,6 +31,8 @@ func (s *Server) routes(monitoring http.Handler, healthOnly bool) {
 
 	e.POST("/api/domain/search", s.limit(searchLimit), s.withBearer, s.idempotent, s.handle(s.searchDomains))
 	e.POST("/api/tools/whois", s.idempotent, s.limit(whoisQuota), s.handle(s.createWhoisLookup))
+	e.POST("/api/tools/:slug", s.handle(s.runTool))
+	e.GET("/api/tools/:slug/status/:jobId", s.handle(s.getToolJob))
 	e.GET("/api/batch", s.handle(s.batchCatalog))
 	e.POST("/api/batch", s.idempotent, s.limit(batchLimit), s.handle(s.runBatch))
 	e.GET("/api/market/listings", s.limit(listingsLimit), s.withBearer, s.handle(s.listListings))
@@ -47,6 +49,14 @@ func (s *Server) routes(monitoring http.Handler, healthOnly bool) {
 	keys.POST("", s.handle(s.createKey))
 	keys.GET("", s.handle(s.listKeys))
 	keys.DELETE("/:key", s.handle(s.revokeKey))
+	domains := e.Group("/api/domains", s.withSession, s.requireSession)
+	domains.GET("", s.handle(s.listDomains))
+	domains.POST("/bulk/:op", s.limit(bulkLimit), s.handle(s.runBulk))
+	domains.GET("/bulk/:id", s.handle(s.getBulkOp))
+	cart := e.Group("/api/cart", s.withSession, s.requireSession)
+	cart.GET("", s.handle(s.getCart))
+	cart.DELETE("/items/:id", s.handle(s.deleteCartItem))
+
 	e.GET("/api/v1/domains/available", legacyErrors, s.requireKey, s.handle(s.getMarketAvailability))
 
 	e.GET("/.well-known/oauth-authorization-server", s.authServerMetadata)

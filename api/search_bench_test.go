@@ -242,7 +242,7 @@ func BenchmarkWhoisQueueOverhead(b *testing.B) {
 	env := newTestEnv(b)
 	env.directRedis()
 	world := newLookupWorld(b)
-	startWorker(b, env, world.resolver)
+	startLookupWorker(b, env, world.resolver)
 	const n = 200
 	var direct, queued []time.Duration
 	for i := range n + 10 {

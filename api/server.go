@@ -26,6 +26,7 @@ import (
 	"github.com/domaind/domaind/internal/password"
 	"github.com/domaind/domaind/internal/ratelimit"
 	"github.com/domaind/domaind/internal/registry"
+	"github.com/domaind/domaind/internal/tools"
 )
 
 // Deps is what the API is built from.
@@ -46,6 +47,8 @@ type Deps struct {
 	Registry registry.Provider
 	// Passwords are the argon2id costs of new password hashes.
 	Passwords password.Params
+	// Tools are the free tools of POST /api/tools/{slug}.
+	Tools *tools.Registry
 	// HealthOnly serves only /healthz, /readyz, /metrics and /monitoring:
 	// the HTTP face of the worker, scheduler and dashboard roles.
 	HealthOnly bool
@@ -63,6 +66,8 @@ const catalogTTL = 5 * time.Second
 type Server struct {
 	cfg      *config.Config
 	db       *gorm.DB
+	redis    redis.UniversalClient
+	tools    *tools.Registry
 	outbox   *outbox.Outbox
 	limiter  *ratelimit.Limiter
 	accounts *account.Service
@@ -92,6 +97,8 @@ func New(d Deps) *Server {
 	s := &Server{
 		cfg:      d.Config,
 		db:       d.DB,
+		redis:    d.Redis,
+		tools:    d.Tools,
 		outbox:   d.Outbox,
 		limiter:  ratelimit.New(d.Redis, now),
 		accounts: account.New(d.DB, d.Passwords, now),

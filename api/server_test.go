@@ -2,11 +2,14 @@ package api
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
 	"net/url"
 	"os"
 	"strings"
@@ -18,6 +21,8 @@ import (
 	"gorm.io/gorm"
 
 	"github.com/domaind/domaind/internal/config"
+	"github.com/domaind/domaind/internal/dnslookup"
+	"github.com/domaind/domaind/internal/fetch"
 	"github.com/domaind/domaind/internal/metrics"
 	"github.com/domaind/domaind/internal/outbox"
 	"github.com/domaind/domaind/internal/password"
@@ -25,6 +30,7 @@ import (
 	"github.com/domaind/domaind/internal/platform/platformtest"
 	"github.com/domaind/domaind/internal/registry"
 	"github.com/domaind/domaind/internal/registry/sandbox"
+	"github.com/domaind/domaind/internal/tools"
 	"github.com/domaind/domaind/models"
 	"github.com/domaind/domaind/models/modelstest"
 )
@@ -67,13 +73,43 @@ func newTestEnvOn(t testing.TB, db *gorm.DB, mutate ...func(*config.Config)) *te
 	t.Cleanup(func() { ob.Close() })
 	env.deps = Deps{
 		Config: cfg, DB: env.db, Redis: rc, Metrics: metrics.New(), Log: log,
-		Outbox: ob, Registry: sandbox.New(env.db, 0),
+		Outbox: ob, Registry: sandbox.New(env.db, 0), Tools: testTools(env.db),
 		Check: p.Check, Now: func() time.Time { return env.now },
 		Passwords: password.Params{MemoryKiB: 64, Time: 1, Threads: 1}, // cheap: the tests sign in often
 	}
 	env.srv = New(env.deps)
 	t.Cleanup(func() { env.srv.Close() })
 	return env
+}
+
+// testSiteAddr is where tests serve the sites the tools fetch: a loopback
+// address of its own, so that 127.0.0.1 stays refused.
+const testSiteAddr = "127.0.0.2"
+
+// testNames is the DNS of the tools' tests: public-looking names, one of
+// which resolves to a private address.
+var testNames = staticResolver{
+	"site.test":            {netip.MustParseAddr(testSiteAddr)},
+	"internal.example.com": {netip.MustParseAddr("10.0.0.7")},
+}
+
+type staticResolver map[string][]netip.Addr
+
+func (r staticResolver) LookupNetIP(_ context.Context, _, host string) ([]netip.Addr, error) {
+	if a, ok := r[host]; ok {
+		return a, nil
+	}
+	return nil, &net.DNSError{Err: "no such host", Name: host, IsNotFound: true}
+}
+
+// testTools are the free tools as tests see them: fetching only from
+// testSiteAddr, resolving testNames, and with no DNS server to ask.
+func testTools(db *gorm.DB) *tools.Registry {
+	return tools.New(tools.Deps{
+		Fetch:    fetch.New(fetch.Options{Allow: []netip.Prefix{netip.MustParsePrefix(testSiteAddr + "/32")}, Resolver: testNames}),
+		DNS:      &dnslookup.Resolver{Addr: "127.0.0.1:9", Timeout: 200 * time.Millisecond},
+		Registry: sandbox.New(db, 0),
+	})
 }
 
 // directRedis rebuilds the server on the test Redis without the proxy in

@@ -33,10 +33,9 @@ const (
 	sessionCtxKey = "domaind.session"
 )
 
-var errNotSignedIn = &Error{http.StatusUnauthorized, "unauthorized", "sign in first"}
+var errNotSignedIn = &Error{Status: http.StatusUnauthorized, Code: "unauthorized", Message: "sign in first"}
 
-var errBadCSRF = &Error{http.StatusForbidden, "csrf_failed",
-	"missing or wrong CSRF token: send the csrf_token of GET /api/auth/me as " + HeaderCSRFToken}
+var errBadCSRF = &Error{Status: http.StatusForbidden, Code: "csrf_failed", Message: "missing or wrong CSRF token: send the csrf_token of GET /api/auth/me as " + HeaderCSRFToken}
 
 // withSession makes the request's signed-in user, if any, known to the
 // handlers (currentUser). It never refuses a request.

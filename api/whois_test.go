@@ -104,17 +104,21 @@ func newLookupWorld(t testing.TB) *lookupWorld {
 	return w
 }
 
-// startWorker runs the service's worker on the env's database and Redis.
-func startWorker(t testing.TB, env *testEnv, resolver *lookup.Resolver) {
+// startWorker runs the service's worker on the env's database and Redis,
+// with the handlers' other dependencies from d.
+func startWorker(t testing.TB, env *testEnv, d worker.Deps) {
 	t.Helper()
-	w := worker.New(worker.Deps{
-		DB: env.db, Outbox: env.deps.Outbox, Metrics: metrics.New(), Log: env.deps.Log, RedisOpt: env.redis.Opt,
-		Resolver: resolver, LookupCache: lookup.NewCache(env.redis.Client),
-	})
+	d.DB, d.Outbox, d.Metrics, d.Log, d.RedisOpt = env.db, env.deps.Outbox, metrics.New(), env.deps.Log, env.redis.Opt
+	w := worker.New(d)
 	if err := w.Start(); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(w.Shutdown)
+}
+
+// startLookupWorker runs a worker that answers lookups with resolver.
+func startLookupWorker(t testing.TB, env *testEnv, resolver *lookup.Resolver) {
+	startWorker(t, env, worker.Deps{Resolver: resolver, LookupCache: lookup.NewCache(env.redis.Client)})
 }
 
 type whoisReply struct {
@@ -150,7 +154,7 @@ func whoisCall(t *testing.T, env *testEnv, domain string, header ...string) (*ht
 func TestWhoisThroughTheQueue(t *testing.T) {
 	env := newTestEnv(t)
 	world := newLookupWorld(t)
-	startWorker(t, env, world.resolver)
+	startLookupWorker(t, env, world.resolver)
 
 	w, r := whoisCall(t, env, "WWW.Google.com")
 	if w.Code != 201 {
@@ -182,7 +186,7 @@ func TestWhoisThroughTheQueue(t *testing.T) {
 
 func TestWhoisFallsBackToWhois(t *testing.T) {
 	env := newTestEnv(t)
-	startWorker(t, env, newLookupWorld(t).resolver)
+	startLookupWorker(t, env, newLookupWorld(t).resolver)
 	w, r := whoisCall(t, env, "google.io")
 	if w.Code != 201 || r.Lookup.Result.RawSource != "FallbackProvider" || r.Lookup.Result.Registrar != "MarkMonitor, Inc." ||
 		r.Lookup.Result.Registrant != "Google LLC" {
@@ -192,7 +196,7 @@ func TestWhoisFallsBackToWhois(t *testing.T) {
 
 func TestWhoisNotFound(t *testing.T) {
 	env := newTestEnv(t)
-	startWorker(t, env, newLookupWorld(t).resolver)
+	startLookupWorker(t, env, newLookupWorld(t).resolver)
 	for _, d := range []string{"unregistered-name.com", "unregistered-name.io"} {
 		w, _ := whoisCall(t, env, d)
 		if w.Code != 404 {
@@ -211,7 +215,7 @@ func TestWhoisNotFound(t *testing.T) {
 
 func TestWhoisBadInputChangesNothing(t *testing.T) {
 	env := newTestEnv(t)
-	startWorker(t, env, newLookupWorld(t).resolver)
+	startLookupWorker(t, env, newLookupWorld(t).resolver)
 	for _, body := range []string{``, `{}`, `{"domain":""}`, `{"domain":"not a domain"}`, `{"domain":"com"}`, `{"domain":["a.com"]}`, `{"domain":"a.com","x":1}`} {
 		w := env.request("POST", "/api/tools/whois", body)
 		if w.Code != 400 {
@@ -232,7 +236,7 @@ func TestWhoisBadInputChangesNothing(t *testing.T) {
 
 func TestWhoisQuotaResetsAtUTCMidnight(t *testing.T) {
 	env := newTestEnv(t)
-	startWorker(t, env, newLookupWorld(t).resolver)
+	startLookupWorker(t, env, newLookupWorld(t).resolver)
 	env.now = time.Date(2026, 11, 22, 23, 59, 0, 0, time.UTC)
 	for i := range 10 {
 		if w, r := whoisCall(t, env, "google.com"); w.Code != 201 || r.Remaining != 9-i {
@@ -254,7 +258,7 @@ func TestWhoisQuotaResetsAtUTCMidnight(t *testing.T) {
 
 func TestWhoisIdempotencyKey(t *testing.T) {
 	env := newTestEnv(t)
-	startWorker(t, env, newLookupWorld(t).resolver)
+	startLookupWorker(t, env, newLookupWorld(t).resolver)
 	first, r1 := whoisCall(t, env, "google.com", "Idempotency-Key", "k-1")
 	again, r2 := whoisCall(t, env, "google.com", "Idempotency-Key", "k-1")
 	if first.Code != 201 || again.Code != 201 || again.Header().Get("Idempotent-Replayed") != "true" ||
@@ -271,7 +275,7 @@ func TestWhoisIdempotencyKey(t *testing.T) {
 
 func TestBatchWhoisOperation(t *testing.T) {
 	env := newTestEnv(t)
-	startWorker(t, env, newLookupWorld(t).resolver)
+	startLookupWorker(t, env, newLookupWorld(t).resolver)
 	r := runBatch(t, env, `{"operations":[{"op":"whois_lookup","params":{"domain":"google.com"}},{"op":"whois_lookup","params":{"domain":"no such"}}]}`)
 	if r.Results[0].Status != 201 || !strings.Contains(string(r.Results[0].Body), `"registrar":"MarkMonitor Inc."`) ||
 		r.Results[1].Status != 400 || r.Failed != 1 {

@@ -69,6 +69,9 @@ var migrations = []migration{
 	{10, "OAuth family revocation and client use", func(tx *gorm.DB) error {
 		return tx.AutoMigrate(&OAuthCode{}, &OAuthClient{})
 	}},
+	{11, "owned domains, bulk operations, the cart and tool jobs", func(tx *gorm.DB) error {
+		return tx.AutoMigrate(&SandboxName{}, &SandboxChange{}, &Domain{}, &BulkOp{}, &BulkItem{}, &CartItem{}, &ToolJob{})
+	}},
 }
 
 // SchemaMigration records an applied migration.

@@ -1,6 +1,10 @@
 package models
 
-import "github.com/domaind/domaind/internal/registry"
+import (
+	"time"
+
+	"github.com/domaind/domaind/internal/registry"
+)
 
 // SandboxTLD is a TLD of the simulated registry (DOMAIND_REGISTRY=sandbox):
 // its rules in the Realtime Register shape and its prices in USD cents
@@ -29,4 +33,18 @@ type SandboxName struct {
 	TLD          string `gorm:"size:63;not null;index"`
 	State        string `gorm:"size:16;not null"`
 	PremiumCents *int64
+	// What the registry holds of a registered name, changed by UpdateDomain.
+	Locked      bool                        `gorm:"not null;default:false"`
+	Nameservers []string                    `gorm:"serializer:json"`
+	Contacts    map[string]registry.Contact `gorm:"serializer:json"`
+}
+
+// SandboxChange is the simulated registry's log of applied domain changes,
+// keyed by the caller's change id: a change seen before is not applied
+// again (as a real registry answers a repeated client transaction id).
+type SandboxChange struct {
+	Change    string          `gorm:"primaryKey;size:64"`
+	Name      string          `gorm:"size:253;not null;index"`
+	Update    registry.Update `gorm:"serializer:json"`
+	AppliedAt time.Time       `gorm:"not null"`
 }

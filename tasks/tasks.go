@@ -59,6 +59,11 @@ var Specs = map[string]Spec{
 	// A lookup's caller waits for it, so its retries come quickly (1 s, 2 s, 4 s).
 	TypeLookupRun:            {Queue: QueueRDAP, MaxRetry: 3, Timeout: 45 * time.Second, Backoff: time.Second},
 	TypeRDAPBootstrapRefresh: {Queue: QueueMaintenance, MaxRetry: 3, Timeout: 2 * time.Minute},
+	// A bulk op's items carry their own retries; a task retry resumes an op
+	// whose worker died or lost its database (1 s, 2 s, 4 s … about 17 min in all).
+	TypeBulkRun: {Queue: QueueBulk, MaxRetry: 10, Timeout: 30 * time.Minute, Backoff: time.Second},
+	// A crawl is bounded by its pages' timeouts; a caller polls for it.
+	TypeToolRun: {Queue: QueueTools, MaxRetry: 3, Timeout: 10 * time.Minute, Backoff: 2 * time.Second},
 }
 
 // HeaderRequestID is the task header carrying the id of the HTTP request

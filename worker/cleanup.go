@@ -24,6 +24,9 @@ const (
 	expiredRetention = 24 * time.Hour
 	// unusedClientRetention prunes OAuth registrations nobody authorized.
 	unusedClientRetention = 24 * time.Hour
+	// bulkRetention keeps finished bulk operations and their per-item
+	// outcomes for a month, for "what happened to my domains" questions.
+	bulkRetention = 30 * 24 * time.Hour
 )
 
 // cleanup deletes rows past their retention and folds the marketplace's
@@ -62,6 +65,16 @@ func (h *cleanup) ProcessTask(ctx context.Context, _ *asynq.Task) error {
 		{"OAuth codes", func() *gorm.DB { // a code is its family's root: kept while the family lives
 			live := db.Model(&models.OAuthToken{}).Select("1").Where("family = oauth_codes.hash")
 			return db.Where("expires_at < ? AND NOT EXISTS (?)", now.Add(-expiredRetention), live).Delete(&models.OAuthCode{})
+		}},
+		{"tool jobs", func() *gorm.DB { // kept 24 h (ToolJob.ExpiresAt)
+			return db.Where("expires_at < ?", now).Delete(&models.ToolJob{})
+		}},
+		{"bulk items", func() *gorm.DB {
+			old := db.Model(&models.BulkOp{}).Select("id").Where("finished_at < ?", now.Add(-bulkRetention))
+			return db.Where("bulk_op_id IN (?)", old).Delete(&models.BulkItem{})
+		}},
+		{"bulk operations", func() *gorm.DB {
+			return db.Where("finished_at < ?", now.Add(-bulkRetention)).Delete(&models.BulkOp{})
 		}},
 		{"unused OAuth clients", func() *gorm.DB {
 			return db.Where("used_at IS NULL AND created_at < ?", now.Add(-unusedClientRetention)).Delete(&models.OAuthClient{})

@@ -22,6 +22,7 @@ import (
 	"github.com/domaind/domaind/internal/rdap"
 	"github.com/domaind/domaind/internal/registry"
 	"github.com/domaind/domaind/internal/requestid"
+	"github.com/domaind/domaind/internal/tools"
 	"github.com/domaind/domaind/tasks"
 )
 
@@ -41,6 +42,8 @@ type Deps struct {
 	RDAP            *rdap.Client
 	BootstrapSource string
 	HTTP            *http.Client
+	// Tools run the async free-tool jobs.
+	Tools *tools.Registry
 }
 
 // Worker is a started or startable asynq server with the service's handlers.
@@ -76,6 +79,8 @@ func New(d Deps) *Worker {
 	mux.Handle(tasks.TypeCanaryRun, &canaryRun{db: d.DB})
 	mux.Handle(tasks.TypeTLDSync, &tldSync{db: d.DB, registry: d.Registry, log: d.Log})
 	mux.Handle(tasks.TypeLookupRun, &lookupRun{db: d.DB, resolver: d.Resolver, cache: d.LookupCache})
+	mux.Handle(tasks.TypeToolRun, &toolRun{db: d.DB, tools: d.Tools})
+	mux.Handle(tasks.TypeBulkRun, &bulkRun{db: d.DB, registry: d.Registry, concurrency: BulkConcurrency, backoff: itemBackoff})
 	mux.Handle(tasks.TypeRDAPBootstrapRefresh, &rdapBootstrapRefresh{db: d.DB, hc: d.HTTP, source: d.BootstrapSource, client: d.RDAP, log: d.Log})
 	return &Worker{srv: srv, mux: mux}
 }

@@ -332,16 +332,25 @@ func (c *cluster) waitExit(p *process) {
 	}
 }
 
+// TestEndToEndWorkerKilledMidTask kills a worker in the middle of two
+// tasks, a canary and a 1,000-domain bulk lock; a new worker finishes both
+// with every step and every item applied once.
 func TestEndToEndWorkerKilledMidTask(t *testing.T) {
 	c := newCluster(t)
+	c.env = append(c.env, "DOMAIND_SEED_DEMO=true") // the demo user and its 1,500 domains
 	c.run("migrate")
+	c.run("seed")
 	api := c.start("api")
 	c.start("scheduler")
-	w := c.start("worker")
+	w := c.start("worker", "DOMAIND_SANDBOX_LATENCY=100ms")
+	s := signInDemo(t, api)
 
+	bulk := c.lockDemoDomains(s, 1000, 0)
 	const steps = 40
 	created := c.createCanary(api, steps, 150)
-	c.waitFor("canary halfway", 30*time.Second, func() bool { return c.canary(api, created.ID).StepsDone >= 8 })
+	c.waitFor("canary and bulk op halfway", 30*time.Second, func() bool {
+		return c.canary(api, created.ID).StepsDone >= 8 && c.bulkCounts(bulk)["done"] >= 100
+	})
 	if err := w.cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
@@ -351,11 +360,17 @@ func TestEndToEndWorkerKilledMidTask(t *testing.T) {
 	if killedAt.Status != "running" || killedAt.StepsDone >= steps {
 		t.Fatalf("at the kill the canary was %+v; the test needs it mid-task", killedAt)
 	}
+	if counts := c.bulkCounts(bulk); counts["pending"] == 0 || s.bulkStatus(bulk) != "running" {
+		t.Fatalf("at the kill the bulk op was %s with items %v; the test needs it mid-task", s.bulkStatus(bulk), counts)
+	}
 
 	// asynq recovers the task once its lease has expired (30 s plus 30 s of
 	// clock-skew allowance, checked each minute): this takes one to two minutes.
 	c.start("worker")
-	c.waitFor("canary finished by the new worker", 4*time.Minute, func() bool { return c.canary(api, created.ID).Status == "done" })
+	c.waitFor("canary and bulk op finished by the new worker", 4*time.Minute, func() bool {
+		return c.canary(api, created.ID).Status == "done" && s.bulkStatus(bulk) == "done"
+	})
+	c.wantAppliedOnce(bulk, 1000)
 
 	got := c.canary(api, created.ID)
 	if got.StepsDone != steps || got.Attempts != 2 {

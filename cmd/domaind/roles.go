@@ -83,6 +83,10 @@ func start(ctx context.Context, cmd command, getenv func(string) string, isTermi
 		return nil
 	}
 
+	freeTools, err := newTools(cfg, reg)
+	if err != nil {
+		return err
+	}
 	m := metrics.New()
 	client := asynq.NewClientFromRedisClient(p.Redis)
 	defer client.Close()
@@ -106,7 +110,7 @@ func start(ctx context.Context, cmd command, getenv func(string) string, isTermi
 		w := worker.New(worker.Deps{
 			DB: p.DB, Outbox: ob, Metrics: m, Log: log, RedisOpt: p.RedisOpt, Registry: reg,
 			Resolver: lk.resolver, LookupCache: lookup.NewCache(p.Redis),
-			RDAP: lk.rdap, BootstrapSource: lk.bootstrapSource, HTTP: lk.http,
+			RDAP: lk.rdap, BootstrapSource: lk.bootstrapSource, HTTP: lk.http, Tools: freeTools,
 		})
 		if err := w.Start(); err != nil {
 			return fmt.Errorf("start worker: %w", err)
@@ -121,7 +125,7 @@ func start(ctx context.Context, cmd command, getenv func(string) string, isTermi
 
 	deps := api.Deps{
 		Config: cfg, DB: p.DB, Redis: p.Redis, Outbox: ob, Metrics: m, Log: log, Registry: reg,
-		Check: p.Check, HealthOnly: role != "all" && role != "api",
+		Tools: freeTools, Check: p.Check, HealthOnly: role != "all" && role != "api",
 	}
 	if mon != nil {
 		deps.Monitoring = mon

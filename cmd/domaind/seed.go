@@ -28,8 +28,11 @@ func newRegistry(cfg *config.Config, db *gorm.DB) (registry.Provider, error) {
 	return sandbox.New(db, cfg.SandboxLatency), nil
 }
 
-// demoListings is the size of the demo marketplace.
-const demoListings = 5000
+// Sizes of the demo marketplace and of the demo user's portfolio.
+const (
+	demoListings = 5000
+	demoDomains  = 1500
+)
 
 // seed loads the data a fresh installation needs, in dependency order: the
 // simulated registry (when it is the provider), the demo account and
@@ -47,8 +50,18 @@ func seed(ctx context.Context, cfg *config.Config, db *gorm.DB, reg registry.Pro
 		log.InfoContext(ctx, "seeded", "what", "sandbox registry", "rows", n)
 	}
 	if cfg.SeedDemo {
-		if err := seedDemoUser(ctx, db, log); err != nil {
+		user, err := seedDemoUser(ctx, db, log)
+		if err != nil {
 			return err
+		}
+		if cfg.Registry == "sandbox" { // the demo portfolio is registered in the sandbox
+			added, err := demo.Domains(ctx, db, user.ID, demoDomains, uint64(time.Now().UnixNano()), time.Now())
+			if err != nil {
+				return fmt.Errorf("seed demo domains: %w", err)
+			}
+			if added > 0 {
+				log.InfoContext(ctx, "seeded", "what", "demo domains", "rows", added, "owner", demoEmail)
+			}
 		}
 		var n int64
 		if err := db.WithContext(ctx).Model(&models.Listing{}).Count(&n).Error; err != nil {
@@ -83,14 +96,15 @@ const (
 	demoPassword = "demo-password"
 )
 
-func seedDemoUser(ctx context.Context, db *gorm.DB, log *slog.Logger) error {
-	_, err := account.New(db, password.Default, time.Now).SignUp(ctx, demoEmail, demoPassword)
+func seedDemoUser(ctx context.Context, db *gorm.DB, log *slog.Logger) (models.User, error) {
+	u, err := account.New(db, password.Default, time.Now).SignUp(ctx, demoEmail, demoPassword)
 	switch {
 	case errors.Is(err, account.ErrEmailTaken):
-		return nil
+		err = db.WithContext(ctx).First(&u, "email = ?", demoEmail).Error
+		return u, err
 	case err != nil:
-		return fmt.Errorf("seed demo user: %w", err)
+		return u, fmt.Errorf("seed demo user: %w", err)
 	}
 	log.InfoContext(ctx, "seeded", "what", "demo user", "email", demoEmail)
-	return nil
+	return u, nil
 }

@@ -34,13 +34,16 @@ type Config struct {
 	OpsCredsGenerated bool // true when OpsUser/OpsPassword were made up at start
 	DashboardReadOnly bool
 
-	Registry        string
-	RTRURL          string
-	RTRAPIKey       string
-	RTRCustomer     string
-	SandboxLatency  time.Duration
-	RDAPBootstrap   string
-	WhoisIANAAddr   string
+	Registry       string
+	RTRURL         string
+	RTRAPIKey      string
+	RTRCustomer    string
+	SandboxLatency time.Duration
+	RDAPBootstrap  string
+	WhoisIANAAddr  string
+	// DNSResolver is where the dns-lookup tool sends its queries (host:port);
+	// empty means the first nameserver of /etc/resolv.conf.
+	DNSResolver     string
 	FetchAllowCIDRs []netip.Prefix
 	TrustedProxies  []netip.Prefix
 	// SearchTLDs are the TLDs a plain label.tld search also checks.
@@ -94,6 +97,7 @@ func Load(getenv func(string) string, isTerminal bool) (*Config, error) {
 		RTRCustomer:   env("DOMAIND_RTR_CUSTOMER", ""),
 		RDAPBootstrap: env("DOMAIND_RDAP_BOOTSTRAP", ""),
 		WhoisIANAAddr: env("DOMAIND_WHOIS_IANA_ADDR", "whois.iana.org:43"),
+		DNSResolver:   env("DOMAIND_DNS_RESOLVER", ""),
 	}
 	var err error
 	_, port, err := net.SplitHostPort(c.HTTPAddr)
@@ -147,6 +151,9 @@ func Load(getenv func(string) string, isTerminal bool) (*Config, error) {
 		if _, err := os.Stat(b); err != nil {
 			return nil, &Error{"DOMAIND_RDAP_BOOTSTRAP", fmt.Sprintf("want a readable file or an http(s) URL: %v", err)}
 		}
+	}
+	if _, _, err := net.SplitHostPort(c.DNSResolver); c.DNSResolver != "" && err != nil {
+		return nil, &Error{"DOMAIND_DNS_RESOLVER", fmt.Sprintf("want host:port, got %q", c.DNSResolver)}
 	}
 	if _, _, err := net.SplitHostPort(c.WhoisIANAAddr); err != nil {
 		return nil, &Error{"DOMAIND_WHOIS_IANA_ADDR", fmt.Sprintf("want host:port, got %q", c.WhoisIANAAddr)}
@@ -230,6 +237,7 @@ func (c *Config) LogValue() slog.Value {
 		slog.Duration("sandbox_latency", c.SandboxLatency),
 		slog.String("rdap_bootstrap", RedactURL(c.RDAPBootstrap)),
 		slog.String("whois_iana_addr", c.WhoisIANAAddr),
+		slog.String("dns_resolver", c.DNSResolver),
 		slog.String("search_tlds", strings.Join(c.SearchTLDs, ",")),
 		slog.Int("trusted_proxies", len(c.TrustedProxies)),
 		slog.Int("fetch_allow_cidrs", len(c.FetchAllowCIDRs)),

@@ -62,8 +62,9 @@ type Options struct {
 
 // Client fetches user-given URLs safely.
 type Client struct {
-	opts Options
-	http *http.Client
+	opts   Options
+	dialer *net.Dialer
+	http   *http.Client
 }
 
 // New returns a Client with opts.
@@ -84,12 +85,10 @@ func New(opts Options) *Client {
 		opts.UserAgent = "domaind-fetch/1 (+https://github.com/domaind/domaind)"
 	}
 	c := &Client{opts: opts}
-	dialer := &net.Dialer{Timeout: 5 * time.Second, Control: c.control}
+	c.dialer = &net.Dialer{Timeout: 5 * time.Second, Control: c.control}
 	transport := &http.Transport{
-		Proxy: nil, // a proxy would dial for us, past the guard
-		DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
-			return c.dial(ctx, dialer, network, addr)
-		},
+		Proxy:                 nil, // a proxy would dial for us, past the guard
+		DialContext:           c.DialContext,
 		TLSHandshakeTimeout:   5 * time.Second,
 		ResponseHeaderTimeout: opts.Timeout,
 		MaxIdleConnsPerHost:   4,
@@ -237,9 +236,12 @@ func (c *Client) resolve(ctx context.Context, host string) ([]netip.Addr, error)
 	return addrs, nil
 }
 
-// dial resolves addr with the client's resolver and connects to the first
-// address that is not refused; the dialer's Control checks it again.
-func (c *Client) dial(ctx context.Context, d *net.Dialer, network, addr string) (net.Conn, error) {
+// DialContext connects to addr (host:port) through the guard the HTTP
+// client dials through, for protocols other than HTTP (a TLS handshake):
+// the host is resolved with the client's resolver, the first address that
+// is not refused is dialled, and the dialer's Control checks the socket's
+// address again as it connects.
+func (c *Client) DialContext(ctx context.Context, network, addr string) (net.Conn, error) {
 	host, port, err := net.SplitHostPort(addr)
 	if err != nil {
 		return nil, err
@@ -256,7 +258,7 @@ func (c *Client) dial(ctx context.Context, d *net.Dialer, network, addr string) 
 			}
 			continue
 		}
-		conn, err := d.DialContext(ctx, network, net.JoinHostPort(a.String(), port))
+		conn, err := c.dialer.DialContext(ctx, network, net.JoinHostPort(a.String(), port))
 		if err == nil {
 			return conn, nil
 		}

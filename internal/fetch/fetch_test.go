@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 )
 
 // fakeDNS answers names from a table; a name mapped to several answers
@@ -149,5 +150,42 @@ func TestBodyIsCapped(t *testing.T) {
 	_, body, truncated, err := c.Get(context.Background(), big)
 	if err != nil || len(body) != 1000 || !truncated {
 		t.Errorf("capped fetch = %d bytes, truncated %v, %v; want 1000, true", len(body), truncated, err)
+	}
+}
+
+func TestDialContextIsGuarded(t *testing.T) {
+	ln, err := net.ListenTCP("tcp", &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	// accept reports whether a connection reached the listener.
+	accept := func() bool {
+		ln.SetDeadline(time.Now().Add(200 * time.Millisecond))
+		conn, err := ln.Accept()
+		if err != nil {
+			return false
+		}
+		conn.Close()
+		return true
+	}
+	ctx := context.Background()
+	if conn, err := New(Options{}).DialContext(ctx, "tcp", ln.Addr().String()); !isBlocked(err) {
+		if conn != nil {
+			conn.Close()
+		}
+		t.Errorf("dial to loopback without an allowance = %v, want refused", err)
+	}
+	if accept() {
+		t.Error("the refused dial reached the listener")
+	}
+	allowed := New(Options{Allow: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}})
+	conn, err := allowed.DialContext(ctx, "tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatalf("allowed dial: %v", err)
+	}
+	defer conn.Close()
+	if !accept() {
+		t.Error("the allowed dial did not reach the listener")
 	}
 }

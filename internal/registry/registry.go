@@ -36,6 +36,58 @@ type Provider interface {
 	Prices(ctx context.Context) ([]Price, error)
 	// Check reports whether a domain name can be registered and at what price.
 	Check(ctx context.Context, name string) (Availability, error)
+	// UpdateDomain applies u to a domain the account holds. change names
+	// the change (a bulk item's id): a provider applies a change it has
+	// seen before no second time, so a retried or resumed caller may send
+	// it again. Errors a retry may fix wrap ErrTransient; ErrDomainNotHeld
+	// means the registry does not know the domain under this account.
+	UpdateDomain(ctx context.Context, name string, u Update, change string) error
+}
+
+// ErrTransient marks a failure a retry may fix (a timeout, a 429, a 5xx).
+var ErrTransient = errors.New("registry: temporary failure")
+
+// ErrDomainNotHeld means the account does not hold the domain at the registry.
+var ErrDomainNotHeld = errors.New("registry: domain not held by this account")
+
+// Contact roles of a domain.
+const (
+	RoleRegistrant = "registrant"
+	RoleAdmin      = "admin"
+	RoleTech       = "tech"
+	RoleBilling    = "billing"
+)
+
+// Roles lists the contact roles.
+var Roles = []string{RoleRegistrant, RoleAdmin, RoleTech, RoleBilling}
+
+// Contact fills a role: an existing contact handle at the registry, or the
+// details of a new contact, which the provider creates first.
+type Contact struct {
+	Handle  string          `json:"handle,omitempty"`
+	Details *ContactDetails `json:"details,omitempty"`
+}
+
+// ContactDetails describe a person or organisation for a new contact.
+type ContactDetails struct {
+	Name         string `json:"name"`
+	Organization string `json:"organization,omitempty"`
+	Email        string `json:"email"`
+	Phone        string `json:"phone"`
+	Street       string `json:"street"`
+	City         string `json:"city"`
+	PostalCode   string `json:"postal_code"`
+	Country      string `json:"country"`
+}
+
+// Update is a change to a registered domain. Nil fields stay as they are.
+type Update struct {
+	// Locked sets or clears the transfer lock (clientTransferProhibited).
+	Locked *bool `json:"locked,omitempty"`
+	// Nameservers replace the delegation.
+	Nameservers []string `json:"nameservers,omitempty"`
+	// Contacts replace the contacts of the roles present.
+	Contacts map[string]Contact `json:"contacts,omitempty"`
 }
 
 // Price is one line of a price list. Cents is the price for one year.

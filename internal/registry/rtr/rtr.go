@@ -1,10 +1,11 @@
 // Package rtr is a registry.Provider on the Realtime Register REST API v2
-// (TLD info, the customer's price list, domain checks). Requests time out,
+// (TLD info, the customer's price list, domain checks and updates). Requests time out,
 // and 429 and 5xx answers are retried with exponential backoff, honouring
 // Retry-After.
 package rtr
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -60,13 +61,36 @@ func (e *Error) Error() string {
 	return fmt.Sprintf("rtr: %d %s: %s", e.Status, e.Type, e.Message)
 }
 
+// Unwrap makes a 429 or 5xx answer a registry.ErrTransient.
+func (e *Error) Unwrap() error {
+	if e.Status == http.StatusTooManyRequests || e.Status >= 500 {
+		return registry.ErrTransient
+	}
+	return nil
+}
+
 // get fetches path (relative to the base) into out, retrying what a retry can fix.
 func (c *Client) get(ctx context.Context, path string, query url.Values, out any) error {
+	return c.call(ctx, http.MethodGet, path, query, nil, out)
+}
+
+// call sends one API request (body, when not nil, as JSON) and decodes the
+// answer into out (when not nil), retrying 429s, 5xx and network failures.
+// Only requests that can be repeated safely go through it: reads, and
+// updates that set a state.
+func (c *Client) call(ctx context.Context, method, path string, query url.Values, body, out any) error {
 	u := c.base.JoinPath(path)
 	u.RawQuery = query.Encode()
+	var payload []byte
+	if body != nil {
+		var err error
+		if payload, err = json.Marshal(body); err != nil {
+			return fmt.Errorf("rtr: encode %s: %w", path, err)
+		}
+	}
 	var lastErr error
 	for attempt := 0; ; attempt++ {
-		wait, err := c.once(ctx, u.String(), out)
+		wait, err := c.once(ctx, method, u.String(), payload, out)
 		if err == nil {
 			return nil
 		}
@@ -88,34 +112,45 @@ func (c *Client) get(ctx context.Context, path string, query url.Values, out any
 }
 
 // once makes one request. wait < 0 means do not retry; wait > 0 is the
-// server's Retry-After; 0 means retry after the backoff.
-func (c *Client) once(ctx context.Context, u string, out any) (wait time.Duration, err error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+// server's Retry-After; 0 means retry after the backoff. Errors a retry
+// may fix wrap registry.ErrTransient.
+func (c *Client) once(ctx context.Context, method, u string, payload []byte, out any) (wait time.Duration, err error) {
+	var body io.Reader
+	if payload != nil {
+		body = bytes.NewReader(payload)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, u, body)
 	if err != nil {
 		return -1, err
 	}
 	req.Header.Set("Authorization", "ApiKey "+c.apiKey)
 	req.Header.Set("Accept", "application/json")
+	if payload != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
 	res, err := c.http.Do(req)
 	if err != nil {
 		if ctx.Err() != nil {
 			return -1, err
 		}
-		return 0, fmt.Errorf("rtr: %w", err)
+		return 0, fmt.Errorf("rtr: %w: %w", registry.ErrTransient, err)
 	}
 	defer res.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(res.Body, 8<<20))
+	answer, err := io.ReadAll(io.LimitReader(res.Body, 8<<20))
 	if err != nil {
-		return 0, fmt.Errorf("rtr: read %s: %w", req.URL.Path, err)
+		return 0, fmt.Errorf("rtr: read %s: %w: %w", req.URL.Path, registry.ErrTransient, err)
 	}
 	if res.StatusCode/100 == 2 {
-		if err := json.Unmarshal(body, out); err != nil {
+		if out == nil {
+			return 0, nil
+		}
+		if err := json.Unmarshal(answer, out); err != nil {
 			return -1, fmt.Errorf("rtr: decode %s: %w", req.URL.Path, err)
 		}
 		return 0, nil
 	}
 	apiErr := &Error{Status: res.StatusCode}
-	json.Unmarshal(body, apiErr)
+	json.Unmarshal(answer, apiErr)
 	if apiErr.Message == "" {
 		apiErr.Message = http.StatusText(res.StatusCode)
 	}
@@ -202,4 +237,99 @@ func (c *Client) Check(ctx context.Context, name string) (registry.Availability,
 		return registry.Availability{}, err
 	}
 	return registry.Availability{Available: r.Available, Reason: strings.ToLower(r.Reason), Premium: r.Premium, Cents: r.Price, Currency: r.Currency}, nil
+}
+
+// domainUpdate is the body of POST /domains/{name}/update. Realtime
+// Register replaces what a field names: the nameserver list, the client
+// statuses, the contacts of the roles given.
+type domainUpdate struct {
+	NS         []string        `json:"ns,omitempty"`
+	Status     []string        `json:"status,omitzero"` // empty clears, nil leaves alone
+	Registrant string          `json:"registrant,omitempty"`
+	Contacts   []domainContact `json:"contacts,omitempty"`
+}
+
+type domainContact struct {
+	Role   string `json:"role"`
+	Handle string `json:"handle"`
+}
+
+// contactBody is the body of POST /customers/{customer}/contacts/{handle}.
+type contactBody struct {
+	Name         string   `json:"name"`
+	Organization string   `json:"organization,omitempty"`
+	AddressLine  []string `json:"addressLine"`
+	PostalCode   string   `json:"postalCode"`
+	City         string   `json:"city"`
+	Country      string   `json:"country"`
+	Email        string   `json:"email"`
+	Voice        string   `json:"voice"`
+}
+
+// lockStatus is the client status that locks a domain against transfers.
+const lockStatus = "CLIENT_TRANSFER_PROHIBITED"
+
+// UpdateDomain implements registry.Provider. Each field sets a state, so
+// sending a change again changes nothing and the change id is not sent.
+// Contacts given as details are created first, under a handle derived
+// from the change id and role (creating one again answers 409, which
+// means it is there).
+func (c *Client) UpdateDomain(ctx context.Context, name string, u registry.Update, change string) error {
+	var body domainUpdate
+	body.NS = u.Nameservers
+	if u.Locked != nil {
+		body.Status = []string{}
+		if *u.Locked {
+			body.Status = []string{lockStatus}
+		}
+	}
+	for _, role := range registry.Roles {
+		ct, ok := u.Contacts[role]
+		if !ok {
+			continue
+		}
+		handle := ct.Handle
+		if ct.Details != nil {
+			handle = contactHandle(change, role)
+			if err := c.createContact(ctx, handle, *ct.Details); err != nil {
+				return err
+			}
+		}
+		if role == registry.RoleRegistrant {
+			body.Registrant = handle
+		} else {
+			body.Contacts = append(body.Contacts, domainContact{Role: strings.ToUpper(role), Handle: handle})
+		}
+	}
+	err := c.call(ctx, http.MethodPost, "domains/"+url.PathEscape(name)+"/update", nil, body, nil)
+	var apiErr *Error
+	if errors.As(err, &apiErr) && apiErr.Status == http.StatusNotFound {
+		return fmt.Errorf("%s: %w", name, registry.ErrDomainNotHeld)
+	}
+	return err
+}
+
+// contactHandle is the handle of a contact created for a change: at most
+// 40 characters of letters, digits and hyphens, the same on every retry.
+func contactHandle(change, role string) string {
+	h := "dd-" + role[:3] + "-" + strings.Map(func(r rune) rune {
+		if r >= 'a' && r <= 'z' || r >= '0' && r <= '9' {
+			return r
+		}
+		return -1
+	}, strings.ToLower(change))
+	return h[:min(len(h), 40)]
+}
+
+func (c *Client) createContact(ctx context.Context, handle string, d registry.ContactDetails) error {
+	body := contactBody{
+		Name: d.Name, Organization: d.Organization, AddressLine: []string{d.Street},
+		PostalCode: d.PostalCode, City: d.City, Country: d.Country, Email: d.Email, Voice: d.Phone,
+	}
+	err := c.call(ctx, http.MethodPost, "customers/"+url.PathEscape(c.customer)+"/contacts/"+url.PathEscape(handle), nil, body, nil)
+	var apiErr *Error
+	if errors.As(err, &apiErr) && apiErr.Status == http.StatusConflict {
+		return nil
+	}
+	return err
 }

@@ -2,12 +2,16 @@ package rtr
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -168,5 +172,80 @@ func TestCheckPremium(t *testing.T) {
 	got, err := c.Check(context.Background(), "bet.app")
 	if err != nil || !got.Available || !got.Premium || got.Cents != 250000 || got.Currency != "USD" {
 		t.Errorf("check = %+v, %v", got, err)
+	}
+}
+
+func TestUpdateDomainSendsTheStatesToSet(t *testing.T) {
+	type call struct {
+		method, path string
+		body         map[string]any
+	}
+	var calls []call
+	var mu sync.Mutex
+	c, _ := newServer(t, func(w http.ResponseWriter, r *http.Request) {
+		var body map[string]any
+		json.NewDecoder(r.Body).Decode(&body)
+		mu.Lock()
+		calls = append(calls, call{r.Method, r.URL.Path, body})
+		mu.Unlock()
+		switch {
+		case strings.HasPrefix(r.URL.Path, "/v2/customers/acme/contacts/"):
+			w.WriteHeader(http.StatusConflict) // created by an earlier try
+			w.Write([]byte(`{"type":"ObjectExists","message":"contact exists"}`))
+		case r.URL.Path == "/v2/domains/gone.com/update":
+			w.WriteHeader(http.StatusNotFound)
+			w.Write([]byte(`{"type":"ObjectDoesNotExist","message":"domain not found"}`))
+		default:
+			w.WriteHeader(http.StatusOK)
+		}
+	})
+	ctx := context.Background()
+	locked := true
+	if err := c.UpdateDomain(ctx, "example.com", registry.Update{Locked: &locked}, "item-1"); err != nil {
+		t.Fatal(err)
+	}
+	details := &registry.ContactDetails{Name: "Ada Lovelace", Email: "ada@example.com", Phone: "+44.2071234567", Street: "1 Main St", City: "London", PostalCode: "N1 1AA", Country: "GB"}
+	err := c.UpdateDomain(ctx, "example.com", registry.Update{
+		Nameservers: []string{"ns1.example.net", "ns2.example.net"},
+		Contacts:    map[string]registry.Contact{"registrant": {Handle: "acme-01"}, "tech": {Details: details}},
+	}, "item-2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.UpdateDomain(ctx, "gone.com", registry.Update{Locked: &locked}, "item-3"); !errors.Is(err, registry.ErrDomainNotHeld) {
+		t.Errorf("update of an unknown domain: %v, want ErrDomainNotHeld", err)
+	}
+	want := []call{
+		{"POST", "/v2/domains/example.com/update", map[string]any{"status": []any{"CLIENT_TRANSFER_PROHIBITED"}}},
+		{"POST", "/v2/customers/acme/contacts/dd-tec-item2", map[string]any{
+			"name": "Ada Lovelace", "addressLine": []any{"1 Main St"}, "postalCode": "N1 1AA", "city": "London",
+			"country": "GB", "email": "ada@example.com", "voice": "+44.2071234567"}},
+		{"POST", "/v2/domains/example.com/update", map[string]any{
+			"ns": []any{"ns1.example.net", "ns2.example.net"}, "registrant": "acme-01",
+			"contacts": []any{map[string]any{"role": "TECH", "handle": "dd-tec-item2"}}}},
+		{"POST", "/v2/domains/gone.com/update", map[string]any{"status": []any{"CLIENT_TRANSFER_PROHIBITED"}}},
+	}
+	if !reflect.DeepEqual(calls, want) {
+		t.Errorf("calls:\n got %+v\nwant %+v", calls, want)
+	}
+}
+
+func TestUpdateDomainUnlockClearsTheStatusAndRetriesServerErrors(t *testing.T) {
+	var bodies []string
+	c, calls := newServer(t, func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		bodies = append(bodies, string(b))
+		w.WriteHeader(http.StatusServiceUnavailable)
+	})
+	unlocked := false
+	err := c.UpdateDomain(context.Background(), "example.com", registry.Update{Locked: &unlocked}, "item-1")
+	if !errors.Is(err, registry.ErrTransient) {
+		t.Errorf("err = %v, want a transient failure after the retries", err)
+	}
+	if n := calls.Load(); n != int32(c.Retries+1) {
+		t.Errorf("%d requests, want %d", n, c.Retries+1)
+	}
+	if bodies[0] != `{"status":[]}` || bodies[len(bodies)-1] != bodies[0] {
+		t.Errorf("bodies = %q, want each to clear the statuses", bodies)
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"gorm.io/gorm"
+	"gorm.io/gorm/clause"
 
 	"github.com/domaind/domaind/internal/registry"
 	"github.com/domaind/domaind/models"
@@ -126,4 +127,41 @@ func (s *Sandbox) Check(ctx context.Context, name string) (registry.Availability
 	default:
 		return registry.Availability{Reason: n.State}, nil
 	}
+}
+
+// UpdateDomain implements registry.Provider on a registered sandbox name.
+// The change and its log row are written in one transaction, so a change
+// id seen before changes nothing.
+func (s *Sandbox) UpdateDomain(ctx context.Context, name string, u registry.Update, change string) error {
+	if err := s.wait(ctx); err != nil {
+		return err
+	}
+	return s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		var n models.SandboxName
+		err := tx.First(&n, "name = ? AND state = ?", name, models.SandboxRegistered).Error
+		if errors.Is(err, gorm.ErrRecordNotFound) {
+			return fmt.Errorf("%s: %w", name, registry.ErrDomainNotHeld)
+		}
+		if err != nil {
+			return err
+		}
+		logged := tx.Clauses(clause.OnConflict{DoNothing: true}).
+			Create(&models.SandboxChange{Change: change, Name: name, Update: u, AppliedAt: time.Now().UTC()})
+		if logged.Error != nil || logged.RowsAffected == 0 {
+			return logged.Error // nil when the change was applied before
+		}
+		if u.Locked != nil {
+			n.Locked = *u.Locked
+		}
+		if u.Nameservers != nil {
+			n.Nameservers = u.Nameservers
+		}
+		for role, c := range u.Contacts {
+			if n.Contacts == nil {
+				n.Contacts = map[string]registry.Contact{}
+			}
+			n.Contacts[role] = c
+		}
+		return tx.Model(&n).Select("locked", "nameservers", "contacts").Updates(&n).Error
+	})
 }

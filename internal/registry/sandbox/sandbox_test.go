@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/domaind/domaind/internal/registry"
+	"github.com/domaind/domaind/models"
 	"github.com/domaind/domaind/models/modelstest"
 )
 
@@ -55,5 +56,40 @@ func TestLatencyAndCancellation(t *testing.T) {
 	defer cancel()
 	if _, err := s.TLDs(ctx); !errors.Is(err, context.DeadlineExceeded) {
 		t.Errorf("err = %v, want the deadline: a call must wait for the latency and give up with its context", err)
+	}
+}
+
+func TestUpdateDomainAppliesEachChangeOnce(t *testing.T) {
+	db := modelstest.NewDB(t)
+	ctx := context.Background()
+	if _, err := Seed(ctx, db); err != nil {
+		t.Fatal(err)
+	}
+	s := New(db, 0)
+	locked, unlocked := true, false
+	if err := s.UpdateDomain(ctx, "google.com", registry.Update{Locked: &locked, Nameservers: []string{"ns1.a.net", "ns2.a.net"}}, "c1"); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.UpdateDomain(ctx, "google.com", registry.Update{Locked: &unlocked}, "c2"); err != nil {
+		t.Fatal(err)
+	}
+	// c1 again (a resumed caller): already applied, so it must not undo c2.
+	if err := s.UpdateDomain(ctx, "google.com", registry.Update{Locked: &locked}, "c1"); err != nil {
+		t.Fatal(err)
+	}
+	var n models.SandboxName
+	db.First(&n, "name = ?", "google.com")
+	if n.Locked || len(n.Nameservers) != 2 {
+		t.Errorf("google.com = locked %v, nameservers %v; want unlocked (c2) with c1's nameservers", n.Locked, n.Nameservers)
+	}
+	var changes int64
+	db.Model(&models.SandboxChange{}).Count(&changes)
+	if changes != 2 {
+		t.Errorf("%d changes logged, want 2", changes)
+	}
+	for _, name := range []string{"nic.dev", "surely-nobody-has-this-0x7f.com"} { // reserved, available
+		if err := s.UpdateDomain(ctx, name, registry.Update{Locked: &locked}, "c3-"+name); !errors.Is(err, registry.ErrDomainNotHeld) {
+			t.Errorf("update of %s = %v, want ErrDomainNotHeld", name, err)
+		}
 	}
 }

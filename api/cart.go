@@ -1,0 +1,138 @@
+package api
+
+import (
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/gin-gonic/gin"
+	"gorm.io/gorm"
+
+	"github.com/domaind/domaind/internal/bulkop"
+	"github.com/domaind/domaind/internal/catalog"
+	"github.com/domaind/domaind/internal/registry"
+	"github.com/domaind/domaind/internal/secret"
+	"github.com/domaind/domaind/models"
+)
+
+// cartPrefix starts the opaque ids of cart items.
+const cartPrefix = "cart_"
+
+// checkoutPath is where a filled cart is reviewed before payment.
+const checkoutPath = "/api/cart"
+
+// cartItemView is one item of the cart.
+type cartItemView struct {
+	ID         string    `json:"id"`
+	Domain     string    `json:"domain"`
+	Op         string    `json:"op"`
+	Years      int       `json:"years"`
+	PriceCents int64     `json:"price_cents"`
+	Currency   string    `json:"currency"`
+	AddedAt    time.Time `json:"added_at"`
+}
+
+// addToCart answers renew and restore: one cart item per domain, priced
+// from the synced TLD prices (a renewal costs its yearly price times the
+// years; a restore costs the TLD's restore price). A domain already in the
+// cart for the same operation keeps its item, repriced.
+func (s *Server) addToCart(c *gin.Context, u models.User, plan bulkop.Plan, domains map[string]models.Domain, snap *catalog.Snapshot) error {
+	priceOp, years := registry.OpRenew, plan.Years
+	if plan.Op == bulkop.Restore {
+		priceOp, years = registry.OpRestore, 1
+	}
+	var unpriced []string
+	items := make([]models.CartItem, 0, len(plan.Domains))
+	now := s.now().UTC()
+	for _, name := range plan.Domains {
+		cents, ok := snap.Price(domains[name].TLD, priceOp)
+		if !ok || cents == nil {
+			unpriced = append(unpriced, name)
+			continue
+		}
+		items = append(items, models.CartItem{
+			ID: secret.NewID(cartPrefix), UserID: u.ID, Domain: name, Op: plan.Op, Years: years,
+			PriceCents: *cents * int64(years), Currency: "USD", CreatedAt: now,
+		})
+	}
+	if len(unpriced) > 0 {
+		return Errorf(http.StatusBadRequest, "validation_error", "no %s price for %s; nothing was added", priceOp, bulkop.Names(unpriced))
+	}
+	var total int64
+	ids := make([]string, len(items))
+	for i, it := range items {
+		total += it.PriceCents
+		ids[i] = it.ID
+	}
+	if plan.DryRun {
+		c.JSON(http.StatusOK, gin.H{"addedToCart": false, "cartItemIds": []string{}, "totalCents": total, "checkoutPath": checkoutPath, "dryRun": true})
+		return nil
+	}
+	err := s.db.WithContext(c.Request.Context()).Transaction(func(tx *gorm.DB) error {
+		var existing []models.CartItem
+		if err := tx.Where("user_id = ? AND op = ? AND domain IN ?", u.ID, plan.Op, plan.Domains).Find(&existing).Error; err != nil {
+			return err
+		}
+		have := map[string]string{}
+		for _, e := range existing {
+			have[e.Domain] = e.ID
+		}
+		var fresh []models.CartItem
+		for i := range items {
+			id, ok := have[items[i].Domain]
+			if !ok {
+				fresh = append(fresh, items[i])
+				continue
+			}
+			items[i].ID, ids[i] = id, id
+			if err := tx.Model(&models.CartItem{ID: id}).Updates(map[string]any{"years": items[i].Years, "price_cents": items[i].PriceCents}).Error; err != nil {
+				return err
+			}
+		}
+		if len(fresh) == 0 {
+			return nil
+		}
+		return tx.CreateInBatches(fresh, 500).Error
+	})
+	if err != nil {
+		return fmt.Errorf("add to cart: %w", err)
+	}
+	c.JSON(http.StatusOK, gin.H{"addedToCart": true, "cartItemIds": ids, "totalCents": total, "checkoutPath": checkoutPath})
+	return nil
+}
+
+// getCart answers GET /api/cart: the signed-in user's items, oldest first,
+// with their total.
+func (s *Server) getCart(c *gin.Context) error {
+	u, _ := currentUser(c)
+	var items []models.CartItem
+	if err := s.db.WithContext(c.Request.Context()).Where("user_id = ?", u.ID).Order("created_at, domain").Find(&items).Error; err != nil {
+		return fmt.Errorf("load cart: %w", err)
+	}
+	views := make([]cartItemView, len(items))
+	var total int64
+	for i, it := range items {
+		views[i] = cartItemView{ID: it.ID, Domain: it.Domain, Op: it.Op, Years: it.Years, PriceCents: it.PriceCents, Currency: it.Currency, AddedAt: it.CreatedAt}
+		total += it.PriceCents
+	}
+	c.JSON(http.StatusOK, gin.H{"items": views, "count": len(views), "totalCents": total, "currency": "USD"})
+	return nil
+}
+
+// deleteCartItem answers DELETE /api/cart/items/{id}.
+func (s *Server) deleteCartItem(c *gin.Context) error {
+	u, _ := currentUser(c)
+	id := c.Param("id")
+	if !validID(id, cartPrefix) {
+		return Errorf(http.StatusBadRequest, "validation_error", "%q is not a cart item id", id)
+	}
+	res := s.db.WithContext(c.Request.Context()).Where("id = ? AND user_id = ?", id, u.ID).Delete(&models.CartItem{})
+	if res.Error != nil {
+		return fmt.Errorf("delete cart item: %w", res.Error)
+	}
+	if res.RowsAffected == 0 {
+		return Errorf(http.StatusNotFound, "not_found", "no cart item %s", id)
+	}
+	c.Status(http.StatusNoContent)
+	return nil
+}

@@ -1,0 +1,188 @@
+package api
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/gin-gonic/gin"
+	"github.com/redis/go-redis/v9"
+	"gorm.io/gorm"
+
+	"github.com/domaind/domaind/internal/outbox"
+	"github.com/domaind/domaind/internal/ratelimit"
+	"github.com/domaind/domaind/internal/requestid"
+	"github.com/domaind/domaind/internal/secret"
+	"github.com/domaind/domaind/internal/tools"
+	"github.com/domaind/domaind/models"
+	"github.com/domaind/domaind/tasks"
+)
+
+// Tool jobs and inline runs.
+const (
+	// jobRetention is how long a job and its result are kept.
+	jobRetention = 24 * time.Hour
+	// inlineToolTimeout bounds an inline tool's run.
+	inlineToolTimeout = 20 * time.Second
+)
+
+// toolPolicy is the per-client quota of a tool: its PerHour requests in
+// any hour.
+func toolPolicy(t tools.Tool) ratelimit.Policy {
+	return ratelimit.Policy{Name: "tool-" + t.Slug, Kind: ratelimit.Rate, Limit: t.PerHour, Window: time.Hour}
+}
+
+// tool returns the tool the path names, or a 404 listing the tools.
+func (s *Server) tool(c *gin.Context) (tools.Tool, error) {
+	slug := c.Param("slug")
+	t, ok := s.tools.Get(slug)
+	if !ok {
+		slugs := append(s.tools.Slugs(), "whois")
+		slices.Sort(slugs)
+		return t, Errorf(http.StatusNotFound, "not_found", "no tool %q; the tools are %s", slug, strings.Join(slugs, ", "))
+	}
+	return t, nil
+}
+
+// runTool answers POST /api/tools/{slug}: an inline tool's result (from the
+// cache when the same input was answered within the tool's TTL), or an
+// async tool's job ticket (202, Location = status_url). The quota is spent
+// before the input is looked at; an invalid input or a refused target is
+// a 400 and starts nothing.
+func (s *Server) runTool(c *gin.Context) error {
+	t, err := s.tool(c)
+	if err != nil {
+		return err
+	}
+	if _, err := s.spend(c, toolPolicy(t), clientKey(c)); err != nil {
+		return err
+	}
+	if ct := c.ContentType(); ct != "" && ct != "application/json" {
+		return Errorf(http.StatusBadRequest, "bad_request", "Content-Type %q is not accepted; send the body as application/json", ct)
+	}
+	body, err := io.ReadAll(c.Request.Body)
+	if err != nil {
+		return err
+	}
+	ctx := c.Request.Context()
+	input, err := t.Parse(ctx, body)
+	if err != nil {
+		return err
+	}
+	if t.Async {
+		return s.startJob(c, t, input)
+	}
+	key := toolCacheKey(t.Slug, input)
+	if cached, err := s.redis.Get(ctx, key).Bytes(); err == nil {
+		c.JSON(http.StatusOK, gin.H{"ok": true, "cached": true, "result": json.RawMessage(cached)})
+		return nil
+	} else if !errors.Is(err, redis.Nil) {
+		return fmt.Errorf("tool cache: %w", err)
+	}
+	rctx, cancel := context.WithTimeout(ctx, inlineToolTimeout)
+	defer cancel()
+	result, err := t.Run(rctx, input, nil)
+	if err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if _, known := toHTTP(err); known {
+			return err
+		}
+		// The tool ran and failed: an answer (ok false), not cached. What
+		// the target did is the caller's to read; our side's failures are
+		// told in their public words.
+		s.log.InfoContext(ctx, "tool failed", "tool", t.Slug, "err", err)
+		why := models.ErrorText(err, 500)
+		if f := (*tools.Failure)(nil); errors.As(err, &f) {
+			why = f.Public
+		}
+		c.JSON(http.StatusOK, gin.H{"ok": false, "cached": false, "result": gin.H{"error": why}})
+		return nil
+	}
+	b, err := json.Marshal(result)
+	if err != nil {
+		return fmt.Errorf("encode %s result: %w", t.Slug, err)
+	}
+	if err := s.redis.Set(context.WithoutCancel(ctx), key, b, t.TTL).Err(); err != nil {
+		s.log.WarnContext(ctx, "tool cache write failed", "tool", t.Slug, "err", err)
+	}
+	c.JSON(http.StatusOK, gin.H{"ok": true, "cached": false, "result": json.RawMessage(b)})
+	return nil
+}
+
+// toolCacheKey is the Redis key of a tool's cached answer to input.
+func toolCacheKey(slug string, input json.RawMessage) string {
+	sum := sha256.Sum256(input)
+	return "tools:cache:" + slug + ":" + hex.EncodeToString(sum[:16])
+}
+
+// startJob writes a queued job and its task in one transaction and answers
+// with the ticket.
+func (s *Server) startJob(c *gin.Context, t tools.Tool, input json.RawMessage) error {
+	now := s.now().UTC()
+	job := models.ToolJob{
+		ID: secret.NewID(jobPrefix), Tool: t.Slug, Input: input, State: models.JobQueued,
+		RequestID: requestid.From(c.Request.Context()), CreatedAt: now, ExpiresAt: now.Add(jobRetention),
+	}
+	err := s.outbox.Transaction(c.Request.Context(), func(tx *outbox.Tx) error {
+		if err := tx.Create(&job).Error; err != nil {
+			return err
+		}
+		task, err := tasks.NewToolRunTask(job.ID)
+		if err != nil {
+			return err
+		}
+		return tx.Add(task)
+	})
+	if err != nil {
+		return fmt.Errorf("queue %s job: %w", t.Slug, err)
+	}
+	statusURL := s.cfg.BaseURL.JoinPath("api/tools", t.Slug, "status", job.ID).String()
+	c.Header("Location", statusURL)
+	c.JSON(http.StatusAccepted, gin.H{"ok": true, "cached": false, "result": gin.H{"mode": "async", "jobId": job.ID, "status_url": statusURL}})
+	return nil
+}
+
+// getToolJob answers GET /api/tools/{slug}/status/{jobId}: the job as its
+// task recorded it.
+func (s *Server) getToolJob(c *gin.Context) error {
+	t, err := s.tool(c)
+	if err != nil {
+		return err
+	}
+	id := c.Param("jobId")
+	if !validID(id, jobPrefix) {
+		return Errorf(http.StatusBadRequest, "validation_error", "%q is not a job id", id)
+	}
+	var job models.ToolJob
+	err = s.db.WithContext(c.Request.Context()).First(&job, "id = ? AND tool = ? AND expires_at > ?", id, t.Slug, s.now().UTC()).Error
+	if errors.Is(err, gorm.ErrRecordNotFound) {
+		return Errorf(http.StatusNotFound, "not_found", "no %s job %s (jobs are kept %s)", t.Slug, id, jobRetention)
+	}
+	if err != nil {
+		return fmt.Errorf("load job: %w", err)
+	}
+	result := job.Result
+	if len(result) == 0 {
+		result = json.RawMessage("{}")
+	}
+	out := gin.H{
+		"jobId": job.ID, "tool": job.Tool, "status": job.State, "result": result,
+		"progress":   gin.H{"done": job.Done, "planned": job.Planned},
+		"created_at": job.CreatedAt, "started_at": job.StartedAt, "finished_at": job.FinishedAt, "expires_at": job.ExpiresAt,
+	}
+	if job.Error != "" {
+		out["error"] = job.Error
+	}
+	c.JSON(http.StatusOK, out)
+	return nil
+}

@@ -1,0 +1,394 @@
+package api
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/domaind/domaind/internal/outbox"
+	"github.com/domaind/domaind/models"
+	"github.com/domaind/domaind/tasks"
+	"github.com/domaind/domaind/worker"
+)
+
+// serveTestSite serves h on testSiteAddr and returns its base URL under
+// the name site.test.
+func serveTestSite(t testing.TB, h http.Handler) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", testSiteAddr+":0")
+	if err != nil {
+		t.Fatalf("listen on %s (a loopback address of its own): %v", testSiteAddr, err)
+	}
+	srv := httptest.NewUnstartedServer(h)
+	srv.Listener.Close()
+	srv.Listener = ln
+	srv.Start()
+	t.Cleanup(srv.Close)
+	return fmt.Sprintf("http://site.test:%d", ln.Addr().(*net.TCPAddr).Port)
+}
+
+// smallSite is three pages, one linking to a missing one.
+func smallSite() http.Handler {
+	pages := map[string]string{
+		"/":      `<html><head><title>Home</title><meta name="description" content="The home page"></head><body><h1>Home</h1><a href="/about">About</a> <a href="/gone">Gone</a></body></html>`,
+		"/about": `<html><head><title>About</title></head><body><h1>About us</h1><a href="/">Home</a></body></html>`,
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		page, ok := pages[r.URL.Path]
+		if !ok {
+			http.NotFound(w, r)
+			return
+		}
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		w.Write([]byte(page))
+	})
+}
+
+type ticket struct {
+	OK     bool `json:"ok"`
+	Cached bool `json:"cached"`
+	Result struct {
+		Mode      string `json:"mode"`
+		JobID     string `json:"jobId"`
+		StatusURL string `json:"status_url"`
+	} `json:"result"`
+}
+
+type jobStatus struct {
+	Status   string          `json:"status"`
+	Result   json.RawMessage `json:"result"`
+	Error    string          `json:"error"`
+	Progress struct{ Done, Planned int }
+	Created  *time.Time `json:"created_at"`
+	Started  *time.Time `json:"started_at"`
+	Finished *time.Time `json:"finished_at"`
+}
+
+func (env *testEnv) jobStatus(t testing.TB, slug, id string) (int, jobStatus) {
+	t.Helper()
+	w := env.request("GET", "/api/tools/"+slug+"/status/"+id, "")
+	var st jobStatus
+	if w.Code == 200 {
+		if err := json.Unmarshal(w.Body.Bytes(), &st); err != nil {
+			t.Fatalf("status body %s: %v", w.Body, err)
+		}
+	}
+	return w.Code, st
+}
+
+func (env *testEnv) waitJob(t *testing.T, slug, id string) jobStatus {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		code, st := env.jobStatus(t, slug, id)
+		if code != 200 {
+			t.Fatalf("status = %d", code)
+		}
+		if st.Status == models.JobDone || st.Status == models.JobFailed {
+			return st
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("job %s still %s after 30 s", id, st.Status)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func TestSEOCrawlIsAJobCallersPoll(t *testing.T) {
+	env := newTestEnv(t)
+	site := serveTestSite(t, smallSite())
+	w := env.request("POST", "/api/tools/seo-crawl", fmt.Sprintf(`{"url":%q}`, site+"/"))
+	if w.Code != 202 {
+		t.Fatalf("seo-crawl = %d %s", w.Code, w.Body)
+	}
+	var tk ticket
+	json.Unmarshal(w.Body.Bytes(), &tk)
+	if !tk.OK || tk.Cached || tk.Result.Mode != "async" || !validID(tk.Result.JobID, jobPrefix) {
+		t.Fatalf("ticket = %s", w.Body)
+	}
+	if want := "http://api.test/api/tools/seo-crawl/status/" + tk.Result.JobID; tk.Result.StatusURL != want || w.Header().Get("Location") != want {
+		t.Errorf("status_url %q, Location %q; want both %q", tk.Result.StatusURL, w.Header().Get("Location"), want)
+	}
+	// No worker yet: the job waits, as its row says.
+	if code, st := env.jobStatus(t, "seo-crawl", tk.Result.JobID); code != 200 || st.Status != "queued" || st.Started != nil || st.Created == nil {
+		t.Errorf("before a worker: %d %+v", code, st)
+	}
+
+	startWorker(t, env, worker.Deps{Tools: env.deps.Tools})
+	st := env.waitJob(t, "seo-crawl", tk.Result.JobID)
+	var report struct {
+		Pages []struct {
+			URL    string `json:"url"`
+			Status int    `json:"status"`
+			Title  string `json:"title"`
+		} `json:"pages"`
+		Summary struct {
+			Findings struct {
+				BrokenLinks []struct {
+					URL        string   `json:"url"`
+					LinkedFrom []string `json:"linked_from"`
+				} `json:"broken_links"`
+			} `json:"findings"`
+		} `json:"summary"`
+	}
+	if err := json.Unmarshal(st.Result, &report); err != nil {
+		t.Fatalf("result %s: %v", st.Result, err)
+	}
+	if st.Status != "done" || st.Finished == nil || st.Started == nil || st.Progress.Done != 3 || st.Progress.Planned != 3 || len(report.Pages) != 3 {
+		t.Fatalf("done job = %+v, %d pages", st, len(report.Pages))
+	}
+	broken := report.Summary.Findings.BrokenLinks
+	if len(broken) != 1 || broken[0].URL != site+"/gone" || len(broken[0].LinkedFrom) != 1 || broken[0].LinkedFrom[0] != site+"/" {
+		t.Errorf("broken links = %+v", broken)
+	}
+
+	// The job is seo-crawl's, kept a day, under an id that must be well formed.
+	if code, _ := env.jobStatus(t, "dns-lookup", tk.Result.JobID); code != 404 {
+		t.Errorf("the job under another tool = %d, want 404", code)
+	}
+	wantError(t, "unknown job", env.request("GET", "/api/tools/seo-crawl/status/job_0123456789abcdef01234567", ""), 404, "not_found")
+	wantError(t, "malformed id", env.request("GET", "/api/tools/seo-crawl/status/1%27%20OR%201=1", ""), 400, "validation_error")
+	wantError(t, "unknown tool", env.request("GET", "/api/tools/nope/status/"+tk.Result.JobID, ""), 404, "not_found")
+	env.now = env.now.Add(25 * time.Hour)
+	wantError(t, "a job past its day", env.request("GET", "/api/tools/seo-crawl/status/"+tk.Result.JobID, ""), 404, "not_found")
+}
+
+func TestAJobTheWorkerCannotRunEndsFailedWithAReason(t *testing.T) {
+	env := newTestEnv(t)
+	// The name was public when the job was accepted and points inside now
+	// (DNS rebinding): the crawl is refused when it runs.
+	job := models.ToolJob{ID: "job_00000000000000000000beef", Tool: "seo-crawl", Input: json.RawMessage(`{"url":"http://internal.example.com/","max_pages":5}`),
+		State: models.JobQueued, CreatedAt: env.now, ExpiresAt: env.now.Add(24 * time.Hour)}
+	err := env.deps.Outbox.Transaction(context.Background(), func(tx *outbox.Tx) error {
+		if err := tx.Create(&job).Error; err != nil {
+			return err
+		}
+		task, err := tasks.NewToolRunTask(job.ID)
+		if err != nil {
+			return err
+		}
+		return tx.Add(task)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	startWorker(t, env, worker.Deps{Tools: env.deps.Tools})
+	st := env.waitJob(t, "seo-crawl", job.ID)
+	if st.Status != "failed" || !strings.Contains(st.Error, "10.0.0.7") || st.Finished == nil {
+		t.Errorf("job = %+v, want failed naming the refused address", st)
+	}
+}
+
+func TestToolsRefuseBadInputAndInternalTargets(t *testing.T) {
+	env := newTestEnv(t)
+	tests := []struct {
+		what, slug, body string
+		status           int
+		code, field      string
+	}{
+		{"unknown tool", "port-scan", `{}`, 404, "not_found", ""},
+		{"no body", "seo-crawl", ``, 400, "validation_error", "body"},
+		{"not JSON", "seo-crawl", `{"url":`, 400, "validation_error", "body"},
+		{"no url", "seo-crawl", `{}`, 400, "validation_error", "url"},
+		{"url not a string", "seo-crawl", `{"url":42}`, 400, "validation_error", "url"},
+		{"unknown field", "seo-crawl", `{"url":"http://site.test/","depth":9}`, 400, "validation_error", "depth"},
+		{"too many pages", "seo-crawl", `{"url":"http://site.test/","max_pages":101}`, 400, "validation_error", "max_pages"},
+		{"bad domain", "dns-lookup", `{"domain":"not a domain"}`, 400, "validation_error", "domain"},
+		{"no keywords", "domain-suggest", `{"keywords":"  "}`, 400, "validation_error", "keywords"},
+		{"odd keyword", "domain-suggest", `{"keywords":"caf\u00e9!"}`, 400, "validation_error", "keywords"},
+	}
+	for _, tc := range tests {
+		env.now = env.now.Add(6 * time.Minute)
+		w := env.request("POST", "/api/tools/"+tc.slug, tc.body)
+		wantError(t, tc.what, w, tc.status, tc.code)
+		var body struct{ Error struct{ Field string } }
+		json.Unmarshal(w.Body.Bytes(), &body)
+		if body.Error.Field != tc.field {
+			t.Errorf("%s: field %q, want %q", tc.what, body.Error.Field, tc.field)
+		}
+	}
+	for _, target := range []string{
+		"http://127.0.0.1/", "http://[::1]/", "http://10.1.2.3/", "http://169.254.169.254/latest/meta-data/",
+		"http://internal.example.com/", "http://2130706433/", "http://0177.0.0.1/", "http://0x7f.0.0.1/",
+		"http://100.64.0.1/", "http://[fd00::1]/", "ftp://site.test/", "http://user:pw@site.test/",
+	} {
+		env.now = env.now.Add(6 * time.Minute) // refused requests count against the quota of 10 an hour
+		w := env.request("POST", "/api/tools/seo-crawl", fmt.Sprintf(`{"url":%q}`, target))
+		wantError(t, "crawl of "+target, w, 400, "target_refused")
+	}
+	var jobs int64
+	env.db.Model(&models.ToolJob{}).Count(&jobs)
+	if jobs != 0 {
+		t.Errorf("%d jobs made from refused requests, want none", jobs)
+	}
+}
+
+func TestToolQuotaPerClient(t *testing.T) {
+	env := newTestEnv(t)
+	seedTLDs(t, env)
+	for i := range 30 {
+		w := env.request("POST", "/api/tools/domain-suggest", `{"keywords":"green energy","tlds":["com"]}`)
+		if w.Code != 200 {
+			t.Fatalf("request %d = %d %s", i+1, w.Code, w.Body)
+		}
+	}
+	w := env.request("POST", "/api/tools/domain-suggest", `{"keywords":"green energy","tlds":["com"]}`)
+	wantError(t, "31st request of the hour", w, 429, "rate_limited")
+	if h := w.Header(); h.Get("Retry-After") == "" || h["RateLimit-Policy"][0] != "30;w=3600" || h["RateLimit-Remaining"][0] != "0" {
+		t.Errorf("headers = %v", w.Header())
+	}
+	// Quotas are per tool.
+	if w := env.request("POST", "/api/tools/seo-crawl", `{}`); w.Code != 400 {
+		t.Errorf("another tool = %d, want its own quota (and a 400 for the empty input)", w.Code)
+	}
+	env.now = env.now.Add(time.Hour)
+	if w := env.request("POST", "/api/tools/domain-suggest", `{"keywords":"green energy","tlds":["com"]}`); w.Code != 200 {
+		t.Errorf("an hour later = %d", w.Code)
+	}
+}
+
+func TestDomainSuggestAnswersInlineAndFromTheCache(t *testing.T) {
+	env := newTestEnv(t)
+	seedTLDs(t, env)
+	w := env.request("POST", "/api/tools/domain-suggest", `{"keywords":"Google","tlds":["com",".io"],"limit":5}`)
+	var first struct {
+		OK     bool `json:"ok"`
+		Cached bool `json:"cached"`
+		Result struct {
+			Suggestions []struct {
+				Domain     string `json:"domain"`
+				Available  bool   `json:"available"`
+				PriceCents int64  `json:"price_cents"`
+			} `json:"suggestions"`
+			Unavailable []struct{ Domain, Reason string } `json:"unavailable"`
+		} `json:"result"`
+	}
+	json.Unmarshal(w.Body.Bytes(), &first)
+	if w.Code != 200 || !first.OK || first.Cached || len(first.Result.Suggestions) != 5 {
+		t.Fatalf("first = %d %s", w.Code, w.Body)
+	}
+	comCents := *sandboxCents(t, env, "com", "register")
+	for _, s := range first.Result.Suggestions {
+		if !s.Available || s.PriceCents <= 0 || (strings.HasSuffix(s.Domain, ".com") && s.PriceCents != comCents) {
+			t.Errorf("suggestion %+v", s)
+		}
+	}
+	if u := first.Result.Unavailable; len(u) == 0 || u[0].Domain != "google.com" || u[0].Reason != "registered" {
+		t.Errorf("unavailable = %+v, want google.com first, registered", u)
+	}
+	w = env.request("POST", "/api/tools/domain-suggest", `{"keywords":" GOOGLE ","tlds":["COM","io"],"limit":5}`)
+	var second struct {
+		Cached bool            `json:"cached"`
+		Result json.RawMessage `json:"result"`
+	}
+	json.Unmarshal(w.Body.Bytes(), &second)
+	firstResult, _ := json.Marshal(first.Result)
+	if w.Code != 200 || !second.Cached || !strings.Contains(string(second.Result), first.Result.Suggestions[0].Domain) {
+		t.Errorf("the same input again = %d %s (first %s)", w.Code, w.Body, firstResult)
+	}
+}
+
+func TestHTTPHeadersFollowsRedirectsAndRefusesInternalOnes(t *testing.T) {
+	env := newTestEnv(t)
+	var hits int
+	site := serveTestSite(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hits++
+		switch r.URL.Path {
+		case "/old":
+			http.Redirect(w, r, "/new", http.StatusMovedPermanently)
+		case "/new":
+			w.Header().Set("X-Content-Type-Options", "nosniff")
+			w.Write([]byte("hello"))
+		case "/inside":
+			http.Redirect(w, r, "http://169.254.169.254/latest/meta-data/", http.StatusFound)
+		}
+	}))
+	w := env.request("POST", "/api/tools/http-headers", fmt.Sprintf(`{"url":%q}`, site+"/old"))
+	var got struct {
+		OK, Cached bool
+		Result     struct {
+			FinalURL  string `json:"final_url"`
+			Status    int    `json:"status"`
+			Redirects []struct {
+				URL    string `json:"url"`
+				Status int    `json:"status"`
+			} `json:"redirects"`
+			Security struct{ Present, Missing []string }
+		}
+	}
+	json.Unmarshal(w.Body.Bytes(), &got)
+	if w.Code != 200 || !got.OK || got.Cached || got.Result.FinalURL != site+"/new" || got.Result.Status != 200 ||
+		len(got.Result.Redirects) != 1 || got.Result.Redirects[0].Status != 301 {
+		t.Fatalf("http-headers = %d %s", w.Code, w.Body)
+	}
+	if strings.Join(got.Result.Security.Present, ",") != "X-Content-Type-Options" || len(got.Result.Security.Missing) != 4 {
+		t.Errorf("security = %+v, want nosniff present and 4 missing (HSTS is only asked of https)", got.Result.Security)
+	}
+	before := hits
+	w = env.request("POST", "/api/tools/http-headers", fmt.Sprintf(`{"url":%q}`, site+"/old"))
+	if json.Unmarshal(w.Body.Bytes(), &got); !got.Cached || hits != before {
+		t.Errorf("repeat = %s after %d more requests to the site, want a cached answer", w.Body, hits-before)
+	}
+	w = env.request("POST", "/api/tools/http-headers", fmt.Sprintf(`{"url":%q}`, site+"/inside"))
+	wantError(t, "a redirect to the metadata address", w, 400, "target_refused")
+	for _, target := range []string{"http://127.0.0.1/", "http://internal.example.com/", "http://0177.0.0.1/"} {
+		wantError(t, "http-headers of "+target, env.request("POST", "/api/tools/http-headers", fmt.Sprintf(`{"url":%q}`, target)), 400, "target_refused")
+	}
+}
+
+func TestSSLCheckDescribesTheCertificate(t *testing.T) {
+	env := newTestEnv(t)
+	ln, err := net.Listen("tcp", testSiteAddr+":0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewUnstartedServer(http.NotFoundHandler())
+	srv.Listener.Close()
+	srv.Listener = ln
+	srv.StartTLS() // httptest's certificate, for example.com: neither trusted nor for site.test
+	t.Cleanup(srv.Close)
+	port := ln.Addr().(*net.TCPAddr).Port
+	w := env.request("POST", "/api/tools/ssl-check", fmt.Sprintf(`{"host":"site.test","port":%d}`, port))
+	var got struct {
+		OK     bool
+		Result struct {
+			Host        string `json:"host"`
+			TLSVersion  string `json:"tls_version"`
+			Verified    bool   `json:"verified"`
+			VerifyError string `json:"verify_error"`
+			Leaf        struct {
+				SANs     []string `json:"sans"`
+				DaysLeft int      `json:"days_left"`
+			} `json:"leaf"`
+		}
+	}
+	json.Unmarshal(w.Body.Bytes(), &got)
+	if w.Code != 200 || !got.OK || got.Result.Host != "site.test" || got.Result.TLSVersion == "" || got.Result.Verified ||
+		got.Result.VerifyError == "" || !slices.Contains(got.Result.Leaf.SANs, "example.com") || got.Result.Leaf.DaysLeft <= 0 {
+		t.Errorf("ssl-check = %d %s", w.Code, w.Body)
+	}
+	wantError(t, "ssl-check of a private address", env.request("POST", "/api/tools/ssl-check", `{"host":"internal.example.com"}`), 400, "target_refused")
+	wantError(t, "port out of range", env.request("POST", "/api/tools/ssl-check", `{"host":"site.test","port":70000}`), 400, "validation_error")
+}
+
+func TestAnInlineToolWhoseTargetFailsAnswersNotOKAndIsNotCached(t *testing.T) {
+	env := newTestEnv(t) // its DNS resolver does not answer
+	for range 2 {
+		w := env.request("POST", "/api/tools/dns-lookup", `{"domain":"Example.COM"}`)
+		var got struct {
+			OK, Cached bool
+			Result     struct{ Error string }
+		}
+		json.Unmarshal(w.Body.Bytes(), &got)
+		if w.Code != 200 || got.OK || got.Cached || got.Result.Error == "" || strings.Contains(got.Result.Error, "127.0.0.1") {
+			t.Errorf("dns-lookup with no resolver = %d %s, want ok false with an error that does not name the resolver, not cached", w.Code, w.Body)
+		}
+	}
+}

@@ -1,0 +1,149 @@
+package tools
+
+import (
+	"context"
+	"crypto/x509"
+	"strings"
+	"time"
+
+	"github.com/domaind/domaind/internal/dnslookup"
+	"github.com/domaind/domaind/internal/domainname"
+	"github.com/domaind/domaind/internal/fetch"
+	"github.com/domaind/domaind/internal/httpcheck"
+	"github.com/domaind/domaind/internal/registry"
+	"github.com/domaind/domaind/internal/seocrawl"
+	"github.com/domaind/domaind/internal/tlscheck"
+)
+
+// Quotas per client and hour: a crawl fetches up to a hundred pages, the
+// inline tools one target each.
+const (
+	crawlPerHour  = 10
+	inlinePerHour = 30
+)
+
+// Deps are what the tools reach the world with.
+type Deps struct {
+	// Fetch is the SSRF-safe client every user-given URL goes through.
+	Fetch *fetch.Client
+	// DNS is the resolver dns-lookup asks.
+	DNS *dnslookup.Resolver
+	// Registry answers domain-suggest's availability checks.
+	Registry registry.Provider
+	// Roots verify ssl-check's certificate chains; nil means the system's.
+	Roots *x509.CertPool
+}
+
+// New returns the registry of the free tools.
+func New(d Deps) *Registry {
+	r := &Registry{bySlug: map[string]Tool{}}
+	r.add(define(Tool{Slug: "seo-crawl", Async: true, PerHour: crawlPerHour},
+		func(ctx context.Context, in *crawlInput) error { return checkCrawl(ctx, d.Fetch, in) },
+		func(ctx context.Context, in crawlInput, progress Progress) (any, error) {
+			return seocrawl.Crawl(ctx, d.Fetch, in.URL, seocrawl.Options{MaxPages: in.MaxPages}, seocrawl.Progress(progress))
+		}))
+	r.add(define(Tool{Slug: "dns-lookup", TTL: 5 * time.Minute, PerHour: inlinePerHour},
+		checkHostInput,
+		func(ctx context.Context, in hostInput, _ Progress) (any, error) {
+			res, err := dnslookup.Lookup(ctx, d.DNS, in.Domain)
+			if err != nil {
+				return nil, &Failure{Public: "the DNS resolver did not answer; try again shortly", Err: err}
+			}
+			return res, nil
+		}))
+	r.add(define(Tool{Slug: "http-headers", TTL: 5 * time.Minute, PerHour: inlinePerHour},
+		func(ctx context.Context, in *urlInput) error { return checkURL(ctx, d.Fetch, in) },
+		func(ctx context.Context, in urlInput, _ Progress) (any, error) {
+			return httpcheck.Check(ctx, d.Fetch, in.URL)
+		}))
+	r.add(define(Tool{Slug: "ssl-check", TTL: 10 * time.Minute, PerHour: inlinePerHour},
+		checkTLSInput,
+		func(ctx context.Context, in tlsInput, _ Progress) (any, error) {
+			return tlscheck.Check(ctx, d.Fetch, in.Host, in.Port, d.Roots, time.Now())
+		}))
+	r.add(define(Tool{Slug: "domain-suggest", TTL: 2 * time.Minute, PerHour: inlinePerHour},
+		checkSuggest,
+		func(ctx context.Context, in suggestInput, _ Progress) (any, error) {
+			return suggest(ctx, d.Registry, in)
+		}))
+	return r
+}
+
+type urlInput struct {
+	URL string `json:"url"`
+}
+
+// checkURL validates a URL to fetch and refuses one the fetch client would
+// not reach.
+func checkURL(ctx context.Context, c *fetch.Client, in *urlInput) error {
+	if strings.TrimSpace(in.URL) == "" {
+		return invalid("url", "is required, e.g. https://example.com/")
+	}
+	u, err := c.Check(ctx, in.URL)
+	if err != nil {
+		return err
+	}
+	in.URL = u.String()
+	return nil
+}
+
+type tlsInput struct {
+	Host string `json:"host"`
+	Port int    `json:"port,omitempty"`
+}
+
+func checkTLSInput(_ context.Context, in *tlsInput) error {
+	if strings.TrimSpace(in.Host) == "" {
+		return invalid("host", "is required: the server's name, e.g. example.com")
+	}
+	h, err := domainname.ParseHost(in.Host)
+	if err != nil {
+		return invalid("host", "%v", err)
+	}
+	in.Host = h
+	switch {
+	case in.Port == 0:
+		in.Port = 443
+	case in.Port < 1 || in.Port > 65535:
+		return invalid("port", "must be from 1 to 65535")
+	}
+	return nil
+}
+
+type crawlInput struct {
+	URL      string `json:"url"`
+	MaxPages int    `json:"max_pages,omitempty"`
+}
+
+// checkCrawl validates a crawl and refuses a start the fetch client would
+// not reach, so a refused target never becomes a job.
+func checkCrawl(ctx context.Context, c *fetch.Client, in *crawlInput) error {
+	switch {
+	case in.MaxPages == 0:
+		in.MaxPages = seocrawl.DefaultMaxPages
+	case in.MaxPages < 1 || in.MaxPages > seocrawl.MaxPagesLimit:
+		return invalid("max_pages", "must be from 1 to %d", seocrawl.MaxPagesLimit)
+	}
+	u := urlInput{URL: in.URL}
+	if err := checkURL(ctx, c, &u); err != nil {
+		return err
+	}
+	in.URL = u.URL
+	return nil
+}
+
+type hostInput struct {
+	Domain string `json:"domain"`
+}
+
+func checkHostInput(_ context.Context, in *hostInput) error {
+	if strings.TrimSpace(in.Domain) == "" {
+		return invalid("domain", "is required, e.g. example.com")
+	}
+	h, err := domainname.ParseHost(in.Domain)
+	if err != nil {
+		return invalid("domain", "%v", err)
+	}
+	in.Domain = h
+	return nil
+}

@@ -1,0 +1,173 @@
+package tools
+
+import (
+	"context"
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/domaind/domaind/internal/domainname"
+	"github.com/domaind/domaind/internal/registry"
+)
+
+// domain-suggest limits.
+const (
+	maxKeywords      = 5
+	defaultSuggest   = 20
+	maxSuggest       = 50
+	suggestChecks    = 8 // registry checks at once
+	suggestCheckTime = 3 * time.Second
+)
+
+// defaultSuggestTLDs are tried when the caller names none.
+var defaultSuggestTLDs = []string{"com", "net", "org", "io", "co", "app", "dev", "ai"}
+
+// Label affixes, in the order their names are offered.
+var (
+	suggestPrefixes = []string{"get", "try", "my", "the"}
+	suggestSuffixes = []string{"hq", "app", "hub", "labs", "online"}
+	keywordPattern  = regexp.MustCompile(`^[a-z0-9]{1,30}$`)
+)
+
+type suggestInput struct {
+	Keywords string   `json:"keywords"`
+	TLDs     []string `json:"tlds,omitempty"`
+	Limit    int      `json:"limit,omitempty"`
+}
+
+// Suggestion is one name idea and what the registry says of it.
+type Suggestion struct {
+	Domain     string `json:"domain"`
+	Available  bool   `json:"available"`
+	Premium    bool   `json:"premium"`
+	PriceCents int64  `json:"price_cents,omitempty"`
+	Currency   string `json:"currency,omitempty"`
+	Reason     string `json:"reason,omitempty"`
+}
+
+type suggestResult struct {
+	Keywords    []string     `json:"keywords"`
+	Suggestions []Suggestion `json:"suggestions"`
+	Checked     int          `json:"checked"`
+	Unavailable []Suggestion `json:"unavailable"`
+	// Unknown are names the registry did not answer for in time.
+	Unknown []string `json:"unknown"`
+}
+
+func checkSuggest(_ context.Context, in *suggestInput) error {
+	words := strings.FieldsFunc(strings.ToLower(in.Keywords), func(r rune) bool { return r == ' ' || r == ',' || r == '\t' })
+	switch {
+	case len(words) == 0:
+		return invalid("keywords", "is required: one to %d words, e.g. \"green energy\"", maxKeywords)
+	case len(words) > maxKeywords:
+		return invalid("keywords", "has %d words; at most %d", len(words), maxKeywords)
+	}
+	for _, w := range words {
+		if !keywordPattern.MatchString(w) {
+			return invalid("keywords", "%q: words are letters a-z and digits, 1 to 30 of them", w)
+		}
+	}
+	in.Keywords = strings.Join(words, " ")
+	if len(in.TLDs) == 0 {
+		in.TLDs = defaultSuggestTLDs
+	}
+	if len(in.TLDs) > 10 {
+		return invalid("tlds", "lists %d TLDs; at most 10", len(in.TLDs))
+	}
+	var tlds []string
+	for i, raw := range in.TLDs {
+		tld, err := domainname.ParseTLD(raw)
+		if err != nil {
+			return invalid(fmt.Sprintf("tlds[%d]", i), "%v", err)
+		}
+		if !slices.Contains(tlds, tld) {
+			tlds = append(tlds, tld)
+		}
+	}
+	in.TLDs = tlds
+	switch {
+	case in.Limit == 0:
+		in.Limit = defaultSuggest
+	case in.Limit < 1 || in.Limit > maxSuggest:
+		return invalid("limit", "must be from 1 to %d", maxSuggest)
+	}
+	return nil
+}
+
+// suggestLabels are the labels made of the keywords, best first.
+func suggestLabels(words []string) []string {
+	base := []string{strings.Join(words, "")}
+	if len(words) > 1 {
+		base = append(base, strings.Join(words, "-"))
+	}
+	labels := slices.Clone(base)
+	for _, p := range suggestPrefixes {
+		labels = append(labels, p+base[0])
+	}
+	for _, s := range suggestSuffixes {
+		labels = append(labels, base[0]+s)
+	}
+	if len(words) > 1 {
+		labels = append(labels, words...)
+	}
+	var out []string
+	for _, l := range labels {
+		if len(l) <= 63 && !slices.Contains(out, l) {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+// suggest checks the keyword names under each TLD with the registry and
+// returns up to limit available ones, best first (a name's label first,
+// then the TLD's order), with their prices.
+func suggest(ctx context.Context, reg registry.Provider, in suggestInput) (any, error) {
+	words := strings.Fields(in.Keywords)
+	var names []string
+	for _, label := range suggestLabels(words) {
+		for _, tld := range in.TLDs {
+			if n, err := domainname.WithTLD(label, tld); err == nil {
+				names = append(names, n.ASCII)
+			}
+		}
+	}
+	names = names[:min(len(names), in.Limit*3)]
+	answers := make([]*Suggestion, len(names))
+	var g errgroup.Group
+	g.SetLimit(suggestChecks)
+	for i, name := range names {
+		g.Go(func() error {
+			cctx, cancel := context.WithTimeout(ctx, suggestCheckTime)
+			defer cancel()
+			a, err := reg.Check(cctx, name)
+			if err == nil {
+				answers[i] = &Suggestion{Domain: name, Available: a.Available, Premium: a.Premium, PriceCents: a.Cents, Currency: a.Currency, Reason: a.Reason}
+			}
+			return nil
+		})
+	}
+	g.Wait()
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	res := suggestResult{Keywords: words, Suggestions: []Suggestion{}, Unavailable: []Suggestion{}, Unknown: []string{}, Checked: len(names)}
+	for i, a := range answers {
+		switch {
+		case a == nil:
+			res.Unknown = append(res.Unknown, names[i])
+		case a.Available && len(res.Suggestions) < in.Limit:
+			res.Suggestions = append(res.Suggestions, *a)
+		case !a.Available:
+			res.Unavailable = append(res.Unavailable, *a)
+		}
+	}
+	if len(res.Unknown) == len(names) {
+		return nil, fmt.Errorf("the registry answered none of %d checks", len(names))
+	}
+	return res, nil
+}
