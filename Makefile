@@ -27,15 +27,17 @@ testdb:
 	@psql -h 127.0.0.1 -U postgres -tAc "SELECT 1 FROM pg_database WHERE datname = 'domaind_test'" | grep -q 1 || \
 		psql -h 127.0.0.1 -U postgres -c "CREATE DATABASE domaind_test"
 
-# Benchmarks print their figures (tasks/s, ratios, latencies) from one run on real Redis.
+# Benchmarks print their figures (tasks/s, ratios, latencies) from one run on
+# real Redis; BENCH picks some by name (make bench BENCH='Bulk|SEOCrawl').
+BENCH ?= .
 bench: testdb
 	DOMAIND_TEST_DATABASE_URL='$(PG_URL)' DOMAIND_TEST_REDIS_URL='$(REDIS_URL)' \
-		$(GO) test -count=1 -run '^$$' -bench . -benchtime 1x ./worker ./api
+		$(GO) test -count=1 -run '^$$' -bench '$(BENCH)' -benchtime 1x ./worker ./api ./internal/seocrawl
 
 # Fuzz the parsers of hostile input (package:target), FUZZTIME each.
 FUZZTIME ?= 60s
 fuzz:
-	for target in domainname:FuzzParse whois:FuzzParse rdap:FuzzParse pagecursor:FuzzDecode; do \
+	for target in domainname:FuzzParse whois:FuzzParse rdap:FuzzParse pagecursor:FuzzDecode seocrawl:FuzzRobots seocrawl:FuzzParseDocument; do \
 		$(GO) test -run '^$$' -fuzz "^$${target#*:}$$" -fuzztime $(FUZZTIME) ./internal/$${target%%:*} || exit 1; \
 	done
 

@@ -69,6 +69,8 @@ type BulkOp struct {
 	CreatedAt   time.Time       `gorm:"index"`
 	StartedAt   *time.Time
 	FinishedAt  *time.Time
+	// RescuedAt is when the rescue last gave the op a new task.
+	RescuedAt *time.Time
 }
 
 // Terminal reports whether the op has its final state.

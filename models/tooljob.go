@@ -31,7 +31,9 @@ type ToolJob struct {
 	CreatedAt  time.Time `gorm:"not null"`
 	StartedAt  *time.Time
 	FinishedAt *time.Time
-	ExpiresAt  time.Time `gorm:"not null;index"`
+	// RescuedAt is when the rescue last gave the job a new task.
+	RescuedAt *time.Time
+	ExpiresAt time.Time `gorm:"not null;index"`
 }
 
 // Terminal reports whether the job has its final state.

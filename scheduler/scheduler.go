@@ -26,6 +26,7 @@ type Entry struct {
 // Table is the schedule of the service.
 var Table = []Entry{
 	{Every: 5 * time.Second, New: tasks.NewOutboxSweepTask},
+	{Every: time.Minute, New: tasks.NewJobsRescueTask},
 	{Every: time.Hour, New: tasks.NewMaintenanceCleanupTask},
 	{Every: 6 * time.Hour, New: tasks.NewTLDSyncTask},
 	{Every: 24 * time.Hour, New: tasks.NewRDAPBootstrapRefreshTask},

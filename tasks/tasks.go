@@ -54,6 +54,7 @@ type Spec struct {
 var Specs = map[string]Spec{
 	TypeOutboxSweep:        {Queue: QueueMaintenance, MaxRetry: 0, Timeout: time.Minute},
 	TypeMaintenanceCleanup: {Queue: QueueMaintenance, MaxRetry: 3, Timeout: 10 * time.Minute},
+	TypeJobsRescue:         {Queue: QueueMaintenance, MaxRetry: 0, Timeout: time.Minute},
 	TypeCanaryRun:          {Queue: QueueMaintenance, MaxRetry: 10, Timeout: 10 * time.Minute},
 	TypeTLDSync:            {Queue: QueueMaintenance, MaxRetry: 5, Timeout: 15 * time.Minute},
 	// A lookup's caller waits for it, so its retries come quickly (1 s, 2 s, 4 s).

@@ -76,6 +76,7 @@ func New(d Deps) *Worker {
 	mux.Use(observe(d.Log, d.Metrics))
 	mux.Handle(tasks.TypeOutboxSweep, &outboxSweep{outbox: d.Outbox})
 	mux.Handle(tasks.TypeMaintenanceCleanup, &cleanup{db: d.DB, log: d.Log})
+	mux.Handle(tasks.TypeJobsRescue, &rescue{db: d.DB, outbox: d.Outbox, log: d.Log})
 	mux.Handle(tasks.TypeCanaryRun, &canaryRun{db: d.DB})
 	mux.Handle(tasks.TypeTLDSync, &tldSync{db: d.DB, registry: d.Registry, log: d.Log})
 	mux.Handle(tasks.TypeLookupRun, &lookupRun{db: d.DB, resolver: d.Resolver, cache: d.LookupCache})
