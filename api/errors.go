@@ -50,10 +50,11 @@ func toHTTP(err error) (e *Error, known bool) {
 		nerr *net.OpError
 	)
 	var (
-		ave *account.ValidationError
-		bfe *bulkop.FieldError
-		tie *tools.InputError
-		ble *fetch.BlockedError
+		ave  *account.ValidationError
+		bfe  *bulkop.FieldError
+		tie  *tools.InputError
+		ble  *fetch.BlockedError
+		dnse *net.DNSError
 	)
 	switch {
 	case errors.As(err, &he):
@@ -84,7 +85,7 @@ func toHTTP(err error) (e *Error, known bool) {
 		return &Error{Status: http.StatusNotFound, Code: "not_found", Message: "not found"}, true
 	case errors.Is(err, models.ErrConflict):
 		return &Error{Status: http.StatusConflict, Code: "conflict", Message: "conflicts with the current state"}, true
-	case errors.As(err, &nerr), errors.Is(err, syscall.ECONNREFUSED), errors.Is(err, driver.ErrBadConn),
+	case errors.As(err, &nerr), errors.As(err, &dnse), errors.Is(err, syscall.ECONNREFUSED), errors.Is(err, driver.ErrBadConn),
 		errors.Is(err, redis.ErrClosed), errors.Is(err, redis.ErrPoolTimeout), errors.Is(err, context.DeadlineExceeded):
 		return errUnavailable, false
 	}

@@ -3,6 +3,8 @@ package tools
 import (
 	"context"
 	"crypto/x509"
+	"errors"
+	"net"
 	"strings"
 	"time"
 
@@ -49,6 +51,7 @@ func New(d Deps) *Registry {
 			if err != nil {
 				return nil, &Failure{Public: "the DNS resolver did not answer; try again shortly", Err: err}
 			}
+			res.Resolver = "" // an address of the service's network: not the caller's to see
 			return res, nil
 		}))
 	r.add(define(Tool{Slug: "http-headers", TTL: 5 * time.Minute, PerHour: inlinePerHour},
@@ -80,6 +83,10 @@ func checkURL(ctx context.Context, c *fetch.Client, in *urlInput) error {
 		return invalid("url", "is required, e.g. https://example.com/")
 	}
 	u, err := c.Check(ctx, in.URL)
+	var dnsErr *net.DNSError
+	if errors.As(err, &dnsErr) && dnsErr.IsNotFound {
+		return invalid("url", "%s does not resolve (no such host)", dnsErr.Name)
+	}
 	if err != nil {
 		return err
 	}
