@@ -7,6 +7,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 	"gorm.io/gorm"
+	"gorm.io/gorm/clause"
 
 	"github.com/domaind/domaind/internal/bulkop"
 	"github.com/domaind/domaind/internal/catalog"
@@ -69,30 +70,27 @@ func (s *Server) addToCart(c *gin.Context, u models.User, plan bulkop.Plan, doma
 		return nil
 	}
 	err := s.db.WithContext(c.Request.Context()).Transaction(func(tx *gorm.DB) error {
-		var existing []models.CartItem
-		if err := tx.Where("user_id = ? AND op = ? AND domain IN ?", u.ID, plan.Op, plan.Domains).Find(&existing).Error; err != nil {
+		// One statement per item set: concurrent adds of the same domains
+		// meet in the unique index and reprice rather than fail.
+		upsert := clause.OnConflict{
+			Columns:   []clause.Column{{Name: "user_id"}, {Name: "domain"}, {Name: "op"}},
+			DoUpdates: clause.AssignmentColumns([]string{"years", "price_cents"}),
+		}
+		if err := tx.Clauses(upsert).CreateInBatches(items, 500).Error; err != nil {
 			return err
 		}
-		have := map[string]string{}
-		for _, e := range existing {
-			have[e.Domain] = e.ID
+		var rows []models.CartItem
+		if err := tx.Select("id", "domain").Where("user_id = ? AND op = ? AND domain IN ?", u.ID, plan.Op, plan.Domains).Find(&rows).Error; err != nil {
+			return err
 		}
-		var fresh []models.CartItem
-		for i := range items {
-			id, ok := have[items[i].Domain]
-			if !ok {
-				fresh = append(fresh, items[i])
-				continue
-			}
-			items[i].ID, ids[i] = id, id
-			if err := tx.Model(&models.CartItem{ID: id}).Updates(map[string]any{"years": items[i].Years, "price_cents": items[i].PriceCents}).Error; err != nil {
-				return err
-			}
+		idOf := make(map[string]string, len(rows))
+		for _, r := range rows {
+			idOf[r.Domain] = r.ID
 		}
-		if len(fresh) == 0 {
-			return nil
+		for i, it := range items {
+			ids[i] = idOf[it.Domain]
 		}
-		return tx.CreateInBatches(fresh, 500).Error
+		return nil
 	})
 	if err != nil {
 		return fmt.Errorf("add to cart: %w", err)

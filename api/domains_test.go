@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -540,6 +541,21 @@ func TestRenewAndRestoreFillTheCart(t *testing.T) {
 	if strings.Join(again.CartItemIDs, ",") != strings.Join(a.CartItemIDs, ",") || again.TotalCents != 3*renewCents {
 		t.Errorf("renew again = %s, want the same items at one year", body)
 	}
+	// Concurrent adds of the same domains meet in one item each.
+	var wg sync.WaitGroup
+	codes := make([]int, 6)
+	for i := range codes {
+		wg.Go(func() {
+			res, _ := o.bulk("renew", map[string]any{"domains": coms, "payload": map[string]any{"years": 1}})
+			codes[i] = res.StatusCode
+		})
+	}
+	wg.Wait()
+	var renewals int64
+	env.db.Model(&models.CartItem{}).Where("op = ?", "renew").Count(&renewals)
+	if slices.ContainsFunc(codes, func(c int) bool { return c != 200 }) || renewals != 3 {
+		t.Errorf("concurrent renews = %v with %d items, want all 200 and 3 items", codes, renewals)
+	}
 	res, body = o.bulk("restore", map[string]any{"domains": redemption[:1]})
 	var r added
 	json.Unmarshal([]byte(body), &r)
@@ -579,5 +595,39 @@ func TestRenewAndRestoreFillTheCart(t *testing.T) {
 	}
 	if c := get(); c.Count != 3 {
 		t.Errorf("cart after the delete has %d items, want 3", c.Count)
+	}
+}
+
+func TestOverlappingBulkOpsKeepEachOthersChanges(t *testing.T) {
+	env := newTestEnv(t)
+	seedTLDs(t, env)
+	o := newOwner(t, env, "owner@example.com", 150)
+	startWorker(t, env, worker.Deps{Registry: sandbox.New(env.db, time.Millisecond)})
+	names := o.names(150)
+	var ids []string
+	for _, req := range []struct {
+		op   string
+		body map[string]any
+	}{
+		{"lock", map[string]any{"domains": names}},
+		{"setFolder", map[string]any{"domains": names, "payload": map[string]any{"folder": "together"}}},
+		{"setNameservers", map[string]any{"domains": names, "payload": map[string]any{"nameservers": []string{"ns1.both.example", "ns2.both.example"}}}},
+	} {
+		res, body := o.bulk(req.op, req.body)
+		var q struct{ BulkOpID string }
+		if json.Unmarshal([]byte(body), &q); res.StatusCode != 200 {
+			t.Fatalf("%s = %d %s", req.op, res.StatusCode, body)
+		}
+		ids = append(ids, q.BulkOpID)
+	}
+	for _, id := range ids {
+		if st := o.waitTerminal(id); st.Status != models.BulkDone {
+			t.Fatalf("op %s = %s %+v", id, st.Status, st.Counts)
+		}
+	}
+	var all int64
+	env.db.Model(&models.Domain{}).Where("user_id = ? AND locked AND folder = ? AND nameservers LIKE ?", o.user.ID, "together", "%ns1.both.example%").Count(&all)
+	if all != 150 {
+		t.Errorf("%d of 150 domains carry all three changes", all)
 	}
 }

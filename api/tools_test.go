@@ -204,6 +204,8 @@ func TestToolsRefuseBadInputAndInternalTargets(t *testing.T) {
 		{"http-headers without url", "http-headers", `{}`, 400, "validation_error", "url"},
 		{"ssl-check of an address", "ssl-check", `{"host":"10.0.0.1"}`, 400, "validation_error", "host"},
 		{"bad domain", "dns-lookup", `{"domain":"not a domain"}`, 400, "validation_error", "domain"},
+		{"an internal name", "dns-lookup", `{"domain":"redis.default.svc.cluster.local"}`, 400, "validation_error", "domain"},
+		{"a huge url", "http-headers", `{"url":"http://site.test/` + strings.Repeat("a", 2048) + `"}`, 400, "validation_error", "url"},
 		{"no keywords", "domain-suggest", `{"keywords":"  "}`, 400, "validation_error", "keywords"},
 		{"odd keyword", "domain-suggest", `{"keywords":"caf\u00e9!"}`, 400, "validation_error", "keywords"},
 	}

@@ -86,7 +86,7 @@ type BulkItem struct {
 	Domain   string `gorm:"size:253;not null"`
 	State    string `gorm:"size:16;not null"`
 	// Change describes what the item changes (or, in a dry run, would).
-	Change     string `gorm:"size:1000"`
+	Change     string `gorm:"type:text"`
 	Error      string `gorm:"size:500"`
 	Attempts   int    `gorm:"not null;default:0"`
 	FinishedAt *time.Time

@@ -18,10 +18,13 @@ var (
 // NewID returns a new opaque identifier for a row exposed to clients.
 func NewID() string { return uuid.NewString() }
 
-// ErrorText is err's message cut to fit an error column of maxLen bytes,
-// never in the middle of a UTF-8 character (Postgres refuses invalid UTF-8).
-func ErrorText(err error, maxLen int) string {
-	s := err.Error()
+// ErrorText is err's message cut to fit an error column of maxLen bytes
+// (see Cut).
+func ErrorText(err error, maxLen int) string { return Cut(err.Error(), maxLen) }
+
+// Cut cuts s to at most maxLen bytes, never in the middle of a UTF-8
+// character (Postgres refuses invalid UTF-8).
+func Cut(s string, maxLen int) string {
 	if len(s) <= maxLen {
 		return s
 	}

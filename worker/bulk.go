@@ -10,6 +10,7 @@ import (
 
 	"github.com/hibiken/asynq"
 	"gorm.io/gorm"
+	"gorm.io/gorm/clause"
 
 	"github.com/domaind/domaind/internal/bulkop"
 	"github.com/domaind/domaind/internal/registry"
@@ -143,7 +144,7 @@ func cmpFirst(first, err error) error {
 }
 
 func stopReason(it models.BulkItem) string {
-	return fmt.Sprintf("stopped at the first failure (skip_on_error is off): %s: %s", it.Domain, it.Error)
+	return models.Cut(fmt.Sprintf("stopped at the first failure (skip_on_error is off): %s: %s", it.Domain, it.Error), 500)
 }
 
 // applyItem applies one item and records its outcome. It returns an error
@@ -174,13 +175,22 @@ func (h *bulkRun) applyItem(ctx context.Context, plan bulkop.Plan, userID string
 	now := time.Now().UTC()
 	it.FinishedAt = &now
 	err := h.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		res := tx.Model(&models.BulkItem{}).Where("id = ? AND state = ?", it.ID, models.ItemPending).
+		// A skipped item was skipped by a concurrent run of the same op that
+		// stopped; what this run did at the registry is the truer outcome.
+		res := tx.Model(&models.BulkItem{}).Where("id = ? AND state IN ?", it.ID, []string{models.ItemPending, models.ItemSkipped}).
 			Updates(map[string]any{"state": it.State, "error": it.Error, "finished_at": now, "attempts": gorm.Expr("attempts + ?", attempts)})
 		if res.Error != nil || res.RowsAffected == 0 || it.State != models.ItemDone {
 			return res.Error // another run recorded it first, or there is nothing to mirror
 		}
+		// Mirror the change on the domain's row, writing only the op's
+		// column: ops on the same domain may run at once. Contacts merge
+		// into the row, so it is locked while they do.
+		q := tx
+		if plan.Op == bulkop.SetContacts && models.IsPostgres(tx) {
+			q = q.Clauses(clause.Locking{Strength: "UPDATE"})
+		}
 		var d models.Domain
-		err := tx.First(&d, "name = ? AND user_id = ?", it.Domain, userID).Error
+		err := q.First(&d, "name = ? AND user_id = ?", it.Domain, userID).Error
 		if errors.Is(err, gorm.ErrRecordNotFound) { // no longer the owner's: nothing to mirror
 			return nil
 		}
@@ -188,7 +198,7 @@ func (h *bulkRun) applyItem(ctx context.Context, plan bulkop.Plan, userID string
 			return err
 		}
 		plan.Apply(&d)
-		return tx.Model(&d).Select("locked", "nameservers", "folder", "contacts", "updated_at").Updates(&d).Error
+		return tx.Model(&d).Select(plan.Column(), "updated_at").Updates(&d).Error
 	})
 	if err != nil {
 		return "", fmt.Errorf("record item %s: %w", it.ID, err)
@@ -207,18 +217,22 @@ func itemError(err error, attempts int) string {
 	return "registry refused the change: " + models.ErrorText(err, 400)
 }
 
-// finish gives the op its terminal state; items still pending (after a
-// stop, or when the task gave up) are skipped.
+// finish gives the op its terminal state (finishBulk).
 func (h *bulkRun) finish(ctx context.Context, op models.BulkOp, state, why string) error {
-	now := time.Now().UTC()
 	return h.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		if err := tx.Model(&models.BulkItem{}).Where("bulk_op_id = ? AND state = ?", op.ID, models.ItemPending).
-			Updates(map[string]any{"state": models.ItemSkipped, "finished_at": now}).Error; err != nil {
-			return fmt.Errorf("skip the rest of %s: %w", op.ID, err)
-		}
-		return tx.Model(&models.BulkOp{}).Where("id = ? AND state = ?", op.ID, models.BulkRunning).
-			Updates(map[string]any{"state": state, "error": why, "finished_at": now}).Error
+		return finishBulk(tx, op.ID, state, why, time.Now().UTC())
 	})
+}
+
+// finishBulk gives an unfinished op its terminal state; items still
+// pending (after a stop, or when the op is given up) are skipped.
+func finishBulk(tx *gorm.DB, id, state, why string, now time.Time) error {
+	if err := tx.Model(&models.BulkItem{}).Where("bulk_op_id = ? AND state = ?", id, models.ItemPending).
+		Updates(map[string]any{"state": models.ItemSkipped, "finished_at": now}).Error; err != nil {
+		return fmt.Errorf("skip the rest of %s: %w", id, err)
+	}
+	return tx.Model(&models.BulkOp{}).Where("id = ? AND state IN ?", id, []string{models.BulkQueued, models.BulkRunning}).
+		Updates(map[string]any{"state": state, "error": why, "finished_at": now}).Error
 }
 
 // sleep waits d or until ctx ends.

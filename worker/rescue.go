@@ -2,6 +2,7 @@ package worker
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"time"
@@ -14,110 +15,133 @@ import (
 	"github.com/domaind/domaind/tasks"
 )
 
-// When unfinished work counts as stalled: no bulk item finished for
-// bulkStallAfter, a tool job unfinished jobStallAfter after it was created
-// (longer than a crawl may take) or rescued.
+// Rescue rules: work is looked at once it has made no progress for
+// stallAfter; it is rescued only when no task for it is left, and failed
+// once it has used maxAttempts runs.
 const (
-	bulkStallAfter = 10 * time.Minute
-	jobStallAfter  = 15 * time.Minute
-	// rescueAttempts is how many runs a tool job gets before it is failed.
-	rescueAttempts = 4
-	rescueBatch    = 100
+	stallAfter      = time.Minute
+	maxJobAttempts  = 4
+	maxBulkAttempts = 30
+	rescueBatch     = 100
+	gaveUpFmt       = "did not finish: its task stopped %d times"
 )
 
 // rescue gives stalled bulk ops and tool jobs a new task through the
-// outbox. Work stalls when its task is gone: a Redis that lost its data
-// (no persistence) while the worker running the task died. A task that
-// still exists makes the new one a duplicate, which the handlers allow
-// (each item and each job is finished once).
+// outbox. Work stalls when its task is gone: a Redis without persistence
+// that restarted while the worker running the task died, or a task that
+// ran out of retries while the database was down. Work whose task is still
+// in asynq (pending, running, waiting for a retry) or still in the outbox
+// is left alone.
 type rescue struct {
-	db     *gorm.DB
-	outbox *outbox.Outbox
-	log    *slog.Logger
+	db        *gorm.DB
+	outbox    *outbox.Outbox
+	inspector *asynq.Inspector
+	log       *slog.Logger
 }
 
 func (h *rescue) ProcessTask(ctx context.Context, _ *asynq.Task) error {
 	now := time.Now().UTC()
-	ops, err := h.rescueBulkOps(ctx, now)
+	cutoff := now.Add(-stallAfter)
+	db := h.db.WithContext(ctx)
+
+	moving := db.Model(&models.BulkItem{}).Select("1").Where("bulk_items.bulk_op_id = bulk_ops.id AND finished_at > ?", cutoff)
+	var ops []models.BulkOp
+	err := db.Select("id", "attempts").
+		Where("state IN ? AND COALESCE(rescued_at, started_at, created_at) < ? AND NOT EXISTS (?)", []string{models.BulkQueued, models.BulkRunning}, cutoff, moving).
+		Order("created_at").Limit(rescueBatch).Find(&ops).Error
 	if err != nil {
-		return err
+		return fmt.Errorf("find stalled bulk ops: %w", err)
 	}
-	jobs, failed, err := h.rescueJobs(ctx, now)
+	var jobs []models.ToolJob
+	err = db.Select("id", "attempts").
+		Where("state IN ? AND COALESCE(rescued_at, started_at, created_at) < ?", []string{models.JobQueued, models.JobRunning}, cutoff).
+		Order("created_at").Limit(rescueBatch).Find(&jobs).Error
 	if err != nil {
-		return err
+		return fmt.Errorf("find stalled tool jobs: %w", err)
 	}
-	if ops+jobs+failed > 0 {
-		h.log.WarnContext(ctx, "rescued stalled work", "bulk_ops", ops, "tool_jobs", jobs, "tool_jobs_failed", failed)
+
+	counts := map[string]int{}
+	for _, op := range ops {
+		task, _ := tasks.NewBulkRunTask(op.ID)
+		var giveUp func(tx *gorm.DB) error
+		if op.Attempts >= maxBulkAttempts {
+			giveUp = func(tx *gorm.DB) error {
+				return finishBulk(tx, op.ID, models.BulkFailed, fmt.Sprintf("bulk op "+gaveUpFmt, op.Attempts), now)
+			}
+		}
+		outcome, err := h.rescueOne(ctx, task, &models.BulkOp{ID: op.ID}, giveUp, now)
+		if err != nil {
+			return err
+		}
+		counts[outcome]++
+	}
+	for _, job := range jobs {
+		task, _ := tasks.NewToolRunTask(job.ID)
+		var giveUp func(tx *gorm.DB) error
+		if job.Attempts >= maxJobAttempts {
+			giveUp = func(tx *gorm.DB) error {
+				return tx.Model(&models.ToolJob{}).Where("id = ? AND state IN ?", job.ID, []string{models.JobQueued, models.JobRunning}).
+					Updates(map[string]any{"state": models.JobFailed, "error": fmt.Sprintf("the job "+gaveUpFmt, job.Attempts), "finished_at": now}).Error
+			}
+		}
+		outcome, err := h.rescueOne(ctx, task, &models.ToolJob{ID: job.ID}, giveUp, now)
+		if err != nil {
+			return err
+		}
+		counts[outcome]++
+	}
+	if counts["rescued"]+counts["failed"] > 0 {
+		h.log.WarnContext(ctx, "rescued stalled work", "rescued", counts["rescued"], "failed", counts["failed"])
 	}
 	return nil
 }
 
-func (h *rescue) rescueBulkOps(ctx context.Context, now time.Time) (int, error) {
-	cutoff := now.Add(-bulkStallAfter)
-	n := 0
-	err := h.outbox.Transaction(ctx, func(tx *outbox.Tx) error {
-		moving := tx.Model(&models.BulkItem{}).Select("1").Where("bulk_items.bulk_op_id = bulk_ops.id AND finished_at > ?", cutoff)
-		var ids []string
-		err := tx.Model(&models.BulkOp{}).
-			Where("state IN ? AND COALESCE(rescued_at, created_at) < ? AND NOT EXISTS (?)", []string{models.BulkQueued, models.BulkRunning}, cutoff, moving).
-			Order("created_at").Limit(rescueBatch).Pluck("id", &ids).Error
-		if err != nil || len(ids) == 0 {
+// rescueOne gives row, the work of task, a new task, or gives it up when
+// giveUp is set, unless a task for it is still queued. It returns what it
+// did: "rescued", "failed", or "" (left alone).
+func (h *rescue) rescueOne(ctx context.Context, task *asynq.Task, row any, giveUp func(tx *gorm.DB) error, now time.Time) (string, error) {
+	alive, err := h.queued(ctx, task)
+	if err != nil || alive {
+		return "", err
+	}
+	outcome := "rescued"
+	err = h.outbox.Transaction(ctx, func(tx *outbox.Tx) error {
+		if giveUp != nil {
+			outcome = "failed"
+			return giveUp(tx.DB)
+		}
+		if err := tx.Model(row).Update("rescued_at", now).Error; err != nil {
 			return err
 		}
-		for _, id := range ids {
-			t, err := tasks.NewBulkRunTask(id)
-			if err != nil {
-				return err
-			}
-			if err := tx.Add(t); err != nil {
-				return err
-			}
-		}
-		n = len(ids)
-		return tx.Model(&models.BulkOp{}).Where("id IN ?", ids).Update("rescued_at", now).Error
+		return tx.Add(task)
 	})
 	if err != nil {
-		return 0, fmt.Errorf("rescue bulk ops: %w", err)
+		return "", fmt.Errorf("rescue %s %s: %w", task.Type(), task.Payload(), err)
 	}
-	return n, nil
+	return outcome, nil
 }
 
-func (h *rescue) rescueJobs(ctx context.Context, now time.Time) (rescued, failed int, err error) {
-	cutoff := now.Add(-jobStallAfter)
-	err = h.outbox.Transaction(ctx, func(tx *outbox.Tx) error {
-		var jobs []models.ToolJob
-		err := tx.Select("id", "tool", "attempts").
-			Where("state IN ? AND COALESCE(rescued_at, created_at) < ?", []string{models.JobQueued, models.JobRunning}, cutoff).
-			Order("created_at").Limit(rescueBatch).Find(&jobs).Error
-		if err != nil {
-			return err
-		}
-		for _, j := range jobs {
-			if j.Attempts >= rescueAttempts {
-				why := fmt.Sprintf("%s did not finish: its worker stopped %d times", j.Tool, j.Attempts)
-				if err := tx.Model(&models.ToolJob{}).Where("id = ? AND state IN ?", j.ID, []string{models.JobQueued, models.JobRunning}).
-					Updates(map[string]any{"state": models.JobFailed, "error": why, "finished_at": now}).Error; err != nil {
-					return err
-				}
-				failed++
-				continue
-			}
-			t, err := tasks.NewToolRunTask(j.ID)
-			if err != nil {
-				return err
-			}
-			if err := tx.Add(t); err != nil {
-				return err
-			}
-			if err := tx.Model(&models.ToolJob{}).Where("id = ?", j.ID).Update("rescued_at", now).Error; err != nil {
-				return err
-			}
-			rescued++
-		}
-		return nil
-	})
-	if err != nil {
-		return 0, 0, fmt.Errorf("rescue tool jobs: %w", err)
+// queued reports whether a task like t still waits in the outbox or in
+// asynq (pending, running, scheduled or waiting for a retry).
+func (h *rescue) queued(ctx context.Context, t *asynq.Task) (bool, error) {
+	var entries []models.OutboxEntry
+	if err := h.db.WithContext(ctx).Select("id", "queue", "enqueued_at").
+		Where("task_type = ? AND payload = ?", t.Type(), t.Payload()).Find(&entries).Error; err != nil {
+		return false, fmt.Errorf("find the tasks of %s: %w", t.Payload(), err)
 	}
-	return rescued, failed, nil
+	for _, e := range entries {
+		if e.EnqueuedAt == nil {
+			return true, nil // the sweep enqueues it
+		}
+		info, err := h.inspector.GetTaskInfo(e.Queue, e.ID)
+		switch {
+		case errors.Is(err, asynq.ErrTaskNotFound), errors.Is(err, asynq.ErrQueueNotFound):
+			continue
+		case err != nil:
+			return false, fmt.Errorf("look up task %s: %w", e.ID, err)
+		case info.State != asynq.TaskStateArchived && info.State != asynq.TaskStateCompleted:
+			return true, nil
+		}
+	}
+	return false, nil
 }

@@ -18,62 +18,91 @@ import (
 	"github.com/domaind/domaind/tasks"
 )
 
-func TestRescueGivesStalledWorkANewTask(t *testing.T) {
+func TestRescueGivesWorkWhoseTaskIsGoneANewOne(t *testing.T) {
 	db := modelstest.NewDB(t)
 	r := platformtest.NewRedis(t)
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	ob := outbox.New(db, asynq.NewClientFromRedisClient(r.Client), log)
+	client := asynq.NewClientFromRedisClient(r.Client)
+	ob := outbox.New(db, client, log)
 	t.Cleanup(func() { ob.Close() })
+	inspector := asynq.NewInspectorFromRedisClient(r.Client)
 	now := time.Now().UTC()
-	ago := func(m int) *time.Time { t := now.Add(-time.Duration(m) * time.Minute); return &t }
+	ago := func(d time.Duration) *time.Time { t := now.Add(-d); return &t }
 
 	ops := []models.BulkOp{
-		{ID: "bop_stalled", State: models.BulkRunning, CreatedAt: *ago(30)}, // last item 15 min ago
-		{ID: "bop_moving", State: models.BulkRunning, CreatedAt: *ago(30)},  // an item a minute ago
-		{ID: "bop_fresh", State: models.BulkQueued, CreatedAt: *ago(1)},     // just queued
-		{ID: "bop_done", State: models.BulkDone, CreatedAt: *ago(30)},       // finished
-		{ID: "bop_rescued", State: models.BulkQueued, CreatedAt: *ago(30), RescuedAt: ago(2)},
+		{ID: "bop_lost", State: models.BulkRunning, CreatedAt: *ago(time.Hour), StartedAt: ago(5 * time.Minute)},
+		{ID: "bop_pending", State: models.BulkQueued, CreatedAt: *ago(5 * time.Minute)},   // its task waits in asynq
+		{ID: "bop_outbox", State: models.BulkQueued, CreatedAt: *ago(5 * time.Minute)},    // its task waits in the outbox
+		{ID: "bop_archived", State: models.BulkRunning, CreatedAt: *ago(5 * time.Minute)}, // its task ran out of retries
+		{ID: "bop_moving", State: models.BulkRunning, CreatedAt: *ago(time.Hour)},         // an item finished just now
+		{ID: "bop_fresh", State: models.BulkQueued, CreatedAt: *ago(10 * time.Second)},
+		{ID: "bop_done", State: models.BulkDone, CreatedAt: *ago(time.Hour)},
+		{ID: "bop_worn", State: models.BulkRunning, CreatedAt: *ago(time.Hour), Attempts: maxBulkAttempts},
 	}
 	for i := range ops {
 		ops[i].UserID, ops[i].Op = "u", "lock"
 	}
 	db.Create(&ops)
 	db.Create(&[]models.BulkItem{
-		{ID: "i1", BulkOpID: "bop_stalled", Domain: "a.com", State: models.ItemDone, FinishedAt: ago(15)},
-		{ID: "i2", BulkOpID: "bop_stalled", Domain: "b.com", State: models.ItemPending},
-		{ID: "i3", BulkOpID: "bop_moving", Domain: "c.com", State: models.ItemDone, FinishedAt: ago(1)},
-		{ID: "i4", BulkOpID: "bop_moving", Domain: "d.com", State: models.ItemPending},
+		{ID: "i1", BulkOpID: "bop_moving", Domain: "a.com", State: models.ItemDone, FinishedAt: ago(10 * time.Second)},
+		{ID: "i2", BulkOpID: "bop_moving", Domain: "b.com", State: models.ItemPending},
+		{ID: "i3", BulkOpID: "bop_worn", Domain: "c.com", State: models.ItemPending},
 	})
+	// Tasks of the ops that still have one, as the outbox made them.
+	for _, q := range []struct {
+		op       string
+		enqueued bool
+	}{{"bop_pending", true}, {"bop_outbox", false}, {"bop_archived", true}} {
+		task, _ := tasks.NewBulkRunTask(q.op)
+		e := models.OutboxEntry{ID: models.NewID(), TaskType: task.Type(), Payload: task.Payload(), Queue: tasks.QueueBulk, CreatedAt: *ago(5 * time.Minute)}
+		if q.enqueued {
+			e.EnqueuedAt = ago(5 * time.Minute)
+			if _, err := client.Enqueue(task, asynq.Queue(tasks.QueueBulk), asynq.TaskID(e.ID)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		db.Create(&e)
+		if q.op == "bop_archived" {
+			if err := inspector.ArchiveTask(tasks.QueueBulk, e.ID); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
 	jobs := []models.ToolJob{
-		{ID: "job_stalled", State: models.JobRunning, Attempts: 1, CreatedAt: *ago(20)},
-		{ID: "job_worn", State: models.JobRunning, Attempts: rescueAttempts, CreatedAt: *ago(20)},
-		{ID: "job_young", State: models.JobQueued, CreatedAt: *ago(5)},
-		{ID: "job_done", State: models.JobDone, Attempts: 1, CreatedAt: *ago(20)},
+		{ID: "job_lost", State: models.JobRunning, Attempts: 1, CreatedAt: *ago(time.Hour), StartedAt: ago(5 * time.Minute)},
+		{ID: "job_worn", State: models.JobRunning, Attempts: maxJobAttempts, CreatedAt: *ago(time.Hour)},
+		{ID: "job_young", State: models.JobQueued, CreatedAt: *ago(10 * time.Second)},
+		{ID: "job_done", State: models.JobDone, Attempts: 1, CreatedAt: *ago(time.Hour)},
 	}
 	for i := range jobs {
 		jobs[i].Tool, jobs[i].Input, jobs[i].ExpiresAt = "seo-crawl", json.RawMessage(`{}`), now.Add(time.Hour)
 	}
 	db.Create(&jobs)
 
-	h := &rescue{db: db, outbox: ob, log: log}
-	for range 2 { // the second run finds nothing new to rescue
+	h := &rescue{db: db, outbox: ob, inspector: inspector, log: log}
+	for range 2 { // the second run finds the new tasks queued
 		if err := h.ProcessTask(context.Background(), tasks.NewJobsRescueTask()); err != nil {
 			t.Fatal(err)
 		}
 	}
+	var rescued []string
 	var entries []models.OutboxEntry
-	db.Order("task_type").Find(&entries)
-	var got []string
+	db.Where("created_at > ?", now.Add(-time.Second)).Order("task_type, payload").Find(&entries)
 	for _, e := range entries {
-		got = append(got, e.TaskType+" "+string(e.Payload))
+		rescued = append(rescued, e.TaskType+" "+string(e.Payload))
 	}
-	want := []string{`bulk:run {"bulk_op_id":"bop_stalled"}`, `tool:run {"job_id":"job_stalled"}`}
-	if !slices.Equal(got, want) {
-		t.Errorf("rescue tasks = %q, want %q", got, want)
+	want := []string{`bulk:run {"bulk_op_id":"bop_archived"}`, `bulk:run {"bulk_op_id":"bop_lost"}`, `tool:run {"job_id":"job_lost"}`}
+	if !slices.Equal(rescued, want) {
+		t.Errorf("new tasks = %q, want %q", rescued, want)
 	}
 	var worn models.ToolJob
 	db.First(&worn, "id = ?", "job_worn")
-	if worn.State != models.JobFailed || worn.Error == "" || worn.FinishedAt == nil {
-		t.Errorf("worn job = %s %q, want failed with a reason", worn.State, worn.Error)
+	var wornOp models.BulkOp
+	db.First(&wornOp, "id = ?", "bop_worn")
+	var skipped int64
+	db.Model(&models.BulkItem{}).Where("bulk_op_id = ? AND state = ?", "bop_worn", models.ItemSkipped).Count(&skipped)
+	if worn.State != models.JobFailed || worn.Error == "" || wornOp.State != models.BulkFailed || wornOp.Error == "" || skipped != 1 {
+		t.Errorf("worn job %s %q, worn op %s %q with %d skipped; want both failed with a reason, the op's item skipped",
+			worn.State, worn.Error, wornOp.State, wornOp.Error, skipped)
 	}
 }

@@ -48,8 +48,9 @@ type Deps struct {
 
 // Worker is a started or startable asynq server with the service's handlers.
 type Worker struct {
-	srv *asynq.Server
-	mux *asynq.ServeMux
+	srv       *asynq.Server
+	mux       *asynq.ServeMux
+	inspector *asynq.Inspector
 }
 
 // Concurrency is how many tasks one worker process runs at once. Tasks wait
@@ -76,14 +77,15 @@ func New(d Deps) *Worker {
 	mux.Use(observe(d.Log, d.Metrics))
 	mux.Handle(tasks.TypeOutboxSweep, &outboxSweep{outbox: d.Outbox})
 	mux.Handle(tasks.TypeMaintenanceCleanup, &cleanup{db: d.DB, log: d.Log})
-	mux.Handle(tasks.TypeJobsRescue, &rescue{db: d.DB, outbox: d.Outbox, log: d.Log})
+	inspector := asynq.NewInspector(d.RedisOpt)
+	mux.Handle(tasks.TypeJobsRescue, &rescue{db: d.DB, outbox: d.Outbox, inspector: inspector, log: d.Log})
 	mux.Handle(tasks.TypeCanaryRun, &canaryRun{db: d.DB})
 	mux.Handle(tasks.TypeTLDSync, &tldSync{db: d.DB, registry: d.Registry, log: d.Log})
 	mux.Handle(tasks.TypeLookupRun, &lookupRun{db: d.DB, resolver: d.Resolver, cache: d.LookupCache})
 	mux.Handle(tasks.TypeToolRun, &toolRun{db: d.DB, tools: d.Tools})
 	mux.Handle(tasks.TypeBulkRun, &bulkRun{db: d.DB, registry: d.Registry, concurrency: BulkConcurrency, backoff: itemBackoff})
 	mux.Handle(tasks.TypeRDAPBootstrapRefresh, &rdapBootstrapRefresh{db: d.DB, hc: d.HTTP, source: d.BootstrapSource, client: d.RDAP, log: d.Log})
-	return &Worker{srv: srv, mux: mux}
+	return &Worker{srv: srv, mux: mux, inspector: inspector}
 }
 
 // Start starts processing in the background.
@@ -91,7 +93,10 @@ func (w *Worker) Start() error { return w.srv.Start(w.mux) }
 
 // Shutdown stops fetching new tasks, waits up to the shutdown timeout for
 // running ones, and hands the unfinished back to the queue.
-func (w *Worker) Shutdown() { w.srv.Shutdown() }
+func (w *Worker) Shutdown() {
+	w.srv.Shutdown()
+	w.inspector.Close()
+}
 
 // retryDelay retries a task whose worker died (lease expired) at once, since
 // nothing is wrong with the task itself; other failures back off

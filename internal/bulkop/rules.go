@@ -126,6 +126,21 @@ func (p Plan) Change(d models.Domain) string {
 	return field + ": " + before + " → " + after
 }
 
+// Column is the column of models.Domain the op changes.
+func (p Plan) Column() string {
+	switch p.Op {
+	case Lock, Unlock:
+		return "locked"
+	case SetNameservers:
+		return "nameservers"
+	case SetFolder:
+		return "folder"
+	case SetContacts:
+		return "contacts"
+	}
+	return ""
+}
+
 // Apply sets on d what the plan changed at the registry.
 func (p Plan) Apply(d *models.Domain) {
 	switch p.Op {

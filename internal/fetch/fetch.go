@@ -228,12 +228,24 @@ func (c *Client) resolve(ctx context.Context, host string) ([]netip.Addr, error)
 	}
 	addrs, err := c.opts.Resolver.LookupNetIP(ctx, "ip", host)
 	if err != nil {
-		return nil, fmt.Errorf("resolve %s: %w", host, err)
+		return nil, fmt.Errorf("resolve %s: %w", host, withoutServer(err))
 	}
 	if len(addrs) == 0 {
 		return nil, fmt.Errorf("resolve %s: no addresses", host)
 	}
 	return addrs, nil
+}
+
+// withoutServer drops the resolver's address from a DNS error: the error
+// may reach the user who gave the URL, and the address is of our network.
+func withoutServer(err error) error {
+	var de *net.DNSError
+	if !errors.As(err, &de) || de.Server == "" {
+		return err
+	}
+	clean := *de
+	clean.Server = ""
+	return &clean
 }
 
 // DialContext connects to addr (host:port) through the guard the HTTP

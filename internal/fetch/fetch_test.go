@@ -189,3 +189,23 @@ func TestDialContextIsGuarded(t *testing.T) {
 		t.Error("the allowed dial did not reach the listener")
 	}
 }
+
+// serverDNS fails every lookup as Go's resolver does, naming its server.
+type serverDNS struct{}
+
+func (serverDNS) LookupNetIP(_ context.Context, _, host string) ([]netip.Addr, error) {
+	return nil, &net.DNSError{Err: "no such host", Name: host, Server: "10.255.255.53:53", IsNotFound: true}
+}
+
+func TestResolveErrorsDoNotNameTheResolver(t *testing.T) {
+	c := New(Options{Resolver: serverDNS{}})
+	_, err := c.Check(context.Background(), "http://nowhere.example/")
+	var de *net.DNSError
+	if !errors.As(err, &de) || !de.IsNotFound || strings.Contains(err.Error(), "10.255.255.53") {
+		t.Errorf("err = %v, want a not-found DNS error without the resolver's address", err)
+	}
+	_, err = c.DialContext(context.Background(), "tcp", "nowhere.example:443")
+	if err == nil || strings.Contains(err.Error(), "10.255.255.53") {
+		t.Errorf("dial err = %v, want one without the resolver's address", err)
+	}
+}

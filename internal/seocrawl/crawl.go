@@ -6,8 +6,8 @@
 // broken internal links, redirect chains, non-canonical duplicates, slow
 // pages).
 //
-// The crawl stays on the start URL's host (and the host its redirects end
-// on), obeys robots.txt as user agent "domaind" (RFC 9309), fetches each
+// The crawl stays on the start URL's host (and its "www." twin when the
+// start page redirects there), obeys robots.txt as user agent "domaind" (RFC 9309), fetches each
 // URL at most once, and sends every request, redirects included, through
 // a *fetch.Client so that it cannot be turned against the service's own
 // network.
@@ -20,6 +20,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"strings"
 	"sync"
 	"time"
 
@@ -144,8 +145,9 @@ type crawler struct {
 	client *fetch.Client
 	http   *http.Client // the client's guarded *http.Client, redirects left to the crawler
 	opts   Options
-	// site holds the hosts crawled as the site: the start URL's, and the
-	// one its redirects end on. Written only between levels.
+	// site holds the hosts crawled as the site: the start URL's, and its
+	// "www." twin when the start page redirects there. Written only
+	// between levels.
 	site map[string]bool
 
 	mu         sync.Mutex
@@ -347,17 +349,23 @@ func describe(err error, timeout time.Duration) string {
 }
 
 // extendSite makes the host the start page's redirects end on part of the
-// site (http://example.com/ moving to https://www.example.com/ is one
-// site).
+// site when it is the same host name give or take "www." (http://example.com/
+// moving to https://www.example.com:8443/ is one site; a move to another
+// name is not followed further).
 func (cr *crawler) extendSite(start *record) {
 	o := cr.follow(start.url)
 	if o.Error != "" {
 		return
 	}
-	if u, err := url.Parse(o.FinalURL); err == nil {
-		cr.site[u.Host] = true
+	from, err1 := url.Parse(start.url)
+	to, err2 := url.Parse(o.FinalURL)
+	if err1 == nil && err2 == nil && bareHost(from) == bareHost(to) {
+		cr.site[to.Host] = true
 	}
 }
+
+// bareHost is u's host name without port and without a leading "www.".
+func bareHost(u *url.URL) string { return strings.TrimPrefix(u.Hostname(), "www.") }
 
 // nextLevel schedules, in the order they were found, the internal links
 // of level's pages that are new, allowed by robots.txt and within

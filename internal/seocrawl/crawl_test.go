@@ -475,21 +475,38 @@ func TestCrawlRedirectLimits(t *testing.T) {
 	}, r.Summary.Findings.RedirectChains)
 }
 
-func TestCrawlStartRedirectExtendsSite(t *testing.T) {
-	// The start host redirects to another host, which is then the site too.
-	var other *testSite
+// namesDNS resolves the test's host names to loopback addresses.
+type namesDNS map[string]string
+
+func (d namesDNS) LookupNetIP(_ context.Context, _, host string) ([]netip.Addr, error) {
+	if a, ok := d[host]; ok {
+		return []netip.Addr{netip.MustParseAddr(a)}, nil
+	}
+	return nil, &net.DNSError{Err: "no such host", Name: host, IsNotFound: true}
+}
+
+// named is site's URL for path under the host name name.
+func named(site *testSite, name, path string) string {
+	return "http://" + name + ":" + site.URL[strings.LastIndexByte(site.URL, ':')+1:] + path
+}
+
+func TestCrawlStartRedirectToWWWExtendsSite(t *testing.T) {
+	// site.test redirects to www.site.test, which is then the site too.
+	var www *testSite
 	start := newSite(t, "127.0.0.1", map[string]http.HandlerFunc{
 		"/": func(w http.ResponseWriter, r *http.Request) {
-			redirectTo(http.StatusMovedPermanently, other.url("/home"))(w, r)
+			redirectTo(http.StatusMovedPermanently, named(www, "www.site.test", "/home"))(w, r)
 		},
 		"/first": htmlPage("First", "First", "", ""),
 	})
-	other = newSite(t, "127.0.0.2", map[string]http.HandlerFunc{
+	www = newSite(t, "127.0.0.2", map[string]http.HandlerFunc{
 		"/robots.txt": robotsTxt("User-agent: *\nDisallow: /no\n"),
-		"/home":       htmlPage("Home", "Home", "", "", "/about", "/no", start.url("/first"), "http://127.0.0.3/elsewhere"),
+		"/home":       htmlPage("Home", "Home", "", "", "/about", "/no", named(start, "site.test", "/first"), "http://127.0.0.3/elsewhere"),
 		"/about":      htmlPage("About", "About", "", ""),
 	})
-	r, err := Crawl(context.Background(), localClient(), start.URL, Options{}, nil)
+	client := fetch.New(fetch.Options{Allow: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")},
+		Resolver: namesDNS{"site.test": "127.0.0.1", "www.site.test": "127.0.0.2"}})
+	r, err := Crawl(context.Background(), client, named(start, "site.test", "/"), Options{}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -497,14 +514,32 @@ func TestCrawlStartRedirectExtendsSite(t *testing.T) {
 	for _, p := range r.Pages {
 		urls = append(urls, p.URL)
 	}
-	jsonEqual(t, "pages", []string{start.url("/"), other.url("/about"), start.url("/first")}, urls)
-	jsonEqual(t, "disallowed", []string{other.url("/no")}, r.Summary.RobotsDisallowed)
-	jsonEqual(t, "robots.txt", []RobotsTxt{
-		{URL: start.url("/robots.txt"), Status: 404},
-		{URL: other.url("/robots.txt"), Status: 200},
-	}, r.Summary.RobotsTxt)
-	if p := r.Pages[0]; p.FinalURL != other.url("/home") || p.InternalLinks != 3 || p.ExternalLinks != 1 {
-		t.Errorf("start page = %+v; want it at %s with 3 internal links and 1 external", p, other.url("/home"))
+	jsonEqual(t, "pages", []string{named(start, "site.test", "/"), named(www, "www.site.test", "/about"), named(start, "site.test", "/first")}, urls)
+	jsonEqual(t, "disallowed", []string{named(www, "www.site.test", "/no")}, r.Summary.RobotsDisallowed)
+	if p := r.Pages[0]; p.FinalURL != named(www, "www.site.test", "/home") || p.InternalLinks != 3 || p.ExternalLinks != 1 {
+		t.Errorf("start page = %+v; want it at www.site.test/home with 3 internal links and 1 external", p)
+	}
+}
+
+func TestCrawlStartRedirectToAnotherNameIsNotFollowed(t *testing.T) {
+	// Same host only: a start page moving to another name is reported, and
+	// that name's pages are not crawled.
+	var other *testSite
+	start := newSite(t, "127.0.0.1", map[string]http.HandlerFunc{
+		"/": func(w http.ResponseWriter, r *http.Request) {
+			redirectTo(http.StatusMovedPermanently, other.url("/home"))(w, r)
+		},
+	})
+	other = newSite(t, "127.0.0.2", map[string]http.HandlerFunc{
+		"/home":  htmlPage("Home", "Home", "", "", "/about"),
+		"/about": htmlPage("About", "About", "", ""),
+	})
+	r, err := Crawl(context.Background(), localClient(), start.URL, Options{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Pages) != 1 || r.Pages[0].FinalURL != other.url("/home") || other.hitCounts()["/about"] != 0 {
+		t.Errorf("pages = %+v, /about fetched %d times; want only the start page", r.Pages, other.hitCounts()["/about"])
 	}
 }
 

@@ -17,6 +17,9 @@ import (
 	"github.com/domaind/domaind/internal/tlscheck"
 )
 
+// maxURLLength bounds a URL given to a tool.
+const maxURLLength = 2048
+
 // Quotas per client and hour: a crawl fetches up to a hundred pages, the
 // inline tools one target each.
 const (
@@ -82,12 +85,17 @@ func checkURL(ctx context.Context, c *fetch.Client, in *urlInput) error {
 	if strings.TrimSpace(in.URL) == "" {
 		return invalid("url", "is required, e.g. https://example.com/")
 	}
+	if len(in.URL) > maxURLLength {
+		return invalid("url", "is %d characters; at most %d", len(in.URL), maxURLLength)
+	}
 	u, err := c.Check(ctx, in.URL)
 	var dnsErr *net.DNSError
-	if errors.As(err, &dnsErr) && dnsErr.IsNotFound {
+	switch {
+	case errors.As(err, &dnsErr) && dnsErr.IsNotFound:
 		return invalid("url", "%s does not resolve (no such host)", dnsErr.Name)
-	}
-	if err != nil {
+	case errors.As(err, &dnsErr):
+		return invalid("url", "%s could not be resolved (its DNS did not answer); try again later", dnsErr.Name)
+	case err != nil:
 		return err
 	}
 	in.URL = u.String()
@@ -143,14 +151,16 @@ type hostInput struct {
 	Domain string `json:"domain"`
 }
 
+// checkHostInput takes names under a public suffix only, so the resolver
+// is not asked about the service's own network (redis.svc.cluster.local).
 func checkHostInput(_ context.Context, in *hostInput) error {
 	if strings.TrimSpace(in.Domain) == "" {
 		return invalid("domain", "is required, e.g. example.com")
 	}
-	h, err := domainname.ParseHost(in.Domain)
+	n, err := domainname.Parse(in.Domain)
 	if err != nil {
 		return invalid("domain", "%v", err)
 	}
-	in.Domain = h
+	in.Domain = n.ASCII
 	return nil
 }

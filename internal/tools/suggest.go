@@ -19,7 +19,8 @@ const (
 	maxKeywords      = 5
 	defaultSuggest   = 20
 	maxSuggest       = 50
-	suggestChecks    = 8 // registry checks at once
+	suggestChecks    = 8  // registry checks at once
+	maxSuggestChecks = 60 // registry checks per request
 	suggestCheckTime = 3 * time.Second
 )
 
@@ -136,7 +137,7 @@ func suggest(ctx context.Context, reg registry.Provider, in suggestInput) (any, 
 			}
 		}
 	}
-	names = names[:min(len(names), in.Limit*3)]
+	names = names[:min(len(names), in.Limit*2, maxSuggestChecks)]
 	answers := make([]*Suggestion, len(names))
 	var g errgroup.Group
 	g.SetLimit(suggestChecks)

@@ -271,6 +271,8 @@ const lockStatus = "CLIENT_TRANSFER_PROHIBITED"
 
 // UpdateDomain implements registry.Provider. Each field sets a state, so
 // sending a change again changes nothing and the change id is not sent.
+// A lock change reads the domain's client statuses first and adds or
+// removes only the transfer lock, since the API replaces the whole list.
 // Contacts given as details are created first, under a handle derived
 // from the change id and role (creating one again answers 409, which
 // means it is there).
@@ -278,10 +280,11 @@ func (c *Client) UpdateDomain(ctx context.Context, name string, u registry.Updat
 	var body domainUpdate
 	body.NS = u.Nameservers
 	if u.Locked != nil {
-		body.Status = []string{}
-		if *u.Locked {
-			body.Status = []string{lockStatus}
+		statuses, err := c.clientStatuses(ctx, name)
+		if err != nil {
+			return err
 		}
+		body.Status = withLock(statuses, *u.Locked)
 	}
 	for _, role := range registry.Roles {
 		ct, ok := u.Contacts[role]
@@ -307,6 +310,43 @@ func (c *Client) UpdateDomain(ctx context.Context, name string, u registry.Updat
 		return fmt.Errorf("%s: %w", name, registry.ErrDomainNotHeld)
 	}
 	return err
+}
+
+// clientStatuses are the statuses of a domain its registrar may set.
+func (c *Client) clientStatuses(ctx context.Context, name string) ([]string, error) {
+	var d struct {
+		Status []string `json:"status"`
+	}
+	err := c.get(ctx, "domains/"+url.PathEscape(name), nil, &d)
+	var apiErr *Error
+	if errors.As(err, &apiErr) && apiErr.Status == http.StatusNotFound {
+		return nil, fmt.Errorf("%s: %w", name, registry.ErrDomainNotHeld)
+	}
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, st := range d.Status {
+		if strings.HasPrefix(st, "CLIENT_") {
+			out = append(out, st)
+		}
+	}
+	return out, nil
+}
+
+// withLock is statuses with the transfer lock set or cleared (never nil:
+// an empty list clears them all).
+func withLock(statuses []string, locked bool) []string {
+	out := []string{}
+	for _, st := range statuses {
+		if st != lockStatus {
+			out = append(out, st)
+		}
+	}
+	if locked {
+		out = append(out, lockStatus)
+	}
+	return out
 }
 
 // contactHandle is the handle of a contact created for a change: at most

@@ -189,6 +189,11 @@ func TestUpdateDomainSendsTheStatesToSet(t *testing.T) {
 		calls = append(calls, call{r.Method, r.URL.Path, body})
 		mu.Unlock()
 		switch {
+		case r.Method == "GET" && r.URL.Path == "/v2/domains/example.com":
+			w.Write([]byte(`{"domainName":"example.com","status":["CLIENT_DELETE_PROHIBITED","SERVER_UPDATE_PROHIBITED"]}`))
+		case r.Method == "GET":
+			w.WriteHeader(http.StatusNotFound)
+			w.Write([]byte(`{"type":"ObjectDoesNotExist","message":"domain not found"}`))
 		case strings.HasPrefix(r.URL.Path, "/v2/customers/acme/contacts/"):
 			w.WriteHeader(http.StatusConflict) // created by an earlier try
 			w.Write([]byte(`{"type":"ObjectExists","message":"contact exists"}`))
@@ -216,23 +221,28 @@ func TestUpdateDomainSendsTheStatesToSet(t *testing.T) {
 		t.Errorf("update of an unknown domain: %v, want ErrDomainNotHeld", err)
 	}
 	want := []call{
-		{"POST", "/v2/domains/example.com/update", map[string]any{"status": []any{"CLIENT_TRANSFER_PROHIBITED"}}},
+		{"GET", "/v2/domains/example.com", nil},
+		{"POST", "/v2/domains/example.com/update", map[string]any{"status": []any{"CLIENT_DELETE_PROHIBITED", "CLIENT_TRANSFER_PROHIBITED"}}},
 		{"POST", "/v2/customers/acme/contacts/dd-tec-item2", map[string]any{
 			"name": "Ada Lovelace", "addressLine": []any{"1 Main St"}, "postalCode": "N1 1AA", "city": "London",
 			"country": "GB", "email": "ada@example.com", "voice": "+44.2071234567"}},
 		{"POST", "/v2/domains/example.com/update", map[string]any{
 			"ns": []any{"ns1.example.net", "ns2.example.net"}, "registrant": "acme-01",
 			"contacts": []any{map[string]any{"role": "TECH", "handle": "dd-tec-item2"}}}},
-		{"POST", "/v2/domains/gone.com/update", map[string]any{"status": []any{"CLIENT_TRANSFER_PROHIBITED"}}},
+		{"GET", "/v2/domains/gone.com", nil},
 	}
 	if !reflect.DeepEqual(calls, want) {
 		t.Errorf("calls:\n got %+v\nwant %+v", calls, want)
 	}
 }
 
-func TestUpdateDomainUnlockClearsTheStatusAndRetriesServerErrors(t *testing.T) {
+func TestUpdateDomainUnlockKeepsOtherStatusesAndRetriesServerErrors(t *testing.T) {
 	var bodies []string
 	c, calls := newServer(t, func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == "GET" {
+			w.Write([]byte(`{"status":["CLIENT_TRANSFER_PROHIBITED","CLIENT_UPDATE_PROHIBITED"]}`))
+			return
+		}
 		b, _ := io.ReadAll(r.Body)
 		bodies = append(bodies, string(b))
 		w.WriteHeader(http.StatusServiceUnavailable)
@@ -242,10 +252,14 @@ func TestUpdateDomainUnlockClearsTheStatusAndRetriesServerErrors(t *testing.T) {
 	if !errors.Is(err, registry.ErrTransient) {
 		t.Errorf("err = %v, want a transient failure after the retries", err)
 	}
-	if n := calls.Load(); n != int32(c.Retries+1) {
-		t.Errorf("%d requests, want %d", n, c.Retries+1)
+	if n := calls.Load(); n != int32(1+c.Retries+1) {
+		t.Errorf("%d requests, want a read and %d updates", n, c.Retries+1)
 	}
-	if bodies[0] != `{"status":[]}` || bodies[len(bodies)-1] != bodies[0] {
-		t.Errorf("bodies = %q, want each to clear the statuses", bodies)
+	if bodies[0] != `{"status":["CLIENT_UPDATE_PROHIBITED"]}` || bodies[len(bodies)-1] != bodies[0] {
+		t.Errorf("bodies = %q, want each to drop only the transfer lock", bodies)
+	}
+	var empty []string
+	if got := withLock(empty, false); got == nil || len(got) != 0 {
+		t.Errorf("withLock(none, false) = %#v, want an empty list (which clears)", got)
 	}
 }
