@@ -103,7 +103,9 @@ func TestChangeAndApply(t *testing.T) {
 			func(d models.Domain) bool { return d.Nameservers[0] == "ns1.new.net" }},
 		{SetFolder, `{"domains":["a.com"],"payload":{"folder":"work"}}`, "folder: (none) → work", func(d models.Domain) bool { return d.Folder == "work" }},
 		{SetContacts, `{"domains":["a.com"],"payload":{"contacts":{"tech":"NEW-1"}}}`, "contacts: tech=(none) → tech=NEW-1",
-			func(d models.Domain) bool { return d.Contacts["tech"].Handle == "NEW-1" && d.Contacts["admin"].Handle == "OLD-1" }},
+			func(d models.Domain) bool {
+				return d.Contacts["tech"].Handle == "NEW-1" && d.Contacts["admin"].Handle == "OLD-1"
+			}},
 	}
 	for _, tc := range tests {
 		p := plan(t, tc.op, tc.body)
