@@ -112,7 +112,9 @@ func (h *bulkRun) applyPending(ctx context.Context, op models.BulkOp) (stopped s
 				outcome, err := h.applyItem(ctx, plan, op.UserID, &it)
 				if err != nil {
 					mu.Lock()
-					firstErr = cmpFirst(firstErr, err)
+					if firstErr == nil {
+						firstErr = err
+					}
 					mu.Unlock()
 					return
 				}
@@ -134,13 +136,6 @@ func (h *bulkRun) applyPending(ctx context.Context, op models.BulkOp) (stopped s
 		return *s, nil
 	}
 	return "", nil
-}
-
-func cmpFirst(first, err error) error {
-	if first != nil {
-		return first
-	}
-	return err
 }
 
 func stopReason(it models.BulkItem) string {

@@ -17,7 +17,7 @@ import (
 
 // Rescue rules: work is looked at once it has made no progress for
 // stallAfter; it is rescued only when no task for it is left, and failed
-// once it has used maxAttempts runs.
+// once it has used maxJobAttempts or maxBulkAttempts runs.
 const (
 	stallAfter      = time.Minute
 	maxJobAttempts  = 4
