@@ -138,11 +138,11 @@ func start(ctx context.Context, cmd command, getenv func(string) string, isTermi
 		IdleTimeout:       2 * time.Minute,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
-	serveErr := make(chan error, 1)
-	go func() { serveErr <- srv.Serve(ln) }()
-	if role == "all" {
+	if role == "all" { // before serving: whoever sees the service ready has the text too
 		printWelcome(stdout, cfg, ln.Addr())
 	}
+	serveErr := make(chan error, 1)
+	go func() { serveErr <- srv.Serve(ln) }()
 	log.Info("serving", "role", role, "addr", ln.Addr().String())
 
 	select {
