@@ -15,8 +15,8 @@ import (
 // wrong (the spec's invalid-input status; a 415 is not among its answers).
 // An empty body decodes as {} when emptyOK.
 func decodeJSON(c *gin.Context, v any, emptyOK bool) error {
-	if ct := c.ContentType(); ct != "" && ct != "application/json" {
-		return Errorf(http.StatusBadRequest, "bad_request", "Content-Type %q is not accepted; send the body as application/json", ct)
+	if err := requireJSON(c); err != nil {
+		return err
 	}
 	dec := json.NewDecoder(c.Request.Body)
 	dec.DisallowUnknownFields()
@@ -44,6 +44,15 @@ func decodeJSON(c *gin.Context, v any, emptyOK bool) error {
 	}
 	if dec.More() {
 		return Errorf(http.StatusBadRequest, "bad_request", "request body has data after the JSON object")
+	}
+	return nil
+}
+
+// requireJSON refuses a body sent as another content type than JSON (a
+// missing Content-Type is taken as JSON).
+func requireJSON(c *gin.Context) error {
+	if ct := c.ContentType(); ct != "" && ct != "application/json" {
+		return Errorf(http.StatusBadRequest, "bad_request", "Content-Type %q is not accepted; send the body as application/json", ct)
 	}
 	return nil
 }

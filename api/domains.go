@@ -1,8 +1,6 @@
 package api
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"net/http"
@@ -51,19 +49,23 @@ func newDomainView(d models.Domain) domainView {
 
 // domainsQuery is a parsed GET /api/domains.
 type domainsQuery struct {
-	limit, offset          int
-	cursor                 string
-	q, tld, folder, status string
-	expiringBefore         *time.Time
+	limit, offset  int
+	cursor         string
+	q, tld, status string
+	folder         *string // nil: any folder; "": no folder
+	expiringBefore *time.Time
 }
 
+// fingerprint identifies the user and filters a cursor is bound to.
 func (q domainsQuery) fingerprint(userID string) string {
-	exp := "-"
+	exp, folder := "-", "-"
 	if q.expiringBefore != nil {
 		exp = q.expiringBefore.Format(time.RFC3339)
 	}
-	sum := sha256.Sum256([]byte(strings.Join([]string{"domains-v1", userID, q.q, q.tld, q.folder, q.status, exp}, "\x00")))
-	return hex.EncodeToString(sum[:12])
+	if q.folder != nil {
+		folder = "=" + *q.folder
+	}
+	return pagecursor.Fingerprint("domains-v1", userID, q.q, q.tld, folder, q.status, exp)
 }
 
 func parseDomainsQuery(c *gin.Context) (domainsQuery, error) {
@@ -81,7 +83,9 @@ func parseDomainsQuery(c *gin.Context) (domainsQuery, error) {
 			return q, badParam("tld", "is not a TLD: %v", err)
 		}
 	}
-	q.folder = c.Query("folder")
+	if v, ok := c.GetQuery("folder"); ok {
+		q.folder = &v
+	}
 	if q.status = c.Query("status"); q.status != "" && !slices.Contains(models.DomainStatuses, q.status) {
 		return q, badParam("status", "must be one of %s", strings.Join(models.DomainStatuses, ", "))
 	}
@@ -119,8 +123,8 @@ func (s *Server) listDomains(c *gin.Context) error {
 		if q.tld != "" {
 			db = db.Where("tld = ?", q.tld)
 		}
-		if _, ok := c.GetQuery("folder"); ok {
-			db = db.Where("folder = ?", q.folder)
+		if q.folder != nil {
+			db = db.Where("folder = ?", *q.folder)
 		}
 		if q.status != "" {
 			db = db.Where("status = ?", q.status)

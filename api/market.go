@@ -1,8 +1,6 @@
 package api
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"math"
 	"net/http"
@@ -80,8 +78,7 @@ func (q listingsQuery) fingerprint() string {
 	if q.maxCents != nil {
 		maxCents = strconv.FormatInt(*q.maxCents, 10)
 	}
-	sum := sha256.Sum256([]byte(strings.Join([]string{"v1", q.sort, q.q, q.tld, maxCents}, "\x00")))
-	return hex.EncodeToString(sum[:12])
+	return pagecursor.Fingerprint("v1", q.sort, q.q, q.tld, maxCents)
 }
 
 func badParam(name, format string, args ...any) error {

@@ -65,8 +65,8 @@ func (s *Server) runTool(c *gin.Context) error {
 	if _, err := s.spend(c, toolPolicy(t), clientKey(c)); err != nil {
 		return err
 	}
-	if ct := c.ContentType(); ct != "" && ct != "application/json" {
-		return Errorf(http.StatusBadRequest, "bad_request", "Content-Type %q is not accepted; send the body as application/json", ct)
+	if err := requireJSON(c); err != nil {
+		return err
 	}
 	body, err := io.ReadAll(c.Request.Body)
 	if err != nil {
@@ -102,8 +102,9 @@ func (s *Server) runTool(c *gin.Context) error {
 		// told in their public words.
 		s.log.InfoContext(ctx, "tool failed", "tool", t.Slug, "err", err)
 		why := models.ErrorText(err, 500)
-		if f := (*tools.Failure)(nil); errors.As(err, &f) {
-			why = f.Public
+		var ours *tools.Failure
+		if errors.As(err, &ours) {
+			why = ours.Public
 		}
 		c.JSON(http.StatusOK, gin.H{"ok": false, "cached": false, "result": gin.H{"error": why}})
 		return nil
@@ -125,15 +126,27 @@ func toolCacheKey(slug string, input json.RawMessage) string {
 	return "tools:cache:" + slug + ":" + hex.EncodeToString(sum[:16])
 }
 
-// startJob writes a queued job and its task in one transaction and answers
-// with the ticket.
+// startJob queues a job and answers with the ticket.
 func (s *Server) startJob(c *gin.Context, t tools.Tool, input json.RawMessage) error {
+	job, err := s.queueJob(c.Request.Context(), t.Slug, input)
+	if err != nil {
+		return err
+	}
+	statusURL := s.cfg.BaseURL.JoinPath("api/tools", t.Slug, "status", job.ID).String()
+	c.Header("Location", statusURL)
+	c.JSON(http.StatusAccepted, gin.H{"ok": true, "cached": false, "result": gin.H{"mode": "async", "jobId": job.ID, "status_url": statusURL}})
+	return nil
+}
+
+// queueJob writes a queued job of tool on a canonical input and its task
+// in one transaction.
+func (s *Server) queueJob(ctx context.Context, tool string, input json.RawMessage) (models.ToolJob, error) {
 	now := s.now().UTC()
 	job := models.ToolJob{
-		ID: secret.NewID(jobPrefix), Tool: t.Slug, Input: input, State: models.JobQueued,
-		RequestID: requestid.From(c.Request.Context()), CreatedAt: now, ExpiresAt: now.Add(jobRetention),
+		ID: secret.NewID(jobPrefix), Tool: tool, Input: input, State: models.JobQueued,
+		RequestID: requestid.From(ctx), CreatedAt: now, ExpiresAt: now.Add(jobRetention),
 	}
-	err := s.outbox.Transaction(c.Request.Context(), func(tx *outbox.Tx) error {
+	err := s.outbox.Transaction(ctx, func(tx *outbox.Tx) error {
 		if err := tx.Create(&job).Error; err != nil {
 			return err
 		}
@@ -144,12 +157,9 @@ func (s *Server) startJob(c *gin.Context, t tools.Tool, input json.RawMessage) e
 		return tx.Add(task)
 	})
 	if err != nil {
-		return fmt.Errorf("queue %s job: %w", t.Slug, err)
+		return job, fmt.Errorf("queue %s job: %w", tool, err)
 	}
-	statusURL := s.cfg.BaseURL.JoinPath("api/tools", t.Slug, "status", job.ID).String()
-	c.Header("Location", statusURL)
-	c.JSON(http.StatusAccepted, gin.H{"ok": true, "cached": false, "result": gin.H{"mode": "async", "jobId": job.ID, "status_url": statusURL}})
-	return nil
+	return job, nil
 }
 
 // getToolJob answers GET /api/tools/{slug}/status/{jobId}: the job as its

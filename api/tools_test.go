@@ -12,9 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/domaind/domaind/internal/outbox"
 	"github.com/domaind/domaind/models"
-	"github.com/domaind/domaind/tasks"
 	"github.com/domaind/domaind/worker"
 )
 
@@ -164,18 +162,7 @@ func TestAJobTheWorkerCannotRunEndsFailedWithAReason(t *testing.T) {
 	env := newTestEnv(t)
 	// The name was public when the job was accepted and points inside now
 	// (DNS rebinding): the crawl is refused when it runs.
-	job := models.ToolJob{ID: "job_00000000000000000000beef", Tool: "seo-crawl", Input: json.RawMessage(`{"url":"http://internal.example.com/","max_pages":5}`),
-		State: models.JobQueued, CreatedAt: env.now, ExpiresAt: env.now.Add(24 * time.Hour)}
-	err := env.deps.Outbox.Transaction(context.Background(), func(tx *outbox.Tx) error {
-		if err := tx.Create(&job).Error; err != nil {
-			return err
-		}
-		task, err := tasks.NewToolRunTask(job.ID)
-		if err != nil {
-			return err
-		}
-		return tx.Add(task)
-	})
+	job, err := env.srv.queueJob(context.Background(), "seo-crawl", json.RawMessage(`{"url":"http://internal.example.com/","max_pages":5}`))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -44,12 +44,9 @@ func (h *bulkRun) ProcessTask(ctx context.Context, t *asynq.Task) error {
 		return err
 	}
 	db := h.db.WithContext(ctx)
-	var op models.BulkOp
-	if err := db.First(&op, "id = ?", p.BulkOpID).Error; err != nil {
-		if errors.Is(err, gorm.ErrRecordNotFound) {
-			return fmt.Errorf("bulk op %s: %w: %w", p.BulkOpID, models.ErrNotFound, asynq.SkipRetry)
-		}
-		return fmt.Errorf("load bulk op %s: %w", p.BulkOpID, err)
+	op, err := loadRow[models.BulkOp](db, "bulk op", p.BulkOpID)
+	if err != nil {
+		return err
 	}
 	if op.Terminal() {
 		return nil
@@ -177,23 +174,26 @@ func (h *bulkRun) applyItem(ctx context.Context, plan bulkop.Plan, userID string
 		if res.Error != nil || res.RowsAffected == 0 || it.State != models.ItemDone {
 			return res.Error // another run recorded it first, or there is nothing to mirror
 		}
-		// Mirror the change on the domain's row, writing only the op's
-		// column: ops on the same domain may run at once. Contacts merge
-		// into the row, so it is locked while they do.
-		q := tx
-		if plan.Op == bulkop.SetContacts && models.IsPostgres(tx) {
-			q = q.Clauses(clause.Locking{Strength: "UPDATE"})
-		}
-		var d models.Domain
-		err := q.First(&d, "name = ? AND user_id = ?", it.Domain, userID).Error
-		if errors.Is(err, gorm.ErrRecordNotFound) { // no longer the owner's: nothing to mirror
-			return nil
-		}
-		if err != nil {
-			return err
+		// Mirror the change on the domain's row (if still the owner's),
+		// writing only the op's column: ops on the same domain may run at
+		// once. Contacts merge into the row's, so it is read, locked, first.
+		d := models.Domain{UpdatedAt: now}
+		if plan.Op == bulkop.SetContacts {
+			q := tx
+			if models.IsPostgres(tx) {
+				q = q.Clauses(clause.Locking{Strength: "UPDATE"})
+			}
+			err := q.First(&d, "name = ? AND user_id = ?", it.Domain, userID).Error
+			if errors.Is(err, gorm.ErrRecordNotFound) {
+				return nil
+			}
+			if err != nil {
+				return err
+			}
 		}
 		plan.Apply(&d)
-		return tx.Model(&d).Select(plan.Column(), "updated_at").Updates(&d).Error
+		return tx.Model(&models.Domain{}).Where("name = ? AND user_id = ?", it.Domain, userID).
+			Select(plan.Column(), "updated_at").Updates(&d).Error
 	})
 	if err != nil {
 		return "", fmt.Errorf("record item %s: %w", it.ID, err)

@@ -2,7 +2,6 @@ package worker
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
@@ -25,12 +24,9 @@ func (h *canaryRun) ProcessTask(ctx context.Context, t *asynq.Task) error {
 		return err
 	}
 	db := h.db.WithContext(ctx)
-	var c models.Canary
-	if err := db.First(&c, "id = ?", p.CanaryID).Error; err != nil {
-		if errors.Is(err, gorm.ErrRecordNotFound) {
-			return fmt.Errorf("canary %s: %w: %w", p.CanaryID, models.ErrNotFound, asynq.SkipRetry)
-		}
-		return fmt.Errorf("load canary %s: %w", p.CanaryID, err)
+	c, err := loadRow[models.Canary](db, "canary", p.CanaryID)
+	if err != nil {
+		return err
 	}
 	if c.CompletedAt != nil {
 		return nil

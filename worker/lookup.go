@@ -30,12 +30,9 @@ func (h *lookupRun) ProcessTask(ctx context.Context, t *asynq.Task) error {
 		return err
 	}
 	db := h.db.WithContext(ctx)
-	var l models.Lookup
-	if err := db.First(&l, "id = ?", p.LookupID).Error; err != nil {
-		if errors.Is(err, gorm.ErrRecordNotFound) {
-			return fmt.Errorf("lookup %s: %w: %w", p.LookupID, models.ErrNotFound, asynq.SkipRetry)
-		}
-		return fmt.Errorf("load lookup %s: %w", p.LookupID, err)
+	l, err := loadRow[models.Lookup](db, "lookup", p.LookupID)
+	if err != nil {
+		return err
 	}
 	if l.Terminal() {
 		return h.announce(ctx, l)

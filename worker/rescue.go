@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
+	"slices"
 	"time"
 
 	"github.com/hibiken/asynq"
@@ -60,88 +62,109 @@ func (h *rescue) ProcessTask(ctx context.Context, _ *asynq.Task) error {
 		return fmt.Errorf("find stalled tool jobs: %w", err)
 	}
 
-	counts := map[string]int{}
+	var work []stalled
 	for _, op := range ops {
 		task, _ := tasks.NewBulkRunTask(op.ID)
-		var giveUp func(tx *gorm.DB) error
+		w := stalled{task: task, row: &models.BulkOp{ID: op.ID}}
 		if op.Attempts >= maxBulkAttempts {
-			giveUp = func(tx *gorm.DB) error {
+			w.giveUp = func(tx *gorm.DB) error {
 				return finishBulk(tx, op.ID, models.BulkFailed, fmt.Sprintf("bulk op "+gaveUpFmt, op.Attempts), now)
 			}
 		}
-		outcome, err := h.rescueOne(ctx, task, &models.BulkOp{ID: op.ID}, giveUp, now)
-		if err != nil {
-			return err
-		}
-		counts[outcome]++
+		work = append(work, w)
 	}
 	for _, job := range jobs {
 		task, _ := tasks.NewToolRunTask(job.ID)
-		var giveUp func(tx *gorm.DB) error
+		w := stalled{task: task, row: &models.ToolJob{ID: job.ID}}
 		if job.Attempts >= maxJobAttempts {
-			giveUp = func(tx *gorm.DB) error {
+			w.giveUp = func(tx *gorm.DB) error {
 				return tx.Model(&models.ToolJob{}).Where("id = ? AND state IN ?", job.ID, []string{models.JobQueued, models.JobRunning}).
 					Updates(map[string]any{"state": models.JobFailed, "error": fmt.Sprintf("the job "+gaveUpFmt, job.Attempts), "finished_at": now}).Error
 			}
 		}
-		outcome, err := h.rescueOne(ctx, task, &models.ToolJob{ID: job.ID}, giveUp, now)
+		work = append(work, w)
+	}
+	if len(work) == 0 {
+		return nil
+	}
+	alive, err := h.queued(ctx, work)
+	if err != nil {
+		return err
+	}
+	counts := map[string]int{}
+	for _, w := range work {
+		if alive[string(w.task.Payload())] {
+			continue
+		}
+		outcome, err := h.rescueOne(ctx, w, now)
 		if err != nil {
 			return err
 		}
 		counts[outcome]++
 	}
-	if counts["rescued"]+counts["failed"] > 0 {
+	if len(counts) > 0 {
 		h.log.WarnContext(ctx, "rescued stalled work", "rescued", counts["rescued"], "failed", counts["failed"])
 	}
 	return nil
 }
 
-// rescueOne gives row, the work of task, a new task, or gives it up when
-// giveUp is set, unless a task for it is still queued. It returns what it
-// did: "rescued", "failed", or "" (left alone).
-func (h *rescue) rescueOne(ctx context.Context, task *asynq.Task, row any, giveUp func(tx *gorm.DB) error, now time.Time) (string, error) {
-	alive, err := h.queued(ctx, task)
-	if err != nil || alive {
-		return "", err
-	}
+// stalled is work that has not moved: the task that runs it, its row (for
+// rescued_at), and giveUp, set when its runs are used up.
+type stalled struct {
+	task   *asynq.Task
+	row    any
+	giveUp func(tx *gorm.DB) error
+}
+
+// rescueOne gives w a new task, or gives it up when its runs are used up,
+// and says which it did ("rescued" or "failed").
+func (h *rescue) rescueOne(ctx context.Context, w stalled, now time.Time) (string, error) {
 	outcome := "rescued"
-	err = h.outbox.Transaction(ctx, func(tx *outbox.Tx) error {
-		if giveUp != nil {
+	err := h.outbox.Transaction(ctx, func(tx *outbox.Tx) error {
+		if w.giveUp != nil {
 			outcome = "failed"
-			return giveUp(tx.DB)
+			return w.giveUp(tx.DB)
 		}
-		if err := tx.Model(row).Update("rescued_at", now).Error; err != nil {
+		if err := tx.Model(w.row).Update("rescued_at", now).Error; err != nil {
 			return err
 		}
-		return tx.Add(task)
+		return tx.Add(w.task)
 	})
 	if err != nil {
-		return "", fmt.Errorf("rescue %s %s: %w", task.Type(), task.Payload(), err)
+		return "", fmt.Errorf("rescue %s %s: %w", w.task.Type(), w.task.Payload(), err)
 	}
 	return outcome, nil
 }
 
-// queued reports whether a task like t still waits in the outbox or in
-// asynq (pending, running, scheduled or waiting for a retry).
-func (h *rescue) queued(ctx context.Context, t *asynq.Task) (bool, error) {
-	var entries []models.OutboxEntry
-	if err := h.db.WithContext(ctx).Select("id", "queue", "enqueued_at").
-		Where("task_type = ? AND payload = ?", t.Type(), t.Payload()).Find(&entries).Error; err != nil {
-		return false, fmt.Errorf("find the tasks of %s: %w", t.Payload(), err)
+// queued reports, by task payload, which of the work still has a task
+// waiting in the outbox or in asynq (pending, running, scheduled or
+// waiting for a retry). The outbox is read once for all of it.
+func (h *rescue) queued(ctx context.Context, work []stalled) (map[string]bool, error) {
+	types := map[string]bool{}
+	payloads := make([]any, len(work))
+	for i, w := range work {
+		types[w.task.Type()] = true
+		payloads[i] = w.task.Payload()
 	}
+	var entries []models.OutboxEntry
+	if err := h.db.WithContext(ctx).Select("id", "queue", "payload", "enqueued_at").
+		Where("task_type IN ? AND payload IN ?", slices.Collect(maps.Keys(types)), payloads).Find(&entries).Error; err != nil {
+		return nil, fmt.Errorf("find the tasks of stalled work: %w", err)
+	}
+	alive := map[string]bool{}
 	for _, e := range entries {
 		if e.EnqueuedAt == nil {
-			return true, nil // the sweep enqueues it
+			alive[string(e.Payload)] = true // the sweep enqueues it
+			continue
 		}
 		info, err := h.inspector.GetTaskInfo(e.Queue, e.ID)
 		switch {
 		case errors.Is(err, asynq.ErrTaskNotFound), errors.Is(err, asynq.ErrQueueNotFound):
-			continue
 		case err != nil:
-			return false, fmt.Errorf("look up task %s: %w", e.ID, err)
+			return nil, fmt.Errorf("look up task %s: %w", e.ID, err)
 		case info.State != asynq.TaskStateArchived && info.State != asynq.TaskStateCompleted:
-			return true, nil
+			alive[string(e.Payload)] = true
 		}
 	}
-	return false, nil
+	return alive, nil
 }

@@ -32,12 +32,9 @@ func (h *toolRun) ProcessTask(ctx context.Context, t *asynq.Task) error {
 		return err
 	}
 	db := h.db.WithContext(ctx)
-	var job models.ToolJob
-	if err := db.First(&job, "id = ?", p.JobID).Error; err != nil {
-		if errors.Is(err, gorm.ErrRecordNotFound) {
-			return fmt.Errorf("job %s: %w: %w", p.JobID, models.ErrNotFound, asynq.SkipRetry)
-		}
-		return fmt.Errorf("load job %s: %w", p.JobID, err)
+	job, err := loadRow[models.ToolJob](db, "job", p.JobID)
+	if err != nil {
+		return err
 	}
 	if job.Terminal() {
 		return nil

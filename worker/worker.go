@@ -23,6 +23,7 @@ import (
 	"github.com/domaind/domaind/internal/registry"
 	"github.com/domaind/domaind/internal/requestid"
 	"github.com/domaind/domaind/internal/tools"
+	"github.com/domaind/domaind/models"
 	"github.com/domaind/domaind/tasks"
 )
 
@@ -138,4 +139,18 @@ func observe(log *slog.Logger, m *metrics.Metrics) asynq.MiddlewareFunc {
 			return next.ProcessTask(ctx, t)
 		})
 	}
+}
+
+// loadRow reads the row (of type T) a task names by id. A row that is not
+// there is an error the task is not retried for: retrying cannot make it.
+func loadRow[T any](db *gorm.DB, what, id string) (T, error) {
+	var row T
+	err := db.First(&row, "id = ?", id).Error
+	switch {
+	case errors.Is(err, gorm.ErrRecordNotFound):
+		return row, fmt.Errorf("%s %s: %w: %w", what, id, models.ErrNotFound, asynq.SkipRetry)
+	case err != nil:
+		return row, fmt.Errorf("load %s %s: %w", what, id, err)
+	}
+	return row, nil
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -10,6 +11,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 
 	"github.com/domaind/domaind/models"
 )
@@ -49,6 +52,30 @@ func (s *demoSession) do(method, path, body string) (int, []byte) {
 	defer res.Body.Close()
 	b, _ := io.ReadAll(res.Body)
 	return res.StatusCode, b
+}
+
+// startDemo seeds the demo user and its 1,500 domains, starts an api, a
+// scheduler and a worker whose registry calls take 100 ms (so a 1,000-domain
+// op lasts a few seconds), and signs the demo user in.
+func (c *cluster) startDemo() (api, worker *process, s *demoSession) {
+	c.t.Helper()
+	c.env = append(c.env, "DOMAIND_SEED_DEMO=true")
+	c.run("migrate")
+	c.run("seed")
+	api = c.start("api")
+	c.start("scheduler")
+	worker = c.start("worker", "DOMAIND_SANDBOX_LATENCY=100ms")
+	return api, worker, signInDemo(c.t, api)
+}
+
+// kill SIGKILLs p and waits for it to be gone.
+func (c *cluster) kill(p *process) {
+	c.t.Helper()
+	if err := p.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		c.t.Fatal(err)
+	}
+	<-p.done
+	p.done <- nil
 }
 
 // lockDemoDomains asks for a bulk lock of the demo user's first n domains
@@ -119,11 +146,11 @@ func (c *cluster) wantAppliedOnce(id string, n int) {
 // Redis is back, empty, the rescue gives the op a new task and a new worker
 // finishes it, every item applied once.
 func TestEndToEndBulkOpSurvivesLosingRedisAndItsWorker(t *testing.T) {
+	c := newCluster(t) // skips without the real servers
 	redisBin, err := exec.LookPath("redis-server")
 	if err != nil {
-		t.Skip("needs redis-server to stop and start a Redis of its own")
+		t.Fatalf("the real-server tests need redis-server, to stop and start a Redis of their own: %v", err)
 	}
-	c := newCluster(t)
 	addr := freeAddr(t)
 	_, port, _ := strings.Cut(addr, ":")
 	startRedis := func() *exec.Cmd {
@@ -132,8 +159,9 @@ func TestEndToEndBulkOpSurvivesLosingRedisAndItsWorker(t *testing.T) {
 			t.Fatal(err)
 		}
 		c.waitFor("redis up", 10*time.Second, func() bool {
-			out, err := exec.Command("redis-cli", "-p", port, "ping").Output()
-			return err == nil && strings.TrimSpace(string(out)) == "PONG"
+			rc := redis.NewClient(&redis.Options{Addr: addr})
+			defer rc.Close()
+			return rc.Ping(context.Background()).Err() == nil
 		})
 		return cmd
 	}
@@ -144,21 +172,13 @@ func TestEndToEndBulkOpSurvivesLosingRedisAndItsWorker(t *testing.T) {
 			c.env[i] = "DOMAIND_REDIS_URL=redis://" + addr + "/0"
 		}
 	}
-	c.env = append(c.env, "DOMAIND_SEED_DEMO=true") // the demo user and its 1,500 domains
-	c.run("migrate")
-	c.run("seed")
-	api := c.start("api")
-	c.start("scheduler")
-	w := c.start("worker", "DOMAIND_SANDBOX_LATENCY=100ms")
-	s := signInDemo(t, api)
+	_, w, s := c.startDemo()
 
 	op := c.lockDemoDomains(s, 1000, 0)
 	c.waitFor("op under way", 30*time.Second, func() bool { return c.bulkCounts(op)["done"] >= 100 })
 	redisProc.Process.Signal(syscall.SIGTERM)
-	w.cmd.Process.Signal(syscall.SIGKILL)
+	c.kill(w)
 	redisProc.Wait()
-	<-w.done
-	w.done <- nil
 
 	// With Redis gone the op's state is still served from the database; a
 	// new op is refused (its rate limit lives in Redis) and writes nothing.

@@ -337,13 +337,7 @@ func (c *cluster) waitExit(p *process) {
 // with every step and every item applied once.
 func TestEndToEndWorkerKilledMidTask(t *testing.T) {
 	c := newCluster(t)
-	c.env = append(c.env, "DOMAIND_SEED_DEMO=true") // the demo user and its 1,500 domains
-	c.run("migrate")
-	c.run("seed")
-	api := c.start("api")
-	c.start("scheduler")
-	w := c.start("worker", "DOMAIND_SANDBOX_LATENCY=100ms")
-	s := signInDemo(t, api)
+	api, w, s := c.startDemo()
 
 	bulk := c.lockDemoDomains(s, 1000, 0)
 	const steps = 40
@@ -351,11 +345,7 @@ func TestEndToEndWorkerKilledMidTask(t *testing.T) {
 	c.waitFor("canary and bulk op halfway", 30*time.Second, func() bool {
 		return c.canary(api, created.ID).StepsDone >= 8 && c.bulkCounts(bulk)["done"] >= 100
 	})
-	if err := w.cmd.Process.Signal(syscall.SIGKILL); err != nil {
-		t.Fatal(err)
-	}
-	<-w.done
-	w.done <- nil
+	c.kill(w)
 	killedAt := c.canary(api, created.ID)
 	if killedAt.Status != "running" || killedAt.StepsDone >= steps {
 		t.Fatalf("at the kill the canary was %+v; the test needs it mid-task", killedAt)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
-	"strings"
 	"time"
 
 	"gorm.io/gorm"
@@ -38,10 +37,9 @@ func Domains(ctx context.Context, db *gorm.DB, userID string, n int, seed uint64
 	domains := make([]models.Domain, 0, n)
 	registered := make([]models.SandboxName, 0, n)
 	for i := range n {
-		label := strings.Split(name(i), ".")[0]
 		tld := ownedTLDs[i%len(ownedTLDs)]
 		d := models.Domain{
-			ID: models.NewID(), Name: label + "." + tld, TLD: tld, UserID: userID,
+			ID: models.NewID(), Name: label(i) + "." + tld, TLD: tld, UserID: userID,
 			Locked: rng.IntN(10) < 7, Nameservers: []string{"ns1.domaind-dns.net", "ns2.domaind-dns.net"},
 			Folder: demoFolders[rng.IntN(len(demoFolders))], AutoRenew: rng.IntN(10) < 6, Status: models.DomainActive,
 			CreatedAt: now.Add(-time.Duration(rng.Int64N(int64(5 * 365 * 24 * time.Hour)))).UTC(),

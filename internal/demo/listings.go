@@ -43,20 +43,25 @@ var (
 	listingTLDs = []string{"com", "com", "com", "com", "net", "org", "io", "co", "ai", "app", "dev", "xyz", "shop", "me", "info", "de", "uk", "nl", "fr", "store", "tech", "online", "site", "club", "pro"}
 )
 
-// name returns the i-th name of the generator's endless, repetition-free
+// label returns the i-th label of the generator's endless, repetition-free
 // sequence: word pairs first, then the same pairs with a number.
-func name(i int) string {
-	nf, ns, nt := len(firstWords), len(secondWords), len(listingTLDs)
-	pairs := nf * ns
+func label(i int) string {
+	nf, pairs := len(firstWords), len(firstWords)*len(secondWords)
 	pair, round := i%pairs, i/pairs
-	label := firstWords[pair%nf] + secondWords[pair/nf]
+	l := firstWords[pair%nf] + secondWords[pair/nf]
 	if round > 0 {
-		label += fmt.Sprint(round)
+		l += fmt.Sprint(round)
 	}
-	// Spread TLDs across pairs without repeating a (label, tld) combination:
-	// the TLD depends on the round and the pair, the label on the pair.
-	tld := listingTLDs[(pair+round*7)%nt]
-	return label + "." + tld
+	return l
+}
+
+// name returns the i-th marketplace name: label(i) under a TLD that
+// spreads across pairs without repeating a (label, tld) combination (it
+// depends on the round and the pair, the label on the pair).
+func name(i int) string {
+	pairs := len(firstWords) * len(secondWords)
+	pair, round := i%pairs, i/pairs
+	return label(i) + "." + listingTLDs[(pair+round*7)%len(listingTLDs)]
 }
 
 // Listings adds n listings to the marketplace, as a seller population

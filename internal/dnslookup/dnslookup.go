@@ -55,7 +55,7 @@ func FromResolvConf(path string) (*Resolver, error) {
 // a failure (such as "SERVFAIL") or did not answer.
 type Result struct {
 	Domain   string            `json:"domain"`
-	Resolver string            `json:"resolver,omitempty"`
+	Resolver string            `json:"-"` // an address of the service's network: for logs, not answers
 	NXDomain bool              `json:"nxdomain"`
 	Records  Records           `json:"records"`
 	Errors   map[string]string `json:"errors"`

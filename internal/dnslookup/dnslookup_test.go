@@ -2,6 +2,7 @@ package dnslookup
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"net"
 	"os"
@@ -166,7 +167,21 @@ func TestLookup(t *testing.T) {
 		MName: "ns1.example.test", RName: "hostmaster.example.test", Serial: 2024010101,
 		Refresh: 7200, Retry: 3600, Expire: 1209600, Minimum: 300, TTL: 3600,
 	}
-	exampleA := []Record{{"192.0.2.2", 300}, {"192.0.2.10", 300}}
+	// example are example.test's records; www.example.test is a CNAME to it.
+	example := func(cname []Record) Records {
+		return Records{
+			A:     []Record{{"192.0.2.2", 300}, {"192.0.2.10", 300}},
+			AAAA:  []Record{{"2001:db8::1", 300}},
+			CNAME: cname,
+			MX:    []MX{{10, "mx1.example.test", 3600}, {20, "mx2.example.test", 3600}},
+			NS:    []Record{{"ns1.example.test", 86400}, {"ns2.example.test", 86400}},
+			TXT: []Record{
+				{"google-site-verification=abc123", 600},
+				{"v=spf1 include:_spf.example.test -all", 600},
+			},
+			SOA: exampleSOA,
+		}
+	}
 	tests := []struct {
 		name   string
 		domain string
@@ -177,19 +192,8 @@ func TestLookup(t *testing.T) {
 			domain: "example.test",
 			want: &Result{
 				Domain: "example.test", Resolver: addr,
-				Records: Records{
-					A:     exampleA,
-					AAAA:  []Record{{"2001:db8::1", 300}},
-					CNAME: []Record{},
-					MX:    []MX{{10, "mx1.example.test", 3600}, {20, "mx2.example.test", 3600}},
-					NS:    []Record{{"ns1.example.test", 86400}, {"ns2.example.test", 86400}},
-					TXT: []Record{
-						{"google-site-verification=abc123", 600},
-						{"v=spf1 include:_spf.example.test -all", 600},
-					},
-					SOA: exampleSOA,
-				},
-				Errors: map[string]string{},
+				Records: example([]Record{}),
+				Errors:  map[string]string{},
 			},
 		},
 		{
@@ -197,19 +201,8 @@ func TestLookup(t *testing.T) {
 			domain: "www.example.test",
 			want: &Result{
 				Domain: "www.example.test", Resolver: addr,
-				Records: Records{
-					A:     exampleA,
-					AAAA:  []Record{{"2001:db8::1", 300}},
-					CNAME: []Record{{"example.test", 120}},
-					MX:    []MX{{10, "mx1.example.test", 3600}, {20, "mx2.example.test", 3600}},
-					NS:    []Record{{"ns1.example.test", 86400}, {"ns2.example.test", 86400}},
-					TXT: []Record{
-						{"google-site-verification=abc123", 600},
-						{"v=spf1 include:_spf.example.test -all", 600},
-					},
-					SOA: exampleSOA,
-				},
-				Errors: map[string]string{},
+				Records: example([]Record{{"example.test", 120}}),
+				Errors:  map[string]string{},
 			},
 		},
 		{
@@ -258,6 +251,11 @@ func TestLookup(t *testing.T) {
 				t.Errorf("Lookup(%s) (-want +got):\n%s", tt.domain, diff)
 			}
 		})
+	}
+
+	res, _ := Lookup(context.Background(), r, "example.test")
+	if b, _ := json.Marshal(res); strings.Contains(string(b), addr) {
+		t.Errorf("the JSON answer names the resolver: %s", b)
 	}
 
 	var overTCP []string

@@ -14,8 +14,10 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"strings"
 )
 
 // maxLen bounds a cursor a client sends back.
@@ -29,6 +31,13 @@ type Cursor struct {
 	// nanoseconds, or a price in cents); ID breaks ties.
 	Key int64  `json:"k"`
 	ID  string `json:"i"`
+}
+
+// Fingerprint is a Cursor.Query for the query described by parts (a
+// version, the sort, the filters, in a fixed order).
+func Fingerprint(parts ...string) string {
+	sum := sha256.Sum256([]byte(strings.Join(parts, "\x00")))
+	return hex.EncodeToString(sum[:12])
 }
 
 // ErrInvalid is a cursor that is malformed, forged or from another query.

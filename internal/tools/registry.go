@@ -54,7 +54,6 @@ func New(d Deps) *Registry {
 			if err != nil {
 				return nil, &Failure{Public: "the DNS resolver did not answer; try again shortly", Err: err}
 			}
-			res.Resolver = "" // an address of the service's network: not the caller's to see
 			return res, nil
 		}))
 	r.add(define(Tool{Slug: "http-headers", TTL: 5 * time.Minute, PerHour: inlinePerHour},
