@@ -15,12 +15,20 @@ import (
 
 // Sign-in and sign-up limits: attempts per client address, and failed
 // sign-ins per account (so that guessing one account's password from many
-// addresses is slow too, while its owner's successful sign-ins cost nothing).
+// addresses is slowed too). The per-account limit never refuses the right
+// password: its owner signs in while someone else guesses.
 var (
 	signInLimit        = ratelimit.PerMinute("signin", 20)
 	signInFailureLimit = ratelimit.Policy{Name: "signin-failures", Kind: ratelimit.Rate, Limit: 10, Window: 15 * time.Minute}
 	signUpLimit        = ratelimit.PerMinute("signup", 10)
 )
+
+var errTooManyFailures = &Error{Status: http.StatusTooManyRequests, Code: "rate_limited",
+	Message: "too many failed sign-ins for this account; retry after the Retry-After seconds"}
+
+// guessDelay is how long a wrong password for an account past its failure
+// limit waits before its answer: guesses slow down, the owner does not.
+const guessDelay = time.Second
 
 // credentials is the body of sign-up and sign-in.
 type credentials struct {
@@ -95,27 +103,35 @@ func (s *Server) respondSignedIn(c *gin.Context, u models.User, status int) erro
 	return nil
 }
 
-// authenticate checks credentials under the per-account limit of failures:
-// an account past it is refused before its password is tried, and each
-// wrong password spends a unit. Unknown emails are limited like known
-// ones, so the limit tells nothing either.
+// authenticate checks credentials under the per-account limit of
+// failures. The failure is counted before the password is verified, in one
+// atomic step, so concurrent guesses cannot all slip under the limit; a
+// right password gives the unit back. Past the limit, a right password
+// still signs in, and a wrong one is answered 429 after guessDelay. Unknown
+// emails are counted like known ones, so the limit tells nothing either.
 func (s *Server) authenticate(c *gin.Context, req credentials) (models.User, error) {
 	ctx := c.Request.Context()
+	var failure ratelimit.Result
 	email, err := account.NormaliseEmail(req.Email)
 	if err == nil {
-		r, err := s.limiter.Peek(ctx, signInFailureLimit, email)
-		if err != nil {
-			return models.User{}, err
-		}
-		if err := rateHeaders(c, signInFailureLimit, r); err != nil {
+		if failure, err = s.limiter.Allow(ctx, signInFailureLimit, email); err != nil {
 			return models.User{}, err
 		}
 	}
 	u, err := s.accounts.Authenticate(ctx, req.Email, req.Password)
-	if errors.Is(err, account.ErrInvalidCredentials) && email != "" {
-		if _, lerr := s.limiter.Allow(context.WithoutCancel(ctx), signInFailureLimit, email); lerr != nil {
-			s.log.WarnContext(ctx, "sign-in failure not counted", "err", lerr)
+	switch {
+	case err == nil && failure.Allowed:
+		if err := s.limiter.Refund(context.WithoutCancel(ctx), signInFailureLimit, email, failure); err != nil {
+			s.log.WarnContext(ctx, "sign-in failure unit not given back", "err", err)
 		}
+	case errors.Is(err, account.ErrInvalidCredentials) && email != "" && !failure.Allowed:
+		select {
+		case <-time.After(guessDelay):
+		case <-ctx.Done():
+			return models.User{}, ctx.Err()
+		}
+		rateHeaders(c, signInFailureLimit, failure)
+		return models.User{}, errTooManyFailures
 	}
 	return u, err
 }

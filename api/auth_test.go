@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/domaind/domaind/internal/config"
@@ -231,33 +232,63 @@ func TestSignInAnswersAlikeForUnknownEmailAndWrongPassword(t *testing.T) {
 	}
 }
 
-// Guessing one account's password is slowed per account, from any address;
-// the owner's successful sign-ins do not count.
+// Guessing one account's password is limited per account, from any
+// address; the owner's right password signs in all the same.
 func TestSignInFailuresAreLimitedPerAccount(t *testing.T) {
 	env := newTestEnv(t)
 	newBrowser(t, env).signUp("target@example.com", "right-password")
-	attempt := func(i int, pw string) int {
-		r := httptest.NewRequest("POST", "/api/auth/login", strings.NewReader(`{"email":"target@example.com","password":"`+pw+`"}`))
-		r.Header.Set("Content-Type", "application/json")
-		r.RemoteAddr = fmt.Sprintf("198.51.100.%d:1234", i+1) // a new address each time
-		return env.do(r).Code
-	}
 	for i := range 2 * signInFailureLimit.Limit {
-		if code := attempt(100+i, "right-password"); code != 200 {
+		if code := signInFrom(env, 100+i, "target@example.com", "right-password").Code; code != 200 {
 			t.Fatalf("successful sign-in %d = %d, want 200 (successes are not limited per account)", i+1, code)
 		}
 	}
 	for i := range signInFailureLimit.Limit {
-		if code := attempt(i, "guess"); code != 401 {
+		if code := signInFrom(env, i, "target@example.com", "guess").Code; code != 401 {
 			t.Fatalf("guess %d = %d, want 401", i+1, code)
 		}
 	}
-	if code := attempt(50, "right-password"); code != 429 {
-		t.Errorf("attempt past the account's failures = %d, want 429 even with the right password", code)
+	w := signInFrom(env, 50, "target@example.com", "guess")
+	wantError(t, "a guess past the account's failures", w, 429, "rate_limited")
+	if w.Header().Get("Retry-After") == "" {
+		t.Errorf("429 without Retry-After")
+	}
+	for i := range 3 {
+		if w := signInFrom(env, 60+i, "target@example.com", "right-password"); w.Code != 200 {
+			t.Errorf("the owner signing in while the account is under attack = %d %s, want 200", w.Code, w.Body)
+		}
 	}
 	if w := env.request("POST", "/api/auth/login", `{"email":"other@example.com","password":"whatever-pw"}`); w.Code != 401 {
 		t.Errorf("another account = %d, want 401 (its own limit)", w.Code)
 	}
+}
+
+// Concurrent guesses cannot all slip under the limit: the unit is spent
+// before the password is checked.
+func TestConcurrentGuessesAreCountedBeforeTheCheck(t *testing.T) {
+	t.Parallel()
+	env := newTestEnv(t)
+	newBrowser(t, env).signUp("raced@example.com", "right-password")
+	codes := make([]int, 2*signInFailureLimit.Limit-1)
+	var wg sync.WaitGroup
+	for i := range codes {
+		wg.Go(func() { codes[i] = signInFrom(env, i, "raced@example.com", "guess").Code })
+	}
+	wg.Wait()
+	count := map[int]int{}
+	for _, c := range codes {
+		count[c]++
+	}
+	if count[401] != signInFailureLimit.Limit || count[429] != len(codes)-signInFailureLimit.Limit {
+		t.Errorf("%d parallel guesses answered %v, want %d × 401 and the rest 429", len(codes), count, signInFailureLimit.Limit)
+	}
+}
+
+// signInFrom signs in to the JSON endpoint from the i-th test address.
+func signInFrom(env *testEnv, i int, email, pw string) *httptest.ResponseRecorder {
+	r := httptest.NewRequest("POST", "/api/auth/login", strings.NewReader(`{"email":"`+email+`","password":"`+pw+`"}`))
+	r.Header.Set("Content-Type", "application/json")
+	r.RemoteAddr = fmt.Sprintf("198.51.%d.%d:1234", i/250, i%250+1) // a new address each time
+	return env.do(r)
 }
 
 func TestSignInIsLimitedPerAddress(t *testing.T) {

@@ -114,6 +114,10 @@ func (s *Server) writeError(c *gin.Context, err error) {
 	if !known {
 		s.log.ErrorContext(c.Request.Context(), "request failed", "route", c.FullPath(), "status", e.Status, "err", err)
 	}
+	var blocked *fetch.BlockedError
+	if errors.As(err, &blocked) {
+		s.log.InfoContext(c.Request.Context(), "target refused", "route", c.FullPath(), "target", blocked.Target, "detail", blocked.Detail)
+	}
 	if c.Writer.Written() {
 		c.Abort() // a streamed response already started; the log has the error
 		return

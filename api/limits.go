@@ -41,7 +41,7 @@ func (s *Server) limit(p ratelimit.Policy) gin.HandlerFunc {
 		}
 		c.Next()
 		if p.Kind == ratelimit.DayQuota && (notCounted(c.Writer.Status()) || c.GetBool(refundCtxKey)) {
-			if err := s.limiter.Refund(context.WithoutCancel(ctx), p, client); err != nil {
+			if err := s.limiter.Refund(context.WithoutCancel(ctx), p, client, r); err != nil {
 				s.log.WarnContext(ctx, "quota refund failed", "policy", p.Name, "err", err)
 			}
 		}
@@ -78,7 +78,7 @@ func rateHeaders(c *gin.Context, p ratelimit.Policy, r ratelimit.Result) error {
 			"daily quota of %d exhausted; it resets at 00:00 UTC", p.Limit)
 	}
 	return Errorf(http.StatusTooManyRequests, "rate_limited",
-		"rate limit of %d requests per %s exceeded; retry after the Retry-After seconds", p.Limit, p.Window)
+		"rate limit of %d requests per %s exceeded; retry after the Retry-After seconds", p.Limit, ratelimit.DescribeDuration(p.Window))
 }
 
 // notCounted reports whether a request that ended with status gives its

@@ -5,8 +5,10 @@ import (
 	"html/template"
 	"net/http"
 	"net/url"
+	"path"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/gin-gonic/gin"
 
@@ -44,15 +46,47 @@ func (s *Server) render(c *gin.Context, status int, name string, data any) {
 
 // safeNext is where to send a browser after signing in: next when it is a
 // path on this site, "/account" otherwise (never another site: an open
-// redirect would lend our name to phishing).
+// redirect would lend our name to phishing). next is judged as the browser
+// will read it after http.Redirect has cleaned it: one leading slash, no
+// backslash (browsers read "/\x" as "//x"), no control character, no
+// scheme or host, and the same again once percent-decoded.
 func safeNext(next string) string {
-	u, err := url.Parse(next)
-	if err != nil || next == "" || !strings.HasPrefix(next, "/") || strings.HasPrefix(next, "//") ||
-		strings.HasPrefix(next, "/\\") || u.Scheme != "" || u.Host != "" {
-		return "/account"
+	const home = "/account"
+	if next == "" || len(next) > 2000 {
+		return home
 	}
-	return next
+	p, query, hasQuery := strings.Cut(next, "?")
+	if !localPath(p) {
+		return home
+	}
+	// The cleaning http.Redirect applies to a local path, trailing slash kept.
+	cleaned := path.Clean(p)
+	if strings.HasSuffix(p, "/") && cleaned != "/" {
+		cleaned += "/"
+	}
+	decoded, err := url.PathUnescape(cleaned)
+	if err != nil || !localPath(cleaned) || !localPath(decoded) || strings.ContainsFunc(query, unsafeInURL) {
+		return home
+	}
+	if hasQuery {
+		cleaned += "?" + query
+	}
+	if u, err := url.Parse(cleaned); err != nil || u.Scheme != "" || u.Host != "" || u.User != nil {
+		return home
+	}
+	return cleaned
 }
+
+// localPath reports whether p is a path a browser resolves on this site:
+// one leading slash and nothing a browser reads as the start of a host.
+func localPath(p string) bool {
+	return strings.HasPrefix(p, "/") && !strings.HasPrefix(p, "//") && !strings.ContainsFunc(p, unsafeInURL)
+}
+
+// unsafeInURL is a character no redirect target of ours holds: a backslash
+// (browsers treat it as a slash) or a control character (browsers drop tabs
+// and newlines, so "/\t/x" becomes "//x").
+func unsafeInURL(r rune) bool { return r == '\\' || unicode.IsControl(r) }
 
 // signInForm answers GET /login.
 func (s *Server) signInForm(c *gin.Context) {

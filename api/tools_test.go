@@ -366,7 +366,11 @@ func TestSSLCheckDescribesTheCertificate(t *testing.T) {
 		got.Result.VerifyError == "" || !slices.Contains(got.Result.Leaf.SANs, "example.com") || got.Result.Leaf.DaysLeft <= 0 {
 		t.Errorf("ssl-check = %d %s", w.Code, w.Body)
 	}
-	wantError(t, "ssl-check of a private address", env.request("POST", "/api/tools/ssl-check", `{"host":"internal.example.com"}`), 400, "target_refused")
+	refused := env.request("POST", "/api/tools/ssl-check", `{"host":"internal.example.com"}`)
+	wantError(t, "ssl-check of a private address", refused, 400, "target_refused")
+	if _, msg := typedError(t, refused); strings.Contains(msg, "10.0.0.7") || !strings.Contains(msg, "private") {
+		t.Errorf("refusal message %q, want the kind of address without the address itself", msg)
+	}
 	wantError(t, "port out of range", env.request("POST", "/api/tools/ssl-check", `{"host":"site.test","port":70000}`), 400, "validation_error")
 }
 

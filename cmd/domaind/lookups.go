@@ -10,6 +10,7 @@ import (
 	"gorm.io/gorm"
 
 	"github.com/domaind/domaind/internal/config"
+	"github.com/domaind/domaind/internal/fetch"
 	"github.com/domaind/domaind/internal/lookup"
 	"github.com/domaind/domaind/internal/rdap"
 	"github.com/domaind/domaind/internal/whois"
@@ -51,9 +52,12 @@ func newLookups(ctx context.Context, cfg *config.Config, db *gorm.DB, log *slog.
 			return nil, &config.Error{Var: "DOMAIND_RDAP_BOOTSTRAP", Msg: err.Error()}
 		}
 	}
-	rc := rdap.New(hc, boot, rdap.DefaultPerHost)
+	// Registries' answers are not ours: every RDAP request and every WHOIS
+	// connection goes through the SSRF guard, and RDAP redirects only to https.
+	guard := fetch.New(fetch.Options{Allow: cfg.FetchAllowCIDRs, Timeout: lookupTimeout, HTTPSRedirectsOnly: true})
+	rc := rdap.New(guard, boot, rdap.DefaultPerHost)
 	return &lookups{
-		resolver:        &lookup.Resolver{RDAP: rc, Fallback: whois.New(cfg.WhoisIANAAddr)},
+		resolver:        &lookup.Resolver{RDAP: rc, Fallback: whois.New(cfg.WhoisIANAAddr, whois.WithDialer(guard.DialContext))},
 		rdap:            rc,
 		http:            hc,
 		bootstrapSource: source,

@@ -34,14 +34,21 @@ const (
 	DefaultMaxRedirects = 5
 )
 
-// BlockedError is a target the client refuses to reach, with a reason a
-// person can read.
+// BlockedError is a target the client refuses to reach. Its message may be
+// shown to whoever gave the target: it names the target as given and says
+// why in general terms (a private address, a loopback address…), never
+// the address a name resolved to, which would map our network for them.
+// Detail, for logs only, has the address.
 type BlockedError struct {
-	Target string
+	Target string // the URL or host as given; empty when only the dialler knew
 	Reason string
+	Detail string
 }
 
 func (e *BlockedError) Error() string {
+	if e.Target == "" {
+		return "refused to fetch: " + e.Reason
+	}
 	return fmt.Sprintf("refused to fetch %s: %s", e.Target, e.Reason)
 }
 
@@ -58,6 +65,9 @@ type Options struct {
 	MaxRedirects int
 	Resolver     Resolver
 	UserAgent    string
+	// HTTPSRedirectsOnly refuses a redirect to a plain http URL (for
+	// protocols whose answers must not be downgraded, such as RDAP).
+	HTTPSRedirectsOnly bool
 }
 
 // Client fetches user-given URLs safely.
@@ -100,7 +110,10 @@ func New(opts Options) *Client {
 		Timeout:   opts.Timeout,
 		CheckRedirect: func(req *http.Request, via []*http.Request) error {
 			if len(via) > opts.MaxRedirects {
-				return &BlockedError{req.URL.Redacted(), fmt.Sprintf("more than %d redirects", opts.MaxRedirects)}
+				return &BlockedError{Target: req.URL.Redacted(), Reason: fmt.Sprintf("more than %d redirects", opts.MaxRedirects)}
+			}
+			if opts.HTTPSRedirectsOnly && req.URL.Scheme != "https" {
+				return &BlockedError{Target: req.URL.Redacted(), Reason: "redirects are followed to https URLs only"}
 			}
 			return checkURL(req.URL)
 		},
@@ -121,7 +134,7 @@ func (c *Client) MaxBody() int64 { return c.opts.MaxBody }
 func (c *Client) Check(ctx context.Context, raw string) (*url.URL, error) {
 	u, err := url.Parse(strings.TrimSpace(raw))
 	if err != nil || u.Host == "" {
-		return nil, &BlockedError{raw, "not an absolute http(s) URL"}
+		return nil, &BlockedError{Target: raw, Reason: "not an absolute http(s) URL"}
 	}
 	if err := checkURL(u); err != nil {
 		return nil, err
@@ -132,7 +145,8 @@ func (c *Client) Check(ctx context.Context, raw string) (*url.URL, error) {
 	}
 	for _, a := range addrs {
 		if reason := c.refused(a); reason != "" {
-			return nil, &BlockedError{u.Redacted(), fmt.Sprintf("%s resolves to %s, %s", u.Hostname(), a, reason)}
+			return nil, &BlockedError{Target: u.Redacted(), Reason: fmt.Sprintf("%s resolves to %s", u.Hostname(), reason),
+				Detail: fmt.Sprintf("%s resolves to %s", u.Hostname(), a)}
 		}
 	}
 	return u, nil
@@ -152,7 +166,7 @@ func (c *Client) Get(ctx context.Context, raw string) (res *http.Response, body 
 	req.Header.Set("User-Agent", c.opts.UserAgent)
 	res, err = c.http.Do(req)
 	if err != nil {
-		return nil, nil, false, unwrapBlocked(err)
+		return nil, nil, false, unwrapBlocked(err, u)
 	}
 	defer res.Body.Close()
 	body, err = io.ReadAll(io.LimitReader(res.Body, c.opts.MaxBody+1))
@@ -172,32 +186,38 @@ func (c *Client) Do(req *http.Request) (*http.Response, error) {
 		req.Header.Set("User-Agent", c.opts.UserAgent)
 	}
 	res, err := c.http.Do(req)
-	return res, unwrapBlocked(err)
+	return res, unwrapBlocked(err, req.URL)
 }
 
-// unwrapBlocked digs a *BlockedError out of the url.Error net/http wraps it in.
-func unwrapBlocked(err error) error {
+// unwrapBlocked digs a *BlockedError out of the url.Error net/http wraps it
+// in, naming the URL asked for when the dialler could not.
+func unwrapBlocked(err error, asked *url.URL) error {
 	var be *BlockedError
-	if errors.As(err, &be) {
-		return be
+	if !errors.As(err, &be) {
+		return err
 	}
-	return err
+	if be.Target == "" {
+		named := *be
+		named.Target = asked.Redacted()
+		return &named
+	}
+	return be
 }
 
 func checkURL(u *url.URL) error {
 	if u.Scheme != "http" && u.Scheme != "https" {
-		return &BlockedError{u.Redacted(), "only http and https URLs are fetched"}
+		return &BlockedError{Target: u.Redacted(), Reason: "only http and https URLs are fetched"}
 	}
 	if u.User != nil {
-		return &BlockedError{u.Redacted(), "URLs with credentials are not fetched"}
+		return &BlockedError{Target: u.Redacted(), Reason: "URLs with credentials are not fetched"}
 	}
 	host := u.Hostname()
 	if host == "" {
-		return &BlockedError{u.Redacted(), "no host"}
+		return &BlockedError{Target: u.Redacted(), Reason: "no host"}
 	}
 	if numericForm(host) {
 		if _, err := netip.ParseAddr(host); err != nil {
-			return &BlockedError{u.Redacted(), "a numeric host must be a plain IP address (no decimal, octal or hex forms)"}
+			return &BlockedError{Target: u.Redacted(), Reason: "a numeric host must be a plain IP address (no decimal, octal or hex forms)"}
 		}
 	}
 	return nil
@@ -266,7 +286,7 @@ func (c *Client) DialContext(ctx context.Context, network, addr string) (net.Con
 	for _, a := range addrs {
 		if reason := c.refused(a); reason != "" {
 			if firstErr == nil {
-				firstErr = &BlockedError{host, fmt.Sprintf("%s is %s", a, reason)}
+				firstErr = &BlockedError{Target: host, Reason: "it resolves to " + reason, Detail: fmt.Sprintf("%s resolves to %s", host, a)}
 			}
 			continue
 		}
@@ -285,10 +305,10 @@ func (c *Client) DialContext(ctx context.Context, network, addr string) (net.Con
 func (c *Client) control(_, address string, _ syscall.RawConn) error {
 	ap, err := netip.ParseAddrPort(address)
 	if err != nil {
-		return &BlockedError{address, "not an IP address"}
+		return &BlockedError{Reason: "not an IP address", Detail: address}
 	}
 	if reason := c.refused(ap.Addr()); reason != "" {
-		return &BlockedError{address, reason}
+		return &BlockedError{Reason: "it resolves to " + reason, Detail: "dialled " + address}
 	}
 	return nil
 }

@@ -209,3 +209,57 @@ func TestResolveErrorsDoNotNameTheResolver(t *testing.T) {
 		t.Errorf("dial err = %v, want one without the resolver's address", err)
 	}
 }
+
+// A refusal says why in general terms and never which address a name
+// resolved to (that would map our network for whoever gave the URL); the
+// address is kept for the log.
+func TestRefusalsDoNotTellTheAddress(t *testing.T) {
+	dns := &fakeDNS{answers: map[string][]string{"vm": {"::ffff:127.0.0.1"}, "rebind.example": {"93.184.216.34", "10.9.8.7"}}}
+	c := New(Options{Resolver: dns})
+	ctx := context.Background()
+	_, checkErr := c.Check(ctx, "http://vm/")
+	_, _, _, dialErr := c.Get(ctx, "http://rebind.example/") // refused at the connection
+	_, rawDialErr := c.DialContext(ctx, "tcp", "vm:443")
+	for _, tc := range []struct {
+		name    string
+		err     error
+		general string
+		address string
+	}{
+		{"check", checkErr, "loopback", "127.0.0.1"},
+		{"dial after rebinding", dialErr, "private", "10.9.8.7"},
+		{"raw dial", rawDialErr, "loopback", "127.0.0.1"},
+	} {
+		var be *BlockedError
+		if !errors.As(tc.err, &be) {
+			t.Errorf("%s: err = %v, want refused", tc.name, tc.err)
+			continue
+		}
+		if msg := be.Error(); !strings.Contains(msg, tc.general) || strings.Contains(msg, tc.address) || strings.Contains(msg, "::ffff") {
+			t.Errorf("%s: message %q, want the kind of address (%s) and not the address", tc.name, msg, tc.general)
+		}
+		if !strings.Contains(be.Detail, tc.address) {
+			t.Errorf("%s: detail %q, want the address for the log", tc.name, be.Detail)
+		}
+	}
+	if be := new(BlockedError); errors.As(dialErr, &be) && be.Target != "http://rebind.example/" {
+		t.Errorf("a refusal at the connection names %q, want the URL asked for", be.Target)
+	}
+}
+
+func TestHTTPSRedirectsOnly(t *testing.T) {
+	hop := serveOn(t, "127.0.0.1", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/plain" {
+			fmt.Fprint(w, "downgraded")
+			return
+		}
+		http.Redirect(w, r, "/plain", http.StatusFound)
+	}))
+	allow := []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}
+	if _, body, _, err := New(Options{Allow: allow}).Get(context.Background(), hop+"/start"); err != nil || string(body) != "downgraded" {
+		t.Fatalf("without the option = %q, %v; want the redirect followed", body, err)
+	}
+	if _, _, _, err := New(Options{Allow: allow, HTTPSRedirectsOnly: true}).Get(context.Background(), hop+"/start"); !isBlocked(err) || !strings.Contains(err.Error(), "https") {
+		t.Errorf("a redirect to http with HTTPSRedirectsOnly = %v, want refused", err)
+	}
+}

@@ -1,14 +1,16 @@
 // Package ratelimit enforces per-client limits on Redis: per-window rates
-// with GCRA (the generic cell rate algorithm, as a Lua script), and
-// calendar-day quotas that reset at midnight UTC. Both answer with what the
-// RateLimit-* headers need. The checks of concurrent requests share Redis
-// round trips (see batcher).
+// as sliding-window logs (a Lua script), and calendar-day quotas that reset
+// at midnight UTC. Both answer with what the RateLimit-* headers need. The
+// checks of concurrent requests share Redis round trips (see batcher).
 package ratelimit
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"fmt"
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -19,7 +21,7 @@ type Kind int
 
 // The kinds of Policy.
 const (
-	Rate     Kind = iota // N per Window, smoothed with GCRA
+	Rate     Kind = iota // at most N in any Window (a sliding window)
 	DayQuota             // N per UTC calendar day
 )
 
@@ -36,6 +38,11 @@ func PerMinute(name string, n int) Policy {
 	return Policy{Name: name, Kind: Rate, Limit: n, Window: time.Minute}
 }
 
+// PerHour is a Rate policy of n per hour.
+func PerHour(name string, n int) Policy {
+	return Policy{Name: name, Kind: Rate, Limit: n, Window: time.Hour}
+}
+
 // PerDay is a DayQuota policy of n per UTC day.
 func PerDay(name string, n int) Policy { return Policy{Name: name, Kind: DayQuota, Limit: n} }
 
@@ -48,6 +55,31 @@ func (p Policy) Header() string {
 	return strconv.Itoa(p.Limit) + ";w=" + strconv.Itoa(int(w/time.Second))
 }
 
+// Describe says the limit as a person would: "60 per minute", "10 per 15 minutes".
+func (p Policy) Describe() string {
+	if p.Kind == DayQuota {
+		return fmt.Sprintf("%d per day", p.Limit)
+	}
+	return fmt.Sprintf("%d per %s", p.Limit, DescribeDuration(p.Window))
+}
+
+// DescribeDuration says d in words: "minute", "15 minutes", "hour", "24 hours".
+func DescribeDuration(d time.Duration) string {
+	for _, u := range []struct {
+		d    time.Duration
+		name string
+	}{{24 * time.Hour, "day"}, {time.Hour, "hour"}, {time.Minute, "minute"}, {time.Second, "second"}} {
+		if d%u.d != 0 {
+			continue
+		}
+		if n := d / u.d; n != 1 {
+			return fmt.Sprintf("%d %ss", n, u.name)
+		}
+		return u.name
+	}
+	return d.String()
+}
+
 // Result is the outcome of one Allow.
 type Result struct {
 	Allowed    bool
@@ -56,12 +88,17 @@ type Result struct {
 	Remaining  int           // units left in the window after this request
 	Reset      time.Duration // until the window is full again (Rate) or the day ends (DayQuota)
 	RetryAfter time.Duration // when refused: until a request would be allowed
+
+	unit string // the Rate log entry this Allow added, for Refund
 }
 
 // Limiter checks policies against Redis.
 type Limiter struct {
 	batch *batcher
 	now   func() time.Time
+	// prefix and seq make each Rate log entry unique across processes.
+	prefix string
+	seq    atomic.Uint64
 }
 
 // New returns a limiter on rdb with the clock now (time.Now in production;
@@ -69,7 +106,9 @@ type Limiter struct {
 // Replicas keep NTP time: a skew of milliseconds between them moves a
 // window by as much, which no client can notice.
 func New(rdb redis.UniversalClient, now func() time.Time) *Limiter {
-	return &Limiter{batch: &batcher{rdb: rdb}, now: now}
+	b := make([]byte, 6)
+	rand.Read(b)
+	return &Limiter{batch: &batcher{rdb: rdb}, now: now, prefix: hex.EncodeToString(b)}
 }
 
 // Allow spends one unit of p for client (an opaque key such as an IP group).
@@ -80,53 +119,46 @@ func (l *Limiter) Allow(ctx context.Context, p Policy, client string) (Result, e
 	return l.allowRate(ctx, p, client)
 }
 
-// gcraScript spends one cell of a GCRA limit and returns {allowed,
-// remaining, retry_after_us, reset_after_us}. The key holds the theoretical
-// arrival time (TAT) in Unix microseconds; ARGV are the emission interval
-// (window/limit) and the burst tolerance (the window), in microseconds
-// (the interval may be fractional), "1" to only look (spend nothing), and
-// now in Unix microseconds. A request is allowed when the TAT it would
-// leave is at most one window ahead of now.
-var gcraScript = redis.NewScript(`
-local now = tonumber(ARGV[4])
-local interval = tonumber(ARGV[1])
-local burst = tonumber(ARGV[2])
-local tat = tonumber(redis.call('GET', KEYS[1])) or now
-if tat < now then tat = now end
-local new_tat = tat + interval
-local slack = now - (new_tat - burst)
-if slack < 0 then return {0, 0, -slack, tat - now} end
-if ARGV[3] == '1' then return {1, math.floor(slack / interval), 0, tat - now} end
-redis.call('SET', KEYS[1], string.format('%.3f', new_tat), 'PX', math.max(1, math.ceil((new_tat - now) / 1000)))
-return {1, math.floor(slack / interval), 0, new_tat - now}
+// slidingScript spends one unit of a sliding-window limit and returns
+// {allowed, remaining, retry_after_us, reset_after_us}. The key is a sorted
+// set of the units spent in the last window, scored by their time in Unix
+// microseconds; ARGV are now, the window (microseconds), the limit and the
+// new entry's unique name. A unit is allowed when fewer than limit were
+// spent in the window that ends now, so no window of that length ever holds
+// more than limit, wherever it starts. A refused unit is not recorded.
+var slidingScript = redis.NewScript(`
+local now = tonumber(ARGV[1])
+local window = tonumber(ARGV[2])
+local limit = tonumber(ARGV[3])
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now - window)
+local n = redis.call('ZCARD', KEYS[1])
+if n >= limit then
+  local freeing = redis.call('ZRANGE', KEYS[1], n - limit, n - limit, 'WITHSCORES')
+  local newest = redis.call('ZRANGE', KEYS[1], -1, -1, 'WITHSCORES')
+  return {0, 0, tonumber(freeing[2]) + window - now, tonumber(newest[2]) + window - now}
+end
+redis.call('ZADD', KEYS[1], now, ARGV[4])
+redis.call('PEXPIRE', KEYS[1], math.ceil(window / 1000))
+return {1, limit - n - 1, 0, window}
 `)
 
-// Peek reports whether a unit of the Rate policy p would be allowed for
-// client now, without spending it: for limits that count only some
-// outcomes (failed sign-ins), checked before the work and spent after it.
-func (l *Limiter) Peek(ctx context.Context, p Policy, client string) (Result, error) {
-	return l.rate(ctx, p, client, true)
-}
-
 func (l *Limiter) allowRate(ctx context.Context, p Policy, client string) (Result, error) {
-	return l.rate(ctx, p, client, false)
-}
-
-func (l *Limiter) rate(ctx context.Context, p Policy, client string, peek bool) (Result, error) {
-	look := "0"
-	if peek {
-		look = "1"
-	}
-	interval := float64(p.Window.Microseconds()) / float64(p.Limit)
-	v, err := l.batch.run(ctx, gcraScript, []string{"gcra:" + p.Name + ":" + client}, interval, p.Window.Microseconds(), look, l.now().UnixMicro())
+	unit := l.prefix + "-" + strconv.FormatUint(l.seq.Add(1), 36)
+	v, err := l.batch.run(ctx, slidingScript, []string{rateKey(p, client)}, l.now().UnixMicro(), p.Window.Microseconds(), p.Limit, unit)
 	if err != nil {
 		return Result{}, fmt.Errorf("rate limit %s: %w", p.Name, err)
 	}
-	return Result{
+	res := Result{
 		Allowed: v[0] == 1, Limit: p.Limit, Remaining: int(v[1]),
 		RetryAfter: time.Duration(v[2]) * time.Microsecond, Reset: time.Duration(v[3]) * time.Microsecond,
-	}, nil
+	}
+	if res.Allowed {
+		res.unit = unit
+	}
+	return res, nil
 }
+
+func rateKey(p Policy, client string) string { return "rate:" + p.Name + ":" + client }
 
 // dayScript increments today's counter unless it is at the limit, and sets
 // the counter to expire ARGV[2] seconds later: after the day ends, with an
@@ -155,15 +187,23 @@ func (l *Limiter) allowDay(ctx context.Context, p Policy, client string) (Result
 	return res, nil
 }
 
-// Refund gives back one unit of a DayQuota spent today, for a request that
-// turned out not to count (refused as invalid, or failed on our side).
-func (l *Limiter) Refund(ctx context.Context, p Policy, client string) error {
-	if p.Kind != DayQuota {
+// Refund gives back the unit r spent, for a request that turned out not
+// to count (refused as invalid, failed on our side, or an outcome a limit
+// does not count, such as a right password). A refused r spent nothing.
+func (l *Limiter) Refund(ctx context.Context, p Policy, client string, r Result) error {
+	if !r.Allowed {
 		return nil
+	}
+	if p.Kind == Rate {
+		_, err := l.batch.run(ctx, unspendScript, []string{rateKey(p, client)}, r.unit)
+		return err
 	}
 	_, err := l.batch.run(ctx, refundScript, []string{dayKey(p, client, l.now().UTC())})
 	return err
 }
+
+// unspendScript removes a unit from a sliding-window log and returns {removed}.
+var unspendScript = redis.NewScript(`return {redis.call('ZREM', KEYS[1], ARGV[1])}`)
 
 // refundScript decrements a day counter that is above zero and returns {used}.
 var refundScript = redis.NewScript(`

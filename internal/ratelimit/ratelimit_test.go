@@ -44,23 +44,66 @@ func TestRateRefusesThe61stRequestInAMinute(t *testing.T) {
 	if res.Allowed || res.Remaining != 0 {
 		t.Fatalf("61st: allowed %v remaining %d; want refused with 0 left", res.Allowed, res.Remaining)
 	}
-	if res.RetryAfter != time.Second || res.Reset != time.Minute {
-		t.Errorf("61st: retry after %v, reset %v; want 1s (GCRA frees one slot per second) and 1m", res.RetryAfter, res.Reset)
+	if res.RetryAfter != time.Minute || res.Reset != time.Minute {
+		t.Errorf("61st: retry after %v, reset %v; want 1m (the first request of the window leaves it then)", res.RetryAfter, res.Reset)
 	}
 	other, err := l.Allow(ctx, p, "203.0.113.8")
 	if err != nil || !other.Allowed {
 		t.Errorf("another client was refused (%v, %v): limits must be per client", other.Allowed, err)
 	}
+	clk.set(clk.now().Add(59 * time.Second))
+	if res, _ := l.Allow(ctx, p, "203.0.113.7"); res.Allowed || res.RetryAfter != time.Second {
+		t.Errorf("59 s later = %+v, want still refused, for one more second", res)
+	}
 	clk.set(clk.now().Add(time.Second))
-	if res, _ := l.Allow(ctx, p, "203.0.113.7"); !res.Allowed || res.Remaining != 0 {
-		t.Errorf("a second later = %+v, want one request allowed again", res)
-	}
-	if res, _ := l.Allow(ctx, p, "203.0.113.7"); res.Allowed {
-		t.Errorf("and one more in the same second = %+v, want refused", res)
-	}
-	clk.set(clk.now().Add(time.Minute))
 	if res, _ := l.Allow(ctx, p, "203.0.113.7"); !res.Allowed || res.Remaining != 59 {
 		t.Errorf("a minute later = %+v, want the full limit back", res)
+	}
+}
+
+// SPEC §8's "N per minute" holds for every 60-second window, wherever it
+// starts: an idle client's burst is not followed by a second minute's worth.
+func TestRateNeverAllowsMoreThanTheLimitInAnyWindow(t *testing.T) {
+	r := platformtest.NewRedis(t)
+	start := time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
+	clk := &clock{t: start}
+	l := ratelimit.New(r.Client, clk.now)
+	p := ratelimit.PerMinute("pricing", 120)
+	ctx := context.Background()
+	var allowed []time.Time
+	try := func() {
+		res, err := l.Allow(ctx, p, "198.51.100.9")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Allowed {
+			allowed = append(allowed, clk.now())
+		}
+	}
+	for range 200 { // an idle client's burst
+		try()
+	}
+	// Then a request every 250 ms, with a pause, for four minutes.
+	for at := 250 * time.Millisecond; at < 4*time.Minute; at += 250 * time.Millisecond {
+		if at > 100*time.Second && at < 130*time.Second {
+			continue
+		}
+		clk.set(start.Add(at))
+		try()
+	}
+	for i, from := range allowed {
+		n := 0
+		for _, at := range allowed[i:] {
+			if at.Sub(from) < time.Minute {
+				n++
+			}
+		}
+		if n > p.Limit {
+			t.Fatalf("%d requests allowed in the minute from %v, want at most %d", n, from.Sub(start), p.Limit)
+		}
+	}
+	if len(allowed) < 3*p.Limit+p.Limit/2 {
+		t.Errorf("%d requests allowed in four minutes of asking twice the rate, want the limit used (at least %d)", len(allowed), 3*p.Limit+p.Limit/2)
 	}
 }
 
@@ -98,24 +141,31 @@ func TestDayQuotaResetsAtUTCMidnight(t *testing.T) {
 }
 
 func TestRefundGivesBackOneUnit(t *testing.T) {
-	r := platformtest.NewRedis(t)
-	clk := &clock{t: time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)}
-	l := ratelimit.New(r.Client, clk.now)
-	p := ratelimit.PerDay("whois", 2)
-	ctx := context.Background()
-	l.Allow(ctx, p, "c")
-	l.Allow(ctx, p, "c")
-	if err := l.Refund(ctx, p, "c"); err != nil {
-		t.Fatal(err)
-	}
-	res, _ := l.Allow(ctx, p, "c")
-	if !res.Allowed || res.Used != 2 {
-		t.Errorf("after refund = %+v; want allowed, used 2", res)
-	}
-	// A refund never takes the counter below zero.
-	l.Refund(ctx, ratelimit.PerDay("fresh", 2), "c")
-	if res, _ := l.Allow(ctx, ratelimit.PerDay("fresh", 2), "c"); res.Used != 1 {
-		t.Errorf("used after refund of nothing = %d, want 1", res.Used)
+	for _, p := range []ratelimit.Policy{ratelimit.PerDay("whois", 2), ratelimit.PerMinute("failures", 2)} {
+		t.Run(p.Name, func(t *testing.T) {
+			r := platformtest.NewRedis(t)
+			clk := &clock{t: time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)}
+			l := ratelimit.New(r.Client, clk.now)
+			ctx := context.Background()
+			l.Allow(ctx, p, "c")
+			second, _ := l.Allow(ctx, p, "c")
+			refused, _ := l.Allow(ctx, p, "c")
+			if refused.Allowed {
+				t.Fatalf("third of two = %+v, want refused", refused)
+			}
+			if err := l.Refund(ctx, p, "c", refused); err != nil {
+				t.Fatal(err)
+			}
+			if res, _ := l.Allow(ctx, p, "c"); res.Allowed {
+				t.Errorf("after giving back a refused unit = %+v; want still refused (it spent nothing)", res)
+			}
+			if err := l.Refund(ctx, p, "c", second); err != nil {
+				t.Fatal(err)
+			}
+			if res, _ := l.Allow(ctx, p, "c"); !res.Allowed || res.Remaining != 0 {
+				t.Errorf("after refund = %+v; want allowed, none left", res)
+			}
+		})
 	}
 }
 
@@ -208,23 +258,5 @@ func TestDayQuotaIgnoresRedisClock(t *testing.T) {
 	}
 	if res, _ := l.Allow(context.Background(), p, "c"); res.Allowed {
 		t.Errorf("4th lookup of a quota of 3 allowed: %+v", res)
-	}
-}
-
-func TestPeekSpendsNothing(t *testing.T) {
-	r := platformtest.NewRedis(t)
-	l := ratelimit.New(r.Client, time.Now)
-	p := ratelimit.Policy{Name: "failures", Kind: ratelimit.Rate, Limit: 3, Window: 15 * time.Minute}
-	ctx := context.Background()
-	for range 5 {
-		if res, err := l.Peek(ctx, p, "acct"); err != nil || !res.Allowed || res.Remaining != 2 {
-			t.Fatalf("peek = %+v, %v; want allowed with 2 left, unchanged", res, err)
-		}
-	}
-	for range 3 {
-		l.Allow(ctx, p, "acct")
-	}
-	if res, err := l.Peek(ctx, p, "acct"); err != nil || res.Allowed || res.RetryAfter <= 0 {
-		t.Errorf("peek after the limit was spent = %+v, %v; want refused with a retry time", res, err)
 	}
 }

@@ -45,9 +45,16 @@ func (e *HTTPError) Error() string {
 	return fmt.Sprintf("rdap %s: HTTP %d", e.URL, e.Status)
 }
 
-// Client asks RDAP servers. Its http.Client carries the timeouts.
+// Doer sends one HTTP request. In production it is the SSRF-safe
+// *fetch.Client, so that neither a registry's links nor its redirects can
+// point the service at its own network; tests map names to local servers.
+type Doer interface {
+	Do(req *http.Request) (*http.Response, error)
+}
+
+// Client asks RDAP servers. Its Doer carries the timeouts and the guard.
 type Client struct {
-	hc        *http.Client
+	hc        Doer
 	bootstrap atomic.Pointer[Bootstrap]
 	perHost   int
 
@@ -55,9 +62,9 @@ type Client struct {
 	slots map[string]chan struct{} // host → its in-flight requests
 }
 
-// New returns a Client using hc and bootstrap b, sending at most perHost
+// New returns a Client sending through hc with bootstrap b, at most perHost
 // requests at once to one server (DefaultPerHost when perHost < 1).
-func New(hc *http.Client, b *Bootstrap, perHost int) *Client {
+func New(hc Doer, b *Bootstrap, perHost int) *Client {
 	if perHost < 1 {
 		perHost = DefaultPerHost
 	}
@@ -112,13 +119,15 @@ func (c *Client) Lookup(ctx context.Context, domain string) (domaininfo.Record, 
 }
 
 // relatedLink is the registrar RDAP URL a registry answer points to, or "".
+// Only https links are taken: the answer is not ours, and a plain http
+// link could be read or changed on the way.
 func relatedLink(links []link, self *url.URL) string {
 	for _, l := range links {
 		if !strings.EqualFold(l.Rel, "related") {
 			continue
 		}
 		u, err := url.Parse(l.Href)
-		if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
+		if err != nil || u.Scheme != "https" || u.Host == "" || u.User != nil {
 			continue
 		}
 		if !strings.Contains(strings.ToLower(l.Type), "rdap") && !strings.Contains(strings.ToLower(u.Path), "/domain/") {

@@ -371,7 +371,7 @@ func TestCrawlUnreachableRobotsDisallowsAll(t *testing.T) {
 	}{
 		{"5xx", statusOnly(http.StatusServiceUnavailable), RobotsTxt{Status: 503}},
 		{"redirect refused by the guard", redirectTo(http.StatusFound, "http://10.0.0.1/robots.txt"),
-			RobotsTxt{Status: 302, Error: "refused to fetch http://10.0.0.1/robots.txt: 10.0.0.1 resolves to 10.0.0.1, a private address"}},
+			RobotsTxt{Status: 302, Error: "refused to fetch http://10.0.0.1/robots.txt: 10.0.0.1 resolves to a private address"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

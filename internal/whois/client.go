@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/netip"
 	"strings"
 	"sync"
 	"time"
@@ -51,8 +52,10 @@ type referral struct {
 // Option configures a Client.
 type Option func(*Client)
 
-// WithDialer routes connections through dial (tests map host names to
-// local listeners).
+// WithDialer routes connections through dial: in production the SSRF-safe
+// dialer of internal/fetch, which refuses loopback, private and link-local
+// addresses whatever a referral's name resolves to; tests map host names to
+// local listeners.
 func WithDialer(dial DialFunc) Option { return func(c *Client) { c.dialFunc = dial } }
 
 // WithTimeout bounds one query, connection included.
@@ -98,8 +101,8 @@ func (c *Client) Lookup(ctx context.Context, domain string) (domaininfo.Record, 
 	if err != nil {
 		return a.rec, err
 	}
-	if a.referral == "" || strings.EqualFold(a.referral, server) {
-		return a.rec, nil
+	if a.referral == "" || strings.EqualFold(a.referral, server) || ipLiteral(a.referral) {
+		return a.rec, nil // an address in an answer is not followed: see ipLiteral
 	}
 	more, err := c.query(ctx, a.referral, domain)
 	if err != nil {
@@ -124,7 +127,7 @@ func (c *Client) tldServer(ctx context.Context, tld string) (string, error) {
 		return "", fmt.Errorf("whois: ask IANA about .%s: %w", tld, err)
 	}
 	server := ianaReferral(text)
-	if server == "" {
+	if server == "" || ipLiteral(server) {
 		return "", fmt.Errorf("whois: IANA names no WHOIS server for .%s", tld)
 	}
 	c.mu.Lock()
@@ -148,6 +151,19 @@ func ianaReferral(text []byte) string {
 		}
 	}
 	return ""
+}
+
+// ipLiteral reports whether a referral (host:port) names an IP address
+// rather than a server name. Registries refer by name; an address in an
+// answer, which the service did not write, is how a hostile or intercepted
+// answer would point the service at its own network, so it is not asked.
+func ipLiteral(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		host = addr
+	}
+	_, err = netip.ParseAddr(strings.Trim(host, "[]"))
+	return err == nil
 }
 
 // query sends one question to a WHOIS server and reads the answer to EOF
