@@ -94,7 +94,7 @@ func newCluster(t *testing.T) *cluster {
 		"DOMAIND_LOG_LEVEL=debug",
 		"DOMAIND_LOG_FORMAT=json",
 		"DOMAIND_RDAP_BOOTSTRAP=" + bootstrap,
-		"DOMAIND_WHOIS_IANA_ADDR=127.0.0.1:9", // no WHOIS outside: the fallback fails fast
+		"DOMAIND_WHOIS_IANA_ADDR=127.0.0.1:9",    // no WHOIS outside: the fallback fails fast
 		"DOMAIND_FETCH_ALLOW_CIDRS=127.0.0.1/32", // the local RDAP server, past the SSRF guard
 	}}
 }
