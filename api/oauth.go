@@ -190,12 +190,14 @@ func authorizeRequest(get func(string) string) oauth.AuthorizeRequest {
 	}
 }
 
-// authorize answers GET and POST /oauth/authorize. Errors about the client
-// or its redirect URI are shown on a page, never sent to an unverified
-// URI; the others go back to the client. A signed-out person signs in first
-// and comes back; a signed-in one is asked to consent (GET), and the
-// consent form's answer (POST, with the session's CSRF token) gives the
-// client a code or access_denied.
+// authorize answers GET and POST /oauth/authorize. Registration is open,
+// so a client's registered redirect URI proves nothing about it: until the
+// person has signed in and answered the consent page, every error is shown
+// on a page of ours, never sent to the URI (which would make this an open
+// redirect, RFC 9700 §4.11.2). The one error redirected is the person's
+// own refusal, from the consent form (POST, with the session's CSRF token),
+// to the URI CheckClient verified in this request. A signed-out person
+// signs in first and comes back; a signed-in one is asked to consent (GET).
 func (s *Server) authorize(c *gin.Context) {
 	get := c.Query
 	if c.Request.Method == http.MethodPost {
@@ -203,7 +205,11 @@ func (s *Server) authorize(c *gin.Context) {
 	}
 	r := authorizeRequest(get)
 	ctx := c.Request.Context()
+	var scope string
 	client, err := s.oauth.CheckClient(ctx, r)
+	if err == nil {
+		scope, err = oauth.CheckRequest(r)
+	}
 	if err != nil {
 		var oe *oauth.Error
 		if !errors.As(err, &oe) {
@@ -211,13 +217,6 @@ func (s *Server) authorize(c *gin.Context) {
 			return
 		}
 		s.render(c, http.StatusBadRequest, "oauth_error.html", gin.H{"Title": "Sign-in link error", "Message": oe.Description, "Code": oe.Code})
-		return
-	}
-	scope, err := oauth.CheckRequest(r)
-	if err != nil {
-		var oe *oauth.Error
-		errors.As(err, &oe)
-		s.redirectBack(c, r, url.Values{"error": {oe.Code}, "error_description": {oe.Description}})
 		return
 	}
 	u, signedIn := currentUser(c)

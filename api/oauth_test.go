@@ -332,37 +332,31 @@ func TestOAuthAuthorizeRefusals(t *testing.T) {
 		return q
 	}
 
-	// Not redirectable: shown, with nothing sent to the URI.
+	// Before the person has answered the consent page, every error is
+	// shown on our page and nothing is sent to the redirect URI, signed in
+	// or not: registration is open, so a registered URI proves nothing
+	// (RFC 9700 §4.11.2).
+	anonymous := newBrowser(t, env)
 	for name, q := range map[string]url.Values{
 		"unknown client":          with("client_id", "oc_nobody"),
 		"no client":               with("client_id", ""),
 		"other redirect_uri":      with("redirect_uri", "https://evil.example/cb"),
 		"redirect_uri with extra": with("redirect_uri", c.redirect+"/x"),
 		"no redirect_uri":         with("redirect_uri", ""),
+		"implicit flow":           with("response_type", "token"),
+		"bad response type":       with("response_type", "x"),
+		"no PKCE":                 with("code_challenge", ""),
+		"plain PKCE":              with("code_challenge_method", "plain"),
+		"no challenge method":     with("code_challenge_method", ""),
+		"short challenge":         with("code_challenge", "abc"),
+		"no state":                with("state", ""),
+		"unknown scope":           with("scope", "pricing:read admin"),
 	} {
-		res, body := b.do("GET", "/oauth/authorize?"+q.Encode(), "", "")
-		if res.StatusCode != 400 || res.Header.Get("Location") != "" || !strings.Contains(body, "does not work") {
-			t.Errorf("%s = %d to %q, want a 400 page and no redirect", name, res.StatusCode, res.Header.Get("Location"))
-		}
-	}
-	// Redirected with the error and the state.
-	for name, tc := range map[string]struct {
-		q    url.Values
-		code string
-	}{
-		"implicit flow":       {with("response_type", "token"), "unsupported_response_type"},
-		"no PKCE":             {with("code_challenge", ""), "invalid_request"},
-		"plain PKCE":          {with("code_challenge_method", "plain"), "invalid_request"},
-		"no challenge method": {with("code_challenge_method", ""), "invalid_request"},
-		"short challenge":     {with("code_challenge", "abc"), "invalid_request"},
-		"no state":            {with("state", ""), "invalid_request"},
-		"unknown scope":       {with("scope", "pricing:read admin"), "invalid_scope"},
-	} {
-		res, _ := b.do("GET", "/oauth/authorize?"+tc.q.Encode(), "", "")
-		loc, _ := url.Parse(res.Header.Get("Location"))
-		if res.StatusCode != http.StatusFound || !strings.HasPrefix(loc.String(), c.redirect+"?") || loc.Query().Get("error") != tc.code ||
-			loc.Query().Get("state") != tc.q.Get("state") || loc.Query().Get("code") != "" {
-			t.Errorf("%s = %d to %q, want a redirect with error=%s", name, res.StatusCode, loc, tc.code)
+		for who, br := range map[string]*browser{"signed in": b, "signed out": anonymous} {
+			res, body := br.do("GET", "/oauth/authorize?"+q.Encode(), "", "")
+			if res.StatusCode != 400 || res.Header.Get("Location") != "" || !strings.Contains(body, "does not work") {
+				t.Errorf("%s, %s = %d to %q, want a 400 page and no redirect", name, who, res.StatusCode, res.Header.Get("Location"))
+			}
 		}
 	}
 
