@@ -26,6 +26,10 @@ var batchLimit = ratelimit.PerMinute("batch", 60)
 const (
 	maxBatchOps   = 20
 	batchParallel = 4
+	// batchWriteTimeout is the batch's time to answer, in place of the
+	// server's: its operations wait on slow work (a WHOIS lookup waits up
+	// to lookupWait), batchParallel at a time.
+	batchWriteTimeout = (maxBatchOps/batchParallel + 1) * lookupWait
 )
 
 // batchTarget is the single call a batch operation stands for.

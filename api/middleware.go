@@ -12,6 +12,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/domaind/domaind/internal/httpserver"
 	"github.com/domaind/domaind/internal/requestid"
 )
 
@@ -96,6 +97,15 @@ func (s *Server) bodyLimit(n int64) gin.HandlerFunc {
 	}
 }
 
+// writeTimeout gives a route's answer d from now to be written, in place of
+// the server's WriteTimeout (for routes that wait on slow work inline).
+func writeTimeout(d time.Duration) gin.HandlerFunc {
+	return func(c *gin.Context) {
+		http.NewResponseController(c.Writer).SetWriteDeadline(time.Now().Add(d)) // unsupported in tests' recorders
+		c.Next()
+	}
+}
+
 // clientCtxKey holds the client's rate-limit identity in the gin context.
 const clientCtxKey = "domaind.client"
 
@@ -127,7 +137,7 @@ func clientIdentity(trusted []netip.Prefix) gin.HandlerFunc {
 				}
 			}
 		}
-		c.Set(clientCtxKey, groupKey(addr))
+		c.Set(clientCtxKey, httpserver.ClientKey(addr))
 		c.Next()
 	}
 }
@@ -142,20 +152,6 @@ func peerAddr(remote string) netip.Addr {
 		return netip.Addr{}
 	}
 	return a.Unmap()
-}
-
-// groupKey is the rate-limit identity of an address: the address for IPv4,
-// its /64 for IPv6.
-func groupKey(a netip.Addr) string {
-	switch {
-	case !a.IsValid():
-		return "unknown"
-	case a.Is4():
-		return a.String()
-	default:
-		p, _ := a.Prefix(64)
-		return p.String()
-	}
 }
 
 // clientKey returns the identity clientIdentity stored.

@@ -34,7 +34,7 @@ func (s *Server) routes(monitoring http.Handler, healthOnly bool) {
 	e.POST("/api/tools/:slug", s.handle(s.runTool))
 	e.GET("/api/tools/:slug/status/:jobId", s.handle(s.getToolJob))
 	e.GET("/api/batch", s.handle(s.batchCatalog))
-	e.POST("/api/batch", s.idempotent, s.limit(batchLimit), s.handle(s.runBatch))
+	e.POST("/api/batch", writeTimeout(batchWriteTimeout), s.idempotent, s.limit(batchLimit), s.handle(s.runBatch))
 	e.GET("/api/market/listings", s.limit(listingsLimit), s.withBearer, s.handle(s.listListings))
 	e.GET("/api/pricing/tld", s.limit(pricingLimit), legacyErrors, s.handle(s.getTLDPrice))
 	e.GET("/api/tlds/:tld/metadata", s.limit(pricingLimit), s.handle(s.getTLDMetadata))

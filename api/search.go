@@ -149,7 +149,7 @@ func (s *Server) searchDomains(c *gin.Context) error {
 	h.Set("Cache-Control", "no-store")
 	h.Set("X-Content-Type-Options", "nosniff")
 	c.Status(http.StatusOK)
-	out := &ndjson{w: c.Writer, enc: json.NewEncoder(c.Writer)}
+	out := newNDJSON(c.Writer, start)
 	domains := make([]string, len(names))
 	for i, n := range names {
 		domains[i] = n.ASCII
@@ -420,19 +420,38 @@ func (s *Server) warmLookup(ctx context.Context, domain string) {
 	}
 }
 
+// The stream's write deadlines, in place of the server's WriteTimeout: each
+// event must reach a client within streamEventTimeout, and the stream ends
+// by streamCap after it started, however slowly the client reads.
+const (
+	streamEventTimeout = 10 * time.Second
+	streamCap          = time.Minute
+)
+
 // ndjson writes one JSON object per line and flushes it, remembering the
-// first write error (a client that went away).
+// first write error (a client that went away, or one too slow to read).
 type ndjson struct {
 	w   gin.ResponseWriter
+	rc  *http.ResponseController
 	enc *json.Encoder
+	end time.Time // the stream's cap
 	err error
+}
+
+func newNDJSON(w gin.ResponseWriter, start time.Time) *ndjson {
+	return &ndjson{w: w, rc: http.NewResponseController(w), enc: json.NewEncoder(w), end: start.Add(streamCap)}
 }
 
 func (o *ndjson) write(v any) {
 	if o.err != nil {
 		return
 	}
+	deadline := time.Now().Add(streamEventTimeout)
+	if deadline.After(o.end) {
+		deadline = o.end
+	}
+	o.rc.SetWriteDeadline(deadline) // unsupported in tests' recorders
 	if o.err = o.enc.Encode(v); o.err == nil {
-		o.w.Flush()
+		o.err = o.rc.Flush()
 	}
 }

@@ -20,6 +20,7 @@ import (
 	"gorm.io/gorm"
 
 	"github.com/domaind/domaind/internal/availability"
+	"github.com/domaind/domaind/internal/httpserver"
 	"github.com/domaind/domaind/internal/config"
 	"github.com/domaind/domaind/internal/domaininfo"
 	"github.com/domaind/domaind/internal/lookup"
@@ -454,6 +455,41 @@ func TestSearchRowsOfFastTLDsDoNotWaitForASlowOne(t *testing.T) {
 	}
 	if want := []string{"row:fastslow.io", "done:"}; !slices.Equal(rest, want) {
 		t.Errorf("after release: %v, want %v", rest, want)
+	}
+}
+
+// The stream has its own write deadlines: a row that comes after the
+// server's WriteTimeout (which bounds every other answer) still goes out.
+func TestSearchStreamOutlivesTheServersWriteTimeout(t *testing.T) {
+	env := newTestEnv(t)
+	seedTLDs(t, env)
+	slow := newSlowRegistry(t, "io")
+	env.withRegistry(slow.client(t))
+	const writeTimeout = 300 * time.Millisecond
+	srv := httptest.NewUnstartedServer(env.srv)
+	srv.Config = httpserver.New(env.srv, env.deps.Log, httpserver.Options{WriteTimeout: writeTimeout})
+	srv.Start()
+	defer srv.Close()
+	defer slow.unblock()
+
+	resp, err := http.Post(srv.URL+"/api/domain/search", "application/json", strings.NewReader(`{"q":"patient.com"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	sc := bufio.NewScanner(resp.Body)
+	for n := 0; n < 1+11+1 && sc.Scan(); n++ { // header, the fast rows, primary_done
+	}
+	time.Sleep(2 * writeTimeout) // the server's own deadline passes while .io hangs
+	slow.unblock()
+	var rest []string
+	for sc.Scan() {
+		var e event
+		json.Unmarshal(sc.Bytes(), &e)
+		rest = append(rest, e.kind()+":"+e.str("domain"))
+	}
+	if want := []string{"row:patient.io", "done:"}; !slices.Equal(rest, want) {
+		t.Errorf("after the server's write timeout: %v (%v), want %v", rest, sc.Err(), want)
 	}
 }
 

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"net"
 	"net/http"
 	"time"
@@ -16,6 +15,7 @@ import (
 	"github.com/domaind/domaind/api"
 	"github.com/domaind/domaind/dashboard"
 	"github.com/domaind/domaind/internal/config"
+	"github.com/domaind/domaind/internal/httpserver"
 	"github.com/domaind/domaind/internal/logging"
 	"github.com/domaind/domaind/internal/lookup"
 	"github.com/domaind/domaind/internal/metrics"
@@ -53,6 +53,7 @@ func start(ctx context.Context, cmd command, getenv func(string) string, isTermi
 			return &config.Error{Var: "DOMAIND_HTTP_ADDR", Msg: err.Error()}
 		}
 		defer ln.Close()
+		ln = httpserver.LimitListener(ln, httpserver.MaxConnsPerClient, cfg.TrustedProxies)
 	}
 
 	p, err := platform.Open(ctx, cfg, log)
@@ -132,12 +133,7 @@ func start(ctx context.Context, cmd command, getenv func(string) string, isTermi
 	}
 	handler := api.New(deps)
 	defer handler.Close() // after srv.Shutdown, before the outbox and the connections close
-	srv := &http.Server{
-		Handler:           handler,
-		ReadHeaderTimeout: 10 * time.Second,
-		IdleTimeout:       2 * time.Minute,
-		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
-	}
+	srv := httpserver.New(handler, log, httpserver.Options{})
 	if role == "all" { // before serving: whoever sees the service ready has the text too
 		printWelcome(stdout, cfg, ln.Addr())
 	}
