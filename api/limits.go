@@ -23,10 +23,19 @@ const refundCtxKey = "domaind.refund_quota"
 // refundQuota gives the request's DayQuota unit back when it ends.
 func refundQuota(c *gin.Context) { c.Set(refundCtxKey, true) }
 
+// refundBudgets bound, per client and day, the quota units given back for
+// work that failed on our side after it had gone out (a lookup that RDAP
+// and WHOIS both failed): without it, a client could make the service ask
+// registries without end, each failure refunded.
+var refundBudgets = map[string]ratelimit.Policy{
+	whoisQuota.Name: ratelimit.PerDay("whois-refunds", 20),
+}
+
 // limit spends one unit of p for the client and sets the RateLimit headers.
 // A refused request gets 429 with Retry-After. A DayQuota unit is given back
-// when the request does not count (see notCounted) or the handler says so
-// (refundQuota).
+// when the request was refused before any work (a 400 or 413), and when the
+// work failed on our side (a 5xx, or the handler says so with refundQuota)
+// while the client's refund budget for p lasts.
 func (s *Server) limit(p ratelimit.Policy) gin.HandlerFunc {
 	return func(c *gin.Context) {
 		ctx := c.Request.Context()
@@ -36,14 +45,26 @@ func (s *Server) limit(p ratelimit.Policy) gin.HandlerFunc {
 			s.writeError(c, err)
 			return
 		}
-		if p.Kind == ratelimit.DayQuota {
-			c.Set(quotaCtxKey, r)
+		if p.Kind != ratelimit.DayQuota {
+			c.Next()
+			return
 		}
+		c.Set(quotaCtxKey, r)
 		c.Next()
-		if p.Kind == ratelimit.DayQuota && (notCounted(c.Writer.Status()) || c.GetBool(refundCtxKey)) {
-			if err := s.limiter.Refund(context.WithoutCancel(ctx), p, client, r); err != nil {
-				s.log.WarnContext(ctx, "quota refund failed", "policy", p.Name, "err", err)
+		status := c.Writer.Status()
+		refused := status == http.StatusBadRequest || status == http.StatusRequestEntityTooLarge
+		failed := status >= 500 || c.GetBool(refundCtxKey)
+		if !refused && !failed {
+			return
+		}
+		done := context.WithoutCancel(ctx)
+		if budget, ok := refundBudgets[p.Name]; ok && !refused {
+			if b, err := s.limiter.Allow(done, budget, client); err != nil || !b.Allowed {
+				return // the unit stays spent
 			}
+		}
+		if err := s.limiter.Refund(done, p, client, r); err != nil {
+			s.log.WarnContext(ctx, "quota refund failed", "policy", p.Name, "err", err)
 		}
 	}
 }
@@ -79,13 +100,6 @@ func rateHeaders(c *gin.Context, p ratelimit.Policy, r ratelimit.Result) error {
 	}
 	return Errorf(http.StatusTooManyRequests, "rate_limited",
 		"rate limit of %d requests per %s exceeded; retry after the Retry-After seconds", p.Limit, ratelimit.DescribeDuration(p.Window))
-}
-
-// notCounted reports whether a request that ended with status gives its
-// quota unit back: refused as invalid or oversized, or failed on our side.
-// A client that left keeps its unit spent: the work it asked for goes on.
-func notCounted(status int) bool {
-	return status == http.StatusBadRequest || status == http.StatusRequestEntityTooLarge || status >= 500
 }
 
 func ceilSeconds(d time.Duration) int {

@@ -101,6 +101,24 @@ func TestQuotaExceededAndRefund(t *testing.T) {
 	}
 }
 
+// A WHOIS unit is given back when the lookup failed on our side, but only
+// so often: each failure sent queries to registries all the same.
+func TestWhoisRefundsAreBudgeted(t *testing.T) {
+	t.Parallel()
+	env := newTestEnv(t)
+	env.srv.engine.POST("/test/failing-lookup", env.srv.limit(whoisQuota), env.srv.handle(func(c *gin.Context) error {
+		refundQuota(c)
+		return Errorf(404, "lookup_failed", "both failed")
+	}))
+	budget := refundBudgets[whoisQuota.Name].Limit
+	for i := range budget + whoisQuota.Limit {
+		if w := env.request("POST", "/test/failing-lookup", ""); w.Code != 404 {
+			t.Fatalf("failed lookup %d = %d, want 404 (refunds %d, then the quota's %d)", i+1, w.Code, budget, whoisQuota.Limit)
+		}
+	}
+	wantError(t, "a failed lookup past the refund budget and the quota", env.request("POST", "/test/failing-lookup", ""), 429, "quota_exceeded")
+}
+
 func TestRedisDownIs503(t *testing.T) {
 	env := newTestEnv(t)
 	env.srv.engine.GET("/test/limited", env.srv.limit(ratelimit.PerMinute("test", 60)), func(c *gin.Context) { c.String(200, "ok") })

@@ -143,6 +143,7 @@ func (s *Server) searchDomains(c *gin.Context) error {
 		return err
 	}
 	showPrices := pricesVisible(c)
+	client := clientKey(c)
 
 	h := c.Writer.Header()
 	h.Set("Content-Type", "application/x-ndjson")
@@ -163,7 +164,7 @@ func (s *Server) searchDomains(c *gin.Context) error {
 			row := s.searchRow(ctx, n, facts, showPrices)
 			rows <- row
 			if (row.State == availability.Registered || row.State == stateForSale) && row.WhoisSummary == nil {
-				s.warmups.add(ctx, n.Registrable) // never waits
+				s.warmups.add(ctx, client, n.Registrable) // never waits
 			}
 		})
 	}
@@ -338,7 +339,7 @@ func checkError(ctx context.Context, err error) string {
 // once-per-name-per-10-minutes claim (lookup.Cache.ClaimWarm) is taken when
 // a warm-up runs, so a dropped one does not hold the name's claim.
 type warmups struct {
-	run   func(ctx context.Context, domain string)
+	run   func(ctx context.Context, client, domain string)
 	queue chan warmup
 	// ctx ends when the warm-ups are closed, cancelling the running ones.
 	ctx    context.Context
@@ -348,6 +349,7 @@ type warmups struct {
 
 type warmup struct {
 	ctx    context.Context // the search's, for its values (request id) only
+	client string          // the searching client's rate-limit identity
 	domain string
 }
 
@@ -360,7 +362,7 @@ const (
 
 // newWarmups starts the workers of warm-ups that call run for each domain
 // handed over; close stops them.
-func newWarmups(run func(ctx context.Context, domain string)) *warmups {
+func newWarmups(run func(ctx context.Context, client, domain string)) *warmups {
 	ctx, cancel := context.WithCancel(context.Background())
 	w := &warmups{run: run, queue: make(chan warmup, warmQueue), ctx: ctx, cancel: cancel}
 	for range warmWorkers {
@@ -369,14 +371,15 @@ func newWarmups(run func(ctx context.Context, domain string)) *warmups {
 	return w
 }
 
-// add hands a warm-up of domain over without waiting, and reports whether
-// it was queued. (One queued as close runs is dropped with the queue.)
-func (w *warmups) add(ctx context.Context, domain string) bool {
+// add hands a warm-up of domain, asked for by client, over without
+// waiting, and reports whether it was queued. (One queued as close runs is
+// dropped with the queue.)
+func (w *warmups) add(ctx context.Context, client, domain string) bool {
 	if w.ctx.Err() != nil {
 		return false
 	}
 	select {
-	case w.queue <- warmup{ctx: context.WithoutCancel(ctx), domain: domain}:
+	case w.queue <- warmup{ctx: context.WithoutCancel(ctx), client: client, domain: domain}:
 		return true
 	default:
 		return false
@@ -394,7 +397,7 @@ func (w *warmups) work() {
 			}
 			ctx, cancel := context.WithTimeout(job.ctx, warmTimeout)
 			stop := context.AfterFunc(w.ctx, cancel)
-			w.run(ctx, job.domain)
+			w.run(ctx, job.client, job.domain)
 			stop()
 			cancel()
 		}
@@ -408,16 +411,47 @@ func (w *warmups) close() {
 	w.wg.Wait()
 }
 
+// Warm-ups send queries to registries that nobody asked for by name, so
+// they have budgets of their own, apart from the WHOIS quota: per client
+// address, and per TLD for all clients together (well under the worker's
+// per-server budget, lookup.DefaultServerBudget, which people's own
+// lookups share).
+var (
+	warmupClientLimit = ratelimit.PerHour("warmup-client", 100)
+	warmupTLDLimit    = ratelimit.PerMinute("warmup-tld", 60)
+)
+
 // warmLookup is one warm-up: it starts a lookup of a registered domain
-// unless another search claimed the name in the last ten minutes.
-func (s *Server) warmLookup(ctx context.Context, domain string) {
+// unless another search claimed the name in the last ten minutes, or the
+// client's or the TLD's warm-up budget is spent.
+func (s *Server) warmLookup(ctx context.Context, client, domain string) {
 	ok, err := s.lookups.ClaimWarm(ctx, domain)
+	if err == nil && ok {
+		ok, err = s.spendWarmup(ctx, client, domain)
+	}
 	if err == nil && ok {
 		err = s.createLookup(ctx, models.NewID(), domain)
 	}
 	if err != nil {
 		s.log.WarnContext(ctx, "background lookup not started", "domain", domain, "err", err)
 	}
+}
+
+// spendWarmup spends a unit of the client's and of the TLD's warm-up
+// budgets, or neither.
+func (s *Server) spendWarmup(ctx context.Context, client, domain string) (bool, error) {
+	byClient, err := s.limiter.Allow(ctx, warmupClientLimit, client)
+	if err != nil || !byClient.Allowed {
+		return false, err
+	}
+	byTLD, err := s.limiter.Allow(ctx, warmupTLDLimit, domain[strings.LastIndexByte(domain, '.')+1:])
+	if err == nil && byTLD.Allowed {
+		return true, nil
+	}
+	if rerr := s.limiter.Refund(ctx, warmupClientLimit, client, byClient); rerr != nil {
+		s.log.WarnContext(ctx, "warm-up unit not given back", "err", rerr)
+	}
+	return false, err
 }
 
 // The stream's write deadlines, in place of the server's WriteTimeout: each

@@ -98,7 +98,7 @@ func newLookupWorld(t testing.TB) *lookupWorld {
 		return (&net.Dialer{}).DialContext(ctx, network, ln.Addr().String())
 	}
 	w.resolver = &lookup.Resolver{
-		RDAP:     rdap.New(&http.Client{Transport: tr, Timeout: 5 * time.Second}, boot, 4),
+		RDAP:     rdap.New(&http.Client{Transport: tr, Timeout: 5 * time.Second}, boot, 4, nil),
 		Fallback: whois.New("whois.iana.org:43", whois.WithDialer(dial)),
 	}
 	return w

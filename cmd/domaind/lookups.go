@@ -7,11 +7,13 @@ import (
 	"strings"
 	"time"
 
+	"github.com/redis/go-redis/v9"
 	"gorm.io/gorm"
 
 	"github.com/domaind/domaind/internal/config"
 	"github.com/domaind/domaind/internal/fetch"
 	"github.com/domaind/domaind/internal/lookup"
+	"github.com/domaind/domaind/internal/ratelimit"
 	"github.com/domaind/domaind/internal/rdap"
 	"github.com/domaind/domaind/internal/whois"
 )
@@ -33,7 +35,7 @@ type lookups struct {
 // is bad configuration and stops the start; a URL that does not answer may
 // be a passing outage, so it is logged and the stored or built-in copy used
 // until the refresh task reaches it.
-func newLookups(ctx context.Context, cfg *config.Config, db *gorm.DB, log *slog.Logger) (*lookups, error) {
+func newLookups(ctx context.Context, cfg *config.Config, db *gorm.DB, rdb redis.UniversalClient, log *slog.Logger) (*lookups, error) {
 	hc := &http.Client{Timeout: lookupTimeout}
 	boot, err := lookup.StoredBootstrap(ctx, db)
 	if err != nil {
@@ -54,10 +56,13 @@ func newLookups(ctx context.Context, cfg *config.Config, db *gorm.DB, log *slog.
 	}
 	// Registries' answers are not ours: every RDAP request and every WHOIS
 	// connection goes through the SSRF guard, and RDAP redirects only to https.
+	// Every server also has a query budget shared by all workers.
 	guard := fetch.New(fetch.Options{Allow: cfg.FetchAllowCIDRs, Timeout: lookupTimeout, HTTPSRedirectsOnly: true})
-	rc := rdap.New(guard, boot, rdap.DefaultPerHost)
+	budget := &lookup.ServerBudget{Limiter: ratelimit.New(rdb, time.Now), Policy: lookup.DefaultServerBudget}
+	rc := rdap.New(guard, boot, rdap.DefaultPerHost, budget.Take)
+	fallback := whois.New(cfg.WhoisIANAAddr, whois.WithDialer(guard.DialContext), whois.WithThrottle(budget.Take))
 	return &lookups{
-		resolver:        &lookup.Resolver{RDAP: rc, Fallback: whois.New(cfg.WhoisIANAAddr, whois.WithDialer(guard.DialContext))},
+		resolver:        &lookup.Resolver{RDAP: rc, Fallback: fallback},
 		rdap:            rc,
 		http:            hc,
 		bootstrapSource: source,

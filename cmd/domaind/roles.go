@@ -104,7 +104,7 @@ func start(ctx context.Context, cmd command, getenv func(string) string, isTermi
 	}
 
 	if role == "all" || role == "worker" {
-		lk, err := newLookups(ctx, cfg, p.DB, log)
+		lk, err := newLookups(ctx, cfg, p.DB, p.Redis, log)
 		if err != nil {
 			return err
 		}

@@ -22,7 +22,7 @@ func TestRefreshBootstrapKeepsOnlyNewerFiles(t *testing.T) {
 	if err != nil || !stored.Publication().Equal(rdap.DefaultBootstrap().Publication()) {
 		t.Fatalf("with nothing stored: %v %v", stored.Publication(), err)
 	}
-	client := rdap.New(srv.Client(), stored, 0)
+	client := rdap.New(srv.Client(), stored, 0, nil)
 
 	body = `{"version":"1.0","publication":"2020-01-01T00:00:00Z","services":[[["old"],["https://rdap.old.example/"]]]}`
 	if switched, err := RefreshBootstrap(ctx, db, srv.Client(), srv.URL, client); err != nil || switched {

@@ -52,23 +52,32 @@ type Doer interface {
 	Do(req *http.Request) (*http.Response, error)
 }
 
+// ThrottleFunc is asked before each request to a server (by host name)
+// and refuses it with an error when the server's query budget is spent.
+type ThrottleFunc func(ctx context.Context, server string) error
+
 // Client asks RDAP servers. Its Doer carries the timeouts and the guard.
 type Client struct {
 	hc        Doer
 	bootstrap atomic.Pointer[Bootstrap]
 	perHost   int
+	throttle  ThrottleFunc
 
 	mu    sync.Mutex
 	slots map[string]chan struct{} // host → its in-flight requests
 }
 
 // New returns a Client sending through hc with bootstrap b, at most perHost
-// requests at once to one server (DefaultPerHost when perHost < 1).
-func New(hc Doer, b *Bootstrap, perHost int) *Client {
+// requests at once to one server (DefaultPerHost when perHost < 1), each
+// request first allowed by throttle (nil allows all).
+func New(hc Doer, b *Bootstrap, perHost int, throttle ThrottleFunc) *Client {
 	if perHost < 1 {
 		perHost = DefaultPerHost
 	}
-	c := &Client{hc: hc, perHost: perHost, slots: map[string]chan struct{}{}}
+	if throttle == nil {
+		throttle = func(context.Context, string) error { return nil }
+	}
+	c := &Client{hc: hc, perHost: perHost, throttle: throttle, slots: map[string]chan struct{}{}}
 	c.bootstrap.Store(b)
 	return c
 }
@@ -153,6 +162,9 @@ func (c *Client) fetch(ctx context.Context, rawURL string) (domaininfo.Record, [
 		return domaininfo.Record{}, nil, err
 	}
 	defer release()
+	if err := c.throttle(ctx, req.URL.Hostname()); err != nil {
+		return domaininfo.Record{}, nil, fmt.Errorf("rdap %s: %w", req.URL.Hostname(), err)
+	}
 	resp, err := c.hc.Do(req)
 	if err != nil {
 		return domaininfo.Record{}, nil, fmt.Errorf("rdap: %w", err)

@@ -2,6 +2,7 @@ package rdap
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -64,7 +65,7 @@ func TestHostileLinksAndRedirectsAreNotFollowed(t *testing.T) {
 		t.Fatal(err)
 	}
 	guard := fetch.New(fetch.Options{Allow: []netip.Prefix{netip.MustParsePrefix("127.0.0.2/32")}, HTTPSRedirectsOnly: true})
-	c := New(guard, boot, 0)
+	c := New(guard, boot, 0, nil)
 	ctx := context.Background()
 
 	for _, name := range []string{"loopback.test", "metadata.test", "plain.test"} {
@@ -85,5 +86,26 @@ func TestHostileLinksAndRedirectsAreNotFollowed(t *testing.T) {
 	}
 	if hits["/domain/loopback.test"] != 1 {
 		t.Errorf("hits = %v: the registry itself, as the bootstrap names it, must be asked", hits)
+	}
+}
+
+func TestThrottleRefusesBeforeAsking(t *testing.T) {
+	w := newWorld(t)
+	w.serve("rdap.verisign.com/com/v1/domain/google.com", fixture(t, "verisign-com-google.com.json"))
+	busy := errors.New("budget spent")
+	c := w.client(0)
+	c.throttle = func(_ context.Context, server string) error {
+		if server != "rdap.verisign.com" {
+			t.Errorf("throttle asked about %q, want the host name", server)
+		}
+		return busy
+	}
+	if _, err := c.Lookup(context.Background(), "google.com"); !errors.Is(err, busy) {
+		t.Errorf("Lookup = %v, want the throttle's refusal", err)
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if n := w.hits["rdap.verisign.com/com/v1/domain/google.com"]; n != 0 {
+		t.Errorf("the server was asked %d times past a spent budget", n)
 	}
 }

@@ -216,7 +216,7 @@ func (w *world) client(perHost int) *Client {
 		return (&net.Dialer{}).DialContext(ctx, network, addr)
 	}
 	tr.TLSClientConfig = &tls.Config{RootCAs: tr.TLSClientConfig.RootCAs, ServerName: "example.com"}
-	return New(&http.Client{Transport: tr, Timeout: 5 * time.Second}, DefaultBootstrap(), perHost)
+	return New(&http.Client{Transport: tr, Timeout: 5 * time.Second}, DefaultBootstrap(), perHost, nil)
 }
 
 func TestLookupFollowsTheRegistrarLink(t *testing.T) {

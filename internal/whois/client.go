@@ -38,6 +38,7 @@ type Client struct {
 	timeout   time.Duration
 	maxSize   int64
 	perServer int
+	throttle  func(ctx context.Context, server string) error
 
 	mu        sync.Mutex
 	referrals map[string]referral      // TLD → its WHOIS server
@@ -64,6 +65,12 @@ func WithTimeout(d time.Duration) Option { return func(c *Client) { c.timeout = 
 // WithMaxSize bounds the answer read from one server.
 func WithMaxSize(n int64) Option { return func(c *Client) { c.maxSize = n } }
 
+// WithThrottle asks allow before each query to a server (host:port); an
+// error refuses the query (the server's query budget is spent).
+func WithThrottle(allow func(ctx context.Context, server string) error) Option {
+	return func(c *Client) { c.throttle = allow }
+}
+
 // WithPerServer bounds the queries one server gets at once.
 func WithPerServer(n int) Option { return func(c *Client) { c.perServer = n } }
 
@@ -72,6 +79,7 @@ func New(ianaAddr string, opts ...Option) *Client {
 	c := &Client{
 		iana: ianaAddr, dialFunc: (&net.Dialer{}).DialContext,
 		timeout: DefaultTimeout, maxSize: DefaultMaxSize, perServer: DefaultPerServer,
+		throttle:  func(context.Context, string) error { return nil },
 		referrals: map[string]referral{}, slots: map[string]chan struct{}{},
 	}
 	for _, o := range opts {
@@ -176,6 +184,9 @@ func (c *Client) query(ctx context.Context, server, question string) ([]byte, er
 		return nil, err
 	}
 	defer release()
+	if err := c.throttle(ctx, server); err != nil {
+		return nil, fmt.Errorf("whois %s: %w", server, err)
+	}
 	conn, err := c.dialFunc(ctx, "tcp", server)
 	if err != nil {
 		return nil, fmt.Errorf("whois %s: %w", server, err)

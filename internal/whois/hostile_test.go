@@ -3,6 +3,7 @@ package whois
 import (
 	"bufio"
 	"context"
+	"errors"
 	"net"
 	"net/netip"
 	"slices"
@@ -125,4 +126,19 @@ func listen(tb testing.TB, ip string, answer func(question string) string) netip
 		}
 	})
 	return netip.MustParseAddrPort(ln.Addr().String())
+}
+
+func TestThrottleRefusesBeforeDialling(t *testing.T) {
+	busy := errors.New("budget spent")
+	var asked []string
+	dialled := false
+	c := New("whois.iana.org:43",
+		WithThrottle(func(_ context.Context, server string) error { asked = append(asked, server); return busy }),
+		WithDialer(func(context.Context, string, string) (net.Conn, error) { dialled = true; return nil, errors.New("no network") }))
+	if _, err := c.Lookup(context.Background(), "example.io"); !errors.Is(err, busy) {
+		t.Errorf("Lookup = %v, want the throttle's refusal", err)
+	}
+	if dialled || !slices.Equal(asked, []string{"whois.iana.org:43"}) {
+		t.Errorf("dialled %v, throttle asked about %v; want no dial and the server asked about", dialled, asked)
+	}
 }
