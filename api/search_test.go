@@ -20,9 +20,9 @@ import (
 	"gorm.io/gorm"
 
 	"github.com/domaind/domaind/internal/availability"
-	"github.com/domaind/domaind/internal/httpserver"
 	"github.com/domaind/domaind/internal/config"
 	"github.com/domaind/domaind/internal/domaininfo"
+	"github.com/domaind/domaind/internal/httpserver"
 	"github.com/domaind/domaind/internal/lookup"
 	"github.com/domaind/domaind/internal/registry"
 	"github.com/domaind/domaind/internal/registry/rtr"

@@ -134,7 +134,10 @@ func TestThrottleRefusesBeforeDialling(t *testing.T) {
 	dialled := false
 	c := New("whois.iana.org:43",
 		WithThrottle(func(_ context.Context, server string) error { asked = append(asked, server); return busy }),
-		WithDialer(func(context.Context, string, string) (net.Conn, error) { dialled = true; return nil, errors.New("no network") }))
+		WithDialer(func(context.Context, string, string) (net.Conn, error) {
+			dialled = true
+			return nil, errors.New("no network")
+		}))
 	if _, err := c.Lookup(context.Background(), "example.io"); !errors.Is(err, busy) {
 		t.Errorf("Lookup = %v, want the throttle's refusal", err)
 	}
