@@ -1,6 +1,8 @@
 package api
 
 import (
+	"fmt"
+	"math"
 	"strconv"
 	"time"
 
@@ -84,4 +86,14 @@ func (d dollars) MarshalJSON() ([]byte, error) {
 	b = strconv.AppendInt(b, cents/100, 10)
 	b = append(b, '.', byte('0'+cents%100/10), byte('0'+cents%10))
 	return b, nil
+}
+
+// UnmarshalJSON reads an amount written by MarshalJSON.
+func (d *dollars) UnmarshalJSON(b []byte) error {
+	f, err := strconv.ParseFloat(string(b), 64)
+	if err != nil {
+		return fmt.Errorf("amount %s: %w", b, err)
+	}
+	*d = dollars(math.Round(f * 100))
+	return nil
 }

@@ -105,6 +105,13 @@ func parsePaging(c *gin.Context) (limit, offset int, cursor string, err error) {
 	return limit, offset, cursor, nil
 }
 
+// errMaxNeedsScope refuses a price filter to a caller who may not see
+// prices: a filter answers "is the price at most x?", and a few dozen such
+// questions read an exact price. Sorting by price stays open: an order
+// tells no amount.
+var errMaxNeedsScope = &Error{Status: http.StatusBadRequest, Code: "validation_error", Field: "max",
+	Message: "max filters on buy-now prices, which are shown only to a bearer token with scope " + scopePricingRead + "; sort by price instead, or send such a token"}
+
 // errInvalidCursor answers a cursor that does not fit the request.
 var errInvalidCursor = Errorf(http.StatusBadRequest, "invalid_cursor",
 	"cursor is malformed or was issued for other filters or another sort; start again without it")
@@ -130,6 +137,9 @@ func parseListingsQuery(c *gin.Context) (listingsQuery, error) {
 		q.tld = tld
 	}
 	if v, ok := c.GetQuery("max"); ok {
+		if !pricesVisible(c) {
+			return q, errMaxNeedsScope
+		}
 		f, err := strconv.ParseFloat(v, 64)
 		if err != nil || math.IsNaN(f) || f < 0 || f > 1e12 {
 			return q, badParam("max", "must be a non-negative number of US dollars")

@@ -211,9 +211,11 @@ func TestListingFilters(t *testing.T) {
 			return l.TLD == "com" && l.BINCents != nil && *l.BINCents <= 2000000 && strings.Contains(l.Domain, "o")
 		}},
 	}
+	b := signedInBrowser(t, env, "filters@example.com")
+	auth := "Bearer " + grant(t, b, registerClient(t, b, "https://app.example/cb"), "s").AccessToken // max needs pricing:read
 	for _, tc := range tests {
 		want := wantOrder(t, env, "price_asc", tc.keep)
-		p := getListings(t, env, tc.query+"&sort=price_asc&limit=200")
+		p := getListings(t, env, tc.query+"&sort=price_asc&limit=200", "Authorization", auth)
 		if len(want) == 0 || p.Page.Total != int64(len(want)) {
 			t.Errorf("%s: total %d, want %d (and some)", tc.query, p.Page.Total, len(want))
 			continue
@@ -257,8 +259,27 @@ func TestListingsShowOnlyPublicOnesAndMaskPrices(t *testing.T) {
 
 func TestListingsRefuseBadParameters(t *testing.T) {
 	env := newTestEnv(t)
+	b := signedInBrowser(t, env, "params@example.com")
+	auth := "Bearer " + grant(t, b, registerClient(t, b, "https://app.example/cb"), "s").AccessToken
 	for _, q := range []string{"limit=0", "limit=201", "limit=ten", "offset=-1", "offset=x", "sort=cheapest",
 		"max=-5", "max=lots", "max=NaN", "tld=not%20a%20tld", "q=" + strings.Repeat("a", 300)} {
-		wantError(t, q, env.request("GET", "/api/market/listings?"+q, ""), 400, "validation_error")
+		wantError(t, q, env.request("GET", "/api/market/listings?"+q, "", "Authorization", auth), 400, "validation_error")
+	}
+}
+
+// A price filter is a price oracle: "at most x?" a few dozen times reads
+// an exact price. Without pricing:read, max is refused (and sorting by
+// price, which tells no amount, is not).
+func TestListingsPriceFilterNeedsTheScope(t *testing.T) {
+	env := marketEnv(t, 50)
+	w := env.request("GET", "/api/market/listings?max=1000", "")
+	wantError(t, "max without a token", w, 400, "validation_error")
+	var body struct{ Error struct{ Field, Message string } }
+	json.Unmarshal(w.Body.Bytes(), &body)
+	if body.Error.Field != "max" || !strings.Contains(body.Error.Message, "pricing:read") {
+		t.Errorf("refusal = %s, want it to name the field and the scope", w.Body)
+	}
+	if p := getListings(t, env, "sort=price_asc"); len(p.Items) == 0 || p.Items[0].Price.BIN != nil {
+		t.Errorf("price sort without a token = %+v, want items with masked prices", p.Items)
 	}
 }
