@@ -30,7 +30,10 @@ var errTooManyFailures = &Error{Status: http.StatusTooManyRequests, Code: "rate_
 // limit waits before its answer: guesses slow down, the owner does not.
 const guessDelay = time.Second
 
-// credentials is the body of sign-up and sign-in.
+// credentials is the body of sign-up and sign-in. It must say it is JSON
+// (decodeJSON): a cross-site page can post a form or a typeless body
+// without asking the browser, but not application/json, so a site cannot
+// sign a visitor into an account of its choosing (login CSRF).
 type credentials struct {
 	Email    string `json:"email"`
 	Password string `json:"password"`
@@ -55,22 +58,10 @@ func (s *Server) me(c *gin.Context, status int) {
 	c.JSON(status, meResponse{User: userView{ID: u.ID, Email: u.Email, CreatedAt: u.CreatedAt.UTC()}, CSRFToken: s.csrfToken(c)})
 }
 
-// decodeCredentials reads the body of sign-up and sign-in, which must say
-// it is JSON: a cross-site page can post a form or a typeless body without
-// asking the browser, but not application/json, so a site cannot sign a
-// visitor into an account of its choosing (login CSRF).
-func decodeCredentials(c *gin.Context) (credentials, error) {
-	var req credentials
-	if c.ContentType() != "application/json" {
-		return req, Errorf(http.StatusBadRequest, "bad_request", "send the credentials as application/json")
-	}
-	return req, decodeJSON(c, &req, false)
-}
-
 // signUp answers POST /api/auth/signup: creates the account and signs it in.
 func (s *Server) signUp(c *gin.Context) error {
-	req, err := decodeCredentials(c)
-	if err != nil {
+	var req credentials
+	if err := decodeJSON(c, &req, false); err != nil {
 		return err
 	}
 	u, err := s.accounts.SignUp(c.Request.Context(), req.Email, req.Password)
@@ -82,8 +73,8 @@ func (s *Server) signUp(c *gin.Context) error {
 
 // signIn answers POST /api/auth/login.
 func (s *Server) signIn(c *gin.Context) error {
-	req, err := decodeCredentials(c)
-	if err != nil {
+	var req credentials
+	if err := decodeJSON(c, &req, false); err != nil {
 		return err
 	}
 	u, err := s.authenticate(c, req)

@@ -136,6 +136,10 @@ func (s *Server) registerClient(c *gin.Context) {
 		ResponseTypes           []string `json:"response_types"`
 		Scope                   string   `json:"scope"`
 	}
+	if err := requireJSON(c); err != nil {
+		s.writeOAuthError(c, &oauth.Error{Code: "invalid_client_metadata", Description: "send the client metadata as application/json"})
+		return
+	}
 	if err := c.ShouldBindJSON(&req); err != nil {
 		s.writeOAuthError(c, &oauth.Error{Code: "invalid_client_metadata", Description: "the body must be a JSON object of client metadata"})
 		return
