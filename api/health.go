@@ -4,8 +4,6 @@ import (
 	"net/http"
 
 	"github.com/gin-gonic/gin"
-
-	"github.com/domaind/domaind/internal/opsauth"
 )
 
 // healthz answers while the process is alive.
@@ -25,14 +23,4 @@ func (s *Server) readyz(c *gin.Context) {
 		}
 	}
 	c.JSON(code, gin.H{"status": status, "checks": checks})
-}
-
-// opsOnly lets through requests with the ops credentials.
-func (s *Server) opsOnly(c *gin.Context) {
-	if !s.ops.Check(c.Request) {
-		c.Header("WWW-Authenticate", opsauth.Challenge)
-		s.writeError(c, Errorf(http.StatusUnauthorized, "unauthorized", "ops credentials required"))
-		return
-	}
-	c.Next()
 }

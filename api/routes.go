@@ -22,8 +22,8 @@ func (s *Server) routes(monitoring http.Handler, healthOnly bool) {
 	e.GET("/metrics", gin.WrapH(s.metrics.Handler()))
 
 	if monitoring != nil {
-		e.Any("/monitoring", gin.WrapH(monitoring))
-		e.Any("/monitoring/*path", gin.WrapH(monitoring))
+		e.Any("/monitoring", s.opsOnly, gin.WrapH(monitoring))
+		e.Any("/monitoring/*path", s.opsOnly, gin.WrapH(monitoring))
 	}
 	if healthOnly {
 		return

@@ -19,7 +19,6 @@ import (
 	"github.com/domaind/domaind/internal/logging"
 	"github.com/domaind/domaind/internal/lookup"
 	"github.com/domaind/domaind/internal/metrics"
-	"github.com/domaind/domaind/internal/opsauth"
 	"github.com/domaind/domaind/internal/outbox"
 	"github.com/domaind/domaind/internal/platform"
 	"github.com/domaind/domaind/models"
@@ -37,6 +36,11 @@ func start(ctx context.Context, cmd command, getenv func(string) string, isTermi
 	cfg, err := config.Load(getenv, isTerminal)
 	if err != nil {
 		return err
+	}
+	if role == "all" || role == "api" || role == "dashboard" {
+		if err := cfg.CheckOps(); err != nil {
+			return err
+		}
 	}
 	log := logging.New(stderr, cfg.LogFormat, cfg.LogLevel)
 	redis.SetLogger(logging.Redis{Log: log})
@@ -96,7 +100,7 @@ func start(ctx context.Context, cmd command, getenv func(string) string, isTermi
 
 	var mon *dashboard.Dashboard
 	if role == "all" || role == "dashboard" {
-		mon = dashboard.New(p.RedisOpt, opsauth.Credentials{User: cfg.OpsUser, Password: cfg.OpsPassword}, cfg.DashboardReadOnly)
+		mon = dashboard.New(p.RedisOpt, cfg.DashboardReadOnly)
 		defer mon.Close()
 	}
 	if role == "all" || role == "api" || role == "dashboard" {

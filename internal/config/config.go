@@ -205,11 +205,28 @@ func (c *Config) loadSecrets(secret string) error {
 	if (c.OpsUser == "") != (c.OpsPassword == "") {
 		return &Error{"DOMAIND_OPS_PASSWORD", "set DOMAIND_OPS_USER and DOMAIND_OPS_PASSWORD together"}
 	}
-	if c.OpsUser == "" {
-		if !c.Embedded() {
-			return &Error{"DOMAIND_OPS_USER", "required in production mode, with DOMAIND_OPS_PASSWORD"}
-		}
+	if c.OpsUser == "" && c.Embedded() {
 		c.OpsUser, c.OpsPassword, c.OpsCredsGenerated = "ops", randomHex(12), true
+	}
+	return nil
+}
+
+// MinOpsPassword is the shortest ops password production accepts: the ops
+// login opens the queues, the settlements and every partner's data.
+const MinOpsPassword = 16
+
+// CheckOps is the check of the roles that serve the dashboard or the ops
+// API (all, api and dashboard; a worker or a scheduler needs no ops
+// login): production needs one, with a password of MinOpsPassword
+// characters or more. The embedded mode makes one up when none is set.
+func (c *Config) CheckOps() error {
+	switch {
+	case c.Embedded():
+		return nil
+	case c.OpsUser == "":
+		return &Error{"DOMAIND_OPS_USER", "required by the roles that serve /monitoring and /api/ops (all, api, dashboard), with DOMAIND_OPS_PASSWORD"}
+	case len(c.OpsPassword) < MinOpsPassword:
+		return &Error{"DOMAIND_OPS_PASSWORD", fmt.Sprintf("want at least %d characters (for example: openssl rand -base64 24)", MinOpsPassword)}
 	}
 	return nil
 }

@@ -29,7 +29,7 @@ func prod(extra map[string]string) map[string]string {
 		"DOMAIND_REDIS_URL":    "redis://redis:6379/0",
 		"DOMAIND_SECRET_KEY":   prodSecret,
 		"DOMAIND_OPS_USER":     "ops",
-		"DOMAIND_OPS_PASSWORD": "pw",
+		"DOMAIND_OPS_PASSWORD": "a-long-ops-password",
 	}
 	for k, v := range extra {
 		m[k] = v
@@ -105,7 +105,6 @@ func TestBadConfigNamesTheVariable(t *testing.T) {
 		{"cluster with a database number", prod(map[string]string{"DOMAIND_REDIS_URL": "redis-cluster://a:7000,b:7001/3"}), "DOMAIND_REDIS_URL"},
 		{"no secret in production", prod(map[string]string{"DOMAIND_SECRET_KEY": ""}), "DOMAIND_SECRET_KEY"},
 		{"short secret", prod(map[string]string{"DOMAIND_SECRET_KEY": "short"}), "DOMAIND_SECRET_KEY"},
-		{"no ops user in production", prod(map[string]string{"DOMAIND_OPS_USER": "", "DOMAIND_OPS_PASSWORD": ""}), "DOMAIND_OPS_USER"},
 		{"ops user without password", map[string]string{"DOMAIND_OPS_USER": "ops"}, "DOMAIND_OPS_PASSWORD"},
 		{"unknown registry", map[string]string{"DOMAIND_REGISTRY": "godaddy"}, "DOMAIND_REGISTRY"},
 		{"rtr without key", map[string]string{"DOMAIND_REGISTRY": "rtr"}, "DOMAIND_RTR_API_KEY"},
@@ -130,6 +129,38 @@ func TestBadConfigNamesTheVariable(t *testing.T) {
 			}
 			if ce.Var != tc.want || !strings.HasPrefix(err.Error(), tc.want+": ") || strings.Contains(err.Error(), "\n") {
 				t.Errorf("err = %q, want one line naming %s", err, tc.want)
+			}
+		})
+	}
+}
+
+// Only the roles that serve /monitoring and /api/ops need the ops login;
+// production refuses a short one.
+func TestCheckOps(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		env  map[string]string
+		want string // the variable named, "" for no error
+	}{
+		{"production with a login", prod(nil), ""},
+		{"production without a login", prod(map[string]string{"DOMAIND_OPS_USER": "", "DOMAIND_OPS_PASSWORD": ""}), "DOMAIND_OPS_USER"},
+		{"production with a short password", prod(map[string]string{"DOMAIND_OPS_PASSWORD": "fifteen-chars!!"}), "DOMAIND_OPS_PASSWORD"},
+		{"production with 16 characters", prod(map[string]string{"DOMAIND_OPS_PASSWORD": "sixteen-chars!!!"}), ""},
+		{"embedded, made up", map[string]string{}, ""},
+		{"embedded, short but chosen", map[string]string{"DOMAIND_OPS_USER": "me", "DOMAIND_OPS_PASSWORD": "pw"}, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg, err := Load(envOf(t, tc.env), false)
+			if err != nil {
+				t.Fatalf("Load: %v (a worker must start without an ops login)", err)
+			}
+			err = cfg.CheckOps()
+			var ce *Error
+			switch {
+			case tc.want == "" && err != nil:
+				t.Errorf("CheckOps = %v, want nil", err)
+			case tc.want != "" && (!errors.As(err, &ce) || ce.Var != tc.want):
+				t.Errorf("CheckOps = %v, want an error naming %s", err, tc.want)
 			}
 		})
 	}

@@ -1,0 +1,81 @@
+package api
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/domaind/domaind/internal/opsauth"
+	"github.com/domaind/domaind/internal/ratelimit"
+)
+
+// opsFailureLimit bounds wrong ops logins per client address: the ops
+// login opens the queues and every partner's data.
+var opsFailureLimit = ratelimit.Policy{Name: "ops-failures", Kind: ratelimit.Rate, Limit: 10, Window: 15 * time.Minute}
+
+var errCrossSite = &Error{Status: http.StatusForbidden, Code: "forbidden",
+	Message: "ops actions are taken from the service's own pages or from a program, not from another site"}
+
+// opsOnly guards the dashboard (/monitoring) and the ops API (/api/ops):
+//   - an unsafe method (anything but GET, HEAD, OPTIONS) must come from
+//     this site, or from a program (sameOrigin): a browser sends the Basic
+//     login it remembers with any site's form, so without this check
+//     another site could pause a queue or approve a partner;
+//   - the ops login (HTTP Basic) is checked, each wrong one counted per
+//     client address before the check (so parallel guesses cannot slip
+//     under the limit), and past opsFailureLimit refused unchecked.
+func (s *Server) opsOnly(c *gin.Context) {
+	if !safeMethod(c.Request.Method) && !s.sameOrigin(c.Request) {
+		s.writeError(c, errCrossSite)
+		return
+	}
+	if _, _, ok := c.Request.BasicAuth(); !ok {
+		c.Header("WWW-Authenticate", opsauth.Challenge)
+		s.writeError(c, Errorf(http.StatusUnauthorized, "unauthorized", "ops credentials required"))
+		return
+	}
+	ctx := c.Request.Context()
+	failure, err := s.limiter.Allow(ctx, opsFailureLimit, clientKey(c))
+	if err != nil {
+		s.writeError(c, err)
+		return
+	}
+	if !failure.Allowed {
+		rateHeaders(c, opsFailureLimit, failure)
+		s.writeError(c, Errorf(http.StatusTooManyRequests, "rate_limited", "too many wrong ops logins from this address; retry after the Retry-After seconds"))
+		return
+	}
+	if !s.ops.Check(c.Request) {
+		c.Header("WWW-Authenticate", opsauth.Challenge)
+		s.writeError(c, Errorf(http.StatusUnauthorized, "unauthorized", "ops credentials are wrong"))
+		return
+	}
+	if err := s.limiter.Refund(context.WithoutCancel(ctx), opsFailureLimit, clientKey(c), failure); err != nil {
+		s.log.WarnContext(ctx, "ops login unit not given back", "err", err)
+	}
+	c.Next()
+}
+
+// sameOrigin reports whether r comes from this site's own pages, or from
+// a program rather than a browser. Browsers say where a request comes from
+// with Sec-Fetch-Site (and Origin, on older ones); a request with neither
+// header is not a browser's, so it cannot be a forged cross-site one.
+func (s *Server) sameOrigin(r *http.Request) bool {
+	switch r.Header.Get("Sec-Fetch-Site") {
+	case "same-origin", "none":
+		return true
+	case "":
+	default:
+		return false
+	}
+	origin := r.Header.Get("Origin")
+	if origin == "" {
+		return true
+	}
+	u, err := url.Parse(origin)
+	return err == nil && strings.EqualFold(u.Scheme, s.cfg.BaseURL.Scheme) && strings.EqualFold(u.Host, s.cfg.BaseURL.Host)
+}

@@ -1,0 +1,137 @@
+package api
+
+import (
+	"fmt"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/hibiken/asynq"
+
+	"github.com/domaind/domaind/dashboard"
+	"github.com/domaind/domaind/models"
+)
+
+// withDashboard rebuilds env's server with the writable queue dashboard
+// mounted, as `domaind all` with DOMAIND_DASHBOARD_READ_ONLY=false.
+func withDashboard(t *testing.T, env *testEnv) {
+	t.Helper()
+	d := dashboard.New(env.redis.Opt, false)
+	t.Cleanup(func() { d.Close() })
+	env.deps.Monitoring = d
+	env.srv.Close()
+	env.srv = New(env.deps)
+}
+
+// opsFrom sends an ops request with the right login from address, with
+// extra header pairs.
+func opsFrom(env *testEnv, method, path, body, address string, header ...string) *httptest.ResponseRecorder {
+	r := httptest.NewRequest(method, path, strings.NewReader(body))
+	if body != "" {
+		r.Header.Set("Content-Type", "application/json")
+	}
+	r.SetBasicAuth("ops", "ops-secret")
+	r.RemoteAddr = address + ":1234"
+	for i := 0; i+1 < len(header); i += 2 {
+		r.Header.Set(header[i], header[i+1])
+	}
+	return env.do(r)
+}
+
+// A browser sends the Basic login it remembers with any site's form: an
+// ops action must come from our own pages or from a program.
+func TestOpsActionsRefuseOtherSites(t *testing.T) {
+	env := newTestEnv(t)
+	withDashboard(t, env)
+	inspector := asynq.NewInspectorFromRedisClient(env.redis.Client)
+	if _, err := asynq.NewClientFromRedisClient(env.redis.Client).Enqueue(asynq.NewTask("test:x", nil), asynq.Queue("tools")); err != nil {
+		t.Fatal(err)
+	}
+	for _, cross := range [][]string{
+		{"Sec-Fetch-Site", "cross-site"},
+		{"Sec-Fetch-Site", "same-site"},
+		{"Origin", "https://evil.example"},
+		{"Origin", "http://api.test.evil.example"},
+	} {
+		w := opsFrom(env, "POST", "/monitoring/api/queues/tools:pause", "", "192.0.2.1", cross...)
+		wantError(t, fmt.Sprintf("dashboard pause with %v", cross), w, 403, "forbidden")
+		w = opsFrom(env, "POST", "/api/ops/canaries", `{}`, "192.0.2.1", cross...)
+		wantError(t, fmt.Sprintf("canary with %v", cross), w, 403, "forbidden")
+	}
+	if q, err := inspector.GetQueueInfo("tools"); err != nil || q.Paused {
+		t.Fatalf("queue after the cross-site posts = %+v, %v; want not paused", q, err)
+	}
+	var n int64
+	env.db.Model(&models.Canary{}).Count(&n)
+	if n != 0 {
+		t.Errorf("%d canaries made by cross-site posts", n)
+	}
+	for _, same := range [][]string{nil, {"Sec-Fetch-Site", "same-origin"}, {"Origin", "http://api.test"}} {
+		if w := opsFrom(env, "GET", "/monitoring/api/queues", "", "192.0.2.1", same...); w.Code != 200 {
+			t.Errorf("dashboard read with %v = %d", same, w.Code)
+		}
+	}
+	if w := opsFrom(env, "GET", "/monitoring/api/queues", "", "192.0.2.1", "Sec-Fetch-Site", "cross-site"); w.Code != 200 {
+		t.Errorf("a cross-site read (a link followed) = %d, want 200: reading changes nothing", w.Code)
+	}
+	if w := opsFrom(env, "POST", "/monitoring/api/queues/tools:pause", "", "192.0.2.1", "Sec-Fetch-Site", "same-origin"); w.Code >= 300 {
+		t.Errorf("pause from the dashboard's own page = %d %s", w.Code, w.Body)
+	}
+	if w := opsFrom(env, "POST", "/api/ops/canaries", `{}`, "192.0.2.1"); w.Code != 202 && w.Code != 201 {
+		t.Errorf("canary from a program (no browser headers) = %d %s", w.Code, w.Body)
+	}
+}
+
+// Wrong ops logins are counted per address, each before it is checked,
+// and past the limit the address is refused unchecked.
+func TestOpsLoginFailuresAreLimitedPerAddress(t *testing.T) {
+	t.Parallel()
+	env := newTestEnv(t)
+	withDashboard(t, env)
+	wrong := func(address string) int {
+		r := httptest.NewRequest("GET", "/monitoring/api/queues", nil)
+		r.SetBasicAuth("ops", "guess")
+		r.RemoteAddr = address + ":1234"
+		return env.do(r).Code
+	}
+	codes := make(chan int, 2*opsFailureLimit.Limit)
+	for range cap(codes) {
+		go func() { codes <- wrong("198.51.100.7") }()
+	}
+	count := map[int]int{}
+	for range cap(codes) {
+		count[<-codes]++
+	}
+	if count[401] != opsFailureLimit.Limit || count[429] != opsFailureLimit.Limit {
+		t.Errorf("%d parallel wrong logins answered %v, want %d × 401 and the rest 429", cap(codes), count, opsFailureLimit.Limit)
+	}
+	if w := opsFrom(env, "GET", "/monitoring/api/queues", "", "198.51.100.7"); w.Code != 429 {
+		t.Errorf("the right login from the guessing address = %d, want 429 until the window passes", w.Code)
+	}
+	if w := opsFrom(env, "GET", "/monitoring/api/queues", "", "198.51.100.8"); w.Code != 200 {
+		t.Errorf("the right login from another address = %d, want 200", w.Code)
+	}
+	for range 2 * opsFailureLimit.Limit { // right logins cost nothing
+		if w := opsFrom(env, "GET", "/api/ops/canaries/none", "", "198.51.100.9"); w.Code == 429 {
+			t.Fatal("right logins were counted as failures")
+		}
+	}
+}
+
+func TestOpsBodiesMustSayJSON(t *testing.T) {
+	env := newTestEnv(t)
+	for _, ct := range []string{"", "text/plain", "application/x-www-form-urlencoded"} {
+		r := httptest.NewRequest("POST", "/api/ops/canaries", strings.NewReader(`{"steps":2}`))
+		if ct != "" {
+			r.Header.Set("Content-Type", ct)
+		}
+		r.SetBasicAuth("ops", "ops-secret")
+		wantError(t, "canary sent as "+fmt.Sprintf("%q", ct), env.do(r), 400, "bad_request")
+	}
+	r := httptest.NewRequest("POST", "/api/ops/canaries", strings.NewReader(`{"steps":2}`))
+	r.Header.Set("Content-Type", "Application/JSON; charset=UTF-8")
+	r.SetBasicAuth("ops", "ops-secret")
+	if w := env.do(r); w.Code >= 300 {
+		t.Errorf("canary sent as Application/JSON; charset=UTF-8 = %d %s, want accepted (media types compare without case)", w.Code, w.Body)
+	}
+}
