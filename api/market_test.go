@@ -274,7 +274,9 @@ func TestListingsPriceFilterNeedsTheScope(t *testing.T) {
 	env := marketEnv(t, 50)
 	w := env.request("GET", "/api/market/listings?max=1000", "")
 	wantError(t, "max without a token", w, 400, "validation_error")
-	var body struct{ Error struct{ Field, Message string } }
+	var body struct {
+		Error struct{ Field, Message string }
+	}
 	json.Unmarshal(w.Body.Bytes(), &body)
 	if body.Error.Field != "max" || !strings.Contains(body.Error.Message, "pricing:read") {
 		t.Errorf("refusal = %s, want it to name the field and the scope", w.Body)
