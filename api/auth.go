@@ -55,20 +55,38 @@ type meResponse struct {
 
 func (s *Server) me(c *gin.Context, status int) {
 	u, _ := currentUser(c)
+	c.Header("Cache-Control", "no-store") // a CSRF token
 	c.JSON(status, meResponse{User: userView{ID: u.ID, Email: u.Email, CreatedAt: u.CreatedAt.UTC()}, CSRFToken: s.csrfToken(c)})
 }
 
-// signUp answers POST /api/auth/signup: creates the account and signs it in.
+// signUp answers POST /api/auth/signup: creates the account (202).
 func (s *Server) signUp(c *gin.Context) error {
 	var req credentials
 	if err := decodeJSON(c, &req, false); err != nil {
 		return err
 	}
-	u, err := s.accounts.SignUp(c.Request.Context(), req.Email, req.Password)
-	if err != nil {
+	if err := s.register(c.Request.Context(), req.Email, req.Password); err != nil {
 		return err
 	}
-	return s.respondSignedIn(c, u, http.StatusCreated)
+	c.Header("Cache-Control", "no-store")
+	c.JSON(http.StatusAccepted, gin.H{"message": signedUpMessage, "sign_in": s.base() + "/api/auth/login"})
+	return nil
+}
+
+// signedUpMessage is sign-up's one answer to acceptable input.
+const signedUpMessage = "If no account used this email, it has one now: sign in with it."
+
+// register creates an account, and answers the same when the email already
+// has one, so that sign-up does not tell which emails have accounts (the
+// password is hashed either way, so neither does the time it takes). There
+// is no mail to send the owner a notice; sign-up therefore never signs in:
+// signing in is how a person learns whether the password is theirs.
+func (s *Server) register(ctx context.Context, email, pw string) error {
+	_, err := s.accounts.SignUp(ctx, email, pw)
+	if errors.Is(err, account.ErrEmailTaken) {
+		return nil
+	}
+	return err
 }
 
 // signIn answers POST /api/auth/login.
@@ -81,16 +99,10 @@ func (s *Server) signIn(c *gin.Context) error {
 	if err != nil {
 		return err
 	}
-	return s.respondSignedIn(c, u, http.StatusOK)
-}
-
-// respondSignedIn starts u's session and answers with status who is signed
-// in and the session's CSRF token.
-func (s *Server) respondSignedIn(c *gin.Context, u models.User, status int) error {
 	if err := s.startSession(c, u); err != nil {
 		return err
 	}
-	s.me(c, status)
+	s.me(c, http.StatusOK)
 	return nil
 }
 

@@ -72,13 +72,17 @@ func (b *browser) form(path string, v url.Values) (*http.Response, string) {
 	return b.do("POST", path, "application/x-www-form-urlencoded", v.Encode())
 }
 
-// signUp creates an account and leaves the browser signed in; it returns
+// signUp creates an account and signs the browser in with it; it returns
 // the session's CSRF token.
 func (b *browser) signUp(email, password string) string {
 	b.tb.Helper()
-	res, body := b.json("POST", "/api/auth/signup", fmt.Sprintf(`{"email":%q,"password":%q}`, email, password))
-	if res.StatusCode != 201 {
+	creds := fmt.Sprintf(`{"email":%q,"password":%q}`, email, password)
+	if res, body := b.json("POST", "/api/auth/signup", creds); res.StatusCode != 202 {
 		b.tb.Fatalf("sign up %s = %d %s", email, res.StatusCode, body)
+	}
+	res, body := b.json("POST", "/api/auth/login", creds)
+	if res.StatusCode != 200 {
+		b.tb.Fatalf("sign in %s = %d %s", email, res.StatusCode, body)
 	}
 	var me meResponse
 	if err := json.Unmarshal([]byte(body), &me); err != nil || me.CSRFToken == "" {
@@ -100,8 +104,12 @@ func TestSignUpMeAndSignOut(t *testing.T) {
 	env := newTestEnv(t)
 	b := newBrowser(t, env)
 	res, body := b.json("POST", "/api/auth/signup", `{"email":" Ada@Example.COM ","password":"analytical-engine"}`)
-	if res.StatusCode != 201 || !strings.Contains(body, `"email":"ada@example.com"`) {
-		t.Fatalf("sign up = %d %s", res.StatusCode, body)
+	if res.StatusCode != 202 || cookieNamed(res, sessionCookie) != nil {
+		t.Fatalf("sign up = %d %s (cookies %v), want 202 and no session: sign-up never signs in", res.StatusCode, body, res.Cookies())
+	}
+	res, body = b.json("POST", "/api/auth/login", `{"email":"ada@example.com","password":"analytical-engine"}`)
+	if res.StatusCode != 200 || !strings.Contains(body, `"email":"ada@example.com"`) || res.Header.Get("Cache-Control") != "no-store" {
+		t.Fatalf("sign in = %d %s (Cache-Control %q)", res.StatusCode, body, res.Header.Get("Cache-Control"))
 	}
 	ck := cookieNamed(res, sessionCookie)
 	if ck == nil || !ck.HttpOnly || ck.SameSite != http.SameSiteLaxMode || ck.Secure || ck.Path != "/" || ck.MaxAge <= 0 {
@@ -161,7 +169,8 @@ func TestSignedOutCookieIsDead(t *testing.T) {
 
 func TestSecureCookieOnHTTPS(t *testing.T) {
 	env := newTestEnv(t, func(c *config.Config) { c.BaseURL, _ = url.Parse("https://domaind.example") })
-	w := env.request("POST", "/api/auth/signup", `{"email":"sec@example.com","password":"long-enough-pw"}`)
+	env.request("POST", "/api/auth/signup", `{"email":"sec@example.com","password":"long-enough-pw"}`)
+	w := env.request("POST", "/api/auth/login", `{"email":"sec@example.com","password":"long-enough-pw"}`)
 	if !strings.Contains(w.Header().Get("Set-Cookie"), "Secure") {
 		t.Errorf("Set-Cookie = %q, want Secure under an https base URL", w.Header().Get("Set-Cookie"))
 	}
@@ -180,7 +189,6 @@ func TestSignUpRefusesBadInput(t *testing.T) {
 		{"no email", `{"password":"long-enough-pw"}`, 400, "validation_error"},
 		{"short password", `{"email":"x@example.com","password":"short"}`, 400, "validation_error"},
 		{"huge password", `{"email":"x@example.com","password":"` + strings.Repeat("p", 2000) + `"}`, 400, "validation_error"},
-		{"taken email", `{"email":"TAKEN@example.com","password":"long-enough-pw"}`, 409, "conflict"},
 		{"not JSON", `email=x`, 400, "bad_request"},
 		{"unknown field", `{"email":"x@example.com","password":"long-enough-pw","admin":true}`, 400, "validation_error"},
 	}
@@ -201,6 +209,32 @@ func TestSignUpRefusesBadInput(t *testing.T) {
 	env.db.Model(&models.User{}).Count(&n)
 	if n != 1 {
 		t.Errorf("%d users after the refused sign-ups, want 1", n)
+	}
+}
+
+// Sign-up answers a taken email exactly as a free one, so it tells nobody
+// which emails have accounts; the taken account is left as it was.
+func TestSignUpDoesNotTellWhichEmailsHaveAccounts(t *testing.T) {
+	env := newTestEnv(t)
+	newBrowser(t, env).signUp("taken@example.com", "first-password")
+	taken := env.request("POST", "/api/auth/signup", `{"email":"TAKEN@example.com","password":"second-password"}`)
+	fresh := env.request("POST", "/api/auth/signup", `{"email":"fresh@example.com","password":"second-password"}`)
+	if taken.Code != 202 || taken.Code != fresh.Code || taken.Body.String() != fresh.Body.String() ||
+		taken.Header().Get("Set-Cookie") != "" || fresh.Header().Get("Set-Cookie") != "" {
+		t.Errorf("taken = %d %s, fresh = %d %s; want the same 202 and no session", taken.Code, taken.Body, fresh.Code, fresh.Body)
+	}
+	if w := env.request("POST", "/api/auth/login", `{"email":"taken@example.com","password":"second-password"}`); w.Code != 401 {
+		t.Errorf("the taken account with the second password = %d, want 401 (its password unchanged)", w.Code)
+	}
+	if w := env.request("POST", "/api/auth/login", `{"email":"taken@example.com","password":"first-password"}`); w.Code != 200 {
+		t.Errorf("the taken account with its own password = %d, want 200", w.Code)
+	}
+	b := newBrowser(t, env)
+	for _, email := range []string{"taken@example.com", "free-page@example.com"} {
+		res, _ := b.form("/signup", url.Values{"email": {email}, "password": {"long-enough-pw"}, "csrf_token": {b.formToken("/signup")}})
+		if loc := res.Header.Get("Location"); res.StatusCode != 303 || !strings.HasPrefix(loc, "/login?signed_up=1") {
+			t.Errorf("sign-up page for %s = %d to %q, want the sign-in page", email, res.StatusCode, loc)
+		}
 	}
 }
 
@@ -327,8 +361,17 @@ func TestSignInAndSignUpPages(t *testing.T) {
 		t.Errorf("sign-up with a short password = %d, want the form again with the error and the email kept:\n%s", res.StatusCode, body)
 	}
 	res, _ = b.form("/signup", url.Values{"email": {"page@example.com"}, "password": {"long-enough-pw"}, "csrf_token": {tok}, "next": {"/oauth/authorize?x=1"}})
+	signIn := res.Header.Get("Location")
+	if res.StatusCode != 303 || signIn != "/login?signed_up=1&next=%2Foauth%2Fauthorize%3Fx%3D1" {
+		t.Fatalf("sign-up = %d to %q, want 303 to the sign-in page, next kept", res.StatusCode, signIn)
+	}
+	res, body = b.do("GET", signIn, "", "")
+	if res.StatusCode != 200 || !strings.Contains(body, "sign in with it") || !strings.Contains(body, `value="/oauth/authorize?x=1"`) {
+		t.Errorf("sign-in page after sign-up = %d %s, want the notice and next", res.StatusCode, body)
+	}
+	res, _ = b.form("/login", url.Values{"email": {"page@example.com"}, "password": {"long-enough-pw"}, "csrf_token": {b.formToken("/login")}, "next": {"/oauth/authorize?x=1"}})
 	if res.StatusCode != 303 || res.Header.Get("Location") != "/oauth/authorize?x=1" {
-		t.Errorf("sign-up = %d to %q, want 303 to next", res.StatusCode, res.Header.Get("Location"))
+		t.Errorf("sign-in = %d to %q, want 303 to next", res.StatusCode, res.Header.Get("Location"))
 	}
 	res, body = b.do("GET", "/account", "", "")
 	if res.StatusCode != 200 || !strings.Contains(body, "page@example.com") {

@@ -234,6 +234,7 @@ func (s *Server) authorize(c *gin.Context) {
 			scopes = append(scopes, scopeDescriptions[sc])
 		}
 		redirect, _ := url.Parse(r.RedirectURI)
+		c.Set(formActionCtxKey, redirect.Scheme+"://"+redirect.Host) // the answer ends there
 		s.render(c, http.StatusOK, "consent.html", gin.H{
 			"Title": "Allow access", "ClientName": client.Name, "Scopes": scopes, "Email": u.Email,
 			"RedirectHost": redirect.Host, "CSRF": s.csrfToken(c),

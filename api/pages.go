@@ -13,12 +13,12 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/domaind/domaind/internal/password"
-	"github.com/domaind/domaind/models"
 )
 
-// pageFiles are the server-rendered pages for people in a browser.
+// pageFiles are the server-rendered pages for people in a browser, and
+// their stylesheet.
 //
-//go:embed pages/*.html
+//go:embed pages/*.html pages/site.css
 var pageFiles embed.FS
 
 var pageTemplates = template.Must(template.ParseFS(pageFiles, "pages/*.html"))
@@ -26,6 +26,7 @@ var pageTemplates = template.Must(template.ParseFS(pageFiles, "pages/*.html"))
 // signInPage is what the sign-in and sign-up pages show.
 type signInPage struct {
 	Title       string
+	Notice      string
 	Error       string
 	Email       string
 	Next        string
@@ -33,15 +34,36 @@ type signInPage struct {
 	MinPassword int
 }
 
-// render writes the page template name with data.
+// formActionCtxKey holds an origin a page's form may lead to besides this
+// site (the consent form ends at the client's redirect URI).
+const formActionCtxKey = "domaind.form_action"
+
+// pagePolicy is the Content-Security-Policy of the pages: nothing but our
+// own stylesheet loads, no script runs, forms post here, and no site may
+// frame them (clickjacking).
+const pagePolicy = "default-src 'none'; style-src 'self'; img-src 'self' data:; base-uri 'none'; frame-ancestors 'none'; form-action 'self'"
+
+// render writes the page template name with data. Pages carry forms with
+// CSRF tokens, so they are never cached.
 func (s *Server) render(c *gin.Context, status int, name string, data any) {
+	csp := pagePolicy
+	if origin := c.GetString(formActionCtxKey); origin != "" {
+		csp += " " + origin
+	}
 	c.Header("Content-Type", "text/html; charset=utf-8")
 	c.Header("Cache-Control", "no-store")
-	c.Header("X-Frame-Options", "DENY") // forms are not to be framed (clickjacking)
+	c.Header("Content-Security-Policy", csp)
+	c.Header("X-Frame-Options", "DENY") // for browsers without frame-ancestors
 	c.Status(status)
 	if err := pageTemplates.ExecuteTemplate(c.Writer, name, data); err != nil {
 		s.log.ErrorContext(c.Request.Context(), "render page", "page", name, "err", err)
 	}
+}
+
+// siteCSS answers GET /assets/site.css, the pages' stylesheet.
+func siteCSS(c *gin.Context) {
+	c.Header("Cache-Control", "public, max-age=3600")
+	c.FileFromFS("pages/site.css", http.FS(pageFiles))
 }
 
 // safeNext is where to send a browser after signing in: next when it is a
@@ -95,7 +117,11 @@ func (s *Server) signInForm(c *gin.Context) {
 		c.Redirect(http.StatusSeeOther, next)
 		return
 	}
-	s.render(c, http.StatusOK, "signin.html", signInPage{Title: "Sign in", Next: next, CSRF: s.formCSRF(c)})
+	page := signInPage{Title: "Sign in", Next: next, CSRF: s.formCSRF(c)}
+	if c.Query("signed_up") != "" {
+		page.Notice = signedUpMessage
+	}
+	s.render(c, http.StatusOK, "signin.html", page)
 }
 
 // signUpForm answers GET /signup.
@@ -110,39 +136,42 @@ func (s *Server) signUpForm(c *gin.Context) {
 
 // signInSubmit answers POST /login from the sign-in form.
 func (s *Server) signInSubmit(c *gin.Context) {
-	s.credentialsForm(c, "signin.html", signInPage{Title: "Sign in"}, func(email, pw string) (models.User, error) {
-		return s.authenticate(c, credentials{Email: email, Password: pw})
+	s.credentialsForm(c, "signin.html", signInPage{Title: "Sign in"}, func(email, pw, next string) (string, error) {
+		u, err := s.authenticate(c, credentials{Email: email, Password: pw})
+		if err == nil {
+			err = s.startSession(c, u)
+		}
+		return next, err
 	})
 }
 
-// signUpSubmit answers POST /signup from the sign-up form.
+// signUpSubmit answers POST /signup from the sign-up form: the sign-in
+// page follows, with the same words whether or not the email was free
+// (signUp says why).
 func (s *Server) signUpSubmit(c *gin.Context) {
-	s.credentialsForm(c, "signup.html", signInPage{Title: "Sign up", MinPassword: password.MinLength}, func(email, pw string) (models.User, error) {
-		return s.accounts.SignUp(c.Request.Context(), email, pw)
+	s.credentialsForm(c, "signup.html", signInPage{Title: "Sign up", MinPassword: password.MinLength}, func(email, pw, next string) (string, error) {
+		return "/login?signed_up=1&next=" + url.QueryEscape(next), s.register(c.Request.Context(), email, pw)
 	})
 }
 
 // credentialsForm handles a posted sign-in or sign-up form: check its
-// CSRF token, get the user from the credentials, start the session and go
-// on to next, or show the form again with what went wrong.
-func (s *Server) credentialsForm(c *gin.Context, tmpl string, page signInPage, user func(email, pw string) (models.User, error)) {
+// CSRF token, submit the credentials and go where submit says, or show the
+// form again with what went wrong.
+func (s *Server) credentialsForm(c *gin.Context, tmpl string, page signInPage, submit func(email, pw, next string) (string, error)) {
 	page.Email, page.Next, page.CSRF = c.PostForm("email"), safeNext(c.PostForm("next")), s.formCSRF(c)
 	if !validFormCSRF(c) {
 		page.Error = "The form expired. Please try again."
 		s.render(c, http.StatusForbidden, tmpl, page)
 		return
 	}
-	u, err := user(page.Email, c.PostForm("password"))
-	if err == nil {
-		err = s.startSession(c, u)
-	}
+	to, err := submit(page.Email, c.PostForm("password"), page.Next)
 	if err != nil {
 		var status int
 		status, page.Error = s.formError(c, err)
 		s.render(c, status, tmpl, page)
 		return
 	}
-	c.Redirect(http.StatusSeeOther, page.Next)
+	c.Redirect(http.StatusSeeOther, to)
 }
 
 // formError is the status and message a form shows for err, from the same

@@ -9,7 +9,7 @@ import (
 // routes lists every route of the API in one place.
 func (s *Server) routes(monitoring http.Handler, healthOnly bool) {
 	e := s.engine
-	e.Use(requestID, s.accessLog, s.recovery, clientIdentity(s.cfg.TrustedProxies), s.bodyLimit(DefaultBodyLimit))
+	e.Use(requestID, s.securityHeaders, s.accessLog, s.recovery, clientIdentity(s.cfg.TrustedProxies), s.bodyLimit(DefaultBodyLimit))
 	e.NoRoute(s.handle(func(c *gin.Context) error {
 		return Errorf(http.StatusNotFound, "not_found", "no route for %s %s", c.Request.Method, c.Request.URL.Path)
 	}))
@@ -66,6 +66,7 @@ func (s *Server) routes(monitoring http.Handler, healthOnly bool) {
 	e.POST("/api/oauth/token", s.limit(oauthLimit), s.token)
 	e.POST("/api/oauth/revoke", s.limit(oauthLimit), s.revoke)
 
+	e.GET("/assets/site.css", siteCSS)
 	pages := e.Group("", s.withSession)
 	pages.GET("/oauth/authorize", s.authorize)
 	pages.POST("/oauth/authorize", s.authorize)

@@ -148,7 +148,6 @@ func (s *Server) searchDomains(c *gin.Context) error {
 	h := c.Writer.Header()
 	h.Set("Content-Type", "application/x-ndjson")
 	h.Set("Cache-Control", "no-store")
-	h.Set("X-Content-Type-Options", "nosniff")
 	c.Status(http.StatusOK)
 	out := newNDJSON(c.Writer, start)
 	domains := make([]string, len(names))
