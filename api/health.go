@@ -1,7 +1,9 @@
 package api
 
 import (
+	"crypto/subtle"
 	"net/http"
+	"strings"
 
 	"github.com/gin-gonic/gin"
 )
@@ -23,4 +25,25 @@ func (s *Server) readyz(c *gin.Context) {
 		}
 	}
 	c.JSON(code, gin.H{"status": status, "checks": checks})
+}
+
+// metricsGuard keeps /metrics from the public in production: with
+// DOMAIND_METRICS_TOKEN set it asks for that bearer token; without one it
+// serves metrics only in the embedded mode (a machine of one's own), and
+// production answers 404 saying how to turn them on.
+func (s *Server) metricsGuard(c *gin.Context) {
+	want := s.cfg.MetricsToken
+	switch {
+	case want != "":
+		scheme, got, _ := strings.Cut(c.GetHeader("Authorization"), " ")
+		if !strings.EqualFold(scheme, "Bearer") || subtle.ConstantTimeCompare([]byte(strings.TrimSpace(got)), []byte(want)) != 1 {
+			c.Header("WWW-Authenticate", `Bearer realm="domaind metrics"`)
+			s.writeError(c, Errorf(http.StatusUnauthorized, "unauthorized", "metrics need the bearer token of DOMAIND_METRICS_TOKEN"))
+			return
+		}
+	case !s.cfg.Embedded():
+		s.writeError(c, Errorf(http.StatusNotFound, "not_found", "metrics are off: set DOMAIND_METRICS_TOKEN and scrape with it as a bearer token"))
+		return
+	}
+	c.Next()
 }

@@ -19,7 +19,7 @@ func (s *Server) routes(monitoring http.Handler, healthOnly bool) {
 
 	e.GET("/healthz", s.healthz)
 	e.GET("/readyz", s.readyz)
-	e.GET("/metrics", gin.WrapH(s.metrics.Handler()))
+	e.GET("/metrics", s.metricsGuard, gin.WrapH(s.metrics.Handler()))
 
 	if monitoring != nil {
 		e.Any("/monitoring", s.opsOnly, gin.WrapH(monitoring))

@@ -2,6 +2,7 @@ package api
 
 import (
 	"bytes"
+	"fmt"
 	"context"
 	"encoding/json"
 	"io"
@@ -230,6 +231,27 @@ func TestHealthAndMetrics(t *testing.T) {
 		if !bytes.Contains(w.Body.Bytes(), []byte(want)) {
 			t.Errorf("metrics lack %q", want)
 		}
+	}
+}
+
+// In production /metrics is not public: it asks for DOMAIND_METRICS_TOKEN
+// as a bearer token, and is off without one.
+func TestMetricsAreNotPublicInProduction(t *testing.T) {
+	const token = "metrics-token-0123456789"
+	production := func(c *config.Config) { c.DatabaseURL, c.RedisURL = "postgres://db/x", "redis://r:6379" }
+	off := newTestEnv(t, production)
+	wantError(t, "production /metrics without a token configured", off.request("GET", "/metrics", ""), 404, "not_found")
+
+	on := newTestEnv(t, production, func(c *config.Config) { c.MetricsToken = token })
+	for _, auth := range []string{"", "Bearer wrong-token-0123456789", "Basic " + token, token} {
+		w := on.request("GET", "/metrics", "", "Authorization", auth)
+		wantError(t, fmt.Sprintf("/metrics with Authorization %q", auth), w, 401, "unauthorized")
+		if w.Header().Get("WWW-Authenticate") == "" {
+			t.Errorf("401 without a challenge")
+		}
+	}
+	if w := on.request("GET", "/metrics", "", "Authorization", "Bearer "+token); w.Code != 200 || !strings.Contains(w.Body.String(), "domaind_http_request_duration_seconds") {
+		t.Errorf("/metrics with the token = %d", w.Code)
 	}
 }
 

@@ -29,6 +29,10 @@ type Config struct {
 	RedisURL    string // empty: in-process Redis
 	SecretKey   []byte
 
+	// MetricsToken, when set, is the bearer token /metrics asks for; in
+	// production /metrics is off without one.
+	MetricsToken string
+
 	OpsUser           string
 	OpsPassword       string
 	OpsCredsGenerated bool // true when OpsUser/OpsPassword were made up at start
@@ -98,6 +102,7 @@ func Load(getenv func(string) string, isTerminal bool) (*Config, error) {
 		RDAPBootstrap: env("DOMAIND_RDAP_BOOTSTRAP", ""),
 		WhoisIANAAddr: env("DOMAIND_WHOIS_IANA_ADDR", "whois.iana.org:43"),
 		DNSResolver:   env("DOMAIND_DNS_RESOLVER", ""),
+		MetricsToken:  getenv("DOMAIND_METRICS_TOKEN"),
 	}
 	var err error
 	_, port, err := net.SplitHostPort(c.HTTPAddr)
@@ -177,6 +182,9 @@ func Load(getenv func(string) string, isTerminal bool) (*Config, error) {
 	if c.LogFormat = env("DOMAIND_LOG_FORMAT", defFormat); c.LogFormat != "text" && c.LogFormat != "json" {
 		return nil, &Error{"DOMAIND_LOG_FORMAT", fmt.Sprintf("want text or json, got %q", c.LogFormat)}
 	}
+	if c.MetricsToken != "" && len(c.MetricsToken) < 16 {
+		return nil, &Error{"DOMAIND_METRICS_TOKEN", "want at least 16 characters (for example: openssl rand -hex 16)"}
+	}
 	if err := c.loadSecrets(getenv("DOMAIND_SECRET_KEY")); err != nil {
 		return nil, err
 	}
@@ -248,6 +256,7 @@ func (c *Config) LogValue() slog.Value {
 		slog.String("redis_url", RedactURL(c.RedisURL)),
 		slog.String("ops_user", c.OpsUser),
 		slog.String("ops_password", mask(c.OpsPassword)),
+		slog.String("metrics_token", mask(c.MetricsToken)),
 		slog.Bool("dashboard_read_only", c.DashboardReadOnly),
 		slog.String("registry", c.Registry),
 		slog.String("rtr_api_key", mask(c.RTRAPIKey)),
