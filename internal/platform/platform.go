@@ -5,6 +5,8 @@ package platform
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -55,14 +57,14 @@ func Open(ctx context.Context, cfg *config.Config, log *slog.Logger) (*Platform,
 	})
 
 	if cfg.RedisURL == "" {
-		mini, stop, err := StartEmbeddedRedis()
+		opt, stop, err := StartEmbeddedRedis()
 		if err != nil {
 			p.Close()
 			return nil, err
 		}
 		p.onClose(func() error { stop(); return nil })
-		p.RedisOpt = asynq.RedisClientOpt{Addr: mini.Addr()}
-		log.Info("embedded redis started", "addr", mini.Addr())
+		p.RedisOpt = opt
+		log.Info("embedded redis started", "addr", opt.Addr) // its password stays in this process
 	} else if p.RedisOpt, err = config.ParseRedisURL(cfg.RedisURL); err != nil {
 		p.Close()
 		return nil, fmt.Errorf("parse redis url: %w", err)
@@ -154,14 +156,20 @@ func gormConfig() *gorm.Config {
 	}
 }
 
-// StartEmbeddedRedis starts an in-process miniredis. Its key TTLs only count
-// down when its clock is advanced, so a ticker advances it every second
-// (ClockTTL would be exact but makes asynq slow as keys grow). The returned
-// stop func ends the ticker and the server.
-func StartEmbeddedRedis() (*miniredis.Miniredis, func(), error) {
+// StartEmbeddedRedis starts an in-process miniredis on a loopback port and
+// returns how to connect to it. It asks for a password made up for this
+// start and never shown: the port is open to every local user of the
+// machine, and the queues, sessions' limits and caches are not theirs. Its
+// key TTLs only count down when its clock is advanced, so a ticker advances
+// it every second (ClockTTL would be exact but makes asynq slow as keys
+// grow). The returned stop func ends the ticker and the server.
+func StartEmbeddedRedis() (asynq.RedisClientOpt, func(), error) {
+	pw := make([]byte, 24)
+	rand.Read(pw)
 	m := miniredis.NewMiniRedis()
+	m.RequireAuth(hex.EncodeToString(pw))
 	if err := m.Start(); err != nil {
-		return nil, nil, fmt.Errorf("start embedded redis: %w", err)
+		return asynq.RedisClientOpt{}, nil, fmt.Errorf("start embedded redis: %w", err)
 	}
 	done := make(chan struct{})
 	var wg sync.WaitGroup
@@ -177,5 +185,6 @@ func StartEmbeddedRedis() (*miniredis.Miniredis, func(), error) {
 			}
 		}
 	})
-	return m, func() { close(done); wg.Wait(); m.Close() }, nil
+	opt := asynq.RedisClientOpt{Addr: m.Addr(), Password: hex.EncodeToString(pw)}
+	return opt, func() { close(done); wg.Wait(); m.Close() }, nil
 }
