@@ -37,8 +37,9 @@ bench: testdb
 # Fuzz the parsers of hostile input (package:target), FUZZTIME each.
 FUZZTIME ?= 60s
 fuzz:
-	for target in domainname:FuzzParse whois:FuzzParse rdap:FuzzParse pagecursor:FuzzDecode seocrawl:FuzzRobots seocrawl:FuzzParseDocument; do \
-		$(GO) test -run '^$$' -fuzz "^$${target#*:}$$" -fuzztime $(FUZZTIME) ./internal/$${target%%:*} || exit 1; \
+	for target in internal/domainname:FuzzParse internal/whois:FuzzParse internal/rdap:FuzzParse internal/pagecursor:FuzzDecode \
+			internal/seocrawl:FuzzRobots internal/seocrawl:FuzzParseDocument api:FuzzSafeNext; do \
+		$(GO) test -run '^$$' -fuzz "^$${target#*:}$$" -fuzztime $(FUZZTIME) ./$${target%%:*} || exit 1; \
 	done
 
 vet:
