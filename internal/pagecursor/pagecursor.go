@@ -8,16 +8,14 @@
 package pagecursor
 
 import (
-	"crypto/aes"
-	"crypto/cipher"
-	"crypto/hmac"
-	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"strings"
+
+	"github.com/domaind/domaind/internal/secret"
 )
 
 // maxLen bounds a cursor a client sends back.
@@ -45,36 +43,25 @@ var ErrInvalid = errors.New("pagecursor: invalid cursor")
 
 var b64 = base64.RawURLEncoding
 
-// aead derives the cursor cipher from the service's secret key, so that
-// cursors share nothing with other uses of the key.
-func aead(secret []byte) cipher.AEAD {
-	m := hmac.New(sha256.New, secret)
-	m.Write([]byte("pagecursor encryption key"))
-	block, _ := aes.NewCipher(m.Sum(nil)) // a 32-byte key never fails
-	gcm, _ := cipher.NewGCM(block)        // nor does the standard GCM
-	return gcm
-}
+// purpose keeps the cursors' cipher apart from other uses of the secret key.
+const purpose = "pagecursor encryption key"
 
 // Encode seals c with secret.
-func Encode(secret []byte, c Cursor) string {
+func Encode(secretKey []byte, c Cursor) string {
 	payload, _ := json.Marshal(c) // a struct of strings and an int never fails
-	gcm := aead(secret)
-	nonce := make([]byte, gcm.NonceSize())
-	rand.Read(nonce) // never fails
-	return b64.EncodeToString(gcm.Seal(nonce, nonce, payload, nil))
+	return b64.EncodeToString(secret.NewSealer(secretKey, purpose).Seal(payload))
 }
 
 // Decode opens s with secret and returns its cursor if it belongs to query.
-func Decode(secret []byte, s, query string) (Cursor, error) {
+func Decode(secretKey []byte, s, query string) (Cursor, error) {
 	if len(s) > maxLen {
 		return Cursor{}, ErrInvalid
 	}
 	sealed, err := b64.DecodeString(s)
-	gcm := aead(secret)
-	if err != nil || len(sealed) < gcm.NonceSize()+gcm.Overhead() {
+	if err != nil {
 		return Cursor{}, ErrInvalid
 	}
-	payload, err := gcm.Open(nil, sealed[:gcm.NonceSize()], sealed[gcm.NonceSize():], nil)
+	payload, err := secret.NewSealer(secretKey, purpose).Open(sealed)
 	if err != nil {
 		return Cursor{}, ErrInvalid
 	}

@@ -1,12 +1,17 @@
 // Package secret makes the service's bearer secrets (session cookies, API
-// secrets, OAuth codes and tokens) and the form they are stored in.
+// secrets, OAuth codes and tokens) and the form they are stored in: a hash
+// when the service only checks them, sealed when it must read them again.
 package secret
 
 import (
+	"crypto/aes"
+	"crypto/cipher"
+	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
+	"errors"
 )
 
 // New returns 256 random bits, URL-safe base64 (43 characters).
@@ -30,4 +35,43 @@ func NewID(prefix string) string {
 func Hash(secret string) string {
 	sum := sha256.Sum256([]byte(secret))
 	return hex.EncodeToString(sum[:])
+}
+
+// Sealer encrypts data the service keeps but must not keep in the clear
+// (stored answers that carry a secret, partners' signing secrets, cursors),
+// with AES-256-GCM under a key derived from the service's secret key for
+// one purpose, so that the uses of the key share nothing.
+type Sealer struct{ aead cipher.AEAD }
+
+// ErrUnsealable is sealed data that is malformed, forged or sealed under
+// another key or purpose.
+var ErrUnsealable = errors.New("secret: cannot open sealed data")
+
+// NewSealer returns the Sealer of purpose under key (DOMAIND_SECRET_KEY).
+func NewSealer(key []byte, purpose string) *Sealer {
+	m := hmac.New(sha256.New, key)
+	m.Write([]byte(purpose))
+	block, _ := aes.NewCipher(m.Sum(nil)) // a 32-byte key never fails
+	gcm, _ := cipher.NewGCM(block)        // nor does the standard GCM
+	return &Sealer{aead: gcm}
+}
+
+// Seal encrypts plain under a fresh random nonce.
+func (s *Sealer) Seal(plain []byte) []byte {
+	nonce := make([]byte, s.aead.NonceSize())
+	rand.Read(nonce) // never fails
+	return s.aead.Seal(nonce, nonce, plain, nil)
+}
+
+// Open decrypts what Seal made, or returns ErrUnsealable.
+func (s *Sealer) Open(sealed []byte) ([]byte, error) {
+	n := s.aead.NonceSize()
+	if len(sealed) < n+s.aead.Overhead() {
+		return nil, ErrUnsealable
+	}
+	plain, err := s.aead.Open(nil, sealed[:n], sealed[n:], nil)
+	if err != nil {
+		return nil, ErrUnsealable
+	}
+	return plain, nil
 }

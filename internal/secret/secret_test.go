@@ -1,6 +1,10 @@
 package secret
 
-import "testing"
+import (
+	"errors"
+	"strings"
+	"testing"
+)
 
 func TestNewIsRandomAndURLSafe(t *testing.T) {
 	seen := map[string]bool{}
@@ -25,5 +29,35 @@ func TestHash(t *testing.T) {
 	// SHA-256 of "abc" (FIPS 180-2 test vector).
 	if got := Hash("abc"); got != "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad" {
 		t.Errorf("Hash(abc) = %s", got)
+	}
+}
+
+func TestSealer(t *testing.T) {
+	key := []byte("test-secret-key-0123456789abcdef")
+	s := NewSealer(key, "answers")
+	sealed := s.Seal([]byte("dks_the-secret"))
+	if strings.Contains(string(sealed), "dks_the-secret") {
+		t.Fatal("sealed data holds the plain text")
+	}
+	if got, err := s.Open(sealed); err != nil || string(got) != "dks_the-secret" {
+		t.Fatalf("Open = %q, %v", got, err)
+	}
+	if again := s.Seal([]byte("dks_the-secret")); string(again) == string(sealed) {
+		t.Error("two seals of the same text are equal: the nonce must be fresh")
+	}
+	tampered := append([]byte{}, sealed...)
+	tampered[len(tampered)-1] ^= 1
+	for name, tc := range map[string]struct {
+		s    *Sealer
+		data []byte
+	}{
+		"other purpose": {NewSealer(key, "cursors"), sealed},
+		"other key":     {NewSealer([]byte("another-secret-key-0123456789abc"), "answers"), sealed},
+		"tampered":      {s, tampered},
+		"short":         {s, sealed[:10]},
+	} {
+		if _, err := tc.s.Open(tc.data); !errors.Is(err, ErrUnsealable) {
+			t.Errorf("%s: Open = %v, want ErrUnsealable", name, err)
+		}
 	}
 }
