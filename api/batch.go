@@ -152,9 +152,31 @@ func (s *Server) runBatch(c *gin.Context) error {
 		if r.Status >= 400 {
 			resp.Failed++
 		}
+		if saysRetryLater(r) {
+			c.Set(retryLaterCtxKey, true) // a retry with the same Idempotency-Key runs again
+		}
 	}
 	c.JSON(http.StatusOK, resp)
 	return nil
+}
+
+// saysRetryLater reports whether an operation's answer is one a retry may
+// change: a refusal for now (429), a failure of ours (5xx), or a lookup
+// that failed.
+func saysRetryLater(r batchResult) bool {
+	if r.Status == http.StatusTooManyRequests || r.Status >= 500 {
+		return true
+	}
+	raw, ok := r.Body.(json.RawMessage)
+	if !ok {
+		return false
+	}
+	var e struct {
+		Error struct {
+			Code string `json:"code"`
+		} `json:"error"`
+	}
+	return json.Unmarshal(raw, &e) == nil && e.Error.Code == "lookup_failed"
 }
 
 // batchID is an operation's id as a string: the one given (a string or a

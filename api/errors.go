@@ -122,6 +122,9 @@ func (s *Server) writeError(c *gin.Context, err error) {
 		c.Abort() // a streamed response already started; the log has the error
 		return
 	}
+	if e.Code == "lookup_failed" {
+		c.Set(retryLaterCtxKey, true)
+	}
 	if c.GetBool(legacyKey) {
 		c.AbortWithStatusJSON(e.Status, gin.H{"error": e.Message})
 		return

@@ -5,10 +5,12 @@ import (
 	"context"
 	"io"
 	"net/http"
+	"strings"
 
 	"github.com/gin-gonic/gin"
 
 	"github.com/domaind/domaind/internal/idempotency"
+	"github.com/domaind/domaind/internal/ratelimit"
 	"github.com/domaind/domaind/internal/secret"
 )
 
@@ -19,11 +21,22 @@ const (
 	HeaderIdempotentReplayed = "Idempotent-Replayed"
 )
 
+// retryLaterCtxKey marks an answer that says "retry later" with a status
+// that would otherwise be stored (a lookup_failed 404, a batch with such
+// an operation): a retry with the same key must be able to succeed.
+const retryLaterCtxKey = "domaind.retry_later"
+
+// policyCtxKey holds the rate limit whose headers an answer carries.
+const policyCtxKey = "domaind.policy"
+
 // idempotent makes POSTs carrying an Idempotency-Key safe to retry. The same
-// key and body within 24 h replays the stored response; the same key with
-// another body, or while the first request still runs, is 409. Responses
-// that a retry might fix (429, 5xx) are not stored. Keys are scoped per
-// client identity, so two clients never see each other's answers.
+// key and body within 24 h replays the stored response with
+// Idempotent-Replayed: true; the same key with another body, or while the
+// first request still runs, is 409. Answers that say "retry later" (429,
+// 5xx, lookup_failed) are not stored. A replay spends no rate-limit unit:
+// it carries the limit's current RateLimit headers, not the stored ones.
+// Keys are the caller's own (callerScope). It runs before the route's rate
+// limit and after its session, if the route has one.
 func (s *Server) idempotent(c *gin.Context) {
 	key := c.GetHeader(HeaderIdempotencyKey)
 	if key == "" {
@@ -41,13 +54,7 @@ func (s *Server) idempotent(c *gin.Context) {
 	}
 	c.Request.Body = io.NopCloser(bytes.NewReader(body))
 	ctx := c.Request.Context()
-	// Keys are the client's own: its address, and the credential it shows
-	// (an answer made for a token that unmasks prices is not replayed to
-	// a request without it).
-	scope := clientKey(c)
-	if auth := c.GetHeader("Authorization"); auth != "" {
-		scope += "|" + secret.Hash(auth)[:16]
-	}
+	scope := callerScope(c)
 	fp := idempotency.Fingerprint(c.Request.Method, c.Request.URL.Path, body)
 	prior, claimed, err := s.idem.Begin(ctx, scope, key, fp)
 	switch {
@@ -61,14 +68,7 @@ func (s *Server) idempotent(c *gin.Context) {
 		s.writeError(c, Errorf(http.StatusConflict, "conflict", "a request with this Idempotency-Key is still being processed; retry later"))
 		return
 	case !claimed:
-		h := c.Writer.Header()
-		for k, v := range prior.Header {
-			h[k] = v
-		}
-		h.Set(HeaderIdempotentReplayed, "true")
-		c.Status(prior.Status)
-		c.Writer.Write(prior.Body)
-		c.Abort()
+		s.replay(c, prior)
 		return
 	}
 
@@ -86,10 +86,11 @@ func (s *Server) idempotent(c *gin.Context) {
 	}()
 	c.Next()
 	// Not stored, so that a retry runs again: a refusal for now (429), a
-	// failure of ours (5xx), and an answer cut short because the client left
-	// (a stream half sent, a 499 nobody received).
+	// failure of ours (5xx), an answer that says to retry later, and an
+	// answer cut short because the client left (a stream half sent, a 499
+	// nobody received).
 	status := rec.Status()
-	if status == http.StatusTooManyRequests || status >= 500 || ctx.Err() != nil {
+	if status == http.StatusTooManyRequests || status >= 500 || c.GetBool(retryLaterCtxKey) || ctx.Err() != nil {
 		if err := s.idem.Release(done, scope, key); err != nil {
 			s.log.WarnContext(ctx, "idempotency release failed", "err", err)
 		}
@@ -97,9 +98,60 @@ func (s *Server) idempotent(c *gin.Context) {
 	}
 	header := rec.Header().Clone()
 	header.Del(HeaderRequestID)
-	if err := s.idem.Complete(done, scope, key, idempotency.Record{Fingerprint: fp, Status: status, Header: header, Body: rec.body.Bytes()}); err != nil {
+	stored := idempotency.Record{Fingerprint: fp, Status: status, Header: header, Body: rec.body.Bytes()}
+	if p, ok := c.Get(policyCtxKey); ok {
+		limit := p.(ratelimit.Policy)
+		stored.Limit = &limit
+	}
+	if err := s.idem.Complete(done, scope, key, stored); err != nil {
 		s.log.WarnContext(ctx, "idempotency store failed", "err", err)
 	}
+}
+
+// replay answers with a stored response, its rate-limit headers as they
+// stand now. An answer made for a bearer token is replayed only while the
+// token is still valid (the replay runs before the route checks tokens).
+func (s *Server) replay(c *gin.Context, prior idempotency.Record) {
+	if scheme, tok, _ := strings.Cut(c.GetHeader("Authorization"), " "); strings.EqualFold(scheme, "Bearer") {
+		if _, err := s.oauth.Authenticate(c.Request.Context(), strings.TrimSpace(tok)); err != nil {
+			s.bearerRefused(c, err)
+			return
+		}
+	}
+	h := c.Writer.Header()
+	for k, v := range prior.Header {
+		if strings.HasPrefix(k, "Ratelimit-") || strings.HasPrefix(k, "RateLimit-") || k == "Retry-After" {
+			continue
+		}
+		h[k] = v
+	}
+	if prior.Limit != nil {
+		if r, err := s.limiter.Status(c.Request.Context(), *prior.Limit, clientKey(c)); err == nil {
+			rateHeaders(c, *prior.Limit, r)
+		}
+	}
+	h.Set(HeaderIdempotentReplayed, "true")
+	c.Status(prior.Status)
+	c.Writer.Write(prior.Body)
+	c.Abort()
+}
+
+// callerScope is whose Idempotency-Keys a request uses: the signed-in
+// person's, else the credential's it shows (a bearer token or a developer
+// key: an answer made for a token that unmasks prices is never replayed to
+// a request without it), else its client address's. Two callers never see
+// each other's answers.
+func callerScope(c *gin.Context) string {
+	if u, ok := currentUser(c); ok {
+		return "user:" + u.ID
+	}
+	if auth := c.GetHeader("Authorization"); auth != "" {
+		return "auth:" + secret.Hash(auth)[:32]
+	}
+	if k := c.GetHeader("x-api-key"); k != "" {
+		return "key:" + secret.Hash(k + "\x00" + c.GetHeader("x-api-secret"))[:32]
+	}
+	return "addr:" + clientKey(c)
 }
 
 // recorder keeps a copy of what a handler writes, streaming included.

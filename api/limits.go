@@ -85,6 +85,7 @@ func rateHeaders(c *gin.Context, p ratelimit.Policy, r ratelimit.Result) error {
 	// Set by key rather than Header.Set, to keep the spec's spelling
 	// (Header.Set would send "Ratelimit-Limit"; clients compare
 	// without case either way).
+	c.Set(policyCtxKey, p)
 	h := c.Writer.Header()
 	h["RateLimit-Limit"] = []string{strconv.Itoa(r.Limit)}
 	h["RateLimit-Remaining"] = []string{strconv.Itoa(r.Remaining)}

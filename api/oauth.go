@@ -85,16 +85,21 @@ func (s *Server) withBearer(c *gin.Context) {
 		return
 	}
 	t, err := s.oauth.Authenticate(c.Request.Context(), strings.TrimSpace(tok))
-	switch {
-	case errors.Is(err, oauth.ErrInvalidToken):
-		s.challenge(c, "invalid_token", "the access token is invalid, expired or revoked")
-		return
-	case err != nil:
-		s.writeError(c, err)
+	if err != nil {
+		s.bearerRefused(c, err)
 		return
 	}
 	c.Set(scopesCtxKey, strings.Fields(t.Scope))
 	c.Next()
+}
+
+// bearerRefused answers a request whose bearer token did not authenticate.
+func (s *Server) bearerRefused(c *gin.Context, err error) {
+	if errors.Is(err, oauth.ErrInvalidToken) {
+		s.challenge(c, "invalid_token", "the access token is invalid, expired or revoked")
+		return
+	}
+	s.writeError(c, err)
 }
 
 // apiRoot answers GET /api: the bearer-protected root of the API. Without a

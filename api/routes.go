@@ -29,9 +29,9 @@ func (s *Server) routes(monitoring http.Handler, healthOnly bool) {
 		return
 	}
 
-	e.POST("/api/domain/search", s.limit(searchLimit), s.withBearer, s.idempotent, s.handle(s.searchDomains))
+	e.POST("/api/domain/search", s.idempotent, s.limit(searchLimit), s.withBearer, s.handle(s.searchDomains))
 	e.POST("/api/tools/whois", s.idempotent, s.limit(whoisQuota), s.handle(s.createWhoisLookup))
-	e.POST("/api/tools/:slug", s.handle(s.runTool))
+	e.POST("/api/tools/:slug", s.idempotent, s.handle(s.runTool))
 	e.GET("/api/tools/:slug/status/:jobId", s.handle(s.getToolJob))
 	e.GET("/api/batch", s.handle(s.batchCatalog))
 	e.POST("/api/batch", writeTimeout(batchWriteTimeout), s.idempotent, s.limit(batchLimit), s.handle(s.runBatch))
@@ -39,19 +39,19 @@ func (s *Server) routes(monitoring http.Handler, healthOnly bool) {
 	e.GET("/api/pricing/tld", s.limit(pricingLimit), legacyErrors, s.handle(s.getTLDPrice))
 	e.GET("/api/tlds/:tld/metadata", s.limit(pricingLimit), s.handle(s.getTLDMetadata))
 
-	e.POST("/api/auth/signup", s.limit(signUpLimit), s.handle(s.signUp))
+	e.POST("/api/auth/signup", s.idempotent, s.limit(signUpLimit), s.handle(s.signUp))
 	e.POST("/api/auth/login", s.limit(signInLimit), s.handle(s.signIn))
 	auth := e.Group("/api/auth", s.withSession, s.requireSession)
 	auth.GET("/me", s.handle(s.getMe))
 	auth.POST("/logout", s.handle(s.signOut))
 
 	keys := e.Group("/api/v1/keys", s.withSession, s.requireSession)
-	keys.POST("", s.handle(s.createKey))
+	keys.POST("", s.idempotent, s.handle(s.createKey))
 	keys.GET("", s.handle(s.listKeys))
 	keys.DELETE("/:key", s.handle(s.revokeKey))
 	domains := e.Group("/api/domains", s.withSession, s.requireSession)
 	domains.GET("", s.handle(s.listDomains))
-	domains.POST("/bulk/:op", s.limit(bulkLimit), s.handle(s.runBulk))
+	domains.POST("/bulk/:op", s.idempotent, s.limit(bulkLimit), s.handle(s.runBulk))
 	domains.GET("/bulk/:id", s.handle(s.getBulkOp))
 	cart := e.Group("/api/cart", s.withSession, s.requireSession)
 	cart.GET("", s.handle(s.getCart))
@@ -62,7 +62,7 @@ func (s *Server) routes(monitoring http.Handler, healthOnly bool) {
 	e.GET("/.well-known/oauth-authorization-server", s.authServerMetadata)
 	e.GET("/.well-known/oauth-protected-resource", s.protectedResourceMetadata)
 	e.GET("/api", s.withBearer, s.apiRoot)
-	e.POST("/api/oauth/register", s.limit(oauthRegisterLimit), s.registerClient)
+	e.POST("/api/oauth/register", s.idempotent, s.limit(oauthRegisterLimit), s.registerClient)
 	e.POST("/api/oauth/token", s.limit(oauthLimit), s.token)
 	e.POST("/api/oauth/revoke", s.limit(oauthLimit), s.revoke)
 
@@ -78,6 +78,6 @@ func (s *Server) routes(monitoring http.Handler, healthOnly bool) {
 	pages.POST("/logout", s.signOutSubmit)
 
 	ops := e.Group("/api/ops", s.opsOnly)
-	ops.POST("/canaries", s.handle(s.createCanary))
+	ops.POST("/canaries", s.idempotent, s.handle(s.createCanary))
 	ops.GET("/canaries/:id", s.handle(s.getCanary))
 }

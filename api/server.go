@@ -26,6 +26,7 @@ import (
 	"github.com/domaind/domaind/internal/password"
 	"github.com/domaind/domaind/internal/ratelimit"
 	"github.com/domaind/domaind/internal/registry"
+	"github.com/domaind/domaind/internal/secret"
 	"github.com/domaind/domaind/internal/tools"
 )
 
@@ -103,7 +104,7 @@ func New(d Deps) *Server {
 		limiter:  ratelimit.New(d.Redis, now),
 		accounts: account.New(d.DB, d.Passwords, now),
 		oauth:    oauth.New(d.DB, now),
-		idem:     idempotency.New(d.Redis),
+		idem:     idempotency.New(d.Redis, secret.NewSealer(d.Config.SecretKey, "idempotency records")),
 		lookups:  lookup.NewCache(d.Redis),
 		checker:  availability.New(d.Registry, d.Redis, checkTimeout),
 		catalog:  catalog.New(d.DB, catalogTTL),

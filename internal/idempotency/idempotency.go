@@ -1,6 +1,8 @@
 // Package idempotency stores the responses of requests sent with an
 // Idempotency-Key, so a retry gets the first answer instead of a second
-// execution. Records live in Redis for 24 hours, scoped per client.
+// execution. Records live in Redis for 24 hours, scoped per caller, and
+// sealed: a stored answer may carry a secret shown once (a new developer
+// key's), which Redis must not hold in the clear.
 package idempotency
 
 import (
@@ -14,6 +16,9 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/domaind/domaind/internal/ratelimit"
+	"github.com/domaind/domaind/internal/secret"
 )
 
 // TTL is how long a completed response is replayed.
@@ -30,13 +35,19 @@ type Record struct {
 	Status      int         `json:"status,omitempty"`
 	Header      http.Header `json:"header,omitempty"`
 	Body        []byte      `json:"body,omitempty"`
+	// Limit is the rate limit the answer reported, so a replay can report
+	// its current state instead.
+	Limit *ratelimit.Policy `json:"limit,omitempty"`
 }
 
 // Store keeps records in Redis.
-type Store struct{ rdb redis.UniversalClient }
+type Store struct {
+	rdb  redis.UniversalClient
+	seal *secret.Sealer
+}
 
-// New returns a store on rdb.
-func New(rdb redis.UniversalClient) *Store { return &Store{rdb: rdb} }
+// New returns a store on rdb sealing records with seal.
+func New(rdb redis.UniversalClient, seal *secret.Sealer) *Store { return &Store{rdb: rdb, seal: seal} }
 
 // Fingerprint identifies a request body for one method and path.
 func Fingerprint(method, path string, body []byte) string {
@@ -51,7 +62,7 @@ func Fingerprint(method, path string, body []byte) string {
 // otherwise prior is the record already there (running, or completed).
 func (s *Store) Begin(ctx context.Context, scope, key, fp string) (prior Record, claimed bool, err error) {
 	k := redisKey(scope, key)
-	running, _ := json.Marshal(Record{Running: true, Fingerprint: fp})
+	running := s.encode(Record{Running: true, Fingerprint: fp})
 	for range 3 {
 		ok, err := s.rdb.SetNX(ctx, k, running, lockTTL).Result()
 		if err != nil {
@@ -67,8 +78,8 @@ func (s *Store) Begin(ctx context.Context, scope, key, fp string) (prior Record,
 		if err != nil {
 			return Record{}, false, fmt.Errorf("idempotency read: %w", err)
 		}
-		if err := json.Unmarshal(b, &prior); err != nil {
-			return Record{}, false, fmt.Errorf("idempotency decode: %w", err)
+		if prior, err = s.decode(b); err != nil {
+			return Record{}, false, err
 		}
 		return prior, false, nil
 	}
@@ -77,11 +88,24 @@ func (s *Store) Begin(ctx context.Context, scope, key, fp string) (prior Record,
 
 // Complete stores the response of a claimed key for TTL.
 func (s *Store) Complete(ctx context.Context, scope, key string, r Record) error {
-	b, err := json.Marshal(r)
-	if err != nil {
-		return err
+	return s.rdb.Set(ctx, redisKey(scope, key), s.encode(r), TTL).Err()
+}
+
+func (s *Store) encode(r Record) []byte {
+	b, _ := json.Marshal(r) // headers, bytes and numbers always marshal
+	return s.seal.Seal(b)
+}
+
+func (s *Store) decode(b []byte) (Record, error) {
+	var r Record
+	plain, err := s.seal.Open(b)
+	if err == nil {
+		err = json.Unmarshal(plain, &r)
 	}
-	return s.rdb.Set(ctx, redisKey(scope, key), b, TTL).Err()
+	if err != nil {
+		return Record{}, fmt.Errorf("idempotency decode: %w", err)
+	}
+	return r, nil
 }
 
 // Release frees a claimed key without storing a response (the request

@@ -3,14 +3,17 @@ package idempotency_test
 import (
 	"context"
 	"net/http"
+	"strings"
 	"testing"
 
 	"github.com/domaind/domaind/internal/idempotency"
 	"github.com/domaind/domaind/internal/platform/platformtest"
+	"github.com/domaind/domaind/internal/secret"
 )
 
 func TestBeginCompleteReplay(t *testing.T) {
-	s := idempotency.New(platformtest.NewRedis(t).Client)
+	r := platformtest.NewRedis(t)
+	s := newStore(r)
 	ctx := context.Background()
 	fp := idempotency.Fingerprint("POST", "/api/x", []byte(`{"a":1}`))
 
@@ -22,12 +25,18 @@ func TestBeginCompleteReplay(t *testing.T) {
 	if err != nil || claimed || !prior.Running {
 		t.Fatalf("Begin while running = %+v, %v, %v; want the running record", prior, claimed, err)
 	}
-	rec := idempotency.Record{Fingerprint: fp, Status: 201, Header: http.Header{"Content-Type": {"application/json"}}, Body: []byte(`{"ok":true}`)}
+	rec := idempotency.Record{Fingerprint: fp, Status: 201, Header: http.Header{"Content-Type": {"application/json"}}, Body: []byte(`{"ok":true,"secret":"dks_shown-once"}`)}
 	if err := s.Complete(ctx, "client-a", "k1", rec); err != nil {
 		t.Fatal(err)
 	}
+	keys, _ := r.Client.Keys(ctx, "*").Result()
+	for _, k := range keys {
+		if v, _ := r.Client.Get(ctx, k).Result(); strings.Contains(v, "dks_shown-once") || strings.Contains(v, "application/json") {
+			t.Errorf("Redis holds a stored answer in the clear under %s", k)
+		}
+	}
 	prior, claimed, err = s.Begin(ctx, "client-a", "k1", fp)
-	if err != nil || claimed || prior.Running || prior.Status != 201 || string(prior.Body) != `{"ok":true}` || prior.Header.Get("Content-Type") != "application/json" {
+	if err != nil || claimed || prior.Running || prior.Status != 201 || string(prior.Body) != string(rec.Body) || prior.Header.Get("Content-Type") != "application/json" {
 		t.Fatalf("Begin after Complete = %+v, %v, %v; want the stored response", prior, claimed, err)
 	}
 	// The same key from another client is another key.
@@ -36,8 +45,12 @@ func TestBeginCompleteReplay(t *testing.T) {
 	}
 }
 
+func newStore(r *platformtest.Redis) *idempotency.Store {
+	return idempotency.New(r.Client, secret.NewSealer([]byte("test-secret-key-0123456789abcdef"), "idempotency"))
+}
+
 func TestReleaseFreesTheKey(t *testing.T) {
-	s := idempotency.New(platformtest.NewRedis(t).Client)
+	s := newStore(platformtest.NewRedis(t))
 	ctx := context.Background()
 	s.Begin(ctx, "c", "k", "fp")
 	if err := s.Release(ctx, "c", "k"); err != nil {

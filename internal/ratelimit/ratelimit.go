@@ -158,6 +158,57 @@ func (l *Limiter) allowRate(ctx context.Context, p Policy, client string) (Resul
 	return res, nil
 }
 
+// Status reports what Allow would find for client now, spending nothing:
+// for answers that report a limit without using it (a replayed response
+// shows the current RateLimit headers, not the ones it was first sent with).
+func (l *Limiter) Status(ctx context.Context, p Policy, client string) (Result, error) {
+	now := l.now()
+	if p.Kind == DayQuota {
+		end := now.UTC().Truncate(24 * time.Hour).Add(24 * time.Hour)
+		v, err := l.batch.run(ctx, dayStatusScript, []string{dayKey(p, client, now.UTC())})
+		if err != nil {
+			return Result{}, fmt.Errorf("quota %s: %w", p.Name, err)
+		}
+		used := int(v[0])
+		res := Result{Allowed: used < p.Limit, Limit: p.Limit, Used: used, Remaining: max(p.Limit-used, 0), Reset: end.Sub(now)}
+		if !res.Allowed {
+			res.RetryAfter = res.Reset
+		}
+		return res, nil
+	}
+	v, err := l.batch.run(ctx, statusScript, []string{rateKey(p, client)}, now.UnixMicro(), p.Window.Microseconds(), p.Limit)
+	if err != nil {
+		return Result{}, fmt.Errorf("rate limit %s: %w", p.Name, err)
+	}
+	return Result{
+		Allowed: v[0] == 1, Limit: p.Limit, Remaining: int(v[1]),
+		RetryAfter: time.Duration(v[2]) * time.Microsecond, Reset: time.Duration(v[3]) * time.Microsecond,
+	}, nil
+}
+
+// statusScript reads a sliding-window log as slidingScript would, writing
+// nothing, and returns {allowed, remaining, retry_after_us, reset_after_us}.
+// Scores are whole microseconds, so "after now - window" is "from now -
+// window + 1".
+var statusScript = redis.NewScript(`
+local now = tonumber(ARGV[1])
+local window = tonumber(ARGV[2])
+local limit = tonumber(ARGV[3])
+local from = now - window + 1
+local n = redis.call('ZCOUNT', KEYS[1], from, '+inf')
+if n == 0 then return {1, limit, 0, 0} end
+local newest = redis.call('ZRANGE', KEYS[1], -1, -1, 'WITHSCORES')
+local reset = tonumber(newest[2]) + window - now
+if n >= limit then
+  local freeing = redis.call('ZRANGEBYSCORE', KEYS[1], from, '+inf', 'WITHSCORES', 'LIMIT', n - limit, 1)
+  return {0, 0, tonumber(freeing[2]) + window - now, reset}
+end
+return {1, limit - n, 0, reset}
+`)
+
+// dayStatusScript returns {used} of a day counter.
+var dayStatusScript = redis.NewScript(`return {tonumber(redis.call('GET', KEYS[1]) or '0')}`)
+
 func rateKey(p Policy, client string) string { return "rate:" + p.Name + ":" + client }
 
 // dayScript increments today's counter unless it is at the limit, and sets

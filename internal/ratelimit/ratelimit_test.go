@@ -260,3 +260,37 @@ func TestDayQuotaIgnoresRedisClock(t *testing.T) {
 		t.Errorf("4th lookup of a quota of 3 allowed: %+v", res)
 	}
 }
+
+// Status reads what Allow would find and spends nothing.
+func TestStatusSpendsNothing(t *testing.T) {
+	r := platformtest.NewRedis(t)
+	start := time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
+	clk := &clock{t: start}
+	l := ratelimit.New(r.Client, clk.now)
+	ctx := context.Background()
+	for _, p := range []ratelimit.Policy{ratelimit.PerMinute("s", 3), ratelimit.PerDay("q", 3)} {
+		if res, err := l.Status(ctx, p, "c"); err != nil || !res.Allowed || res.Remaining != 3 {
+			t.Fatalf("%s fresh status = %+v, %v", p.Name, res, err)
+		}
+		for i := range 3 {
+			clk.set(start.Add(time.Duration(i) * time.Second))
+			l.Allow(ctx, p, "c")
+		}
+		for range 3 {
+			res, err := l.Status(ctx, p, "c")
+			if err != nil || res.Allowed || res.Remaining != 0 || res.RetryAfter <= 0 {
+				t.Fatalf("%s status when spent = %+v, %v; want refused, unchanged by looking", p.Name, res, err)
+			}
+		}
+		if p.Kind == ratelimit.Rate {
+			res, _ := l.Status(ctx, p, "c")
+			if res.RetryAfter != 58*time.Second || res.Reset != time.Minute {
+				t.Errorf("status retry after %v, reset %v; want 58s (the first unit leaves the window) and 1m", res.RetryAfter, res.Reset)
+			}
+			clk.set(start.Add(time.Minute))
+			if res, _ := l.Status(ctx, p, "c"); !res.Allowed || res.Remaining != 1 {
+				t.Errorf("status a minute after the first = %+v, want one unit free", res)
+			}
+		}
+	}
+}
