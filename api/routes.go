@@ -9,7 +9,7 @@ import (
 // routes lists every route of the API in one place.
 func (s *Server) routes(monitoring http.Handler, healthOnly bool) {
 	e := s.engine
-	e.Use(requestID, s.securityHeaders, s.accessLog, s.recovery, clientIdentity(s.cfg.TrustedProxies), s.bodyLimit(DefaultBodyLimit))
+	e.Use(requestID, s.securityHeaders, s.deprecationHeaders, s.accessLog, s.recovery, clientIdentity(s.cfg.TrustedProxies), s.bodyLimit(DefaultBodyLimit))
 	e.NoRoute(s.handle(func(c *gin.Context) error {
 		return Errorf(http.StatusNotFound, "not_found", "no route for %s %s", c.Request.Method, c.Request.URL.Path)
 	}))

@@ -6,6 +6,7 @@ package api
 import (
 	"context"
 	"log/slog"
+	"maps"
 	"net/http"
 	"time"
 
@@ -83,7 +84,9 @@ type Server struct {
 	check    func(ctx context.Context) map[string]error
 	now      func() time.Time
 	ops      opsauth.Credentials
-	engine   *gin.Engine
+	// deprecations are the deprecated operations (deprecation.go).
+	deprecations map[string]Deprecation
+	engine       *gin.Engine
 }
 
 // New builds the engine with every route.
@@ -113,6 +116,8 @@ func New(d Deps) *Server {
 		check:    d.Check,
 		now:      now,
 		ops:      opsauth.Credentials{User: d.Config.OpsUser, Password: d.Config.OpsPassword},
+
+		deprecations: maps.Clone(deprecations),
 	}
 	s.warmups = newWarmups(s.warmLookup)
 	gin.SetMode(gin.ReleaseMode)

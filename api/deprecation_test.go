@@ -1,0 +1,64 @@
+package api
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gin-gonic/gin"
+)
+
+func TestDeprecatedOperationsAnnounceThemselves(t *testing.T) {
+	env := newTestEnv(t)
+	since := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
+	env.srv.deprecations["GET /test/old"] = Deprecation{
+		Since: since, Sunset: since.AddDate(0, 6, 0),
+		Link: "https://domaind.example/docs/migrate-old", SunsetLink: "https://domaind.example/changelog#old",
+	}
+	env.srv.engine.GET("/test/old", func(c *gin.Context) { c.String(200, "old") })
+	env.srv.engine.GET("/test/new", func(c *gin.Context) { c.String(200, "new") })
+
+	w := env.request("GET", "/test/old", "")
+	if got := w.Header().Get("Deprecation"); got != "@1796083200" {
+		t.Errorf("Deprecation = %q, want @1796083200 (RFC 9745: @ and Unix seconds)", got)
+	}
+	if got := w.Header().Get("Sunset"); got != "Tue, 01 Jun 2027 00:00:00 GMT" {
+		t.Errorf("Sunset = %q, want an HTTP-date (RFC 8594)", got)
+	}
+	links := strings.Join(w.Header().Values("Link"), ", ")
+	if !strings.Contains(links, `<https://domaind.example/docs/migrate-old>; rel="deprecation"`) ||
+		!strings.Contains(links, `<https://domaind.example/changelog#old>; rel="sunset"`) {
+		t.Errorf("Link = %q", links)
+	}
+	w = env.request("GET", "/test/new", "")
+	for _, h := range []string{"Deprecation", "Sunset", "Link"} {
+		if v := w.Header().Get(h); v != "" {
+			t.Errorf("an operation in good standing sends %s: %q", h, v)
+		}
+	}
+}
+
+// SPEC §8: an operation is announced at least 90 days before it goes.
+func TestDeprecationsGiveNinetyDaysNotice(t *testing.T) {
+	since := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
+	for name, tc := range map[string]struct {
+		d  Deprecation
+		ok bool
+	}{
+		"90 days":        {Deprecation{Since: since, Sunset: since.Add(MinSunsetNotice), Link: "x"}, true},
+		"no sunset yet":  {Deprecation{Since: since, Link: "x"}, true},
+		"89 days":        {Deprecation{Since: since, Sunset: since.Add(MinSunsetNotice - 24*time.Hour), Link: "x"}, false},
+		"sunset before":  {Deprecation{Since: since, Sunset: since.AddDate(0, 0, -1), Link: "x"}, false},
+		"no date":        {Deprecation{Link: "x"}, false},
+		"no replacement": {Deprecation{Since: since}, false},
+	} {
+		if err := tc.d.check(); (err == nil) != tc.ok {
+			t.Errorf("%s: check = %v, want ok %v", name, err, tc.ok)
+		}
+	}
+	for route, d := range deprecations {
+		if err := d.check(); err != nil {
+			t.Errorf("%s: %v", route, err)
+		}
+	}
+}
