@@ -2,7 +2,9 @@ package models
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"gorm.io/gorm"
@@ -99,6 +101,65 @@ func migrate(ctx context.Context, db *gorm.DB, steps []migration) error {
 		if err != nil {
 			return fmt.Errorf("migration %d (%s): %w", m.Version, m.Name, err)
 		}
+	}
+	return nil
+}
+
+// Errors of CheckMigrated. Callers compare with errors.Is.
+var (
+	// ErrNotMigrated means the database lacks steps this binary knows.
+	ErrNotMigrated = errors.New(`database is not migrated: run "domaind migrate"`)
+	// ErrSchemaNewer means the database has steps this binary does not
+	// know: a newer binary migrated it.
+	ErrSchemaNewer = errors.New("database is newer than this binary")
+)
+
+// CheckMigrated compares the steps applied to the database with those this
+// binary knows, without changing anything. It returns nil when they are the
+// same, an error wrapping ErrNotMigrated when the database lacks some (or
+// was never migrated), and else one wrapping ErrSchemaNewer when the
+// database has steps the binary does not know.
+func CheckMigrated(ctx context.Context, db *gorm.DB) error {
+	db = db.WithContext(ctx)
+	q := `SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'`
+	if IsPostgres(db) {
+		q = `SELECT count(*) FROM information_schema.tables WHERE table_schema = current_schema() AND table_name = 'schema_migrations'`
+	}
+	var tables int
+	if err := db.Raw(q).Scan(&tables).Error; err != nil {
+		return fmt.Errorf("check migrations: %w", err)
+	}
+	if tables == 0 {
+		return ErrNotMigrated
+	}
+	var applied []SchemaMigration
+	if err := db.Order("version").Find(&applied).Error; err != nil {
+		return fmt.Errorf("check migrations: %w", err)
+	}
+	done := map[int]bool{}
+	for _, a := range applied {
+		done[a.Version] = true
+	}
+	var missing []string
+	known := map[int]bool{}
+	for _, m := range migrations {
+		known[m.Version] = true
+		if !done[m.Version] {
+			missing = append(missing, fmt.Sprint(m.Version))
+		}
+	}
+	if len(missing) > 0 {
+		return fmt.Errorf("%w (steps not applied: %s)", ErrNotMigrated, strings.Join(missing, ", "))
+	}
+	var unknown []string
+	for _, a := range applied {
+		if !known[a.Version] {
+			unknown = append(unknown, fmt.Sprintf("%d %q", a.Version, a.Name))
+		}
+	}
+	if len(unknown) > 0 {
+		return fmt.Errorf("%w: it has steps this binary does not know (%s); this binary knows steps 1 to %d",
+			ErrSchemaNewer, strings.Join(unknown, ", "), migrations[len(migrations)-1].Version)
 	}
 	return nil
 }
