@@ -2,14 +2,19 @@ package models
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"gorm.io/gorm"
 )
 
-// migration is one schema step. Steps are append-only: a released step is
-// never edited, a change is a new step.
+// migration is one schema step. Steps are append-only and frozen: a
+// released step never changes what it builds, so each one works on its own
+// snapshot of the structs (migrate_vNN.go) or on SQL, never on today's
+// models. A change to a model is a new step, with a new snapshot;
+// TestMigrationsBuildTheModelsSchema fails until there is one.
 type migration struct {
 	Version int
 	Name    string
@@ -17,61 +22,18 @@ type migration struct {
 }
 
 var migrations = []migration{
-	{1, "outbox and canaries", func(tx *gorm.DB) error {
-		return tx.AutoMigrate(&OutboxEntry{}, &Canary{}, &CanaryStep{})
-	}},
-	{2, "TLDs, prices and the sandbox registry", func(tx *gorm.DB) error {
-		return tx.AutoMigrate(&TLD{}, &TLDPrice{}, &SandboxTLD{}, &SandboxName{})
-	}},
-	{3, "lookups, RDAP bootstrap and marketplace listings", func(tx *gorm.DB) error {
-		return tx.AutoMigrate(&Lookup{}, &RDAPBootstrap{}, &Listing{})
-	}},
-	{4, "TLD label syntax", func(tx *gorm.DB) error {
-		return tx.AutoMigrate(&TLD{})
-	}},
-	{5, "users and sessions", func(tx *gorm.DB) error {
-		return tx.AutoMigrate(&User{}, &Session{})
-	}},
-	{6, "developer keys and listing locks", func(tx *gorm.DB) error {
-		return tx.AutoMigrate(&APIKey{}, &Listing{})
-	}},
-	{7, "OAuth clients, codes and tokens", func(tx *gorm.DB) error {
-		return tx.AutoMigrate(&OAuthClient{}, &OAuthCode{}, &OAuthToken{})
-	}},
-	{8, "marketplace sort keys and indexes", func(tx *gorm.DB) error {
-		if err := tx.AutoMigrate(&Listing{}); err != nil {
-			return err
-		}
-		for _, ddl := range listingIndexes {
-			if err := tx.Exec(ddl).Error; err != nil {
-				return err
-			}
-		}
-		if IsPostgres(tx) { // substring search on names (q) through a trigram index
-			if err := tx.Exec(`CREATE EXTENSION IF NOT EXISTS pg_trgm WITH SCHEMA public`).Error; err != nil {
-				return fmt.Errorf("the marketplace's name search needs the pg_trgm extension: %w", err)
-			}
-			return tx.Exec(`CREATE INDEX IF NOT EXISTS idx_listings_domain_trgm ON listings USING gin (domain public.gin_trgm_ops)`).Error
-		}
-		return nil
-	}},
-	{9, "marketplace counters (Postgres)", func(tx *gorm.DB) error {
-		if !IsPostgres(tx) {
-			return nil
-		}
-		for _, ddl := range listingCountsDDL {
-			if err := tx.Exec(ddl).Error; err != nil {
-				return err
-			}
-		}
-		return nil
-	}},
-	{10, "OAuth family revocation and client use", func(tx *gorm.DB) error {
-		return tx.AutoMigrate(&OAuthCode{}, &OAuthClient{})
-	}},
-	{11, "owned domains, bulk operations, the cart and tool jobs", func(tx *gorm.DB) error {
-		return tx.AutoMigrate(&SandboxName{}, &SandboxChange{}, &Domain{}, &BulkOp{}, &BulkItem{}, &CartItem{}, &ToolJob{})
-	}},
+	{1, "outbox and canaries", migrateV1},
+	{2, "TLDs, prices and the sandbox registry", migrateV2},
+	{3, "lookups, RDAP bootstrap and marketplace listings", migrateV3},
+	{4, "TLD label syntax", migrateV4},
+	{5, "users and sessions", migrateV5},
+	{6, "developer keys and listing locks", migrateV6},
+	{7, "OAuth clients, codes and tokens", migrateV7},
+	{8, "marketplace sort keys and indexes", migrateV8},
+	{9, "marketplace counters (Postgres)", migrateV9},
+	{10, "OAuth family revocation and client use", migrateV10},
+	{11, "owned domains, bulk operations, the cart and tool jobs", migrateV11},
+	{12, "outbox uuid keys and pending index, rescue times, long bulk changes", migrateV12},
 }
 
 // SchemaMigration records an applied migration.
@@ -81,10 +43,23 @@ type SchemaMigration struct {
 	AppliedAt time.Time
 }
 
+// schemaMigrationsTable is the table of SchemaMigration as Migrate creates
+// it, frozen like the steps.
+type schemaMigrationsTable struct {
+	Version   int `gorm:"primaryKey;autoIncrement:false"`
+	Name      string
+	AppliedAt time.Time
+}
+
+func (schemaMigrationsTable) TableName() string { return "schema_migrations" }
+
 // Migrate applies the migrations the database has not seen, each in its own
 // transaction. On Postgres an advisory lock makes concurrent migrators (two
 // replicas starting at once) take turns.
-func Migrate(ctx context.Context, db *gorm.DB) error {
+func Migrate(ctx context.Context, db *gorm.DB) error { return migrate(ctx, db, migrations) }
+
+// migrate applies those of steps the database has not seen, in order.
+func migrate(ctx context.Context, db *gorm.DB, steps []migration) error {
 	db = db.WithContext(ctx)
 	if IsPostgres(db) {
 		conn, err := db.DB()
@@ -102,7 +77,7 @@ func Migrate(ctx context.Context, db *gorm.DB) error {
 		}
 		defer c.ExecContext(context.WithoutCancel(ctx), "SELECT pg_advisory_unlock($1)", lockID)
 	}
-	if err := db.AutoMigrate(&SchemaMigration{}); err != nil {
+	if err := db.AutoMigrate(&schemaMigrationsTable{}); err != nil {
 		return fmt.Errorf("create schema_migrations: %w", err)
 	}
 	var applied []int
@@ -113,7 +88,7 @@ func Migrate(ctx context.Context, db *gorm.DB) error {
 	for _, v := range applied {
 		done[v] = true
 	}
-	for _, m := range migrations {
+	for _, m := range steps {
 		if done[m.Version] {
 			continue
 		}
@@ -126,6 +101,65 @@ func Migrate(ctx context.Context, db *gorm.DB) error {
 		if err != nil {
 			return fmt.Errorf("migration %d (%s): %w", m.Version, m.Name, err)
 		}
+	}
+	return nil
+}
+
+// Errors of CheckMigrated. Callers compare with errors.Is.
+var (
+	// ErrNotMigrated means the database lacks steps this binary knows.
+	ErrNotMigrated = errors.New(`database is not migrated: run "domaind migrate"`)
+	// ErrSchemaNewer means the database has steps this binary does not
+	// know: a newer binary migrated it.
+	ErrSchemaNewer = errors.New("database is newer than this binary")
+)
+
+// CheckMigrated compares the steps applied to the database with those this
+// binary knows, without changing anything. It returns nil when they are the
+// same, an error wrapping ErrNotMigrated when the database lacks some (or
+// was never migrated), and else one wrapping ErrSchemaNewer when the
+// database has steps the binary does not know.
+func CheckMigrated(ctx context.Context, db *gorm.DB) error {
+	db = db.WithContext(ctx)
+	q := `SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'`
+	if IsPostgres(db) {
+		q = `SELECT count(*) FROM information_schema.tables WHERE table_schema = current_schema() AND table_name = 'schema_migrations'`
+	}
+	var tables int
+	if err := db.Raw(q).Scan(&tables).Error; err != nil {
+		return fmt.Errorf("check migrations: %w", err)
+	}
+	if tables == 0 {
+		return ErrNotMigrated
+	}
+	var applied []SchemaMigration
+	if err := db.Order("version").Find(&applied).Error; err != nil {
+		return fmt.Errorf("check migrations: %w", err)
+	}
+	done := map[int]bool{}
+	for _, a := range applied {
+		done[a.Version] = true
+	}
+	var missing []string
+	known := map[int]bool{}
+	for _, m := range migrations {
+		known[m.Version] = true
+		if !done[m.Version] {
+			missing = append(missing, fmt.Sprint(m.Version))
+		}
+	}
+	if len(missing) > 0 {
+		return fmt.Errorf("%w (steps not applied: %s)", ErrNotMigrated, strings.Join(missing, ", "))
+	}
+	var unknown []string
+	for _, a := range applied {
+		if !known[a.Version] {
+			unknown = append(unknown, fmt.Sprintf("%d %q", a.Version, a.Name))
+		}
+	}
+	if len(unknown) > 0 {
+		return fmt.Errorf("%w: it has steps this binary does not know (%s); this binary knows steps 1 to %d",
+			ErrSchemaNewer, strings.Join(unknown, ", "), migrations[len(migrations)-1].Version)
 	}
 	return nil
 }

@@ -66,7 +66,19 @@ func start(ctx context.Context, cmd command, getenv func(string) string, isTermi
 	}
 	defer p.Close()
 
-	if role == "all" || role == "migrate" || role == "seed" {
+	migrate := role == "all" || role == "migrate" || role == "seed"
+	if !migrate { // the other roles run on the schema `domaind migrate` made
+		err := models.CheckMigrated(ctx, p.DB)
+		switch {
+		case errors.Is(err, models.ErrNotMigrated) && cfg.AutoMigrate:
+			migrate = true
+		case errors.Is(err, models.ErrSchemaNewer): // a rollback, or replicas of the last version during a rollout
+			log.Warn("running on a database migrated by a newer binary", "err", err)
+		case err != nil:
+			return err
+		}
+	}
+	if migrate {
 		if err := models.Migrate(ctx, p.DB); err != nil {
 			return fmt.Errorf("migrate: %w", err)
 		}

@@ -52,6 +52,10 @@ type Config struct {
 	TrustedProxies  []netip.Prefix
 	// SearchTLDs are the TLDs a plain label.tld search also checks.
 	SearchTLDs []string
+	// AutoMigrate lets api, worker, scheduler and dashboard migrate a
+	// database that lacks migrations at start rather than refuse it (all,
+	// migrate and seed always migrate).
+	AutoMigrate bool
 
 	SeedDemo  bool
 	LogLevel  slog.Level
@@ -133,6 +137,9 @@ func Load(getenv func(string) string, isTerminal bool) (*Config, error) {
 	}
 	if c.SeedDemo, err = parseBool(env("DOMAIND_SEED_DEMO", strconv.FormatBool(c.Embedded()))); err != nil {
 		return nil, &Error{"DOMAIND_SEED_DEMO", err.Error()}
+	}
+	if c.AutoMigrate, err = parseBool(env("DOMAIND_AUTO_MIGRATE", "false")); err != nil {
+		return nil, &Error{"DOMAIND_AUTO_MIGRATE", err.Error()}
 	}
 	switch c.Registry {
 	case "sandbox":
@@ -268,6 +275,7 @@ func (c *Config) LogValue() slog.Value {
 		slog.Int("trusted_proxies", len(c.TrustedProxies)),
 		slog.Int("fetch_allow_cidrs", len(c.FetchAllowCIDRs)),
 		slog.Bool("seed_demo", c.SeedDemo),
+		slog.Bool("auto_migrate", c.AutoMigrate),
 	)
 }
 

@@ -76,7 +76,7 @@ func TestProduction(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.Embedded() || c.SeedDemo || c.SandboxLatency != 100*time.Millisecond || len(c.TrustedProxies) != 2 ||
+	if c.Embedded() || c.SeedDemo || c.AutoMigrate || c.SandboxLatency != 100*time.Millisecond || len(c.TrustedProxies) != 2 ||
 		strings.Join(c.SearchTLDs, ",") != "com,net,co.uk" {
 		t.Errorf("config = %+v", c)
 	}
@@ -117,6 +117,7 @@ func TestBadConfigNamesTheVariable(t *testing.T) {
 		{"bad proxy", map[string]string{"DOMAIND_TRUSTED_PROXIES": "proxy.local"}, "DOMAIND_TRUSTED_PROXIES"},
 		{"bad seed flag", map[string]string{"DOMAIND_SEED_DEMO": "maybe"}, "DOMAIND_SEED_DEMO"},
 		{"bad read-only flag", map[string]string{"DOMAIND_DASHBOARD_READ_ONLY": "sometimes"}, "DOMAIND_DASHBOARD_READ_ONLY"},
+		{"bad auto-migrate flag", prod(map[string]string{"DOMAIND_AUTO_MIGRATE": "yes please"}), "DOMAIND_AUTO_MIGRATE"},
 		{"bad log level", map[string]string{"DOMAIND_LOG_LEVEL": "loud"}, "DOMAIND_LOG_LEVEL"},
 		{"bad log format", map[string]string{"DOMAIND_LOG_FORMAT": "xml"}, "DOMAIND_LOG_FORMAT"},
 	}

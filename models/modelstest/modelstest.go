@@ -28,6 +28,17 @@ func NewDB(tb testing.TB) *gorm.DB {
 // same database with ("" for SQLite, whose path is then returned instead).
 func NewDBWithURL(tb testing.TB) (*gorm.DB, string) {
 	tb.Helper()
+	db, where := NewEmptyDB(tb)
+	if err := models.Migrate(context.Background(), db); err != nil {
+		tb.Fatalf("migrate: %v", err)
+	}
+	return db, where
+}
+
+// NewEmptyDB is NewDBWithURL without the migrations: a database with no
+// tables, for tests of the migrations themselves.
+func NewEmptyDB(tb testing.TB) (*gorm.DB, string) {
+	tb.Helper()
 	base := os.Getenv("DOMAIND_TEST_DATABASE_URL")
 	var db *gorm.DB
 	var where string
@@ -45,9 +56,6 @@ func NewDBWithURL(tb testing.TB) (*gorm.DB, string) {
 			sqlDB.Close()
 		}
 	})
-	if err := models.Migrate(context.Background(), db); err != nil {
-		tb.Fatalf("migrate: %v", err)
-	}
 	return db, where
 }
 

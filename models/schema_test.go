@@ -1,0 +1,208 @@
+package models_test
+
+import (
+	"context"
+	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"gorm.io/gorm"
+
+	"github.com/domaind/domaind/models"
+	"github.com/domaind/domaind/models/modelstest"
+)
+
+// modelsSchema is the schema the models expect: AutoMigrate of every model
+// on an empty database, plus what no struct tag can say (the partial and
+// trigram indexes of the listings, the triggers of their counts), made by
+// the same SQL as the migrations.
+func modelsSchema(tb testing.TB) dbSchema {
+	tb.Helper()
+	db, _ := modelstest.NewEmptyDB(tb)
+	must(tb, db.AutoMigrate(models.All()...))
+	must(tb, models.ApplySQLOnlySchema(db))
+	return readSchema(tb, db)
+}
+
+// migratedDB returns an empty database migrated by models.Migrate.
+func migratedDB(tb testing.TB) *gorm.DB {
+	tb.Helper()
+	db, _ := modelstest.NewEmptyDB(tb)
+	must(tb, models.Migrate(context.Background(), db))
+	return db
+}
+
+// TestMigrationsBuildTheModelsSchema fails when a model changed without a
+// migration step that makes the change.
+func TestMigrationsBuildTheModelsSchema(t *testing.T) {
+	want := modelsSchema(t)
+	got := readSchema(t, migratedDB(t))
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("the migrations do not build the schema the models expect: add a step (-models +migrations):\n%s", diff)
+	}
+	if len(want.Tables) < len(models.All()) {
+		t.Fatalf("read %d tables for %d models: the schema reader misses some", len(want.Tables), len(models.All()))
+	}
+}
+
+func TestMigrateTwiceChangesNothing(t *testing.T) {
+	db := migratedDB(t)
+	once := readSchema(t, db)
+	must(t, models.Migrate(context.Background(), db))
+	if diff := cmp.Diff(once, readSchema(t, db)); diff != "" {
+		t.Errorf("a second Migrate changed the schema (-once +twice):\n%s", diff)
+	}
+}
+
+// TestMigrateFromEveryStep migrates in two runs, as a database migrated by
+// an older binary is: up to each step, then the rest.
+func TestMigrateFromEveryStep(t *testing.T) {
+	want := modelsSchema(t)
+	for v := 1; v < models.LastVersion; v++ {
+		t.Run(fmt.Sprint("from step ", v), func(t *testing.T) {
+			db, _ := modelstest.NewEmptyDB(t)
+			must(t, models.MigrateTo(context.Background(), db, v))
+			must(t, models.Migrate(context.Background(), db))
+			if diff := cmp.Diff(want, readSchema(t, db)); diff != "" {
+				t.Errorf("(-models +migrated in two runs):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestMigrateDatabaseOfUnfrozenSteps migrates a database made by steps 1
+// to 11 as binaries before step 12 ran them: each one auto-migrating the
+// models of its day, which already had what step 12 adds.
+func TestMigrateDatabaseOfUnfrozenSteps(t *testing.T) {
+	want := modelsSchema(t)
+	db, _ := modelstest.NewEmptyDB(t)
+	must(t, db.AutoMigrate(models.All()...))
+	must(t, models.ApplySQLOnlySchema(db))
+	for v := 1; v <= 11; v++ {
+		must(t, db.Create(&models.SchemaMigration{Version: v, Name: "before step 12"}).Error)
+	}
+	must(t, models.Migrate(context.Background(), db))
+	if diff := cmp.Diff(want, readSchema(t, db)); diff != "" {
+		t.Errorf("(-models +migrated):\n%s", diff)
+	}
+	var applied []int
+	must(t, db.Model(&models.SchemaMigration{}).Order("version").Pluck("version", &applied).Error)
+	if applied[len(applied)-1] != models.LastVersion {
+		t.Errorf("applied %v, want up to step %d", applied, models.LastVersion)
+	}
+}
+
+// TestMigrationsKeepRows fills tables that later steps change (rebuilt on
+// SQLite: listings by step 8, outbox_entries and bulk_items by step 12) and
+// reads the rows back.
+func TestMigrationsKeepRows(t *testing.T) {
+	ctx := context.Background()
+	db, _ := modelstest.NewEmptyDB(t)
+	must(t, models.MigrateTo(ctx, db, 7))
+	must(t, db.Exec(`INSERT INTO listings (id, domain, tld, bin_cents, currency, approved, marketplace_visible, created_at)
+		VALUES ('l1', 'kept.com', 'com', 1250, 'USD', true, true, CURRENT_TIMESTAMP),
+		       ('l2', 'unpriced.com', 'com', NULL, 'USD', true, true, CURRENT_TIMESTAMP)`).Error)
+	must(t, models.MigrateTo(ctx, db, 11))
+	const outboxID = "6f1c1a52-9d7e-4d8e-9a4b-3c2f1e0d9b8a"
+	long := strings.Repeat("ns1.example.com → ns2.example.com; ", 20)
+	must(t, db.Exec(`INSERT INTO outbox_entries (id, task_type, payload, queue, created_at, attempts)
+		VALUES (?, 'canary:run', ?, 'maintenance', CURRENT_TIMESTAMP, 2)`, outboxID, []byte(`{}`)).Error)
+	must(t, db.Exec(`INSERT INTO bulk_items (id, bulk_op_id, seq, domain, state, change, attempts)
+		VALUES ('op1-0', 'op1', 0, 'kept.com', 'done', ?, 1)`, long).Error)
+	must(t, models.Migrate(ctx, db))
+
+	var listings []models.Listing
+	must(t, db.Order("id").Find(&listings).Error)
+	if len(listings) != 2 || listings[0].SortPriceAsc != 1250 || listings[0].SortPriceDesc != 1250 ||
+		listings[1].SortPriceAsc != models.NoPriceAsc || listings[1].SortPriceDesc != models.NoPriceDesc {
+		t.Errorf("listings after the migrations = %+v, want kept.com with sort keys 1250 and unpriced.com last both ways", listings)
+	}
+	var entry models.OutboxEntry
+	must(t, db.First(&entry, "id = ?", outboxID).Error)
+	if entry.TaskType != "canary:run" || entry.Attempts != 2 || string(entry.Payload) != `{}` {
+		t.Errorf("outbox entry after the migrations = %+v", entry)
+	}
+	var item models.BulkItem
+	must(t, db.First(&item, "id = ?", "op1-0").Error)
+	if item.Change != long || item.BulkOpID != "op1" {
+		t.Errorf("bulk item after the migrations = %+v, want its change kept", item)
+	}
+	if counted, err := models.CountPublicListings(db, "com"); err != nil || counted != 2 {
+		t.Errorf("CountPublicListings(com) = %d, %v; want 2", counted, err)
+	}
+	bigger := strings.Repeat("x", 5000) // more than the 1000 of step 11
+	must(t, db.Model(&item).Update("change", bigger).Error)
+	must(t, db.First(&item, "id = ?", "op1-0").Error)
+	if item.Change != bigger {
+		t.Errorf("a change of %d bytes came back as %d", len(bigger), len(item.Change))
+	}
+}
+
+// TestAllListsEveryModel reads the package's source for exported struct
+// types with gorm tags: each must be in models.All, or the schema tests
+// would not see its table.
+func TestAllListsEveryModel(t *testing.T) {
+	var listed []string
+	for _, m := range models.All() {
+		listed = append(listed, strings.TrimPrefix(fmt.Sprintf("%T", m), "*models."))
+	}
+	var missing []string
+	for _, name := range taggedStructs(t, ".") {
+		if !slices.Contains(listed, name) {
+			missing = append(missing, name)
+		}
+	}
+	if len(missing) > 0 {
+		t.Errorf("models.All lacks %v", missing)
+	}
+}
+
+// taggedStructs returns the exported struct types declared in the Go files
+// of dir (tests left out) that have a field with a gorm tag.
+func taggedStructs(tb testing.TB, dir string) []string {
+	tb.Helper()
+	files, err := filepath.Glob(filepath.Join(dir, "*.go"))
+	must(tb, err)
+	var names []string
+	fset := token.NewFileSet()
+	for _, path := range files {
+		if strings.HasSuffix(path, "_test.go") {
+			continue
+		}
+		file, err := parser.ParseFile(fset, path, nil, parser.SkipObjectResolution)
+		must(tb, err)
+		ast.Inspect(file, func(n ast.Node) bool {
+			spec, ok := n.(*ast.TypeSpec)
+			if !ok || !spec.Name.IsExported() {
+				return true
+			}
+			st, ok := spec.Type.(*ast.StructType)
+			if !ok {
+				return true
+			}
+			for _, f := range st.Fields.List {
+				if f.Tag == nil {
+					continue
+				}
+				tag, err := strconv.Unquote(f.Tag.Value)
+				if _, ok := reflect.StructTag(tag).Lookup("gorm"); err == nil && ok {
+					names = append(names, spec.Name.Name)
+					break
+				}
+			}
+			return true
+		})
+	}
+	if len(names) == 0 {
+		tb.Fatalf("no struct with gorm tags in %s", dir)
+	}
+	return names
+}
