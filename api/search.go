@@ -74,16 +74,19 @@ type (
 		PrimaryIndex int      `json:"primary_index"`
 	}
 	searchRow struct {
-		Kind         string        `json:"kind"`
-		Domain       string        `json:"domain"`
-		State        string        `json:"state"`
-		StateLabel   string        `json:"state_label"`
-		Available    bool          `json:"available"`
-		Price        *rowPrice     `json:"price"`
-		Listing      *listingView  `json:"listing"`
-		WhoisSummary *whoisSummary `json:"whois_summary"`
-		Cached       bool          `json:"cached"`
-		Meta         rowMeta       `json:"meta"`
+		Kind   string `json:"kind"`
+		Domain string `json:"domain"`
+		// DomainUnicode is the name with its A-labels decoded (the same
+		// as Domain for a name without any).
+		DomainUnicode string        `json:"domain_unicode"`
+		State         string        `json:"state"`
+		StateLabel    string        `json:"state_label"`
+		Available     bool          `json:"available"`
+		Price         *rowPrice     `json:"price"`
+		Listing       *listingView  `json:"listing"`
+		WhoisSummary  *whoisSummary `json:"whois_summary"`
+		Cached        bool          `json:"cached"`
+		Meta          rowMeta       `json:"meta"`
 	}
 	searchMarker struct {
 		Kind string `json:"kind"`
@@ -131,7 +134,7 @@ func (s *Server) searchDomains(c *gin.Context) error {
 	if req.Q == nil || strings.TrimSpace(*req.Q) == "" {
 		return Errorf(http.StatusBadRequest, "validation_error", "q is required: the domain to check")
 	}
-	q, err := domainname.Parse(*req.Q)
+	q, err := domainname.ParseQuery(*req.Q, wordTLD)
 	if err != nil {
 		return err
 	}
@@ -184,6 +187,9 @@ func (s *Server) searchDomains(c *gin.Context) error {
 	wg.Wait()
 	return nil
 }
+
+// wordTLD is the TLD a query without one is searched on first.
+const wordTLD = "com"
 
 // searchNames is the queried name (its registrable domain) first, then, for
 // a plain label.tld query, the same label on each configured search TLD.
@@ -247,7 +253,7 @@ func (s *Server) loadSearchFacts(ctx context.Context, names []domainname.Name) (
 // searchRow decides one name's row.
 func (s *Server) searchRow(ctx context.Context, n domainname.Name, f *searchFacts, showPrices bool) searchRow {
 	start := time.Now()
-	row := searchRow{Kind: "row", Domain: n.ASCII, Meta: rowMeta{Provider: s.checker.Provider()}}
+	row := searchRow{Kind: "row", Domain: n.ASCII, DomainUnicode: n.Unicode, Meta: rowMeta{Provider: s.checker.Provider()}}
 	tld, sold := f.catalog.TLDs[n.TLD]
 	var syntaxErr *availability.SyntaxError
 	switch {

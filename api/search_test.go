@@ -116,6 +116,29 @@ func sandboxState(t *testing.T, db *gorm.DB, name string) (state string, premium
 	return n.State, n.PremiumCents
 }
 
+// A person types a word, or words, into a search box: it is searched as
+// one label on .com and the usual alternates, spaces dropped and case
+// folded; internationalised rows carry their Unicode form.
+func TestSearchAWordAsAPersonTypesIt(t *testing.T) {
+	env := newTestEnv(t)
+	seedTLDs(t, env)
+	for q, primary := range map[string]string{"mystartup": "mystartup.com", "My Startup": "mystartup.com", "  Blue Labs.IO ": "bluelabs.io"} {
+		header, rows := checkOrder(t, search(t, env, q))
+		if header.str("primary") != primary || len(rows) != len(strings.Split(config.DefaultSearchTLDs, ",")) {
+			t.Errorf("search %q: primary %q and %d rows, want %s and the alternates", q, header.str("primary"), len(rows), primary)
+		}
+	}
+	_, rows := checkOrder(t, search(t, env, "Bücher"))
+	for _, r := range rows {
+		if r.str("domain") == "xn--bcher-kva.com" && r.str("domain_unicode") != "bücher.com" {
+			t.Errorf("IDN row = %v, want domain_unicode bücher.com", r)
+		}
+		if r.str("domain_unicode") == "" {
+			t.Errorf("row %s without domain_unicode", r.str("domain"))
+		}
+	}
+}
+
 func TestSearchChecksTheLabelOnTheCommonTLDs(t *testing.T) {
 	env := newTestEnv(t)
 	seedTLDs(t, env)
@@ -333,7 +356,7 @@ func TestSearchBadInput(t *testing.T) {
 		{"missing q", `{}`, "validation_error"},
 		{"empty q", `{"q":"  "}`, "validation_error"},
 		{"q not a string", `{"q":42}`, "validation_error"},
-		{"space in name", `{"q":"goo gle.com"}`, "validation_error"},
+		{"underscore", `{"q":"goo_gle.com"}`, "validation_error"},
 		{"public suffix", `{"q":"co.uk"}`, "validation_error"},
 		{"unknown tld", `{"q":"example.notatld"}`, "validation_error"},
 		{"emoji", `{"q":"😀.com"}`, "validation_error"},

@@ -85,6 +85,18 @@ func Parse(input string) (Name, error) {
 	}, nil
 }
 
+// ParseQuery reads what a person types into a search box: a domain name
+// ("MyStartup.io"), or a word or words without a TLD ("My Startup"), read
+// as one label on defaultTLD ("mystartup.com"). Spaces are dropped, as a
+// person means them; the rest is Parse's.
+func ParseQuery(input, defaultTLD string) (Name, error) {
+	q := strings.Join(strings.Fields(input), "")
+	if q != "" && !strings.ContainsFunc(q, isDot) {
+		q += "." + defaultTLD
+	}
+	return Parse(q)
+}
+
 // ParseHost normalises and validates a host name that need not be
 // registrable, such as the name server "ns1.example.net", and returns its
 // ASCII form. It applies the same rules as Parse except the public suffix

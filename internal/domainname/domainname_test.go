@@ -483,3 +483,25 @@ func mustParse(tb testing.TB, input string) Name {
 	}
 	return n
 }
+
+func TestParseQuery(t *testing.T) {
+	for _, tt := range []struct{ in, want string }{
+		{"mystartup", "mystartup.com"},
+		{"My Startup", "mystartup.com"},
+		{"  MyStartup.IO ", "mystartup.io"},
+		{"my startup.io", "mystartup.io"},
+		{"bücher", "xn--bcher-kva.com"},
+		{"bücher。de", "xn--bcher-kva.de"},
+		{"www.example.co.uk", "www.example.co.uk"},
+	} {
+		n, err := ParseQuery(tt.in, "com")
+		if err != nil || n.ASCII != tt.want {
+			t.Errorf("ParseQuery(%q) = %q, %v; want %q", tt.in, n.ASCII, err, tt.want)
+		}
+	}
+	for _, bad := range []string{"", "   ", "my_startup", "foo.notatld"} {
+		if _, err := ParseQuery(bad, "com"); err == nil {
+			t.Errorf("ParseQuery(%q) = ok, want an error", bad)
+		}
+	}
+}
