@@ -92,7 +92,7 @@ type batchRequest struct {
 }
 
 type batchOperation struct {
-	Op     string          `json:"op"`
+	Op     json.RawMessage `json:"op"` // a string; anything else fails this operation only
 	ID     json.RawMessage `json:"id"`
 	Params json.RawMessage `json:"params"`
 }
@@ -125,24 +125,12 @@ func (s *Server) runBatch(c *gin.Context) error {
 	if req.Operations == nil || n == 0 || n > maxBatchOps {
 		return Errorf(http.StatusBadRequest, "bad_request", "operations must hold 1 to %d operations, got %d", maxBatchOps, n)
 	}
-	ids := make([]string, n)
-	for i, op := range req.Operations {
-		if _, ok := batchOps[op.Op]; !ok {
-			return Errorf(http.StatusBadRequest, "bad_request", "operations[%d].op %q is not one of %s", i, op.Op, strings.Join(batchOpNames(), ", "))
-		}
-		id, err := batchID(op.ID, i)
-		if err != nil {
-			return Errorf(http.StatusBadRequest, "bad_request", "operations[%d].id: %v", i, err)
-		}
-		ids[i] = id
-	}
-
 	results := make([]batchResult, n)
 	var g errgroup.Group
 	g.SetLimit(batchParallel)
 	for i, op := range req.Operations {
 		g.Go(func() error {
-			results[i] = s.dispatch(c, ids[i], op)
+			results[i] = s.dispatch(c, i, op)
 			return nil
 		})
 	}
@@ -179,6 +167,14 @@ func saysRetryLater(r batchResult) bool {
 	return json.Unmarshal(raw, &e) == nil && e.Error.Code == "lookup_failed"
 }
 
+// failed is res answered 400 validation_error with msg: what the single
+// call would answer to the same mistake.
+func (res batchResult) failed(msg string) batchResult {
+	res.Status = http.StatusBadRequest
+	res.Body = gin.H{"error": gin.H{"code": "validation_error", "message": msg}}
+	return res
+}
+
 // batchID is an operation's id as a string: the one given (a string or a
 // number), or its index.
 func batchID(raw json.RawMessage, index int) (string, error) {
@@ -193,10 +189,12 @@ func batchID(raw json.RawMessage, index int) (string, error) {
 	if err := json.Unmarshal(raw, &num); err == nil {
 		return num.String(), nil
 	}
-	return "", fmt.Errorf("want a string or a number")
+	return "", fmt.Errorf("must be a string or a number")
 }
 
-// dispatch runs one operation through the engine and captures its answer.
+// dispatch runs the i-th operation through the engine and captures its
+// answer. An operation that cannot run (an unknown or missing op, a bad id
+// or params) is a failed result of its own, and the others run.
 //
 // The inner request is the one a client would send for the single call:
 // its target is parsed as net/http parses a request line, so the handler
@@ -208,19 +206,30 @@ func batchID(raw json.RawMessage, index int) (string, error) {
 // x-api-key or x-api-secret, nor the TLS state (client certificates). Nor
 // does Idempotency-Key: it covers the batch as a whole (the batch route is
 // idempotent), and one key on several operations would make them collide.
-func (s *Server) dispatch(c *gin.Context, id string, op batchOperation) batchResult {
-	name := op.Op
-	res := batchResult{ID: id, Op: &name}
-	target := batchOps[op.Op]
+func (s *Server) dispatch(c *gin.Context, i int, op batchOperation) batchResult {
+	id, err := batchID(op.ID, i)
+	res := batchResult{ID: id}
+	if err != nil {
+		res.ID = strconv.Itoa(i)
+		return res.failed("id " + err.Error())
+	}
+	var name string
+	if json.Unmarshal(op.Op, &name) != nil || name == "" {
+		return res.failed("op is required: one of " + strings.Join(batchOpNames(), ", "))
+	}
+	target, ok := batchOps[name]
+	if !ok {
+		return res.failed(fmt.Sprintf("op %q is not one of %s", name, strings.Join(batchOpNames(), ", ")))
+	}
+	res.Op = &name
 	params, err := batchParams(op.Params)
 	if err != nil {
-		res.Status, res.Body = http.StatusBadRequest, gin.H{"error": gin.H{"code": "validation_error", "message": "params: " + err.Error()}}
-		return res
+		return res.failed("params " + err.Error())
 	}
 	uri, body := target.requestFunc(params)
 	u, err := url.ParseRequestURI(uri)
 	if err != nil { // cannot happen: the target is built from escaped parts
-		s.log.ErrorContext(c.Request.Context(), "batch operation target", "op", op.Op, "err", err)
+		s.log.ErrorContext(c.Request.Context(), "batch operation target", "op", name, "err", err)
 		res.Status, res.Body = http.StatusInternalServerError, gin.H{"error": gin.H{"code": "internal_error", "message": "internal error"}}
 		return res
 	}
@@ -247,7 +256,7 @@ func batchParams(raw json.RawMessage) (map[string]json.RawMessage, error) {
 		return m, nil
 	}
 	if err := json.Unmarshal(raw, &m); err != nil {
-		return nil, fmt.Errorf("want a JSON object")
+		return nil, fmt.Errorf("must be a JSON object")
 	}
 	return m, nil
 }

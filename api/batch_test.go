@@ -347,10 +347,8 @@ func TestBatchEnvelopeErrors(t *testing.T) {
 		{"operations null", `{"operations":null}`},
 		{"empty", `{"operations":[]}`},
 		{"too many", `{"operations":[` + strings.Join(ops, ",") + `]}`},
-		{"unknown op", `{"operations":[{"op":"delete_everything"}]}`},
-		{"missing op", `{"operations":[{"params":{}}]}`},
-		{"bad id", `{"operations":[{"op":"tld_requirements","id":{"a":1}}]}`},
 		{"operations not a list", `{"operations":{"op":"tld_requirements"}}`},
+		{"operations not objects", `{"operations":[1,2]}`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -358,8 +356,49 @@ func TestBatchEnvelopeErrors(t *testing.T) {
 			if w.Code != 400 {
 				t.Fatalf("= %d %s, want 400", w.Code, w.Body)
 			}
-			typedError(t, w)
+			if _, msg := typedError(t, w); strings.Contains(msg, "api.") || strings.Contains(msg, "[]") {
+				t.Errorf("message %q shows Go internals", msg)
+			}
 		})
+	}
+}
+
+// SPEC §2.12: op is "string or null". An operation that cannot run is a
+// result of its own (op null, status 400, a typed error); the rest run.
+func TestBatchOperationsThatCannotRunFailAlone(t *testing.T) {
+	env := newTestEnv(t)
+	seedTLDs(t, env)
+	w := env.request("POST", "/api/batch", `{"operations":[
+		{"id":"unknown","op":"delete_everything"},
+		{"id":"missing","params":{}},
+		{"id":"number","op":42},
+		{"op":"tld_requirements","id":{"a":1}},
+		{"id":"fine","op":"tld_requirements","params":{"tld":"com"}}]}`)
+	var got struct {
+		Results []struct {
+			ID     string  `json:"id"`
+			Op     *string `json:"op"`
+			Status int     `json:"status"`
+			Body   struct {
+				Error struct{ Code, Message string }
+			} `json:"body"`
+		} `json:"results"`
+		Count, Failed int
+	}
+	if err := json.Unmarshal(w.Body.Bytes(), &got); err != nil || w.Code != 200 || got.Count != 5 || got.Failed != 4 {
+		t.Fatalf("batch = %d %s, want 200 with 4 of 5 failed", w.Code, w.Body)
+	}
+	for i, id := range []string{"unknown", "missing", "number", "3"} {
+		r := got.Results[i]
+		if r.ID != id || r.Status != 400 || r.Body.Error.Code != "validation_error" || r.Body.Error.Message == "" {
+			t.Errorf("result %d = %+v, want id %s, 400 validation_error", i, r, id)
+		}
+		if i < 3 && r.Op != nil {
+			t.Errorf("result %d op = %q, want null for an op that is not one", i, *r.Op)
+		}
+	}
+	if r := got.Results[4]; r.ID != "fine" || r.Status != 200 || r.Op == nil || *r.Op != "tld_requirements" {
+		t.Errorf("the good operation = %+v, want it run", r)
 	}
 }
 
@@ -385,8 +424,10 @@ func TestBatchCatalog(t *testing.T) {
 		t.Fatalf("example %s: %v", cat.Example, err)
 	}
 	for _, op := range example.Operations {
-		if _, ok := batchOps[op.Op]; !ok {
-			t.Errorf("example has unknown op %q", op.Op)
+		var name string
+		json.Unmarshal(op.Op, &name)
+		if _, ok := batchOps[name]; !ok {
+			t.Errorf("example has unknown op %s", op.Op)
 		}
 	}
 }

@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"mime"
 	"net/http"
+	"reflect"
 	"strings"
 
 	"github.com/gin-gonic/gin"
@@ -37,8 +39,15 @@ func decodeJSON(c *gin.Context, v any, emptyOK bool) error {
 		return err
 	case errors.As(err, &syn):
 		return Errorf(http.StatusBadRequest, "bad_request", "request body is not valid JSON (at byte %d)", syn.Offset)
+	case errors.As(err, &typ) && typ.Field == "":
+		return Errorf(http.StatusBadRequest, "bad_request", "request body must be %s", describeType(typ.Type))
 	case errors.As(err, &typ):
-		return Errorf(http.StatusBadRequest, "validation_error", "field %q must be %s", typ.Field, typ.Type.String())
+		want := typ.Type
+		if declared := fieldType(reflect.TypeOf(v), typ.Field); declared != nil {
+			want = declared // "an array of objects", not the element's "an object"
+		}
+		return &Error{Status: http.StatusBadRequest, Code: "validation_error", Field: typ.Field,
+			Message: fmt.Sprintf("%s must be %s", typ.Field, describeType(want))}
 	case err != nil && strings.HasPrefix(err.Error(), "json: unknown field "):
 		return Errorf(http.StatusBadRequest, "validation_error", "unknown field %s", strings.TrimPrefix(err.Error(), "json: unknown field "))
 	case err != nil:
@@ -48,6 +57,64 @@ func decodeJSON(c *gin.Context, v any, emptyOK bool) error {
 		return Errorf(http.StatusBadRequest, "bad_request", "request body has data after the JSON object")
 	}
 	return nil
+}
+
+// fieldType is the declared type of the field at path (JSON names joined
+// by dots) in t, or nil when the path does not lead to one.
+func fieldType(t reflect.Type, path string) reflect.Type {
+	for _, name := range strings.Split(path, ".") {
+		for t.Kind() == reflect.Pointer || t.Kind() == reflect.Slice || t.Kind() == reflect.Array {
+			t = t.Elem()
+		}
+		if t.Kind() != reflect.Struct {
+			return nil
+		}
+		var found reflect.Type
+		for i := range t.NumField() {
+			f := t.Field(i)
+			tag, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+			if tag == name || (tag == "" && strings.EqualFold(f.Name, name)) {
+				found = f.Type
+				break
+			}
+		}
+		if found == nil {
+			return nil
+		}
+		t = found
+	}
+	return t
+}
+
+// describeType says what JSON a Go type reads, as a person would ("an
+// array of objects"), not as Go names it ("[]api.batchOperation").
+func describeType(t reflect.Type) string {
+	switch t.Kind() {
+	case reflect.Pointer:
+		return describeType(t.Elem())
+	case reflect.String:
+		return "a string"
+	case reflect.Bool:
+		return "true or false"
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return "an integer"
+	case reflect.Float32, reflect.Float64:
+		return "a number"
+	case reflect.Slice, reflect.Array:
+		of := describeType(t.Elem())
+		of = strings.TrimPrefix(strings.TrimPrefix(of, "an "), "a ")
+		switch of {
+		case "true or false":
+			return "an array of booleans"
+		case "value":
+			return "an array"
+		}
+		return "an array of " + of + "s"
+	case reflect.Struct, reflect.Map:
+		return "an object"
+	}
+	return "a value"
 }
 
 // requireJSON refuses a body sent as another media type than JSON, or

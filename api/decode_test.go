@@ -1,0 +1,50 @@
+package api
+
+import (
+	"errors"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/gin-gonic/gin"
+)
+
+// Decoding errors say what is wrong as a person would, never in Go's words.
+func TestDecodeErrorsSpeakJSON(t *testing.T) {
+	type item struct {
+		Name string `json:"name"`
+	}
+	type body struct {
+		Items   []item            `json:"items"`
+		Tags    []string          `json:"tags"`
+		Count   int               `json:"count"`
+		Price   float64           `json:"price"`
+		On      *bool             `json:"on"`
+		Options map[string]string `json:"options"`
+		Nested  struct {
+			Deep []int `json:"deep"`
+		} `json:"nested"`
+	}
+	for _, tt := range []struct{ in, field, want string }{
+		{`{"items":3}`, "items", "items must be an array of objects"},
+		{`{"items":[1]}`, "items", "items must be an array of objects"},
+		{`{"tags":"a"}`, "tags", "tags must be an array of strings"},
+		{`{"count":"x"}`, "count", "count must be an integer"},
+		{`{"count":1.5}`, "count", "count must be an integer"},
+		{`{"price":"x"}`, "price", "price must be a number"},
+		{`{"on":"yes"}`, "on", "on must be true or false"},
+		{`{"options":[]}`, "options", "options must be an object"},
+		{`{"nested":{"deep":{}}}`, "nested.deep", "nested.deep must be an array of integers"},
+		{`[1]`, "", "request body must be an object"},
+	} {
+		gin.SetMode(gin.ReleaseMode)
+		c, _ := gin.CreateTestContext(httptest.NewRecorder())
+		c.Request = httptest.NewRequest("POST", "/", strings.NewReader(tt.in))
+		c.Request.Header.Set("Content-Type", "application/json")
+		var b body
+		var e *Error
+		if err := decodeJSON(c, &b, false); !errors.As(err, &e) || e.Message != tt.want || e.Field != tt.field {
+			t.Errorf("%s: %+v, want %q on field %q", tt.in, err, tt.want, tt.field)
+		}
+	}
+}
