@@ -28,9 +28,9 @@ type cartItemView struct {
 	Domain     string    `json:"domain"`
 	Op         string    `json:"op"`
 	Years      int       `json:"years"`
-	PriceCents int64     `json:"price_cents"`
+	PriceCents int64     `json:"priceCents"`
 	Currency   string    `json:"currency"`
-	AddedAt    time.Time `json:"added_at"`
+	AddedAt    time.Time `json:"addedAt"`
 }
 
 // addToCart answers renew and restore: one cart item per domain, priced

@@ -262,7 +262,9 @@ func (s *Server) queueBulk(c *gin.Context, u models.User, plan bulkop.Plan, doma
 }
 
 // setAutoRenew applies setAutoRenew to the domains at once. count is how
-// many domains changed (or, in a dry run, would).
+// many domains the request covered (all of which now have the setting),
+// changed how many of them did not have it before (in a dry run: would
+// change).
 func (s *Server) setAutoRenew(c *gin.Context, u models.User, plan bulkop.Plan, domains map[string]models.Domain) error {
 	var changing []string
 	for _, name := range plan.Domains {
@@ -270,8 +272,11 @@ func (s *Server) setAutoRenew(c *gin.Context, u models.User, plan bulkop.Plan, d
 			changing = append(changing, name)
 		}
 	}
+	answer := func(updated bool, changed int) {
+		c.JSON(http.StatusOK, gin.H{"updated": updated, "count": len(plan.Domains), "changed": changed, "dryRun": plan.DryRun})
+	}
 	if plan.DryRun || len(changing) == 0 {
-		c.JSON(http.StatusOK, gin.H{"updated": false, "count": len(changing), "dryRun": plan.DryRun})
+		answer(false, len(changing))
 		return nil
 	}
 	res := s.db.WithContext(c.Request.Context()).Model(&models.Domain{}).
@@ -280,7 +285,7 @@ func (s *Server) setAutoRenew(c *gin.Context, u models.User, plan bulkop.Plan, d
 	if res.Error != nil {
 		return fmt.Errorf("set auto-renew: %w", res.Error)
 	}
-	c.JSON(http.StatusOK, gin.H{"updated": true, "count": res.RowsAffected, "dryRun": false})
+	answer(true, int(res.RowsAffected))
 	return nil
 }
 
@@ -307,7 +312,7 @@ type bulkItemView struct {
 	Status     string     `json:"status"`
 	Change     string     `json:"change,omitempty"`
 	Error      string     `json:"error,omitempty"`
-	FinishedAt *time.Time `json:"finished_at"`
+	FinishedAt *time.Time `json:"finishedAt"`
 }
 
 // getBulkOp answers GET /api/domains/bulk/{id}: the op's state, counts of

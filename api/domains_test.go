@@ -483,11 +483,11 @@ func TestSetAutoRenewAppliesAtOnce(t *testing.T) {
 		}
 	}
 	res, body := o.bulk("setAutoRenew", map[string]any{"domains": names, "payload": map[string]any{"auto_renew": true}, "options": map[string]any{"dry_run": true}})
-	if res.StatusCode != 200 || body != fmt.Sprintf(`{"count":%d,"dryRun":true,"updated":false}`, want) {
+	if res.StatusCode != 200 || body != fmt.Sprintf(`{"changed":%d,"count":50,"dryRun":true,"updated":false}`, want) {
 		t.Errorf("dry run = %d %s", res.StatusCode, body)
 	}
 	res, body = o.bulk("setAutoRenew", map[string]any{"domains": names, "payload": map[string]any{"auto_renew": true}})
-	if res.StatusCode != 200 || body != fmt.Sprintf(`{"count":%d,"dryRun":false,"updated":true}`, want) {
+	if res.StatusCode != 200 || body != fmt.Sprintf(`{"changed":%d,"count":50,"dryRun":false,"updated":true}`, want) {
 		t.Errorf("setAutoRenew = %d %s, want %d updated", res.StatusCode, body, want)
 	}
 	var off int64
@@ -496,8 +496,8 @@ func TestSetAutoRenewAppliesAtOnce(t *testing.T) {
 		t.Errorf("%d domains still without auto-renew", off)
 	}
 	res, body = o.bulk("setAutoRenew", map[string]any{"domains": names, "payload": map[string]any{"auto_renew": true}})
-	if body != `{"count":0,"dryRun":false,"updated":false}` {
-		t.Errorf("repeat = %d %s, want nothing updated", res.StatusCode, body)
+	if body != `{"changed":0,"count":50,"dryRun":false,"updated":false}` {
+		t.Errorf("repeat = %d %s, want all 50 covered, none changed", res.StatusCode, body)
 	}
 }
 
@@ -624,4 +624,52 @@ func TestOverlappingBulkOpsKeepEachOthersChanges(t *testing.T) {
 	if all != 150 {
 		t.Errorf("%d of 150 domains carry all three changes", all)
 	}
+}
+
+// One naming style per body: the bulk-operation and cart bodies are
+// camelCase, as the spec names their fields (bulkOpId, cartItemIds,
+// totalCents, checkoutPath); only the spec's page block keeps its own.
+func TestBulkBodiesUseOneNamingStyle(t *testing.T) {
+	env := newTestEnv(t)
+	seedTLDs(t, env)
+	o := newOwner(t, env, "style@example.com", 5)
+	names := o.names(2)
+	_, queued := o.bulk("lock", map[string]any{"domains": names})
+	var q struct{ BulkOpID string }
+	json.Unmarshal([]byte(queued), &q)
+	_, status := o.json("GET", "/api/domains/bulk/"+q.BulkOpID, "")
+	_, renewed := o.bulk("renew", map[string]any{"domains": names})
+	_, cart := o.json("GET", "/api/cart", "")
+	_, autoRenew := o.bulk("setAutoRenew", map[string]any{"domains": names, "payload": map[string]any{"auto_renew": true}})
+	for name, body := range map[string]string{"queued": queued, "status": status, "renew": renewed, "cart": cart, "setAutoRenew": autoRenew} {
+		var v any
+		if err := json.Unmarshal([]byte(body), &v); err != nil {
+			t.Fatalf("%s: %v in %s", name, err, body)
+		}
+		if bad := snakeKeys(v, ""); len(bad) > 0 {
+			t.Errorf("%s body has snake_case keys %v: %s", name, bad, body)
+		}
+	}
+}
+
+// snakeKeys lists the keys with an underscore in v, outside "page" blocks.
+func snakeKeys(v any, at string) []string {
+	var bad []string
+	switch v := v.(type) {
+	case map[string]any:
+		for k, sub := range v {
+			if k == "page" {
+				continue
+			}
+			if strings.Contains(k, "_") {
+				bad = append(bad, at+k)
+			}
+			bad = append(bad, snakeKeys(sub, at+k+".")...)
+		}
+	case []any:
+		for _, sub := range v {
+			bad = append(bad, snakeKeys(sub, at)...)
+		}
+	}
+	return bad
 }
