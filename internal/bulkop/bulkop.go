@@ -136,6 +136,18 @@ func (p *Plan) parseDomains(in []string) error {
 	return nil
 }
 
+// payloadKeys are the payload fields of each operation. The API refuses
+// unknown fields everywhere, and a field another operation takes is
+// unknown here: it would otherwise be silently ignored.
+var payloadKeys = map[string][]string{
+	Lock: {}, Unlock: {}, Restore: {},
+	SetNameservers: {"nameservers"},
+	SetFolder:      {"folder"},
+	SetContacts:    {"contacts"},
+	SetAutoRenew:   {"auto_renew"},
+	Renew:          {"years"},
+}
+
 // payload holds every op's payload keys; each op reads its own.
 type payload struct {
 	Nameservers []string                   `json:"nameservers"`
@@ -148,6 +160,15 @@ type payload struct {
 func (p *Plan) parsePayload(raw json.RawMessage) error {
 	var in payload
 	if len(raw) > 0 && string(raw) != "null" {
+		var fields map[string]json.RawMessage
+		if err := json.Unmarshal(raw, &fields); err != nil {
+			return invalid("payload", "must be an object with the operation's fields")
+		}
+		for k := range fields {
+			if !slices.Contains(payloadKeys[p.Op], k) {
+				return invalid("payload."+k, "is not a field of %s (%s)", p.Op, describeKeys(payloadKeys[p.Op]))
+			}
+		}
 		if err := json.Unmarshal(raw, &in); err != nil {
 			return invalid("payload", "must be an object with the operation's fields: %v", jsonProblem(err))
 		}
@@ -195,6 +216,14 @@ func (p *Plan) parsePayload(raw json.RawMessage) error {
 		}
 	}
 	return nil
+}
+
+// describeKeys says which payload fields an operation takes.
+func describeKeys(keys []string) string {
+	if len(keys) == 0 {
+		return "it takes no payload"
+	}
+	return "it takes " + strings.Join(keys, ", ")
 }
 
 func parseNameservers(in []string) ([]string, error) {

@@ -55,6 +55,10 @@ func TestParseNamesTheFieldAtFault(t *testing.T) {
 		{SetAutoRenew, `{"domains":["a.com"],"payload":{}}`, "payload.auto_renew"},
 		{Renew, `{"domains":["a.com"],"payload":{"years":0}}`, "payload.years"},
 		{Lock, `{"domains":["a.com"],"payload":[1]}`, "payload"},
+		// One rule for the whole API: unknown fields are refused, here too.
+		{Lock, `{"domains":["a.com"],"payload":{"reason":"x"}}`, "payload.reason"},
+		{Renew, `{"domains":["a.com"],"payload":{"years":1,"yaers":2}}`, "payload.yaers"},
+		{SetFolder, `{"domains":["a.com"],"payload":{"folder":"x","nameservers":[]}}`, "payload.nameservers"},
 	}
 	for _, tc := range tests {
 		var req Request
