@@ -100,7 +100,7 @@ func rateHeaders(c *gin.Context, p ratelimit.Policy, r ratelimit.Result) error {
 			"daily quota of %d exhausted; it resets at 00:00 UTC", p.Limit)
 	}
 	return Errorf(http.StatusTooManyRequests, "rate_limited",
-		"rate limit of %d requests per %s exceeded; retry after the Retry-After seconds", p.Limit, ratelimit.DescribeDuration(p.Window))
+		"rate limit of %d requests per %s exceeded; retry after the Retry-After seconds", p.Limit, ratelimit.PerWindow(p.Window))
 }
 
 func ceilSeconds(d time.Duration) int {

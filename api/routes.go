@@ -36,7 +36,7 @@ func (s *Server) routes(monitoring http.Handler, healthOnly bool) {
 	e.GET("/api/batch", s.handle(s.batchCatalog))
 	e.POST("/api/batch", writeTimeout(batchWriteTimeout), s.idempotent, s.limit(batchLimit), s.handle(s.runBatch))
 	e.GET("/api/market/listings", s.limit(listingsLimit), s.withBearer, s.handle(s.listListings))
-	e.GET("/api/pricing/tld", s.limit(pricingLimit), legacyErrors, s.handle(s.getTLDPrice))
+	e.GET("/api/pricing/tld", legacyErrors, s.limit(pricingLimit), s.handle(s.getTLDPrice))
 	e.GET("/api/tlds/:tld/metadata", s.limit(pricingLimit), s.handle(s.getTLDMetadata))
 
 	e.POST("/api/auth/signup", s.idempotent, s.limit(signUpLimit), s.handle(s.signUp))

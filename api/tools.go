@@ -176,7 +176,7 @@ func (s *Server) getToolJob(c *gin.Context) error {
 	var job models.ToolJob
 	err = s.db.WithContext(c.Request.Context()).First(&job, "id = ? AND tool = ? AND expires_at > ?", id, t.Slug, s.now().UTC()).Error
 	if errors.Is(err, gorm.ErrRecordNotFound) {
-		return Errorf(http.StatusNotFound, "not_found", "no %s job %s (jobs are kept %s)", t.Slug, id, jobRetention)
+		return Errorf(http.StatusNotFound, "not_found", "no %s job %s (jobs are kept %s)", t.Slug, id, ratelimit.DescribeDuration(jobRetention))
 	}
 	if err != nil {
 		return fmt.Errorf("load job: %w", err)

@@ -116,7 +116,7 @@ func (s *Server) runLookup(ctx context.Context, domain string) (lookup.Answer, e
 		if err := sub.Wait(wctx, time.Second); err != nil {
 			if errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
 				return lookup.Answer{}, Errorf(http.StatusNotFound, "lookup_failed",
-					"the lookup of %s is taking longer than %s; it goes on in the background, retry in a minute", domain, lookupWait)
+					"the lookup of %s is taking longer than %s; it goes on in the background, retry in a minute", domain, ratelimit.DescribeDuration(lookupWait))
 			}
 			return lookup.Answer{}, err
 		}

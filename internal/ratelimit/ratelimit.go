@@ -55,29 +55,41 @@ func (p Policy) Header() string {
 	return strconv.Itoa(p.Limit) + ";w=" + strconv.Itoa(int(w/time.Second))
 }
 
-// Describe says the limit as a person would: "60 per minute", "10 per 15 minutes".
-func (p Policy) Describe() string {
-	if p.Kind == DayQuota {
-		return fmt.Sprintf("%d per day", p.Limit)
+// PerWindow says a window after "per": "minute", "15 minutes".
+func PerWindow(d time.Duration) string {
+	n, unit := inUnits(d)
+	if n == 1 {
+		return unit
 	}
-	return fmt.Sprintf("%d per %s", p.Limit, DescribeDuration(p.Window))
+	return fmt.Sprintf("%d %ss", n, unit)
 }
 
-// DescribeDuration says d in words: "minute", "15 minutes", "hour", "24 hours".
+// DescribeDuration says d in words: "15 seconds", "1 minute", "24 hours",
+// "30 days".
 func DescribeDuration(d time.Duration) string {
+	n, unit := inUnits(d)
+	if n == 1 {
+		return "1 " + unit
+	}
+	return fmt.Sprintf("%d %ss", n, unit)
+}
+
+// inUnits is d as a whole number of the largest unit that divides it
+// (days from two on; 24 hours stay hours, as people say them).
+func inUnits(d time.Duration) (int64, string) {
+	day := 24 * time.Hour
+	if d >= 2*day && d%day == 0 {
+		return int64(d / day), "day"
+	}
 	for _, u := range []struct {
 		d    time.Duration
 		name string
-	}{{24 * time.Hour, "day"}, {time.Hour, "hour"}, {time.Minute, "minute"}, {time.Second, "second"}} {
-		if d%u.d != 0 {
-			continue
+	}{{time.Hour, "hour"}, {time.Minute, "minute"}, {time.Second, "second"}} {
+		if d >= u.d && d%u.d == 0 {
+			return int64(d / u.d), u.name
 		}
-		if n := d / u.d; n != 1 {
-			return fmt.Sprintf("%d %ss", n, u.name)
-		}
-		return u.name
 	}
-	return d.String()
+	return d.Milliseconds(), "millisecond"
 }
 
 // Result is the outcome of one Allow.

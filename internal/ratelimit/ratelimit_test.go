@@ -294,3 +294,25 @@ func TestStatusSpendsNothing(t *testing.T) {
 		}
 	}
 }
+
+func TestDurationsInWords(t *testing.T) {
+	for _, tt := range []struct {
+		d        time.Duration
+		say, per string
+	}{
+		{time.Minute, "1 minute", "minute"},
+		{15 * time.Minute, "15 minutes", "15 minutes"},
+		{15 * time.Second, "15 seconds", "15 seconds"},
+		{time.Hour, "1 hour", "hour"},
+		{24 * time.Hour, "24 hours", "24 hours"},
+		{30 * 24 * time.Hour, "30 days", "30 days"},
+		{90 * time.Second, "90 seconds", "90 seconds"},
+	} {
+		if got := ratelimit.DescribeDuration(tt.d); got != tt.say {
+			t.Errorf("DescribeDuration(%v) = %q, want %q", tt.d, got, tt.say)
+		}
+		if got := ratelimit.PerWindow(tt.d); got != tt.per {
+			t.Errorf("PerWindow(%v) = %q, want %q", tt.d, got, tt.per)
+		}
+	}
+}
