@@ -58,10 +58,6 @@ type metadataResponse struct {
 	Stale        bool      `json:"stale"`
 }
 
-// metadataSource is SPEC §2.8's `source`: the rules follow Realtime
-// Register's model whichever provider supplied them.
-const metadataSource = "rtr"
-
 // getTLDMetadata answers GET /api/tlds/{tld}/metadata from the synced rules.
 func (s *Server) getTLDMetadata(c *gin.Context) error {
 	tld, err := domainname.ParseTLD(c.Param("tld"))
@@ -77,7 +73,7 @@ func (s *Server) getTLDMetadata(c *gin.Context) error {
 		return Errorf(http.StatusNotFound, "not_found", "no metadata for TLD %q", tld)
 	}
 	c.JSON(http.StatusOK, metadataResponse{
-		TLD: t.Name, Metadata: t.Metadata, Source: metadataSource,
+		TLD: t.Name, Metadata: t.Metadata, Source: t.Source, // the provider that synced it: sandbox or rtr
 		LastSyncedAt: t.LastSyncedAt.UTC(), Stale: t.Stale(s.now()),
 	})
 	return nil

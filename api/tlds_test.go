@@ -160,7 +160,7 @@ func TestMetadata(t *testing.T) {
 			t.Errorf("%s is %s, want %s", k, typ, want)
 		}
 	}
-	if got["tld"] != "com" || got["source"] != "rtr" || got["stale"] != false || got["provider"] != "Verisign" {
+	if got["tld"] != "com" || got["source"] != "sandbox" || got["stale"] != false || got["provider"] != "Verisign" {
 		t.Errorf("com = %v", got)
 	}
 	if ts, err := time.Parse(time.RFC3339Nano, got["lastSyncedAt"].(string)); err != nil || !ts.Equal(synced) {
