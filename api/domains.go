@@ -158,6 +158,7 @@ func (s *Server) listDomains(c *gin.Context) error {
 		domains = domains[:q.limit]
 		next := pagecursor.Encode(s.cfg.SecretKey, pagecursor.Cursor{Query: fp, ID: domains[len(domains)-1].Name})
 		page.NextCursor = &next
+		s.nextLink(c, next)
 	}
 	items := make([]domainView, len(domains))
 	for i, d := range domains {

@@ -159,6 +159,15 @@ type pageView struct {
 	NextCursor *string `json:"next_cursor"`
 }
 
+// nextLink sends the RFC 8288 Link header of a page's next page: the same
+// request with the cursor in place of any offset.
+func (s *Server) nextLink(c *gin.Context, cursor string) {
+	q := c.Request.URL.Query()
+	q.Del("offset")
+	q.Set("cursor", cursor)
+	c.Writer.Header().Add("Link", fmt.Sprintf(`<%s%s?%s>; rel="next"`, s.base(), c.Request.URL.Path, q.Encode()))
+}
+
 // likePattern is a LIKE pattern matching s anywhere, with LIKE's
 // wildcards in s taken literally.
 func likePattern(s string) string {
@@ -220,6 +229,7 @@ func (s *Server) listListings(c *gin.Context) error {
 		last := listings[len(listings)-1]
 		next := pagecursor.Encode(s.cfg.SecretKey, pagecursor.Cursor{Query: q.fingerprint(), Key: order.key(last), ID: last.ID})
 		page.NextCursor = &next
+		s.nextLink(c, next)
 	}
 	showPrices := pricesVisible(c)
 	items := make([]listingView, len(listings))

@@ -285,3 +285,37 @@ func TestListingsPriceFilterNeedsTheScope(t *testing.T) {
 		t.Errorf("price sort without a token = %+v, want items with masked prices", p.Items)
 	}
 }
+
+// RFC 8288: a page with a next one links to it, and following the links
+// walks the same list the cursors do.
+func TestListingsLinkToTheNextPage(t *testing.T) {
+	env := marketEnv(t, 60)
+	next := "/api/market/listings?sort=price_desc&limit=25&offset=5&tld=com"
+	var walked []string
+	for pages := 0; next != ""; pages++ {
+		if pages > 10 {
+			t.Fatal("the links do not end")
+		}
+		w := env.request("GET", next, "")
+		var p listingsPage
+		json.Unmarshal(w.Body.Bytes(), &p)
+		walked = append(walked, ids(p.Items)...)
+		link := w.Header().Get("Link")
+		if (link != "") != p.Page.HasMore {
+			t.Fatalf("has_more %v with Link %q", p.Page.HasMore, link)
+		}
+		next = ""
+		if link != "" {
+			target, rel, _ := strings.Cut(link, ">; ")
+			u, err := url.Parse(strings.TrimPrefix(target, "<"))
+			if rel != `rel="next"` || err != nil || u.Host != "api.test" || u.Query().Get("cursor") != *p.Page.NextCursor || u.Query().Has("offset") || u.Query().Get("tld") != "com" {
+				t.Fatalf("Link = %q, want the next page by cursor with the same filters", link)
+			}
+			next = u.RequestURI()
+		}
+	}
+	want := wantOrder(t, env, "price_desc", func(l models.Listing) bool { return l.TLD == "com" })
+	if d := cmp.Diff(want[5:], walked); d != "" {
+		t.Errorf("walk by Link (-want +got):\n%s", d)
+	}
+}
