@@ -29,15 +29,16 @@ func (s *Server) routes(monitoring http.Handler, healthOnly bool) {
 		return
 	}
 
-	e.POST("/api/domain/search", s.idempotent, s.limit(searchLimit), s.withBearer, s.handle(s.searchDomains))
-	e.POST("/api/tools/whois", s.idempotent, s.limit(whoisQuota), s.handle(s.createWhoisLookup))
-	e.POST("/api/tools/:slug", s.idempotent, s.handle(s.runTool))
-	e.GET("/api/tools/:slug/status/:jobId", s.handle(s.getToolJob))
-	e.GET("/api/batch", s.handle(s.batchCatalog))
-	e.POST("/api/batch", writeTimeout(batchWriteTimeout), s.idempotent, s.limit(batchLimit), s.handle(s.runBatch))
-	e.GET("/api/market/listings", s.limit(listingsLimit), s.withBearer, s.handle(s.listListings))
-	e.GET("/api/pricing/tld", legacyErrors, s.limit(pricingLimit), s.handle(s.getTLDPrice))
-	e.GET("/api/tlds/:tld/metadata", s.limit(pricingLimit), s.handle(s.getTLDMetadata))
+	pub := &publicRoutes{r: e, seen: map[string]bool{}}
+	pub.handle("POST", "/api/domain/search", s.idempotent, s.limit(searchLimit), s.withBearer, s.handle(s.searchDomains))
+	pub.handle("POST", "/api/tools/whois", s.idempotent, s.limit(whoisQuota), s.handle(s.createWhoisLookup))
+	pub.handle("POST", "/api/tools/:slug", s.idempotent, s.handle(s.runTool))
+	pub.handle("GET", "/api/tools/:slug/status/:jobId", s.handle(s.getToolJob))
+	pub.handle("GET", "/api/batch", s.handle(s.batchCatalog))
+	pub.handle("POST", "/api/batch", writeTimeout(batchWriteTimeout), s.idempotent, s.limit(batchLimit), s.handle(s.runBatch))
+	pub.handle("GET", "/api/market/listings", s.limit(listingsLimit), s.withBearer, s.handle(s.listListings))
+	pub.handle("GET", "/api/pricing/tld", legacyErrors, s.limit(pricingLimit), s.handle(s.getTLDPrice))
+	pub.handle("GET", "/api/tlds/:tld/metadata", s.limit(pricingLimit), s.handle(s.getTLDMetadata))
 
 	e.POST("/api/auth/signup", s.idempotent, s.limit(signUpLimit), s.handle(s.signUp))
 	e.POST("/api/auth/login", s.limit(signInLimit), s.handle(s.signIn))
@@ -59,12 +60,12 @@ func (s *Server) routes(monitoring http.Handler, healthOnly bool) {
 
 	e.GET("/api/v1/domains/available", legacyErrors, s.requireKey, s.handle(s.getMarketAvailability))
 
-	e.GET("/.well-known/oauth-authorization-server", s.authServerMetadata)
-	e.GET("/.well-known/oauth-protected-resource", s.protectedResourceMetadata)
-	e.GET("/api", s.withBearer, s.apiRoot)
-	e.POST("/api/oauth/register", s.idempotent, s.limit(oauthRegisterLimit), s.registerClient)
-	e.POST("/api/oauth/token", s.limit(oauthLimit), s.token)
-	e.POST("/api/oauth/revoke", s.limit(oauthLimit), s.revoke)
+	pub.handle("GET", "/.well-known/oauth-authorization-server", s.authServerMetadata)
+	pub.handle("GET", "/.well-known/oauth-protected-resource", s.protectedResourceMetadata)
+	pub.handle("GET", "/api", s.withBearer, s.apiRoot)
+	pub.handle("POST", "/api/oauth/register", s.idempotent, s.limit(oauthRegisterLimit), s.registerClient)
+	pub.handle("POST", "/api/oauth/token", s.limit(oauthLimit), s.token)
+	pub.handle("POST", "/api/oauth/revoke", s.limit(oauthLimit), s.revoke)
 
 	e.GET("/assets/site.css", siteCSS)
 	pages := e.Group("", s.withSession)

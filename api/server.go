@@ -140,5 +140,22 @@ func (s *Server) Close() error {
 	return nil
 }
 
-// ServeHTTP makes the server an http.Handler.
-func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.engine.ServeHTTP(w, r) }
+// ServeHTTP makes the server an http.Handler. HEAD works wherever GET
+// does: it is answered as the GET, headers and status, without the body.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method == http.MethodHead {
+		get := r.Clone(r.Context())
+		get.Method = http.MethodGet
+		s.engine.ServeHTTP(headWriter{w}, get)
+		return
+	}
+	s.engine.ServeHTTP(w, r)
+}
+
+// headWriter answers a HEAD: what a GET writes, but the body.
+type headWriter struct{ http.ResponseWriter }
+
+func (h headWriter) Write(b []byte) (int, error) { return len(b), nil }
+
+// Unwrap lets http.ResponseController reach the connection.
+func (h headWriter) Unwrap() http.ResponseWriter { return h.ResponseWriter }
