@@ -113,7 +113,7 @@ func (s *Server) idempotent(c *gin.Context) {
 // token is still valid (the replay runs before the route checks tokens).
 func (s *Server) replay(c *gin.Context, prior idempotency.Record) {
 	if scheme, tok, _ := strings.Cut(c.GetHeader("Authorization"), " "); strings.EqualFold(scheme, "Bearer") {
-		if _, err := s.oauth.Authenticate(c.Request.Context(), strings.TrimSpace(tok)); err != nil {
+		if _, err := s.oauth.Authenticate(c.Request.Context(), strings.TrimSpace(tok), resources(s.cfg)...); err != nil {
 			s.bearerRefused(c, err)
 			return
 		}

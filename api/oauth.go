@@ -11,6 +11,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/domaind/domaind/internal/config"
 	"github.com/domaind/domaind/internal/oauth"
 	"github.com/domaind/domaind/internal/ratelimit"
 )
@@ -30,6 +31,18 @@ var scopeDescriptions = map[string]string{
 // base is the service's public base URL without a trailing slash.
 func (s *Server) base() string { return strings.TrimSuffix(s.cfg.BaseURL.String(), "/") }
 
+// resources are the protected resources (RFC 9728) the service's tokens
+// may be bound to (RFC 8707): the service as a whole (its base URL) and
+// the API under /api. A bearer token is good at /api when it is bound to
+// either, or to none.
+func resources(cfg *config.Config) []string {
+	base := strings.TrimSuffix(cfg.BaseURL.String(), "/")
+	return []string{base, base + apiResourcePath}
+}
+
+// apiResourcePath is the path of the API as a protected resource.
+const apiResourcePath = "/api"
+
 // authServerMetadata answers GET /.well-known/oauth-authorization-server (RFC 8414).
 func (s *Server) authServerMetadata(c *gin.Context) {
 	b := s.base()
@@ -45,24 +58,34 @@ func (s *Server) authServerMetadata(c *gin.Context) {
 		"token_endpoint_auth_methods_supported":      []string{"none"},
 		"revocation_endpoint_auth_methods_supported": []string{"none"},
 		"scopes_supported":                           oauth.Scopes,
+		// RFC 9207: the authorization response names its issuer.
+		"authorization_response_iss_parameter_supported": true,
 	})
 }
 
-// protectedResourceMetadata answers GET /.well-known/oauth-protected-resource (RFC 9728).
-func (s *Server) protectedResourceMetadata(c *gin.Context) {
-	b := s.base()
-	c.JSON(http.StatusOK, gin.H{
-		"resource":                 b,
-		"authorization_servers":    []string{b},
-		"scopes_supported":         oauth.Scopes,
-		"bearer_methods_supported": []string{"header"},
-	})
+// protectedResourceMetadata answers GET /.well-known/oauth-protected-resource
+// (RFC 9728), for the service as a whole, and the same path followed by
+// /api for the API (§3.1: a resource's metadata lives at the well-known
+// path with the resource's path appended, and names that resource, which
+// strict clients compare with the URL they called).
+func (s *Server) protectedResourceMetadata(resourcePath string) gin.HandlerFunc {
+	return func(c *gin.Context) {
+		b := s.base()
+		c.JSON(http.StatusOK, gin.H{
+			"resource":                 b + resourcePath,
+			"authorization_servers":    []string{b},
+			"scopes_supported":         oauth.Scopes,
+			"bearer_methods_supported": []string{"header"},
+			"resource_name":            "domaind API",
+		})
+	}
 }
 
-// challenge answers 401 with the RFC 6750 challenge pointing at the
-// protected-resource metadata; errCode is "" for a request without a token.
+// challenge answers 401 with the RFC 6750 challenge pointing at the API's
+// protected-resource metadata (every bearer route is under /api); errCode
+// is "" for a request without a token.
 func (s *Server) challenge(c *gin.Context, errCode, desc string) {
-	v := fmt.Sprintf(`Bearer resource_metadata="%s/.well-known/oauth-protected-resource"`, s.base())
+	v := fmt.Sprintf(`Bearer resource_metadata="%s/.well-known/oauth-protected-resource%s"`, s.base(), apiResourcePath)
 	if errCode != "" {
 		v += fmt.Sprintf(`, error="%s", error_description="%s"`, errCode, desc)
 	}
@@ -84,7 +107,7 @@ func (s *Server) withBearer(c *gin.Context) {
 		c.Next() // no token, or another scheme: an anonymous request
 		return
 	}
-	t, err := s.oauth.Authenticate(c.Request.Context(), strings.TrimSpace(tok))
+	t, err := s.oauth.Authenticate(c.Request.Context(), strings.TrimSpace(tok), resources(s.cfg)...)
 	if err != nil {
 		s.bearerRefused(c, err)
 		return
@@ -111,7 +134,7 @@ func (s *Server) apiRoot(c *gin.Context) {
 	}
 	scopes, _ := c.Get(scopesCtxKey)
 	c.JSON(http.StatusOK, gin.H{"service": "domaind", "scopes": scopes,
-		"resource_metadata": s.base() + "/.well-known/oauth-protected-resource"})
+		"resource_metadata": s.base() + "/.well-known/oauth-protected-resource" + apiResourcePath})
 }
 
 // writeOAuthError answers with err in the OAuth shape ({"error",
@@ -126,6 +149,8 @@ func (s *Server) writeOAuthError(c *gin.Context, err error) {
 	status := http.StatusBadRequest
 	if oe.Code == "invalid_client" {
 		status = http.StatusUnauthorized
+		// RFC 6749 §5.2; public clients authenticate by client_id alone.
+		c.Header("WWW-Authenticate", `Basic realm="domaind OAuth", error="invalid_client"`)
 	}
 	c.Header("Cache-Control", "no-store")
 	c.AbortWithStatusJSON(status, gin.H{"error": oe.Code, "error_description": oe.Description})
@@ -195,7 +220,7 @@ func authorizeRequest(get func(string) string) oauth.AuthorizeRequest {
 	return oauth.AuthorizeRequest{
 		ResponseType: get("response_type"), ClientID: get("client_id"), RedirectURI: get("redirect_uri"),
 		CodeChallenge: get("code_challenge"), CodeChallengeMethod: get("code_challenge_method"),
-		State: get("state"), Scope: get("scope"),
+		State: get("state"), Scope: get("scope"), Resource: get("resource"),
 	}
 }
 
@@ -217,7 +242,10 @@ func (s *Server) authorize(c *gin.Context) {
 	var scope string
 	client, err := s.oauth.CheckClient(ctx, r)
 	if err == nil {
-		scope, err = oauth.CheckRequest(r)
+		scope, err = s.oauth.CheckRequest(r)
+	}
+	if err == nil && len(c.QueryArray("resource"))+len(c.PostFormArray("resource")) > 1 {
+		err = &oauth.Error{Code: "invalid_target", Description: "ask for one resource at a time"}
 	}
 	if err != nil {
 		var oe *oauth.Error
@@ -245,7 +273,7 @@ func (s *Server) authorize(c *gin.Context) {
 			"RedirectHost": redirect.Host, "CSRF": s.csrfToken(c),
 			"Params": map[string]string{"response_type": r.ResponseType, "client_id": r.ClientID,
 				"redirect_uri": r.RedirectURI, "code_challenge": r.CodeChallenge,
-				"code_challenge_method": r.CodeChallengeMethod, "state": r.State, "scope": r.Scope},
+				"code_challenge_method": r.CodeChallengeMethod, "state": r.State, "scope": r.Scope, "resource": r.Resource},
 		})
 		return
 	}
@@ -276,6 +304,7 @@ func (s *Server) redirectBack(c *gin.Context, r oauth.AuthorizeRequest, params u
 	if r.State != "" {
 		q.Set("state", r.State)
 	}
+	q.Set("iss", s.base()) // RFC 9207: which server answered
 	u.RawQuery = q.Encode()
 	c.Header("Cache-Control", "no-store")
 	c.Redirect(http.StatusFound, u.String())
@@ -292,11 +321,15 @@ func (s *Server) token(c *gin.Context) {
 		t   oauth.Tokens
 		err error
 	)
+	if len(c.PostFormArray("resource")) > 1 {
+		s.writeOAuthError(c, &oauth.Error{Code: "invalid_target", Description: "ask for one resource at a time"})
+		return
+	}
 	switch gt := c.PostForm("grant_type"); gt {
 	case "authorization_code":
-		t, err = s.oauth.ExchangeCode(ctx, c.PostForm("client_id"), c.PostForm("code"), c.PostForm("redirect_uri"), c.PostForm("code_verifier"))
+		t, err = s.oauth.ExchangeCode(ctx, c.PostForm("client_id"), c.PostForm("code"), c.PostForm("redirect_uri"), c.PostForm("code_verifier"), c.PostForm("resource"))
 	case "refresh_token":
-		t, err = s.oauth.Refresh(ctx, c.PostForm("client_id"), c.PostForm("refresh_token"), c.PostForm("scope"))
+		t, err = s.oauth.Refresh(ctx, c.PostForm("client_id"), c.PostForm("refresh_token"), c.PostForm("scope"), c.PostForm("resource"))
 	case "":
 		err = &oauth.Error{Code: "invalid_request", Description: "grant_type is required"}
 	default:

@@ -14,6 +14,7 @@ import (
 
 	"golang.org/x/oauth2"
 
+	"github.com/domaind/domaind/internal/secret"
 	"github.com/domaind/domaind/models"
 )
 
@@ -418,17 +419,77 @@ func TestOAuthDiscoveryAndChallenge(t *testing.T) {
 		!strings.Contains(w.Body.String(), `"scopes_supported":["pricing:read"]`) {
 		t.Errorf("authorization server metadata = %d %s", w.Code, w.Body)
 	}
-	w = env.request("GET", "/.well-known/oauth-protected-resource", "")
-	if w.Code != 200 || strings.TrimSpace(w.Body.String()) != `{"authorization_servers":["http://api.test"],"bearer_methods_supported":["header"],"resource":"http://api.test","scopes_supported":["pricing:read"]}` {
-		t.Errorf("protected resource metadata = %d %s", w.Code, w.Body)
+	if as["authorization_response_iss_parameter_supported"] != true {
+		t.Errorf("metadata does not announce iss in authorization responses (RFC 9207): %s", w.Body)
+	}
+	// RFC 9728 §3.1, §3.3: each resource's metadata lives at the
+	// well-known path with the resource's path appended, and names
+	// exactly that resource.
+	for path, resource := range map[string]string{
+		"/.well-known/oauth-protected-resource":     "http://api.test",
+		"/.well-known/oauth-protected-resource/api": "http://api.test/api",
+	} {
+		w = env.request("GET", path, "")
+		var prm map[string]any
+		json.Unmarshal(w.Body.Bytes(), &prm)
+		if w.Code != 200 || prm["resource"] != resource || !strings.Contains(w.Body.String(), `"authorization_servers":["http://api.test"]`) {
+			t.Errorf("%s = %d %s, want resource %s", path, w.Code, w.Body, resource)
+		}
 	}
 	w = env.request("GET", "/api", "")
-	if w.Code != 401 || w.Header().Get("WWW-Authenticate") != `Bearer resource_metadata="http://api.test/.well-known/oauth-protected-resource"` {
-		t.Errorf("GET /api without a token = %d %q", w.Code, w.Header().Get("WWW-Authenticate"))
+	if w.Code != 401 || w.Header().Get("WWW-Authenticate") != `Bearer resource_metadata="http://api.test/.well-known/oauth-protected-resource/api"` {
+		t.Errorf("GET /api without a token = %d %q, want the challenge naming the API's own metadata", w.Code, w.Header().Get("WWW-Authenticate"))
 	}
 	w = env.request("GET", "/api", "", "Authorization", "Bearer at_forged")
 	if w.Code != 401 || !strings.Contains(w.Header().Get("WWW-Authenticate"), `error="invalid_token"`) {
 		t.Errorf("GET /api with a forged token = %d %q", w.Code, w.Header().Get("WWW-Authenticate"))
+	}
+}
+
+// RFC 9207: the authorization response names the issuer; RFC 8707: a
+// token is bound to the resource it was asked for, and is no good at
+// another.
+func TestOAuthIssuerAndResourceIndicators(t *testing.T) {
+	env := newTestEnv(t)
+	b := signedInBrowser(t, env, "res@example.com")
+	c := registerClient(t, b, "https://app.example/cb")
+	verifier := oauth2.GenerateVerifier()
+	opts := []oauth2.AuthCodeOption{oauth2.S256ChallengeOption(verifier), oauth2.SetAuthURLParam("resource", "http://api.test/api")}
+	loc := consent(t, b, c.conf.AuthCodeURL("st", opts...), "approve")
+	if loc.Query().Get("iss") != "http://api.test" {
+		t.Errorf("authorization response %s lacks iss=http://api.test", loc)
+	}
+	ctx := context.Background()
+	if _, err := c.conf.Exchange(ctx, loc.Query().Get("code"), oauth2.VerifierOption(verifier), oauth2.SetAuthURLParam("resource", "https://evil.example/")); err == nil || !strings.Contains(err.Error(), "invalid_target") {
+		t.Errorf("exchange for another resource = %v, want invalid_target", err)
+	}
+	loc = consent(t, b, c.conf.AuthCodeURL("st", opts...), "approve")
+	tok, err := c.conf.Exchange(ctx, loc.Query().Get("code"), oauth2.VerifierOption(verifier))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res, _ := bearerGet(b, "/api", tok.AccessToken); res.StatusCode != 200 {
+		t.Fatalf("a token for the API at /api = %d, want 200", res.StatusCode)
+	}
+	var row models.OAuthToken
+	if err := env.db.Take(&row, "hash = ?", secret.Hash(tok.AccessToken)).Error; err != nil || row.Resource != "http://api.test/api" {
+		t.Fatalf("stored token resource = %q, %v; want the API", row.Resource, err)
+	}
+	// A token bound to a resource this API is not (issued for another one).
+	env.db.Model(&models.OAuthToken{}).Where("hash = ?", row.Hash).Update("resource", "http://api.test/mcp")
+	res, _ := bearerGet(b, "/api", tok.AccessToken)
+	if res.StatusCode != 401 || !strings.Contains(res.Header.Get("WWW-Authenticate"), `error="invalid_token"`) {
+		t.Errorf("a token for another resource at /api = %d %q, want 401 invalid_token", res.StatusCode, res.Header.Get("WWW-Authenticate"))
+	}
+	// Unknown resources are refused at the authorization request, on our page.
+	bad := c.conf.AuthCodeURL("st", oauth2.S256ChallengeOption(verifier), oauth2.SetAuthURLParam("resource", "https://evil.example/"))
+	if res, body := b.do("GET", strings.TrimPrefix(bad, b.base), "", ""); res.StatusCode != 400 || !strings.Contains(body, "invalid_target") {
+		t.Errorf("authorize for an unknown resource = %d, want our error page with invalid_target", res.StatusCode)
+	}
+	// RFC 6749 §5.2: 401 invalid_client carries WWW-Authenticate.
+	res, _ = b.form("/api/oauth/token", url.Values{"grant_type": {"refresh_token"}, "refresh_token": {tok.RefreshToken}, "client_id": {"oc_nobody"}})
+	if res.StatusCode != 401 || res.Header.Get("WWW-Authenticate") == "" {
+		t.Errorf("invalid_client = %d with WWW-Authenticate %q", res.StatusCode, res.Header.Get("WWW-Authenticate"))
 	}
 }
 

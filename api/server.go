@@ -106,7 +106,7 @@ func New(d Deps) *Server {
 		outbox:   d.Outbox,
 		limiter:  ratelimit.New(d.Redis, now),
 		accounts: account.New(d.DB, d.Passwords, now),
-		oauth:    oauth.New(d.DB, now),
+		oauth:    oauth.New(d.DB, now, resources(d.Config)),
 		idem:     idempotency.New(d.Redis, secret.NewSealer(d.Config.SecretKey, "idempotency records")),
 		lookups:  lookup.NewCache(d.Redis),
 		checker:  availability.New(d.Registry, d.Redis, checkTimeout),

@@ -34,6 +34,7 @@ var migrations = []migration{
 	{10, "OAuth family revocation and client use", migrateV10},
 	{11, "owned domains, bulk operations, the cart and tool jobs", migrateV11},
 	{12, "outbox uuid keys and pending index, rescue times, long bulk changes", migrateV12},
+	{13, "OAuth resource indicators", migrateV13},
 }
 
 // SchemaMigration records an applied migration.

@@ -25,10 +25,13 @@ type OAuthCode struct {
 	RedirectURI   string `gorm:"size:2000;not null"`
 	CodeChallenge string `gorm:"size:128;not null"`
 	Scope         string `gorm:"size:200;not null"`
-	ExpiresAt     time.Time
-	UsedAt        *time.Time
-	RevokedAt     *time.Time
-	CreatedAt     time.Time
+	// Resource is the resource (RFC 8707) the grant is for, "" when the
+	// request named none.
+	Resource  string `gorm:"size:2000;not null;default:''"`
+	ExpiresAt time.Time
+	UsedAt    *time.Time
+	RevokedAt *time.Time
+	CreatedAt time.Time
 }
 
 // The kinds of OAuthToken.
@@ -42,12 +45,15 @@ const (
 // spent code or refresh token revokes the whole family. A refresh token is
 // spent (UsedAt) when it is rotated.
 type OAuthToken struct {
-	Hash      string    `gorm:"primaryKey;size:64"`
-	Kind      string    `gorm:"size:8;not null"`
-	Family    string    `gorm:"size:64;not null;index"`
-	ClientID  string    `gorm:"size:40;not null"`
-	UserID    string    `gorm:"size:36;not null;index"`
-	Scope     string    `gorm:"size:200;not null"`
+	Hash     string `gorm:"primaryKey;size:64"`
+	Kind     string `gorm:"size:8;not null"`
+	Family   string `gorm:"size:64;not null;index"`
+	ClientID string `gorm:"size:40;not null"`
+	UserID   string `gorm:"size:36;not null;index"`
+	Scope    string `gorm:"size:200;not null"`
+	// Resource is where the token is good (RFC 8707): "" for anywhere
+	// the service takes bearer tokens.
+	Resource  string    `gorm:"size:2000;not null;default:''"`
 	ExpiresAt time.Time `gorm:"index"`
 	UsedAt    *time.Time
 	RevokedAt *time.Time

@@ -59,10 +59,15 @@ var ErrInvalidToken = errors.New("oauth: invalid token")
 type Server struct {
 	db  *gorm.DB
 	now func() time.Time
+	// resources are the resources (RFC 8707) a grant may be bound to.
+	resources []string
 }
 
-// New returns a Server on db; now is its clock.
-func New(db *gorm.DB, now func() time.Time) *Server { return &Server{db: db, now: now} }
+// New returns a Server on db; now is its clock; resources are the
+// absolute URIs of the resources a client may ask a token for (RFC 8707).
+func New(db *gorm.DB, now func() time.Time, resources []string) *Server {
+	return &Server{db: db, now: now, resources: resources}
+}
 
 // Register registers a public client (RFC 7591). Redirect URIs must be
 // absolute https URLs, or http on a loopback address (RFC 8252 §7.3), with
@@ -146,6 +151,8 @@ type AuthorizeRequest struct {
 	CodeChallengeMethod string
 	State               string
 	Scope               string
+	// Resource is the resource the token is asked for (RFC 8707), "" for none.
+	Resource string
 }
 
 var challengePattern = regexp.MustCompile(`^[A-Za-z0-9_-]{43}$`)
@@ -164,9 +171,9 @@ func (s *Server) CheckClient(ctx context.Context, r AuthorizeRequest) (models.OA
 	return c, nil
 }
 
-// CheckRequest checks the rest of r, once CheckClient passed; its errors
-// go back to the redirect URI. It returns the scope to grant.
-func CheckRequest(r AuthorizeRequest) (string, error) {
+// CheckRequest checks the rest of r, once CheckClient passed. It returns
+// the scope to grant.
+func (s *Server) CheckRequest(r AuthorizeRequest) (string, error) {
 	switch {
 	case r.ResponseType != "code":
 		return "", oauthError("unsupported_response_type", "response_type must be code")
@@ -181,7 +188,33 @@ func CheckRequest(r AuthorizeRequest) (string, error) {
 	case len(r.State) > 500:
 		return "", oauthError("invalid_request", "state is longer than 500 characters")
 	}
+	if err := s.checkResource(r.Resource); err != nil {
+		return "", err
+	}
 	return checkScope(r.Scope, Scopes)
+}
+
+// checkResource refuses a resource the server issues no tokens for.
+func (s *Server) checkResource(resource string) error {
+	if resource != "" && !slices.Contains(s.resources, resource) {
+		return oauthError("invalid_target", "resource %q is not one of %s", resource, strings.Join(s.resources, ", "))
+	}
+	return nil
+}
+
+// bindResource is the resource a token is issued for: the one the token
+// request names, which must be the grant's when the grant named one.
+func (s *Server) bindResource(granted, asked string) (string, error) {
+	if asked == "" {
+		return granted, nil
+	}
+	if err := s.checkResource(asked); err != nil {
+		return "", err
+	}
+	if granted != "" && granted != asked {
+		return "", oauthError("invalid_target", "the grant is for %s, not %s", granted, asked)
+	}
+	return asked, nil
 }
 
 // checkScope returns the granted scope for a requested one: every scope in
@@ -206,7 +239,7 @@ func (s *Server) IssueCode(ctx context.Context, r AuthorizeRequest, userID, scop
 	code := "ac_" + secret.New()
 	now := s.now().UTC()
 	row := models.OAuthCode{Hash: secret.Hash(code), ClientID: r.ClientID, UserID: userID, RedirectURI: r.RedirectURI,
-		CodeChallenge: r.CodeChallenge, Scope: scope, ExpiresAt: now.Add(CodeTTL), CreatedAt: now}
+		CodeChallenge: r.CodeChallenge, Scope: scope, Resource: r.Resource, ExpiresAt: now.Add(CodeTTL), CreatedAt: now}
 	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		if err := tx.Create(&row).Error; err != nil {
 			return err
@@ -235,8 +268,9 @@ var (
 
 // ExchangeCode redeems an authorization code (grant_type
 // authorization_code). A code presented twice is refused and every token
-// issued from it revoked (RFC 6749 §4.1.2).
-func (s *Server) ExchangeCode(ctx context.Context, clientID, code, redirectURI, verifier string) (Tokens, error) {
+// issued from it revoked (RFC 6749 §4.1.2). resource, when given, binds the
+// tokens to it (RFC 8707).
+func (s *Server) ExchangeCode(ctx context.Context, clientID, code, redirectURI, verifier, resource string) (Tokens, error) {
 	if code == "" || redirectURI == "" || verifier == "" {
 		return Tokens{}, oauthError("invalid_request", "code, redirect_uri and code_verifier are required")
 	}
@@ -263,6 +297,10 @@ func (s *Server) ExchangeCode(ctx context.Context, clientID, code, redirectURI, 
 		if !verifierMatches(verifier, c.CodeChallenge) {
 			return oauthError("invalid_grant", "code_verifier does not match the code_challenge")
 		}
+		bound, err := s.bindResource(c.Resource, resource)
+		if err != nil {
+			return err
+		}
 		// Spend the code; a concurrent exchange of the same code finds it
 		// spent, and that is a reuse like any other.
 		res := tx.Model(&models.OAuthCode{}).Where("hash = ? AND used_at IS NULL", c.Hash).Update("used_at", now)
@@ -272,7 +310,7 @@ func (s *Server) ExchangeCode(ctx context.Context, clientID, code, redirectURI, 
 		if res.RowsAffected == 0 {
 			return &errReuse{family: c.Hash}
 		}
-		out, err = s.issue(tx, c.Hash, c.ClientID, c.UserID, c.Scope, now)
+		out, err = s.issue(tx, c.Hash, c.ClientID, c.UserID, c.Scope, bound, now)
 		return err
 	})
 	if err != nil {
@@ -317,8 +355,8 @@ func (s *Server) revokeFamily(ctx context.Context, family string) error {
 
 // Refresh rotates a refresh token (grant_type refresh_token): the old one
 // is spent, and presenting a spent one revokes the whole family. scope, when
-// given, narrows the grant.
-func (s *Server) Refresh(ctx context.Context, clientID, refreshToken, scope string) (Tokens, error) {
+// given, narrows the grant; resource, when given, must be the grant's.
+func (s *Server) Refresh(ctx context.Context, clientID, refreshToken, scope, resource string) (Tokens, error) {
 	if refreshToken == "" {
 		return Tokens{}, oauthError("invalid_request", "refresh_token is required")
 	}
@@ -352,6 +390,10 @@ func (s *Server) Refresh(ctx context.Context, clientID, refreshToken, scope stri
 		if err != nil {
 			return err
 		}
+		bound, err := s.bindResource(t.Resource, resource)
+		if err != nil {
+			return err
+		}
 		res := tx.Model(&models.OAuthToken{}).Where("hash = ? AND used_at IS NULL", t.Hash).Update("used_at", now)
 		if res.Error != nil {
 			return res.Error
@@ -359,7 +401,7 @@ func (s *Server) Refresh(ctx context.Context, clientID, refreshToken, scope stri
 		if res.RowsAffected == 0 { // rotated meanwhile by a concurrent request: a reuse
 			return &errReuse{family: t.Family}
 		}
-		out, err = s.issue(tx, t.Family, t.ClientID, t.UserID, granted, now)
+		out, err = s.issue(tx, t.Family, t.ClientID, t.UserID, granted, bound, now)
 		return err
 	})
 	if err != nil {
@@ -373,14 +415,14 @@ func (s *Server) checkClientID(ctx context.Context, id string) error {
 	return err
 }
 
-// issue makes an access and a refresh token in family.
-func (s *Server) issue(tx *gorm.DB, family, clientID, userID, scope string, now time.Time) (Tokens, error) {
+// issue makes an access and a refresh token in family, for resource.
+func (s *Server) issue(tx *gorm.DB, family, clientID, userID, scope, resource string, now time.Time) (Tokens, error) {
 	access, refresh := "at_"+secret.New(), "rt_"+secret.New()
 	rows := []models.OAuthToken{
 		{Hash: secret.Hash(access), Kind: models.TokenAccess, Family: family, ClientID: clientID, UserID: userID,
-			Scope: scope, ExpiresAt: now.Add(AccessTTL), CreatedAt: now},
+			Scope: scope, Resource: resource, ExpiresAt: now.Add(AccessTTL), CreatedAt: now},
 		{Hash: secret.Hash(refresh), Kind: models.TokenRefresh, Family: family, ClientID: clientID, UserID: userID,
-			Scope: scope, ExpiresAt: now.Add(RefreshTTL), CreatedAt: now},
+			Scope: scope, Resource: resource, ExpiresAt: now.Add(RefreshTTL), CreatedAt: now},
 	}
 	if err := tx.Create(&rows).Error; err != nil {
 		return Tokens{}, fmt.Errorf("issue tokens: %w", err)
@@ -418,9 +460,11 @@ func (s *Server) Revoke(ctx context.Context, token, clientID string) error {
 	return nil
 }
 
-// Authenticate returns the live access token presented as a bearer token,
-// or ErrInvalidToken.
-func (s *Server) Authenticate(ctx context.Context, accessToken string) (models.OAuthToken, error) {
+// Authenticate returns the live access token presented as a bearer token
+// to resource, or ErrInvalidToken (a token bound to another resource is
+// not valid here: RFC 8707 §2). A token bound to no resource, or to one of
+// accepted's, is.
+func (s *Server) Authenticate(ctx context.Context, accessToken string, accepted ...string) (models.OAuthToken, error) {
 	if accessToken == "" || len(accessToken) > 200 {
 		return models.OAuthToken{}, ErrInvalidToken
 	}
@@ -435,6 +479,9 @@ func (s *Server) Authenticate(ctx context.Context, accessToken string) (models.O
 	}
 	if err != nil {
 		return models.OAuthToken{}, fmt.Errorf("find access token: %w", err)
+	}
+	if t.Resource != "" && !slices.Contains(accepted, t.Resource) {
+		return models.OAuthToken{}, ErrInvalidToken
 	}
 	return t, nil
 }
