@@ -10,7 +10,7 @@ import (
 
 func loadInfo(t *testing.T, name string) TLDInfo {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join("..", "..", "..", "shared", "fixtures", "rtr", name))
+	b, err := os.ReadFile(filepath.Join("testdata", name))
 	if err != nil {
 		t.Fatalf("fixture: %v", err)
 	}

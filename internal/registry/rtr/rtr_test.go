@@ -32,7 +32,7 @@ const priceListBody = `{"prices":[
 
 func fixture(t *testing.T, name string) []byte {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join("..", "..", "..", "..", "shared", "fixtures", "rtr", name))
+	b, err := os.ReadFile(filepath.Join("..", "testdata", name))
 	if err != nil {
 		t.Fatal(err)
 	}
