@@ -25,6 +25,14 @@ var keptPointers = map[string]bool{"@": true, "&": true, "^": true, "+": true, `
 
 var symmetric = map[string]bool{"&": true, "+": true, "=": true}
 
+// senseKey names a sense as cntlist.rev counts it: lemma, part of speech
+// and sense number within it.
+type senseKey struct {
+	lemma string
+	pos   string
+	sense int
+}
+
 type synsetKey struct {
 	pos    string // n, v, a or r
 	offset int
@@ -47,13 +55,14 @@ type synset struct {
 
 type wordNet struct {
 	synsets    []*synset // in output order
+	tagCounts  map[senseKey]int
 	byKey      map[synsetKey]int
 	senses     map[string][]synsetKey // lemma -> synsets in sense order, noun first
 	exceptions [][2]string            // inflected form, lemma
 }
 
 func readWordNet(dir string) (*wordNet, error) {
-	wn := &wordNet{byKey: map[synsetKey]int{}, senses: map[string][]synsetKey{}}
+	wn := &wordNet{byKey: map[synsetKey]int{}, senses: map[string][]synsetKey{}, tagCounts: map[senseKey]int{}}
 	for _, pf := range posFiles {
 		if err := readLines(filepath.Join(dir, "data."+pf.name), func(line string) error {
 			if strings.HasPrefix(line, "  ") {
@@ -103,6 +112,27 @@ func readWordNet(dir string) (*wordNet, error) {
 		}); err != nil {
 			return nil, err
 		}
+	}
+	// cntlist.rev: sense_key sense_number tag_cnt, the sense key being
+	// lemma%ss_type:lex_filenum:lex_id:head_word:head_id.
+	ssType := map[string]string{"1": "n", "2": "v", "3": "a", "4": "r", "5": "a"}
+	if err := readLines(filepath.Join(dir, "cntlist.rev"), func(line string) error {
+		f := strings.Fields(line)
+		if len(f) != 3 {
+			return errors.New("bad count line")
+		}
+		lemma, rest, ok := strings.Cut(f[0], "%")
+		sense, err1 := atoi(f[1], 10)
+		count, err2 := atoi(f[2], 10)
+		if !ok || len(rest) == 0 || errors.Join(err1, err2) != nil {
+			return fmt.Errorf("bad count line %q", line)
+		}
+		if lemma = normalizeLemma(lemma); lemma != "" {
+			wn.tagCounts[senseKey{lemma, ssType[rest[:1]], sense}] += count
+		}
+		return nil
+	}); err != nil {
+		return nil, err
 	}
 	return wn, nil
 }
@@ -224,8 +254,10 @@ func normalizeLemma(w string) string {
 // fields separated by tabs, list items by spaces. Synsets are numbered by
 // their S line, from 0, and kept only if a member is a word of the frequency
 // list (compounds: every part is). A member is written with its sense number
-// ("plane.1"): the synset's rank among the lemma's senses of that part of
-// speech, most frequent first, as WordNet's index files order them.
+// and, if the sense was seen in WordNet's tagged corpus, its tag count
+// ("plane.1.21"): the number is the synset's rank among the lemma's senses
+// of that part of speech, most frequent first, as the index files order
+// them; the count comes from cntlist.rev.
 // A pointer is its symbol followed by the target number and, for lexical
 // pointers, ".src.tgt" member numbers (1-based). Gloss words are the a-z
 // tokens of the gloss that are words of the frequency list or WordNet
@@ -264,7 +296,12 @@ func (wn *wordNet) encode(freq map[string]int) []byte {
 		renumber := make([]int, len(s.members)+1)
 		for i, m := range s.members {
 			if m != "" {
-				members = append(members, fmt.Sprintf("%s.%d", m, wn.senseNumber(m, s.key)))
+				sense := wn.senseNumber(m, s.key)
+				member := fmt.Sprintf("%s.%d", m, sense)
+				if c := wn.tagCounts[senseKey{m, s.key.pos, sense}]; c > 0 {
+					member += fmt.Sprintf(".%d", c)
+				}
+				members = append(members, member)
 				renumber[i+1] = len(members)
 			}
 		}
