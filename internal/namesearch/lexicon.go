@@ -126,12 +126,13 @@ func readGzipLines(fsys embed.FS, name string, fn func(string) error) error {
 	if err != nil {
 		return fmt.Errorf("%s: %w", name, err)
 	}
-	var b strings.Builder
-	b.Grow(16 << 20)
-	if _, err := io.Copy(&b, zr); err != nil {
+	data, err := io.ReadAll(zr)
+	if err != nil {
 		return fmt.Errorf("%s: %w", name, err)
 	}
-	for rest := b.String(); rest != ""; {
+	// The words of the lexicon are substrings of this one string, which
+	// stays as long as they do.
+	for rest := string(data); rest != ""; {
 		var line string
 		line, rest, _ = strings.Cut(rest, "\n")
 		if err := fn(line); err != nil {
