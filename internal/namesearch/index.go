@@ -29,8 +29,9 @@ type Hit struct {
 
 // Index is an in-memory search index over domain names. It is safe for
 // concurrent use: any number of searches run at once, and Add or Remove
-// waits for the searches under way (each takes well under a millisecond to
-// apply, so searches wait no longer than that).
+// waits for the searches under way, then holds them off while it applies
+// (at 100,000 entries, well under a millisecond; Add segments the label
+// before it takes the lock).
 type Index struct {
 	lx     *lexicon
 	tuning tuning
@@ -60,8 +61,9 @@ type slot struct {
 	grams  []uint32
 }
 
-// New returns an index of entries. The first call also loads the embedded
-// lexicon, which takes about a second; later calls share it.
+// New returns an index of entries; a repeated ID keeps its last entry. The
+// first New (or Segment) in a process also parses the embedded lexicon,
+// about half a second and 55 MB; later calls share it.
 func New(entries []Entry) *Index {
 	ix := &Index{
 		lx:     loadLexicon(),
@@ -112,7 +114,7 @@ func (ix *Index) prepare(e Entry) slot {
 	domain := toLower(e.Domain)
 	label, tld, _ := strings.Cut(domain, ".")
 	s := slot{id: e.ID, domain: domain, label: strings.ReplaceAll(label, "-", ""), tld: tld}
-	s.words = ix.lx.segment(label, nil)
+	s.words = ix.lx.segment(label)
 	s.terms = ix.lx.terms(s.words)
 	s.grams = trigrams(s.label, nil)
 	return s

@@ -198,18 +198,26 @@ func (lx *lexicon) finishWordNet() {
 		id        int32
 		pos, rank int
 	}
+	type inverseLink struct {
+		from int32
+		link link
+	}
+	var inverses []inverseLink
 	senses := map[string][]sense{}
 	for id := range lx.synsets {
 		s := &lx.synsets[id]
 		for _, l := range s.links {
 			if inv, ok := inverse[l.rel]; ok && int(l.target) < len(lx.synsets) {
-				t := &lx.synsets[l.target]
-				t.links = append(t.links, link{rel: inv, target: int32(id), src: l.tgt, tgt: l.src})
+				inverses = append(inverses, inverseLink{l.target, link{rel: inv, target: int32(id), src: l.tgt, tgt: l.src}})
 			}
 		}
 		for _, m := range s.members {
 			senses[m.lemma] = append(senses[m.lemma], sense{int32(id), posRank[s.pos], m.sense})
 		}
+	}
+	for _, inv := range inverses {
+		s := &lx.synsets[inv.from]
+		s.links = append(s.links, inv.link)
 	}
 	for lemma, ss := range senses {
 		slices.SortFunc(ss, func(a, b sense) int {

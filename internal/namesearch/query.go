@@ -68,7 +68,7 @@ func parseQuery(lx *lexicon, q string) query {
 	pq.text = strings.Join(pq.tokens, " ")
 	pq.compact = strings.Join(pq.tokens, "")
 	for _, tok := range pq.tokens {
-		for _, w := range lx.segment(tok, nil) {
+		for _, w := range lx.segment(tok) {
 			if len(pq.words) < MaxQueryWords && !slices.ContainsFunc(lx.lemmas(w), isStopWord) && !slices.Contains(pq.words, w) {
 				pq.words = append(pq.words, w)
 			}

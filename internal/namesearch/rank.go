@@ -55,9 +55,6 @@ func (ix *Index) top(list []scored, n int) []scored {
 	return h
 }
 
-// matched is the number of slots the current word matched.
-func (sc *scratch) matched() int { return len(sc.wordTouched) }
-
 // scratch is the per-search working memory, one value per slot, pooled so
 // a search allocates little.
 type scratch struct {
@@ -86,6 +83,9 @@ func (sc *scratch) offer(n int32, w float64) {
 	}
 	sc.best[n] = max(sc.best[n], float32(w))
 }
+
+// matched is the number of slots the current word matched.
+func (sc *scratch) matched() int { return len(sc.wordTouched) }
 
 // endWord adds the current word's best matches, times weight, to the
 // totals.

@@ -54,8 +54,9 @@ var defaultRelated = relatedWeights{
 // related returns the lemmas related to word with their weights, word's own
 // lemmas included. Evidence adds up: a lemma reached by several relations
 // scores 1 - (1-w1)(1-w2)..., so "barber" (a kind of hairdresser, and
-// defined as one) ranks above "artisan" (only a broader word). Each path
-// counts once: an add for the same lemma and weight is not repeated.
+// defined as one) ranks above "artisan" (only a broader word). Adds of the
+// same weight to the same lemma count once, so that one relation met again
+// through another member of a synset is not counted twice.
 func (lx *lexicon) related(word string, rw relatedWeights) map[string]float64 {
 	out := map[string]float64{}
 	seen := map[pathKey]bool{}
@@ -91,12 +92,16 @@ func (lx *lexicon) related(word string, rw relatedWeights) map[string]float64 {
 			s := &lx.synsets[id]
 			self := s.memberNumber(lemma)
 			f := base * lx.senseWeight(s.members[self-1], rw)
-			if f*rw.definition < rw.minWeight && f*rw.synonym < rw.minWeight {
+			if f < rw.minWeight {
 				continue
 			}
 			for _, m := range s.members {
 				add(m.lemma, f*rw.synonym)
-				lx.addDefinedBy(add, m.lemma, f*rw.definedBy*weightIf(m.lemma != lemma, rw.synonym, 1), rw)
+				w := f * rw.definedBy
+				if m.lemma != lemma {
+					w *= rw.synonym
+				}
+				lx.addDefinedBy(add, m.lemma, w, rw)
 			}
 			for _, d := range s.def {
 				add(d, f*rw.definition*lx.specificity(d))
@@ -182,11 +187,4 @@ func (lx *lexicon) senseWeight(m member, rw relatedWeights) float64 {
 		return math.Pow(float64(m.count+1)/float64(top+1), rw.countPower)
 	}
 	return math.Pow(rw.senseDecay, float64(min(m.sense, 20)-1))
-}
-
-func weightIf(cond bool, yes, no float64) float64 {
-	if cond {
-		return yes
-	}
-	return no
 }

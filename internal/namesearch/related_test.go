@@ -40,6 +40,26 @@ func TestRelated(t *testing.T) {
 	}
 }
 
+func TestRelatedOrder(t *testing.T) {
+	tests := []struct {
+		name                  string
+		word, closer, farther string
+	}{
+		{"two relations beat one", "hairdresser", "barber", "artisan"},
+		{"synonym beats compound head", "inexpensive", "cheap", "budget"},
+		{"common sense beats rare", "house", "home", "firm"},
+	}
+	lx := loadLexicon()
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := lx.related(tt.word, defaultRelated)
+			if r[tt.closer] <= r[tt.farther] {
+				t.Errorf("related(%q): %s %.3f, %s %.3f; want the first higher", tt.word, tt.closer, r[tt.closer], tt.farther, r[tt.farther])
+			}
+		})
+	}
+}
+
 func TestLemmas(t *testing.T) {
 	tests := []struct {
 		name string

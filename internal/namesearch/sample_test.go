@@ -38,7 +38,7 @@ func TestSampleInventory(t *testing.T) {
 		tlds[tld] = true
 		// Labels are made of real words: each piece but digits is a word
 		// of the frequency list.
-		for _, w := range lx.segment(label, nil) {
+		for _, w := range lx.segment(label) {
 			if _, known := lx.logProb[w]; !known && strings.Trim(w, "0123456789") != "" && w != "u" {
 				t.Errorf("%s: %q is no word", d, w)
 			}

@@ -12,11 +12,11 @@ import "math"
 // longer it is, so unknown pieces ("zqx" in "zqxflights") stay whole and do
 // not disturb the words around them. Time is linear in the input.
 func Segment(label string) []string {
-	return loadLexicon().segment(label, nil)
+	return loadLexicon().segment(label)
 }
 
-// segment appends the words of label to words.
-func (lx *lexicon) segment(label string, words []string) []string {
+func (lx *lexicon) segment(label string) []string {
+	var words []string
 	runStart := -1
 	var runDigits bool
 	for i := 0; i <= len(label); i++ {
