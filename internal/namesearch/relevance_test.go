@@ -33,6 +33,11 @@ type labelledQuery struct {
 	heldOut  bool
 }
 
+// TestRelevance prints recall@5 (the share of queries with a relevant
+// label among the first five hits) and MRR (the mean of 1/rank of the
+// first relevant hit) for each kind of query, on the tuning and held-out
+// files and on both, and fails if all queries of a kind fall below the
+// issue's target. -update rewrites the inventory first.
 func TestRelevance(t *testing.T) {
 	if *update {
 		writeLines(t, inventoryFile, SampleInventory(inventorySize, inventorySeed))
