@@ -3,6 +3,7 @@ package namesearch
 import (
 	"maps"
 	"math"
+	"slices"
 	"strings"
 )
 
@@ -135,9 +136,11 @@ func (lx *lexicon) related(word string, rw relatedWeights) map[string]float64 {
 	// A related compound lends its weight, reduced, to its last word, which
 	// names what it is: labels drop the rest ("low_budget", similar to
 	// "inexpensive", gives "budget" in budgetairfare).
-	for lemma, w := range maps.Clone(out) {
+	// (In sorted order: evidence is combined in floating point, whose
+	// rounding depends on the order, and ties are broken by exact scores.)
+	for _, lemma := range slices.Sorted(maps.Keys(out)) {
 		if i := strings.LastIndexByte(lemma, '_'); i >= 0 {
-			add(lemma[i+1:], w*rw.compoundHead)
+			add(lemma[i+1:], out[lemma]*rw.compoundHead)
 		}
 	}
 	return out
