@@ -8,14 +8,14 @@ import (
 // SampleInventory returns n distinct, realistic domain names made of real
 // English words ("cheapflightsnow.com", "petgroomingpro.com",
 // "sunsetyoga.io"), for tests, benchmarks and a sandbox inventory. The
-// same n and seed always give the same names in the same order, and a
-// larger n extends a smaller one's list only when the seed is the same (the
-// first names of SampleInventory(3000, 1) are those of
-// SampleInventory(2000, 1)). Every list starts with the few names
-// sampleAnchors lists. Labels combine a topic's words with general
-// modifiers and suffixes, a few with a hyphen or digits; TLDs are drawn
-// with .com most common. Past about a million names the combinations run
-// out and fewer than n come back.
+// same n and seed always give the same names in the same order, and with
+// the same seed a longer list starts with a shorter one (the first 2,000
+// of SampleInventory(3000, 1) are SampleInventory(2000, 1)). Every list
+// starts with the example names. Labels combine one of 30 topics'
+// words with modifiers and suffixes, a few with a hyphen or digits, on
+// 47 TLDs, .com the commonest. A million names still come out
+// whole; past a few million the combinations run out and fewer than n come
+// back.
 func SampleInventory(n int, seed int64) []string {
 	rng := rand.New(rand.NewPCG(uint64(seed), 0x6e616d6573656172)) // "namesear"
 	seen := make(map[string]bool, n)
