@@ -9,7 +9,7 @@
 //	domaind migrate   apply database migrations and exit
 //	domaind seed      migrate, then load the demo data, and exit
 //
-// Configuration comes only from DOMAIND_* environment variables (see README).
+// Configuration comes only from DOMAIND_* environment variables (see docs/operations.md).
 package main
 
 import (

@@ -175,6 +175,8 @@ func start(ctx context.Context, cmd command, getenv func(string) string, isTermi
 func printWelcome(w io.Writer, cfg *config.Config, addr net.Addr) {
 	base := cfg.BaseURL.String()
 	fmt.Fprintf(w, "\ndomaind is running (listening on %s)\n\n", addr)
+	fmt.Fprintf(w, "  Start here     %s/\n", base)
+	fmt.Fprintf(w, "  API reference  %s/docs   (OpenAPI: %s/openapi.json)\n", base, base)
 	fmt.Fprintf(w, "  API health     %s/healthz   readiness %s/readyz\n", base, base)
 	fmt.Fprintf(w, "  Metrics        %s/metrics\n", base)
 	fmt.Fprintf(w, "  Dashboard      %s/monitoring/\n", base)
