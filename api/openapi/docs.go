@@ -26,9 +26,11 @@ type docsPage struct {
 	Title, Version, Summary, OpenAPI string
 	Description                      template.HTML
 	ServerURL                        string
-	Tags                             []docsTag
-	Security                         []docsScheme
-	Schemas                          []docsSchema
+	// Common are the headers every response carries, shown once.
+	Common   []docsParam
+	Tags     []docsTag
+	Security []docsScheme
+	Schemas  []docsSchema
 }
 
 type docsTag struct {
@@ -132,6 +134,11 @@ func buildPage(m *v3.Document, root *yaml.Node) docsPage {
 		order = append(order, t.Name)
 		p.Tags = append(p.Tags, docsTag{Name: t.Name, ID: "tag-" + slug(t.Name), Description: markdown(t.Description)})
 	}
+	common := commonHeaders(m)
+	for name, h := range common {
+		p.Common = append(p.Common, docsParam{Name: name, Required: true, Type: typeOf(h.Schema), Description: markdown(h.Description)})
+	}
+	slices.SortFunc(p.Common, func(a, b docsParam) int { return strings.Compare(a.Name, b.Name) })
 	for path, item := range m.Paths.PathItems.FromOldest() {
 		for method, op := range item.GetOperations().FromOldest() {
 			tag := "Other"
@@ -142,7 +149,7 @@ func buildPage(m *v3.Document, root *yaml.Node) docsPage {
 				order = append(order, tag)
 				p.Tags = append(p.Tags, docsTag{Name: tag, ID: "tag-" + slug(tag)})
 			}
-			ops[tag] = append(ops[tag], buildOperation(path, method, op, root))
+			ops[tag] = append(ops[tag], buildOperation(path, method, op, root, common))
 		}
 	}
 	for i := range p.Tags {
@@ -166,7 +173,7 @@ func buildPage(m *v3.Document, root *yaml.Node) docsPage {
 	return p
 }
 
-func buildOperation(path, method string, op *v3.Operation, root *yaml.Node) docsOperation {
+func buildOperation(path, method string, op *v3.Operation, root *yaml.Node, common map[string]*v3.Header) docsOperation {
 	o := docsOperation{
 		ID: "op-" + op.OperationId, Method: strings.ToUpper(method), Path: path, Summary: op.Summary,
 		Description: markdown(op.Description), Security: security(op.Security),
@@ -194,12 +201,46 @@ func buildOperation(path, method string, op *v3.Operation, root *yaml.Node) docs
 			}
 			resp := docsResponse{Status: code, Class: statusClass(code), Description: markdown(desc), Media: media(r.Content)}
 			for name, h := range r.Headers.FromOldest() {
+				if _, ok := common[name]; ok {
+					continue
+				}
 				resp.Headers = append(resp.Headers, docsParam{Name: name, Required: h.Required, Type: typeOf(h.Schema), Description: markdown(h.Description)})
 			}
 			o.Responses = append(o.Responses, resp)
 		}
 	}
 	return o
+}
+
+// commonHeaders are the headers that every response of every operation
+// documents as required.
+func commonHeaders(m *v3.Document) map[string]*v3.Header {
+	var common map[string]*v3.Header
+	for _, item := range m.Paths.PathItems.FromOldest() {
+		for _, op := range item.GetOperations().FromOldest() {
+			if op.Responses == nil {
+				continue
+			}
+			for _, r := range op.Responses.Codes.FromOldest() {
+				here := map[string]*v3.Header{}
+				for name, h := range r.Headers.FromOldest() {
+					if h.Required {
+						here[name] = h
+					}
+				}
+				if common == nil {
+					common = here
+					continue
+				}
+				for name := range common {
+					if _, ok := here[name]; !ok {
+						delete(common, name)
+					}
+				}
+			}
+		}
+	}
+	return common
 }
 
 func statusClass(code string) string {
@@ -221,18 +262,35 @@ func media(content *orderedmap.Map[string, *v3.MediaType]) []docsMedia {
 				dm.Fields = fields(s, "")
 			}
 		}
-		switch {
-		case m.Example != nil:
-			dm.Example = exampleJSON(m.Example)
-		case m.Examples != nil:
-			for _, ex := range m.Examples.FromOldest() {
-				dm.Example = exampleJSON(ex.Value)
+		ex := m.Example
+		if ex == nil && m.Examples != nil {
+			for _, e := range m.Examples.FromOldest() {
+				ex = e.Value
 				break
 			}
+		}
+		if strings.HasSuffix(mt, "ndjson") && ex != nil && ex.Kind == yaml.SequenceNode {
+			dm.Example = ndjsonExample(ex)
+		} else {
+			dm.Example = exampleJSON(ex)
 		}
 		out = append(out, dm)
 	}
 	return out
+}
+
+// ndjsonExample shows a stream's example (an array of events) as it is
+// sent: one compact JSON value per line.
+func ndjsonExample(n *yaml.Node) string {
+	var lines []string
+	for _, c := range n.Content {
+		b, err := nodeJSON(c)
+		if err != nil {
+			return ""
+		}
+		lines = append(lines, string(b))
+	}
+	return strings.Join(lines, "\n")
 }
 
 // exampleJSON is an example as indented JSON.
