@@ -32,18 +32,21 @@ func undocumented(path string) bool {
 	})
 }
 
-// readBody reads r's body for the OpenAPI check and puts it back.
-func readBody(tb testing.TB, r *http.Request) []byte {
+// snapshot copies r and its body for the OpenAPI check before the engine
+// serves it (the router may rewrite the request's path), and puts the body
+// back for the engine.
+func snapshot(tb testing.TB, r *http.Request) (*http.Request, []byte) {
 	tb.Helper()
-	if r.Body == nil {
-		return nil
+	var body []byte
+	if r.Body != nil {
+		b, err := io.ReadAll(r.Body)
+		if err != nil {
+			tb.Fatalf("read request body: %v", err)
+		}
+		body = b
+		r.Body = io.NopCloser(bytes.NewReader(b))
 	}
-	b, err := io.ReadAll(r.Body)
-	if err != nil {
-		tb.Fatalf("read request body: %v", err)
-	}
-	r.Body = io.NopCloser(bytes.NewReader(b))
-	return b
+	return r.Clone(r.Context()), body
 }
 
 // checkOpenAPI fails the test when the exchange does not fit the OpenAPI
@@ -83,10 +86,10 @@ func (env *testEnv) batchReachesTestRoutes(r *http.Request) bool {
 // OpenAPI document, and only then sent.
 func (env *testEnv) checkedHandler() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		body := readBody(env.tb, r)
+		sent, body := snapshot(env.tb, r)
 		rec := httptest.NewRecorder()
 		env.srv.ServeHTTP(rec, r)
-		env.checkOpenAPI(r, body, rec.Code, rec.Header(), rec.Body.Bytes())
+		env.checkOpenAPI(sent, body, rec.Code, rec.Header(), rec.Body.Bytes())
 		for k, v := range rec.Header() {
 			w.Header()[k] = v
 		}
@@ -169,6 +172,8 @@ func TestOpenAPICheckCatchesMismatches(t *testing.T) {
 		{"a missing required header", "GET", "/healthz", 200, http.Header{"Content-Type": {"application/json"}}, `{"status":"ok"}`, "X-Request-Id"},
 		{"a path the document does not have", "GET", "/nowhere", 200, json, `{}`, "no operation"},
 		{"a 404 not in the error shape", "GET", "/nowhere", 404, json, `{"error":"gone"}`, "NoRoute"},
+		{"a 405 without Allow", "DELETE", "/healthz", 405, json, `{"error":{"code":"method_not_allowed","message":"no"}}`, "Allow"},
+		{"a redirect without Location", "GET", "/docs/", 301, http.Header{"Content-Type": {"text/html"}}, `<a href="/docs">Moved</a>`, "Location"},
 		{"a bad stream line", "POST", "/api/domain/search", 200,
 			http.Header{"Content-Type": {"application/x-ndjson"}, "X-Request-Id": {"abc"}, "Ratelimit-Limit": {"60"},
 				"Ratelimit-Remaining": {"59"}, "Ratelimit-Reset": {"1"}, "Ratelimit-Policy": {"60;w=60"}},

@@ -132,10 +132,10 @@ func (env *testEnv) withRegistry(p registry.Provider) {
 // 192.0.2.1) and checks the exchange against the OpenAPI document.
 func (env *testEnv) do(r *http.Request) *httptest.ResponseRecorder {
 	env.tb.Helper()
-	body := readBody(env.tb, r)
+	sent, body := snapshot(env.tb, r)
 	w := httptest.NewRecorder()
 	env.srv.ServeHTTP(w, r)
-	env.checkOpenAPI(r, body, w.Code, w.Header(), w.Body.Bytes())
+	env.checkOpenAPI(sent, body, w.Code, w.Header(), w.Body.Bytes())
 	return w
 }
 

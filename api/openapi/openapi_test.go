@@ -133,6 +133,8 @@ func TestDocsPage(t *testing.T) {
 		`<code>http://api.test</code>`,
 		`<a href="#schema-SearchStream">SearchStream</a>`, // a link to a named schema
 		`<td><code>error.code</code>`,                     // a nested field, flattened
+		`{&#34;kind&#34;:&#34;primary_done&#34;}` + "\n",  // the stream's example, a line per event
+		`<h4>Headers on every response</h4>`,
 	} {
 		if !strings.Contains(page, want) {
 			t.Errorf("page lacks %s", want)
@@ -140,6 +142,9 @@ func TestDocsPage(t *testing.T) {
 	}
 	if strings.Contains(strings.ToLower(page), "<script") {
 		t.Error("the page has a script")
+	}
+	if strings.Contains(page, `<td><code>X-Request-Id</code> <span class="req">always</span>`) {
+		t.Error("X-Request-Id, on every response, is repeated in the responses' header tables")
 	}
 	w = httptest.NewRecorder()
 	h.ServeCSS(w, httptest.NewRequest("GET", "/docs/docs.css", nil))
