@@ -10,6 +10,10 @@ import (
 	"github.com/pb33f/go-yaml"
 	"github.com/pb33f/libopenapi"
 	validator "github.com/pb33f/libopenapi-validator"
+	"github.com/pb33f/libopenapi-validator/config"
+	"github.com/pb33f/libopenapi-validator/schema_validation"
+	v3 "github.com/pb33f/libopenapi/datamodel/high/v3"
+	"github.com/pb33f/libopenapi/orderedmap"
 )
 
 // TestDocumentIsValidOpenAPI31 checks the embedded document against the
@@ -29,6 +33,9 @@ func TestDocumentIsValidOpenAPI31(t *testing.T) {
 	if ok, verrs := v.ValidateDocument(); !ok {
 		for _, e := range verrs {
 			t.Errorf("document: %s: %s (line %d)", e.Message, e.Reason, e.SpecLine)
+			for _, f := range e.SchemaValidationErrors {
+				t.Errorf("    at line %d, %s: %s", f.Line, f.KeywordLocation, f.Reason)
+			}
 		}
 	}
 	m, err := doc.BuildV3Model()
@@ -187,4 +194,55 @@ func mustNode(t *testing.T, b []byte) *yaml.Node {
 		t.Fatal(err)
 	}
 	return &n
+}
+
+// TestExamplesFitTheirSchemas keeps the examples of the reference true:
+// every media type's example must validate against its schema.
+func TestExamplesFitTheirSchemas(t *testing.T) {
+	doc, err := libopenapi.NewDocument(Spec())
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := doc.BuildV3Model()
+	if err != nil {
+		t.Fatal(err)
+	}
+	sv := schema_validation.NewSchemaValidator(config.WithFormatAssertions())
+	check := func(where string, content *orderedmap.Map[string, *v3.MediaType]) {
+		for mt, media := range content.FromOldest() {
+			if media.Example == nil || media.Schema == nil || !strings.HasSuffix(mt, "json") {
+				continue
+			}
+			ex, err := nodeJSON(media.Example)
+			if err != nil {
+				t.Fatalf("%s %s: %v", where, mt, err)
+			}
+			if ok, errs := sv.ValidateSchemaBytes(media.Schema.Schema(), ex); !ok {
+				for _, e := range errs {
+					for _, f := range e.SchemaValidationErrors {
+						t.Errorf("%s %s: example: %s at %s", where, mt, f.Reason, f.FieldPath)
+					}
+				}
+			}
+		}
+	}
+	n := 0
+	for path, item := range m.Model.Paths.PathItems.FromOldest() {
+		for method, op := range item.GetOperations().FromOldest() {
+			where := strings.ToUpper(method) + " " + path
+			if op.RequestBody != nil {
+				check(where+" request", op.RequestBody.Content)
+				n += orderedmap.Len(op.RequestBody.Content)
+			}
+			for code, r := range op.Responses.Codes.FromOldest() {
+				check(where+" "+code, r.Content)
+			}
+		}
+	}
+	for name, r := range m.Model.Components.Responses.FromOldest() {
+		check("components/responses/"+name, r.Content)
+	}
+	if n == 0 {
+		t.Fatal("no request bodies found")
+	}
 }
