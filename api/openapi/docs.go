@@ -199,7 +199,8 @@ func buildOperation(path, method string, op *v3.Operation, root *yaml.Node, comm
 					desc = d.Value
 				}
 			}
-			resp := docsResponse{Status: code, Class: statusClass(code), Description: markdown(desc), Media: media(r.Content)}
+			// A response's description is its summary line: one paragraph, inline.
+			resp := docsResponse{Status: code, Class: statusClass(code), Description: template.HTML(inline(strings.Join(strings.Fields(desc), " "))), Media: media(r.Content)}
 			for name, h := range r.Headers.FromOldest() {
 				if _, ok := common[name]; ok {
 					continue
