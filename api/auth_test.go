@@ -26,7 +26,7 @@ type browser struct {
 
 func newBrowser(tb testing.TB, env *testEnv) *browser {
 	tb.Helper()
-	srv := httptest.NewServer(env.srv)
+	srv := httptest.NewServer(env.checkedHandler())
 	tb.Cleanup(srv.Close)
 	jar, _ := cookiejar.New(nil)
 	return &browser{tb: tb, base: srv.URL, client: &http.Client{

@@ -4,6 +4,8 @@ import (
 	"net/http"
 
 	"github.com/gin-gonic/gin"
+
+	"github.com/domaind/domaind/api/openapi"
 )
 
 // routes lists every route of the API in one place.
@@ -28,6 +30,13 @@ func (s *Server) routes(monitoring http.Handler, healthOnly bool) {
 	if healthOnly {
 		return
 	}
+
+	docs := openapi.Must(openapi.New(s.base()))
+	e.GET("/", s.home)
+	e.GET("/docs", gin.WrapF(docs.ServeDocs))
+	e.GET("/docs/docs.css", gin.WrapF(docs.ServeCSS))
+	e.GET("/openapi.json", gin.WrapF(docs.ServeJSON))
+	e.GET("/openapi.yaml", gin.WrapF(docs.ServeYAML))
 
 	pub := &publicRoutes{r: e, seen: map[string]bool{}}
 	pub.handle("POST", "/api/domain/search", s.idempotent, s.limit(searchLimit), s.withBearer, s.handle(s.searchDomains))

@@ -38,6 +38,7 @@ import (
 
 // testEnv is a Server on an isolated database and Redis.
 type testEnv struct {
+	tb    testing.TB
 	srv   *Server
 	db    *gorm.DB
 	redis *platformtest.Redis
@@ -55,7 +56,7 @@ func newTestEnv(t testing.TB, mutate ...func(*config.Config)) *testEnv {
 // newTestEnvOn is newTestEnv on a given database.
 func newTestEnvOn(t testing.TB, db *gorm.DB, mutate ...func(*config.Config)) *testEnv {
 	t.Helper()
-	env := &testEnv{db: db, redis: platformtest.NewRedis(t), now: time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)}
+	env := &testEnv{tb: t, db: db, redis: platformtest.NewRedis(t), now: time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)}
 	env.proxy = platformtest.NewProxy(t, env.redis.Opt.Addr)
 	opt := env.redis.Opt
 	opt.Addr = env.proxy.Addr
@@ -128,10 +129,14 @@ func (env *testEnv) withRegistry(p registry.Provider) {
 	env.srv = New(env.deps)
 }
 
-// do sends a request through the engine (httptest requests come from 192.0.2.1).
+// do sends a request through the engine (httptest requests come from
+// 192.0.2.1) and checks the exchange against the OpenAPI document.
 func (env *testEnv) do(r *http.Request) *httptest.ResponseRecorder {
+	env.tb.Helper()
+	sent, body := snapshot(env.tb, r)
 	w := httptest.NewRecorder()
 	env.srv.ServeHTTP(w, r)
+	env.checkOpenAPI(sent, body, w.Code, w.Header(), w.Body.Bytes())
 	return w
 }
 

@@ -1,0 +1,74 @@
+package api
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+func TestHomePageLinksTheReference(t *testing.T) {
+	env := newTestEnv(t)
+	w := env.request("GET", "/", "")
+	if w.Code != 200 || w.Header().Get("Content-Type") != "text/html; charset=utf-8" {
+		t.Fatalf("GET / = %d %q", w.Code, w.Header().Get("Content-Type"))
+	}
+	page := w.Body.String()
+	for _, link := range []string{"/docs", "/openapi.json", "/login", "/monitoring/", "/healthz", "/readyz"} {
+		if !strings.Contains(page, `href="`+link+`"`) {
+			t.Errorf("the front page does not link %s", link)
+		}
+	}
+	if !strings.Contains(page, "http://api.test/api/pricing/tld") {
+		t.Errorf("the front page's example is not on the base URL")
+	}
+	if strings.Contains(strings.ToLower(page), "<script") {
+		t.Error("the front page has a script")
+	}
+}
+
+func TestReferenceIsServed(t *testing.T) {
+	env := newTestEnv(t)
+	w := env.request("GET", "/openapi.json", "")
+	var doc struct {
+		Info    struct{ Version string }
+		Servers []struct{ URL string }
+	}
+	if err := json.Unmarshal(w.Body.Bytes(), &doc); err != nil || w.Code != 200 {
+		t.Fatalf("openapi.json = %d: %v", w.Code, err)
+	}
+	if doc.Info.Version != "1.2.0" || len(doc.Servers) == 0 || doc.Servers[0].URL != "http://api.test" {
+		t.Errorf("openapi.json: version %q, servers %+v; want 1.2.0 on http://api.test", doc.Info.Version, doc.Servers)
+	}
+	if w := env.request("GET", "/openapi.yaml", ""); w.Code != 200 || !strings.HasPrefix(w.Body.String(), "openapi: 3.1.0") {
+		t.Errorf("openapi.yaml = %d %.40q", w.Code, w.Body)
+	}
+	w = env.request("GET", "/docs", "")
+	if w.Code != 200 || !strings.Contains(w.Body.String(), `href="/docs/docs.css"`) || !strings.Contains(w.Body.String(), `id="op-searchDomains"`) {
+		t.Errorf("docs = %d, without its stylesheet or the search", w.Code)
+	}
+	if w := env.request("GET", "/docs/docs.css", ""); w.Code != 200 || !strings.HasPrefix(w.Header().Get("Content-Type"), "text/css") {
+		t.Errorf("docs.css = %d %q", w.Code, w.Header().Get("Content-Type"))
+	}
+}
+
+// TestRouterAnswers checks the answers the router gives without an
+// operation (no route, another method, a trailing slash) against the
+// document, through the funnel every test uses.
+func TestRouterAnswers(t *testing.T) {
+	env := newTestEnv(t)
+	tests := []struct {
+		method, path string
+		want         int
+	}{
+		{"GET", "/nope", 404},
+		{"HEAD", "/healthz", 405},
+		{"OPTIONS", "/api/batch", 405},
+		{"GET", "/docs/", 301},
+		{"POST", "/api/batch/", 307},
+	}
+	for _, tc := range tests {
+		if w := env.request(tc.method, tc.path, ""); w.Code != tc.want {
+			t.Errorf("%s %s = %d, want %d", tc.method, tc.path, w.Code, tc.want)
+		}
+	}
+}
