@@ -117,8 +117,13 @@ func TestEveryRouteIsDocumented(t *testing.T) {
 	t.Cleanup(func() { srv.Close() })
 
 	routes := map[string]bool{}
+	var preflights []string
 	for _, r := range srv.engine.Routes() {
 		if undocumented(r.Path) {
+			continue
+		}
+		if r.Method == http.MethodOptions { // CORS preflights: the document's Preflight response, for the paths below
+			preflights = append(preflights, templated(r.Path))
 			continue
 		}
 		routes[r.Method+" "+templated(r.Path)] = true
@@ -148,6 +153,11 @@ func TestEveryRouteIsDocumented(t *testing.T) {
 	for d := range documented {
 		if !routes[d] {
 			t.Errorf("the OpenAPI document has %s, which no route serves", d)
+		}
+	}
+	for _, p := range preflights {
+		if !documented["GET "+p] && !documented["POST "+p] {
+			t.Errorf("preflight OPTIONS %s answers for a path the document does not have", p)
 		}
 	}
 }

@@ -9,7 +9,9 @@
 // A request the document has no operation for fails, except that any path
 // may answer the document's NoRoute (404) or TrailingSlashRedirect (301,
 // 307), and any documented path its MethodNotAllowed (405) for methods it
-// does not list.
+// does not list. A HEAD is checked as its GET (RFC 9110 §9.3.2: the same
+// status and headers, no body), and a CORS preflight (OPTIONS answered
+// 204) against the document's Preflight response.
 package openapitest
 
 import (
@@ -113,6 +115,13 @@ func (c *Checker) Check(x Exchange) []string {
 	r := x.Request.Clone(x.Request.Context())
 	r.URL.Path, r.URL.RawPath = CleanPath(r.URL.Path), ""
 	what := fmt.Sprintf("%s %s → %d", r.Method, r.URL.Path, x.Status)
+	if r.Method == http.MethodOptions && x.Status == http.StatusNoContent {
+		return c.checkShared(what, "Preflight", x)
+	}
+	head := r.Method == http.MethodHead
+	if head {
+		r.Method = http.MethodGet
+	}
 	route, err := c.router.FindRoute(r)
 	if err == nil {
 		err = exactly(route, r)
@@ -132,6 +141,9 @@ func (c *Checker) Check(x Exchange) []string {
 		return []string{what + ": " + err.Error()}
 	}
 	what = fmt.Sprintf("%s %s (%s) → %d", r.Method, r.URL.Path, route.Operation.OperationId, x.Status)
+	if head {
+		return c.checkHead(what, route, x)
+	}
 	res := &http.Response{StatusCode: x.Status, Header: x.Header, Body: io.NopCloser(bytes.NewReader(x.Body)), Request: r}
 	var problems []string
 	if ok, errs := c.v.ValidateHttpResponse(withBody(r, x.RequestBody), res); !ok {
@@ -158,6 +170,40 @@ func exactly(route *router.Route, r *http.Request) error {
 	return nil
 }
 
+// checkHead checks a HEAD against its GET operation: the status must be
+// one the GET documents (or its default), with the headers it requires.
+func (c *Checker) checkHead(what string, route *router.Route, x Exchange) []string {
+	resp := route.Operation.Responses.Codes.GetOrZero(fmt.Sprint(x.Status))
+	if resp == nil {
+		resp = route.Operation.Responses.Default
+	}
+	if resp == nil {
+		return []string{fmt.Sprintf("%s: HEAD: status %d is not documented for the GET", what, x.Status)}
+	}
+	var problems []string
+	for h, hd := range resp.Headers.FromOldest() {
+		if hd.Required && !hasHeader(x.Header, h) {
+			problems = append(problems, fmt.Sprintf("%s: HEAD: header %s is missing", what, h))
+		}
+	}
+	if len(x.Body) > 0 {
+		problems = append(problems, fmt.Sprintf("%s: HEAD: the answer has a body", what))
+	}
+	return problems
+}
+
+// hasHeader reports whether h has name, compared without case (the
+// service sets RateLimit-* under the spelling the spec gives them, which
+// Header.Get, canonicalising, would not find).
+func hasHeader(h http.Header, name string) bool {
+	for k, v := range h {
+		if strings.EqualFold(k, name) && len(v) > 0 && v[0] != "" {
+			return true
+		}
+	}
+	return false
+}
+
 // CleanPath is p as the router matches it: "." and ".." segments resolved
 // and repeated slashes dropped, a trailing slash kept.
 func CleanPath(p string) string {
@@ -177,12 +223,12 @@ func (c *Checker) checkShared(what, name string, x Exchange) []string {
 	}
 	var problems []string
 	for h, hd := range resp.Headers.FromOldest() {
-		if hd.Required && x.Header.Get(h) == "" {
+		if hd.Required && !hasHeader(x.Header, h) {
 			problems = append(problems, fmt.Sprintf("%s: response (%s): header %s is missing", what, name, h))
 		}
 	}
 	ct := strings.TrimSpace(strings.Split(x.Header.Get("Content-Type"), ";")[0])
-	if ct == "" && len(x.Body) == 0 && x.Status/100 == 3 { // a redirect may have no body
+	if ct == "" && len(x.Body) == 0 && (x.Status/100 == 3 || x.Status == http.StatusNoContent) { // a redirect or a preflight has no body
 		return problems
 	}
 	mt := resp.Content.GetOrZero(ct)
