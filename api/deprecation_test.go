@@ -6,6 +6,9 @@ import (
 	"time"
 
 	"github.com/gin-gonic/gin"
+	"github.com/pb33f/libopenapi"
+
+	"github.com/domaind/domaind/api/openapi"
 )
 
 func TestDeprecatedOperationsAnnounceThemselves(t *testing.T) {
@@ -59,6 +62,41 @@ func TestDeprecationsGiveNinetyDaysNotice(t *testing.T) {
 	for route, d := range deprecations {
 		if err := d.check(); err != nil {
 			t.Errorf("%s: %v", route, err)
+		}
+	}
+}
+
+// The document marks deprecated exactly the operations the route table does.
+func TestDocumentMarksTheDeprecatedOperations(t *testing.T) {
+	doc, err := libopenapi.NewDocument(openapi.Spec())
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := doc.BuildV3Model()
+	if err != nil {
+		t.Fatal(err)
+	}
+	marked := map[string]bool{}
+	for path, item := range m.Model.Paths.PathItems.FromOldest() {
+		for method, op := range item.GetOperations().FromOldest() {
+			if op.Deprecated != nil && *op.Deprecated {
+				marked[strings.ToUpper(method)+" "+templated(path)] = true
+			}
+		}
+	}
+	routes := map[string]bool{}
+	for route := range deprecations {
+		method, path, _ := strings.Cut(route, " ")
+		routes[method+" "+templated(path)] = true
+	}
+	for r := range routes {
+		if !marked[r] {
+			t.Errorf("%s is deprecated in the route table but not in the OpenAPI document", r)
+		}
+	}
+	for r := range marked {
+		if !routes[r] {
+			t.Errorf("the OpenAPI document marks %s deprecated; the route table does not", r)
 		}
 	}
 }
