@@ -1,0 +1,161 @@
+package api
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+	"golang.org/x/oauth2"
+
+	"github.com/domaind/domaind/internal/config"
+)
+
+// browserPath is the Chromium a person's pages are tested in ($CHROMIUM,
+// else chromium on the PATH).
+func browserPath(t *testing.T) string {
+	t.Helper()
+	if p := os.Getenv("CHROMIUM"); p != "" {
+		return p
+	}
+	for _, name := range []string{"chromium", "chromium-browser"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	t.Skip("chromium is not installed (.ci/run installs Debian's chromium): the pages are tested in a real browser")
+	return ""
+}
+
+// newChromium starts a headless Chromium for the test and returns its context.
+func newChromium(t *testing.T) context.Context {
+	t.Helper()
+	opts := append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(browserPath(t)),
+		chromedp.NoSandbox, chromedp.DisableGPU,
+		chromedp.Flag("disable-quic", true),
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+		chromedp.UserDataDir(t.TempDir()),
+	)
+	alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	ctx, cancel := chromedp.NewContext(alloc)
+	ctx, cancelTimeout := context.WithTimeout(ctx, time.Minute)
+	t.Cleanup(func() { cancelTimeout(); cancel(); cancelAlloc() })
+	return ctx
+}
+
+// servedEnv is a test env behind a real HTTP server whose URL is the base URL.
+func servedEnv(t *testing.T) (*testEnv, *httptest.Server) {
+	t.Helper()
+	srv := httptest.NewServer(nil)
+	t.Cleanup(srv.Close)
+	env := newTestEnv(t, func(c *config.Config) { c.BaseURL = mustURL(t, srv.URL) })
+	srv.Config.Handler = env.checkedHandler()
+	return env, srv
+}
+
+// A person signs up, signs in and out on the pages, in a real browser,
+// under the pages' Content-Security-Policy.
+func TestBrowserSignUpSignInAndOut(t *testing.T) {
+	ctx := newChromium(t)
+	_, srv := servedEnv(t)
+	fill := func(email string) chromedp.Action[chromedp.Void] {
+		return chromedp.Steps(
+			chromedp.SendKeys(chromedp.CSS("#email"), email),
+			chromedp.SendKeys(chromedp.CSS("#password"), "a-long-password"),
+			chromedp.Click(chromedp.CSS("button[type=submit]")),
+		)
+	}
+	if err := chromedp.Do(ctx, chromedp.Navigate(srv.URL+"/signup"), fill("page-person@example.com"), chromedp.WaitVisible(chromedp.CSS(".notice"))); err != nil {
+		t.Fatalf("sign-up page: %v", err)
+	}
+	notice, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(".notice")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := chromedp.Do(ctx, fill("page-person@example.com"), chromedp.WaitVisible(chromedp.CSS(`form[action="/logout"]`))); err != nil {
+		t.Fatalf("sign-in page: %v", err)
+	}
+	account, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS("body")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`form[action="/logout"] button`)), chromedp.WaitVisible(chromedp.CSS(`form[action="/login"]`))); err != nil {
+		t.Fatalf("sign-out: %v", err)
+	}
+	afterOut, err := chromedp.Run(ctx, chromedp.Location())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(notice, "sign in with it") || !strings.Contains(account, "page-person@example.com") || !strings.HasSuffix(afterOut, "/login") {
+		t.Errorf("notice %q, account page %q, after sign-out %q", notice, account, afterOut)
+	}
+}
+
+// An OAuth client sends a signed-out person to authorize: they sign in,
+// see the consent page, allow, and the browser lands on the client's
+// redirect URI with a code (the CSP lets the consent form end there).
+func TestBrowserOAuthConsent(t *testing.T) {
+	ctx := newChromium(t)
+	env, srv := servedEnv(t)
+	newBrowser(t, env).signUp("consenting@example.com", "a-long-password")
+
+	var mu sync.Mutex
+	var landed url.Values
+	cb := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/callback" { // the browser asks for a favicon too
+			http.NotFound(w, r)
+			return
+		}
+		mu.Lock()
+		landed = r.URL.Query()
+		mu.Unlock()
+		w.Write([]byte("<!doctype html><title>done</title><p id=done>client got the answer</p>"))
+	}))
+	t.Cleanup(cb.Close)
+	b := newBrowser(t, env)
+	c := registerClient(t, b, cb.URL+"/callback")
+	c.conf.Endpoint = oauth2.Endpoint{AuthURL: srv.URL + "/oauth/authorize", TokenURL: srv.URL + "/api/oauth/token", AuthStyle: oauth2.AuthStyleInParams}
+	verifier := oauth2.GenerateVerifier()
+	authURL := c.conf.AuthCodeURL("browser-state", oauth2.S256ChallengeOption(verifier))
+
+	err := chromedp.Do(ctx,
+		chromedp.Navigate(authURL),
+		chromedp.WaitVisible(chromedp.CSS(`form[action="/login"]`)),
+		chromedp.SendKeys(chromedp.CSS("#email"), "consenting@example.com"),
+		chromedp.SendKeys(chromedp.CSS("#password"), "a-long-password"),
+		chromedp.Click(chromedp.CSS("button[type=submit]")),
+		chromedp.WaitVisible(chromedp.CSS("button[value=approve]")),
+	)
+	if err != nil {
+		t.Fatalf("sign-in on the way to consent: %v", err)
+	}
+	consent, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS("body")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS("button[value=approve]")), chromedp.WaitVisible(chromedp.CSS("#done"))); err != nil {
+		t.Fatalf("consent: %v", err)
+	}
+	if !strings.Contains(consent, "Price Watcher") || !strings.Contains(consent, "consenting@example.com") {
+		t.Errorf("consent page = %q", consent)
+	}
+	mu.Lock()
+	got := landed
+	mu.Unlock()
+	if got.Get("state") != "browser-state" || got.Get("iss") != srv.URL || got.Get("code") == "" {
+		t.Fatalf("the client got %v, want the code, the state and iss", got)
+	}
+	if _, err := c.conf.Exchange(context.Background(), got.Get("code"), oauth2.VerifierOption(verifier)); err != nil {
+		t.Errorf("exchanging the code the browser brought: %v", err)
+	}
+}
