@@ -70,8 +70,9 @@ var registries = map[string]string{
 	"xyz": "whois.nic.xyz",
 }
 
-// fixtureCase is one recorded answer in testdata (a copy of
-// shared/fixtures/whois) and what it says, read from the file by hand.
+// fixtureCase is one recorded answer in testdata/noterror or
+// testdata/notfound (recorded by likexian/whois-parser's tests, Apache-2.0;
+// testdata/SOURCES.md) and what it says, read from the file by hand.
 type fixtureCase struct {
 	file string // under testdata: noterror/ answers are found, notfound/ are not
 	// registrar is the registrar WHOIS server the answer names and was
@@ -502,10 +503,15 @@ func TestLookupFixtures(t *testing.T) {
 			if q := f.questions("whois.iana.org"); !slices.Equal(q, []string{tld}) {
 				t.Errorf("IANA asked %q, want [%q]", q, tld)
 			}
-			for _, host := range []string{registry, tc.registrar} {
-				if q := f.questions(host); host != "" && !slices.Equal(q, []string{domain}) {
-					t.Errorf("%s asked %q, want [%q]", host, q, domain)
-				}
+			asked := domain
+			if tld == "de" {
+				asked = "-T dn,ace " + domain // DENIC's full answer
+			}
+			if q := f.questions(registry); !slices.Equal(q, []string{asked}) {
+				t.Errorf("%s asked %q, want [%q]", registry, q, asked)
+			}
+			if q := f.questions(tc.registrar); tc.registrar != "" && !slices.Equal(q, []string{domain}) {
+				t.Errorf("%s asked %q, want [%q]", tc.registrar, q, domain)
 			}
 		})
 	}
@@ -527,7 +533,7 @@ func TestLookupThickRegistry(t *testing.T) {
 	if q := f.questions("whois.iana.org"); len(q) != 1 || q[0] != "de" {
 		t.Errorf("IANA asked %v, want [de] once", q)
 	}
-	if q := f.questions("whois.denic.de"); !reflect.DeepEqual(q, []string{"google.de", "other.de"}) {
+	if q := f.questions("whois.denic.de"); !reflect.DeepEqual(q, []string{"-T dn,ace google.de", "-T dn,ace other.de"}) {
 		t.Errorf("registry asked %v", q)
 	}
 }
@@ -659,11 +665,8 @@ func TestLookupHonoursContextAndBoundsQueriesPerServer(t *testing.T) {
 }
 
 func FuzzParse(f *testing.F) {
-	for _, dir := range []string{"noterror", "notfound"} {
-		files, _ := filepath.Glob(filepath.Join("testdata", dir, "*.txt"))
-		for _, file := range files {
-			f.Add(fixtureDomain(filepath.Base(file)), fixture(f, dir+"/"+filepath.Base(file)))
-		}
+	for _, m := range measuredAnswers(f) { // every recorded answer
+		f.Add(m.domain, m.text)
 	}
 	f.Fuzz(func(t *testing.T, domain string, text []byte) {
 		rec, err := Parse(domain, text)
@@ -674,9 +677,43 @@ func FuzzParse(f *testing.F) {
 			t.Errorf("domain %q", rec.Domain)
 		}
 		for _, ns := range rec.Nameservers {
-			if ns == "" || ns != strings.ToLower(ns) || strings.HasSuffix(ns, ".") {
+			if ns == "" || ns != strings.ToLower(ns) || strings.HasSuffix(ns, ".") || strings.ContainsAny(ns, " \t:") {
 				t.Errorf("nameserver %q", ns)
 			}
 		}
+		for _, s := range rec.Statuses {
+			if s == "" || s != strings.ToLower(s) || s != strings.Join(strings.Fields(s), " ") {
+				t.Errorf("status %q", s)
+			}
+		}
 	})
+}
+
+// TestLookupAsksInTheRegistrysForm: JPRS answers in English only to
+// "<name>/e", DENIC gives name servers only to "-T dn,ace <name>"; other
+// registries get the name.
+func TestLookupAsksInTheRegistrysForm(t *testing.T) {
+	tests := []struct {
+		domain, registry, answer, want string
+	}{
+		{"google.co.jp", "whois.jprs.jp", "corpus/jp/google.co.jp.txt", "google.co.jp/e"},
+		{"google.de", "whois.denic.de", "noterror/de_google.de.txt", "-T dn,ace google.de"},
+		{"google.ch", "whois.nic.ch", "corpus/ch/google.ch.txt", "google.ch"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.domain, func(t *testing.T) {
+			tld := tc.domain[strings.LastIndexByte(tc.domain, '.')+1:]
+			f := newFakeNet(t)
+			f.on("whois.iana.org", iana(map[string]string{tld: tc.registry}))
+			answer := fixture(t, tc.answer)
+			f.on(tc.registry, func(string) []byte { return answer })
+			rec, err := New("whois.iana.org:43", WithDialer(f.dial)).Lookup(context.Background(), tc.domain)
+			if err != nil || len(rec.Nameservers) == 0 {
+				t.Errorf("Lookup = %+v, %v", rec, err)
+			}
+			if q := f.questions(tc.registry); !slices.Equal(q, []string{tc.want}) {
+				t.Errorf("%s asked %q, want [%q]", tc.registry, q, tc.want)
+			}
+		})
+	}
 }
