@@ -48,6 +48,7 @@ FUZZTIME ?= 60s
 fuzz:
 	for target in internal/domainname:FuzzParse internal/namesearch:FuzzSegment internal/namesearch:FuzzSearch \
 			internal/whois:FuzzParse internal/rdap:FuzzParse internal/pagecursor:FuzzDecode \
+			internal/hmacsig:FuzzCanonicalQuery internal/hmacsig:FuzzParseTimestamp \
 			internal/seocrawl:FuzzRobots internal/seocrawl:FuzzParseDocument api:FuzzSafeNext; do \
 		$(GO) test -run '^$$' -fuzz "^$${target#*:}$$" -fuzztime $(FUZZTIME) ./$${target%%:*} || exit 1; \
 	done
