@@ -8,7 +8,9 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/domaind/domaind/api/httpjson"
 	"github.com/domaind/domaind/internal/account"
+	"github.com/domaind/domaind/internal/fault"
 	"github.com/domaind/domaind/internal/ratelimit"
 	"github.com/domaind/domaind/models"
 )
@@ -23,7 +25,7 @@ var (
 	signUpLimit        = ratelimit.PerMinute("signup", 10)
 )
 
-var errTooManyFailures = &Error{Status: http.StatusTooManyRequests, Code: "rate_limited",
+var errTooManyFailures = &fault.Error{Code: fault.RateLimited,
 	Message: "too many failed sign-ins for this account; retry after the Retry-After seconds"}
 
 // guessDelay is how long a wrong password for an account past its failure
@@ -62,7 +64,7 @@ func (s *Server) me(c *gin.Context, status int) {
 // signUp answers POST /api/auth/signup: creates the account (202).
 func (s *Server) signUp(c *gin.Context) error {
 	var req credentials
-	if err := decodeJSON(c, &req, false); err != nil {
+	if err := httpjson.DecodeJSON(c, &req, false); err != nil {
 		return err
 	}
 	if err := s.register(c.Request.Context(), req.Email, req.Password); err != nil {
@@ -92,7 +94,7 @@ func (s *Server) register(ctx context.Context, email, pw string) error {
 // signIn answers POST /api/auth/login.
 func (s *Server) signIn(c *gin.Context) error {
 	var req credentials
-	if err := decodeJSON(c, &req, false); err != nil {
+	if err := httpjson.DecodeJSON(c, &req, false); err != nil {
 		return err
 	}
 	u, err := s.authenticate(c, req)

@@ -14,6 +14,8 @@ import (
 	"github.com/gin-gonic/gin"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/domaind/domaind/api/httpjson"
+	"github.com/domaind/domaind/internal/fault"
 	"github.com/domaind/domaind/internal/ratelimit"
 )
 
@@ -118,12 +120,12 @@ type batchResponse struct {
 // batchLimit is refused (429) before any operation runs.
 func (s *Server) runBatch(c *gin.Context) error {
 	var req batchRequest
-	if err := decodeJSON(c, &req, false); err != nil {
+	if err := httpjson.DecodeJSON(c, &req, false); err != nil {
 		return err
 	}
 	n := len(req.Operations)
 	if req.Operations == nil || n == 0 || n > maxBatchOps {
-		return Errorf(http.StatusBadRequest, "bad_request", "operations must hold 1 to %d operations, got %d", maxBatchOps, n)
+		return fault.New(fault.BadRequest, "operations must hold 1 to %d operations, got %d", maxBatchOps, n)
 	}
 	results := make([]batchResult, n)
 	var g errgroup.Group

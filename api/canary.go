@@ -8,6 +8,8 @@ import (
 	"github.com/gin-gonic/gin"
 	"gorm.io/gorm"
 
+	"github.com/domaind/domaind/api/httpjson"
+	"github.com/domaind/domaind/internal/fault"
 	"github.com/domaind/domaind/internal/outbox"
 	"github.com/domaind/domaind/internal/requestid"
 	"github.com/domaind/domaind/models"
@@ -39,7 +41,7 @@ type canaryResponse struct {
 // written together through the outbox. Ops staff poll its status URL.
 func (s *Server) createCanary(c *gin.Context) error {
 	var req canaryRequest
-	if err := decodeJSON(c, &req, true); err != nil {
+	if err := httpjson.DecodeJSON(c, &req, true); err != nil {
 		return err
 	}
 	steps, stepMS := 3, 100
@@ -50,10 +52,10 @@ func (s *Server) createCanary(c *gin.Context) error {
 		stepMS = *req.StepMS
 	}
 	if steps < 1 || steps > 1000 {
-		return Errorf(http.StatusBadRequest, "validation_error", "steps must be between 1 and 1000")
+		return fault.New(fault.Validation, "steps must be between 1 and 1000")
 	}
 	if stepMS < 0 || stepMS > 10_000 {
-		return Errorf(http.StatusBadRequest, "validation_error", "step_ms must be between 0 and 10000")
+		return fault.New(fault.Validation, "step_ms must be between 0 and 10000")
 	}
 	ctx := c.Request.Context()
 	canary := models.Canary{ID: models.NewID(), RequestID: requestid.From(ctx), Steps: steps, StepMillis: stepMS}
@@ -80,7 +82,7 @@ func (s *Server) getCanary(c *gin.Context) error {
 	var canary models.Canary
 	if err := db.First(&canary, "id = ?", c.Param("id")).Error; err != nil {
 		if errors.Is(err, gorm.ErrRecordNotFound) {
-			return Errorf(http.StatusNotFound, "not_found", "no canary with this id")
+			return fault.New(fault.NotFound, "no canary with this id")
 		}
 		return err
 	}

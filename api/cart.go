@@ -11,6 +11,7 @@ import (
 
 	"github.com/domaind/domaind/internal/bulkop"
 	"github.com/domaind/domaind/internal/catalog"
+	"github.com/domaind/domaind/internal/fault"
 	"github.com/domaind/domaind/internal/registry"
 	"github.com/domaind/domaind/internal/secret"
 	"github.com/domaind/domaind/models"
@@ -57,7 +58,7 @@ func (s *Server) addToCart(c *gin.Context, u models.User, plan bulkop.Plan, doma
 		})
 	}
 	if len(unpriced) > 0 {
-		return Errorf(http.StatusBadRequest, "validation_error", "no %s price for %s; nothing was added", priceOp, bulkop.Names(unpriced))
+		return fault.New(fault.Validation, "no %s price for %s; nothing was added", priceOp, bulkop.Names(unpriced))
 	}
 	var total int64
 	ids := make([]string, len(items))
@@ -122,14 +123,14 @@ func (s *Server) deleteCartItem(c *gin.Context) error {
 	u, _ := currentUser(c)
 	id := c.Param("id")
 	if !validID(id, cartPrefix) {
-		return Errorf(http.StatusBadRequest, "validation_error", "%q is not a cart item id", id)
+		return fault.New(fault.Validation, "%q is not a cart item id", id)
 	}
 	res := s.db.WithContext(c.Request.Context()).Where("id = ? AND user_id = ?", id, u.ID).Delete(&models.CartItem{})
 	if res.Error != nil {
 		return fmt.Errorf("delete cart item: %w", res.Error)
 	}
 	if res.RowsAffected == 0 {
-		return Errorf(http.StatusNotFound, "not_found", "no cart item %s", id)
+		return fault.New(fault.NotFound, "no cart item %s", id)
 	}
 	c.Status(http.StatusNoContent)
 	return nil

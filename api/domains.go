@@ -12,8 +12,10 @@ import (
 	"github.com/gin-gonic/gin"
 	"gorm.io/gorm"
 
+	"github.com/domaind/domaind/api/httpjson"
 	"github.com/domaind/domaind/internal/bulkop"
 	"github.com/domaind/domaind/internal/domainname"
+	"github.com/domaind/domaind/internal/fault"
 	"github.com/domaind/domaind/internal/outbox"
 	"github.com/domaind/domaind/internal/pagecursor"
 	"github.com/domaind/domaind/internal/ratelimit"
@@ -71,28 +73,28 @@ func (q domainsQuery) fingerprint(userID string) string {
 func parseDomainsQuery(c *gin.Context) (domainsQuery, error) {
 	var q domainsQuery
 	var err error
-	if q.limit, q.offset, q.cursor, err = parsePaging(c); err != nil {
+	if q.limit, q.offset, q.cursor, err = httpjson.ParsePaging(c); err != nil {
 		return q, err
 	}
 	q.q = strings.ToLower(strings.TrimSpace(c.Query("q")))
 	if len(q.q) > 253 {
-		return q, badParam("q", "must be at most 253 characters")
+		return q, fault.Invalid("q", "must be at most 253 characters")
 	}
 	if v := c.Query("tld"); v != "" {
 		if q.tld, err = domainname.ParseTLD(v); err != nil {
-			return q, badParam("tld", "is not a TLD: %v", err)
+			return q, fault.Invalid("tld", "is not a TLD: %v", err)
 		}
 	}
 	if v, ok := c.GetQuery("folder"); ok {
 		q.folder = &v
 	}
 	if q.status = c.Query("status"); q.status != "" && !slices.Contains(models.DomainStatuses, q.status) {
-		return q, badParam("status", "must be one of %s", strings.Join(models.DomainStatuses, ", "))
+		return q, fault.Invalid("status", "must be one of %s", strings.Join(models.DomainStatuses, ", "))
 	}
 	if v := c.Query("expiring_before"); v != "" {
 		t, err := parseDateTime(v)
 		if err != nil {
-			return q, badParam("expiring_before", "must be a date (2026-12-31) or an RFC 3339 time")
+			return q, fault.Invalid("expiring_before", "must be a date (2026-12-31) or an RFC 3339 time")
 		}
 		q.expiringBefore = &t
 	}
@@ -135,7 +137,7 @@ func (s *Server) listDomains(c *gin.Context) error {
 		return db
 	}
 	fp := q.fingerprint(u.ID)
-	page := pageView{Limit: q.limit}
+	page := httpjson.Page{Limit: q.limit}
 	rows := filtered().Order("name").Limit(q.limit + 1)
 	if q.cursor != "" {
 		cur, err := pagecursor.Decode(s.cfg.SecretKey, q.cursor, fp)
@@ -158,7 +160,7 @@ func (s *Server) listDomains(c *gin.Context) error {
 		domains = domains[:q.limit]
 		next := pagecursor.Encode(s.cfg.SecretKey, pagecursor.Cursor{Query: fp, ID: domains[len(domains)-1].Name})
 		page.NextCursor = &next
-		s.nextLink(c, next)
+		httpjson.NextLink(c, s.base(), next)
 	}
 	items := make([]domainView, len(domains))
 	for i, d := range domains {
@@ -176,10 +178,10 @@ func (s *Server) runBulk(c *gin.Context) error {
 	u, _ := currentUser(c)
 	op := c.Param("op")
 	if _, ok := bulkop.Kinds[op]; !ok {
-		return Errorf(http.StatusBadRequest, "validation_error", "unknown bulk operation %q; one of lock, unlock, setNameservers, setFolder, setContacts, setAutoRenew, renew, restore", op)
+		return fault.New(fault.Validation, "unknown bulk operation %q; one of lock, unlock, setNameservers, setFolder, setContacts, setAutoRenew, renew, restore", op)
 	}
 	var req bulkop.Request
-	if err := decodeJSON(c, &req, false); err != nil {
+	if err := httpjson.DecodeJSON(c, &req, false); err != nil {
 		return err
 	}
 	plan, err := bulkop.Parse(op, req)
@@ -202,7 +204,7 @@ func (s *Server) runBulk(c *gin.Context) error {
 		}
 	}
 	if len(notOwned) > 0 {
-		return Errorf(http.StatusForbidden, "forbidden", "you do not own %d of these domains: %s; nothing was changed", len(notOwned), bulkop.Names(notOwned))
+		return fault.New(fault.Forbidden, "you do not own %d of these domains: %s; nothing was changed", len(notOwned), bulkop.Names(notOwned))
 	}
 	snap, err := s.catalog.Get(ctx)
 	if err != nil {
@@ -323,22 +325,22 @@ func (s *Server) getBulkOp(c *gin.Context) error {
 	u, _ := currentUser(c)
 	id := c.Param("id")
 	if !validID(id, bulkOpPrefix) {
-		return Errorf(http.StatusBadRequest, "validation_error", "%q is not a bulk operation id", id)
+		return fault.New(fault.Validation, "%q is not a bulk operation id", id)
 	}
-	limit, offset, _, err := parsePaging(c)
+	limit, offset, _, err := httpjson.ParsePaging(c)
 	if err != nil {
 		return err
 	}
 	limit = min(limit, bulkItemsPage)
 	itemState := c.Query("status")
 	if itemState != "" && !slices.Contains([]string{models.ItemPending, models.ItemDone, models.ItemFailed, models.ItemSkipped}, itemState) {
-		return badParam("status", "must be pending, done, failed or skipped")
+		return fault.Invalid("status", "must be pending, done, failed or skipped")
 	}
 	db := s.db.WithContext(c.Request.Context())
 	var op models.BulkOp
 	if err := db.First(&op, "id = ? AND user_id = ?", id, u.ID).Error; err != nil {
 		if errors.Is(err, gorm.ErrRecordNotFound) {
-			return Errorf(http.StatusNotFound, "not_found", "no bulk operation %s", id)
+			return fault.New(fault.NotFound, "no bulk operation %s", id)
 		}
 		return fmt.Errorf("load bulk op: %w", err)
 	}

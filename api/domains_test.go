@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/domaind/domaind/api/httpjson"
 	"github.com/domaind/domaind/internal/demo"
 	"github.com/domaind/domaind/internal/registry"
 	"github.com/domaind/domaind/internal/registry/sandbox"
@@ -146,8 +147,8 @@ func TestListDomainsPagesAndFilters(t *testing.T) {
 	o := newOwner(t, env, "owner@example.com", 300)
 	newOwner(t, env, "other@example.com", 0) // owns nothing: sees nothing of o's
 	type page struct {
-		Items []domainView `json:"items"`
-		Page  pageView     `json:"page"`
+		Items []domainView  `json:"items"`
+		Page  httpjson.Page `json:"page"`
 	}
 	get := func(query string) page {
 		t.Helper()
@@ -408,7 +409,7 @@ func TestBulkLockAppliesEveryItemOnceThroughTheWorker(t *testing.T) {
 func TestBulkFailuresAreRecordedOrStopTheOp(t *testing.T) {
 	env := newTestEnv(t)
 	seedTLDs(t, env)
-	o := newOwner(t, env, "owner@example.com", 60)
+	o := newOwner(t, env, "owner@example.com", 200)
 	refused := o.domains[10].Name
 	reg := &flakyRegistry{Provider: sandbox.New(env.db, 0), refuse: map[string]bool{refused: true}, calls: map[string]int{}}
 	startWorker(t, env, worker.Deps{Registry: reg})
@@ -435,12 +436,14 @@ func TestBulkFailuresAreRecordedOrStopTheOp(t *testing.T) {
 		t.Errorf("nameservers of %s = %v, want %v", d.Name, d.Nameservers, ns)
 	}
 
-	// skip_on_error false: the first failure stops the op; the rest is skipped.
-	res, body = o.bulk("unlock", map[string]any{"domains": o.names(60), "options": map[string]any{"skip_on_error": false}})
+	// skip_on_error false: the first failure stops the op; the rest is
+	// skipped. Up to BulkConcurrency items are in flight when the failure
+	// is recorded and finish; with 200 items many are still waiting.
+	res, body = o.bulk("unlock", map[string]any{"domains": o.names(200), "options": map[string]any{"skip_on_error": false}})
 	json.Unmarshal([]byte(body), &q)
 	st = o.waitTerminal(q.BulkOpID)
 	if st.Status != models.BulkFailed || st.Counts["failed"] != 1 || st.Counts["skipped"] == 0 || st.Counts["pending"] != 0 ||
-		st.Counts["done"]+st.Counts["failed"]+st.Counts["skipped"] != 60 || !strings.Contains(st.Error, refused) {
+		st.Counts["done"]+st.Counts["failed"]+st.Counts["skipped"] != 200 || !strings.Contains(st.Error, refused) {
 		t.Errorf("stopping op: %s %q %+v, want failed naming %s with the rest skipped", st.Status, st.Error, st.Counts, refused)
 	}
 }

@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"github.com/gin-gonic/gin"
+
+	"github.com/domaind/domaind/internal/fault"
 )
 
 // healthz answers while the process is alive.
@@ -38,11 +40,11 @@ func (s *Server) metricsGuard(c *gin.Context) {
 		scheme, got, _ := strings.Cut(c.GetHeader("Authorization"), " ")
 		if !strings.EqualFold(scheme, "Bearer") || subtle.ConstantTimeCompare([]byte(strings.TrimSpace(got)), []byte(want)) != 1 {
 			c.Header("WWW-Authenticate", `Bearer realm="domaind metrics"`)
-			s.writeError(c, Errorf(http.StatusUnauthorized, "unauthorized", "metrics need the bearer token of DOMAIND_METRICS_TOKEN"))
+			s.resp.Error(c, fault.New(fault.Unauthorized, "metrics need the bearer token of DOMAIND_METRICS_TOKEN"))
 			return
 		}
 	case !s.cfg.Embedded():
-		s.writeError(c, Errorf(http.StatusNotFound, "not_found", "metrics are off: set DOMAIND_METRICS_TOKEN and scrape with it as a bearer token"))
+		s.resp.Error(c, fault.New(fault.NotFound, "metrics are off: set DOMAIND_METRICS_TOKEN and scrape with it as a bearer token"))
 		return
 	}
 	c.Next()

@@ -9,6 +9,8 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/domaind/domaind/api/httpjson"
+	"github.com/domaind/domaind/internal/fault"
 	"github.com/domaind/domaind/internal/idempotency"
 	"github.com/domaind/domaind/internal/ratelimit"
 	"github.com/domaind/domaind/internal/secret"
@@ -22,8 +24,8 @@ const (
 )
 
 // retryLaterCtxKey marks an answer that says "retry later" with a status
-// that would otherwise be stored (a lookup_failed 404, a batch with such
-// an operation): a retry with the same key must be able to succeed.
+// that would otherwise be stored (a batch holding a lookup_failed): a retry
+// with the same key must be able to succeed.
 const retryLaterCtxKey = "domaind.retry_later"
 
 // policyCtxKey holds the rate limit whose headers an answer carries.
@@ -44,12 +46,12 @@ func (s *Server) idempotent(c *gin.Context) {
 		return
 	}
 	if !printable(key, 255) {
-		s.writeError(c, Errorf(http.StatusBadRequest, "bad_request", "Idempotency-Key must be 1 to 255 printable ASCII characters"))
+		s.resp.Error(c, fault.New(fault.BadRequest, "Idempotency-Key must be 1 to 255 printable ASCII characters"))
 		return
 	}
 	body, err := io.ReadAll(c.Request.Body)
 	if err != nil {
-		s.writeError(c, err)
+		s.resp.Error(c, err)
 		return
 	}
 	c.Request.Body = io.NopCloser(bytes.NewReader(body))
@@ -59,13 +61,13 @@ func (s *Server) idempotent(c *gin.Context) {
 	prior, claimed, err := s.idem.Begin(ctx, scope, key, fp)
 	switch {
 	case err != nil:
-		s.writeError(c, err)
+		s.resp.Error(c, err)
 		return
 	case !claimed && prior.Fingerprint != fp:
-		s.writeError(c, Errorf(http.StatusConflict, "conflict", "this Idempotency-Key was already used with a different request"))
+		s.resp.Error(c, fault.New(fault.Conflict, "this Idempotency-Key was already used with a different request"))
 		return
 	case !claimed && prior.Running:
-		s.writeError(c, Errorf(http.StatusConflict, "conflict", "a request with this Idempotency-Key is still being processed; retry later"))
+		s.resp.Error(c, fault.New(fault.Conflict, "a request with this Idempotency-Key is still being processed; retry later"))
 		return
 	case !claimed:
 		s.replay(c, prior)
@@ -90,7 +92,7 @@ func (s *Server) idempotent(c *gin.Context) {
 	// answer cut short because the client left (a stream half sent, a 499
 	// nobody received).
 	status := rec.Status()
-	if status == http.StatusTooManyRequests || status >= 500 || c.GetBool(retryLaterCtxKey) || ctx.Err() != nil {
+	if status == http.StatusTooManyRequests || status >= 500 || c.GetBool(retryLaterCtxKey) || httpjson.Written(c) == fault.LookupFailed || ctx.Err() != nil {
 		if err := s.idem.Release(done, scope, key); err != nil {
 			s.log.WarnContext(ctx, "idempotency release failed", "err", err)
 		}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/domaind/domaind/internal/fault"
 	"github.com/domaind/domaind/models"
 )
 
@@ -101,10 +102,10 @@ func TestIdempotencyKeysAreScopedToTheCaller(t *testing.T) {
 func TestRetryLaterAnswersAreNotStored(t *testing.T) {
 	env := newTestEnv(t)
 	runs := 0
-	env.srv.engine.POST("/test/lookup", env.srv.idempotent, env.srv.handle(func(c *gin.Context) error {
+	env.srv.engine.POST("/test/lookup", env.srv.idempotent, env.srv.resp.Handle(func(c *gin.Context) error {
 		runs++
 		if runs == 1 {
-			return Errorf(404, "lookup_failed", "RDAP and WHOIS both failed; retry later")
+			return fault.New(fault.LookupFailed, "RDAP and WHOIS both failed; retry later")
 		}
 		c.JSON(201, gin.H{"found": true})
 		return nil

@@ -8,7 +8,9 @@ import (
 	"github.com/gin-gonic/gin"
 	"gorm.io/gorm"
 
+	"github.com/domaind/domaind/api/httpjson"
 	"github.com/domaind/domaind/internal/domainname"
+	"github.com/domaind/domaind/internal/fault"
 	"github.com/domaind/domaind/internal/ratelimit"
 	"github.com/domaind/domaind/models"
 )
@@ -40,7 +42,7 @@ func (s *Server) createKey(c *gin.Context) error {
 	var req struct {
 		Name string `json:"name"`
 	}
-	if err := decodeJSON(c, &req, true); err != nil {
+	if err := httpjson.DecodeJSON(c, &req, true); err != nil {
 		return err
 	}
 	u, _ := currentUser(c)
@@ -84,16 +86,16 @@ func (s *Server) revokeKey(c *gin.Context) error {
 func (s *Server) requireKey(c *gin.Context) {
 	id, sec := c.GetHeader("x-api-key"), c.GetHeader("x-api-secret")
 	if id == "" || sec == "" {
-		s.writeError(c, Errorf(http.StatusUnauthorized, "unauthorized", "x-api-key and x-api-secret are required"))
+		s.resp.Error(c, fault.New(fault.Unauthorized, "x-api-key and x-api-secret are required"))
 		return
 	}
 	k, err := s.accounts.KeyOwner(c.Request.Context(), id, sec)
 	if err != nil {
-		s.writeError(c, err)
+		s.resp.Error(c, err)
 		return
 	}
 	if _, err := s.spend(c, keyLimit, k.ID); err != nil {
-		s.writeError(c, err)
+		s.resp.Error(c, err)
 		return
 	}
 	c.Next()
@@ -114,7 +116,7 @@ type availabilityResponse struct {
 func (s *Server) getMarketAvailability(c *gin.Context) error {
 	raw := c.Query("domain")
 	if raw == "" {
-		return Errorf(http.StatusBadRequest, "bad_request", "domain is required")
+		return fault.New(fault.BadRequest, "domain is required")
 	}
 	n, err := domainname.Parse(raw)
 	if err != nil {

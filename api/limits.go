@@ -9,6 +9,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/domaind/domaind/internal/fault"
 	"github.com/domaind/domaind/internal/ratelimit"
 )
 
@@ -42,7 +43,7 @@ func (s *Server) limit(p ratelimit.Policy) gin.HandlerFunc {
 		client := clientKey(c)
 		r, err := s.spend(c, p, client)
 		if err != nil {
-			s.writeError(c, err)
+			s.resp.Error(c, err)
 			return
 		}
 		if p.Kind != ratelimit.DayQuota {
@@ -96,10 +97,10 @@ func rateHeaders(c *gin.Context, p ratelimit.Policy, r ratelimit.Result) error {
 	}
 	h.Set("Retry-After", strconv.Itoa(max(ceilSeconds(r.RetryAfter), 1)))
 	if p.Kind == ratelimit.DayQuota {
-		return Errorf(http.StatusTooManyRequests, "quota_exceeded",
+		return fault.New(fault.QuotaExceeded,
 			"daily quota of %d exhausted; it resets at 00:00 UTC", p.Limit)
 	}
-	return Errorf(http.StatusTooManyRequests, "rate_limited",
+	return fault.New(fault.RateLimited,
 		"rate limit of %d requests per %s exceeded; retry after the Retry-After seconds", p.Limit, ratelimit.PerWindow(p.Window))
 }
 

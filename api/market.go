@@ -11,7 +11,9 @@ import (
 	"github.com/gin-gonic/gin"
 	"gorm.io/gorm"
 
+	"github.com/domaind/domaind/api/httpjson"
 	"github.com/domaind/domaind/internal/domainname"
+	"github.com/domaind/domaind/internal/fault"
 	"github.com/domaind/domaind/internal/pagecursor"
 	"github.com/domaind/domaind/internal/ratelimit"
 	"github.com/domaind/domaind/models"
@@ -20,13 +22,6 @@ import (
 // listingsLimit protects the database from one address walking the
 // marketplace as fast as it can.
 var listingsLimit = ratelimit.PerMinute("listings", 300)
-
-// Listing page sizes (SPEC §2.3, §8).
-const (
-	defaultPageSize = 24
-	maxPageSize     = 200
-	maxOffset       = 1_000_000
-)
 
 // listingOrder is one sort of the marketplace: its ORDER BY, the keyset
 // condition that continues after a cursor, and the sort key of a listing.
@@ -81,58 +76,34 @@ func (q listingsQuery) fingerprint() string {
 	return pagecursor.Fingerprint("v1", q.sort, q.q, q.tld, maxCents)
 }
 
-func badParam(name, format string, args ...any) error {
-	return Errorf(http.StatusBadRequest, "validation_error", name+" "+format, args...)
-}
-
-// parsePaging reads SPEC §2.3's limit, offset and cursor parameters.
-func parsePaging(c *gin.Context) (limit, offset int, cursor string, err error) {
-	limit, cursor = defaultPageSize, c.Query("cursor")
-	if v, ok := c.GetQuery("limit"); ok {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 || n > maxPageSize {
-			return 0, 0, "", badParam("limit", "must be an integer from 1 to %d", maxPageSize)
-		}
-		limit = n
-	}
-	if v, ok := c.GetQuery("offset"); ok {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 0 || n > maxOffset {
-			return 0, 0, "", badParam("offset", "must be an integer from 0 to %d (walk further with next_cursor)", maxOffset)
-		}
-		offset = n
-	}
-	return limit, offset, cursor, nil
-}
-
 // errMaxNeedsScope refuses a price filter to a caller who may not see
 // prices: a filter answers "is the price at most x?", and a few dozen such
 // questions read an exact price. Sorting by price stays open: an order
 // tells no amount.
-var errMaxNeedsScope = &Error{Status: http.StatusBadRequest, Code: "validation_error", Field: "max",
+var errMaxNeedsScope = &fault.Error{Code: fault.Validation, Field: "max",
 	Message: "max filters on buy-now prices, which are shown only to a bearer token with scope " + scopePricingRead + "; sort by price instead, or send such a token"}
 
 // errInvalidCursor answers a cursor that does not fit the request.
-var errInvalidCursor = Errorf(http.StatusBadRequest, "invalid_cursor",
+var errInvalidCursor = fault.New(fault.InvalidCursor,
 	"cursor is malformed or was issued for other filters or another sort; start again without it")
 
 func parseListingsQuery(c *gin.Context) (listingsQuery, error) {
 	q := listingsQuery{sort: c.DefaultQuery("sort", "newest")}
 	var err error
-	if q.limit, q.offset, q.cursor, err = parsePaging(c); err != nil {
+	if q.limit, q.offset, q.cursor, err = httpjson.ParsePaging(c); err != nil {
 		return q, err
 	}
 	if _, ok := listingOrders[q.sort]; !ok {
-		return q, badParam("sort", "must be newest, price_asc or price_desc")
+		return q, fault.Invalid("sort", "must be newest, price_asc or price_desc")
 	}
 	q.q = strings.ToLower(strings.TrimSpace(c.Query("q")))
 	if len(q.q) > 253 {
-		return q, badParam("q", "must be at most 253 characters")
+		return q, fault.Invalid("q", "must be at most 253 characters")
 	}
 	if v := c.Query("tld"); v != "" {
 		tld, err := domainname.ParseTLD(v)
 		if err != nil {
-			return q, badParam("tld", "is not a TLD: %v", err)
+			return q, fault.Invalid("tld", "is not a TLD: %v", err)
 		}
 		q.tld = tld
 	}
@@ -142,30 +113,12 @@ func parseListingsQuery(c *gin.Context) (listingsQuery, error) {
 		}
 		f, err := strconv.ParseFloat(v, 64)
 		if err != nil || math.IsNaN(f) || f < 0 || f > 1e12 {
-			return q, badParam("max", "must be a non-negative number of US dollars")
+			return q, fault.Invalid("max", "must be a non-negative number of US dollars")
 		}
 		cents := int64(math.Round(f * 100))
 		q.maxCents = &cents
 	}
 	return q, nil
-}
-
-// pageView is SPEC §2.3.
-type pageView struct {
-	Limit      int     `json:"limit"`
-	Offset     int     `json:"offset"`
-	Total      int64   `json:"total"`
-	HasMore    bool    `json:"has_more"`
-	NextCursor *string `json:"next_cursor"`
-}
-
-// nextLink sends the RFC 8288 Link header of a page's next page: the same
-// request with the cursor in place of any offset.
-func (s *Server) nextLink(c *gin.Context, cursor string) {
-	q := c.Request.URL.Query()
-	q.Del("offset")
-	q.Set("cursor", cursor)
-	c.Writer.Header().Add("Link", fmt.Sprintf(`<%s%s?%s>; rel="next"`, s.base(), c.Request.URL.Path, q.Encode()))
 }
 
 // likePattern is a LIKE pattern matching s anywhere, with LIKE's
@@ -200,7 +153,7 @@ func (s *Server) listListings(c *gin.Context) error {
 		return db
 	}
 
-	page := pageView{Limit: q.limit}
+	page := httpjson.Page{Limit: q.limit}
 	rows := filtered().Order(order.orderBy).Limit(q.limit + 1)
 	if q.cursor != "" {
 		cur, err := pagecursor.Decode(s.cfg.SecretKey, q.cursor, q.fingerprint())
@@ -229,7 +182,7 @@ func (s *Server) listListings(c *gin.Context) error {
 		last := listings[len(listings)-1]
 		next := pagecursor.Encode(s.cfg.SecretKey, pagecursor.Cursor{Query: q.fingerprint(), Key: order.key(last), ID: last.ID})
 		page.NextCursor = &next
-		s.nextLink(c, next)
+		httpjson.NextLink(c, s.base(), next)
 	}
 	showPrices := pricesVisible(c)
 	items := make([]listingView, len(listings))

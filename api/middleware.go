@@ -92,7 +92,7 @@ func (s *Server) recovery(c *gin.Context) {
 				panic(r)
 			}
 			s.log.ErrorContext(c.Request.Context(), "handler panicked", "panic", r, "stack", string(debug.Stack()))
-			s.writeError(c, fmt.Errorf("panic: %v", r))
+			s.resp.Error(c, fmt.Errorf("panic: %v", r))
 		}
 	}()
 	c.Next()
@@ -103,7 +103,7 @@ func (s *Server) recovery(c *gin.Context) {
 func (s *Server) bodyLimit(n int64) gin.HandlerFunc {
 	return func(c *gin.Context) {
 		if c.Request.ContentLength > n {
-			s.writeError(c, &http.MaxBytesError{Limit: n})
+			s.resp.Error(c, &http.MaxBytesError{Limit: n})
 			return
 		}
 		c.Request.Body = http.MaxBytesReader(c.Writer, c.Request.Body, n)

@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"net/http"
 	"net/http/httptest"
 	"net/netip"
 	"strconv"
@@ -17,7 +16,9 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/domaind/domaind/api/httpjson"
 	"github.com/domaind/domaind/internal/config"
+	"github.com/domaind/domaind/internal/fault"
 	"github.com/domaind/domaind/internal/ratelimit"
 )
 
@@ -62,8 +63,8 @@ func TestQuotaExceededAndRefund(t *testing.T) {
 			return
 		}
 		var body struct{}
-		if err := decodeJSON(c, &body, true); err != nil {
-			env.srv.writeError(c, err)
+		if err := httpjson.DecodeJSON(c, &body, true); err != nil {
+			env.srv.resp.Error(c, err)
 			return
 		}
 		r, _ := c.Get(quotaCtxKey)
@@ -106,9 +107,9 @@ func TestQuotaExceededAndRefund(t *testing.T) {
 func TestWhoisRefundsAreBudgeted(t *testing.T) {
 	t.Parallel()
 	env := newTestEnv(t)
-	env.srv.engine.POST("/test/failing-lookup", env.srv.limit(whoisQuota), env.srv.handle(func(c *gin.Context) error {
+	env.srv.engine.POST("/test/failing-lookup", env.srv.limit(whoisQuota), env.srv.resp.Handle(func(c *gin.Context) error {
 		refundQuota(c)
-		return Errorf(404, "lookup_failed", "both failed")
+		return fault.New(fault.LookupFailed, "both failed")
 	}))
 	budget := refundBudgets[whoisQuota.Name].Limit
 	for i := range budget + whoisQuota.Limit {
@@ -247,9 +248,9 @@ func TestIdempotencyKeyIsFreedWhenTheClientLeft(t *testing.T) {
 
 func TestBodyLimit(t *testing.T) {
 	env := newTestEnv(t)
-	env.srv.engine.POST("/test/body", env.srv.handle(func(c *gin.Context) error {
+	env.srv.engine.POST("/test/body", env.srv.resp.Handle(func(c *gin.Context) error {
 		var v map[string]any
-		return decodeJSON(c, &v, false)
+		return httpjson.DecodeJSON(c, &v, false)
 	}))
 	big := `{"x":"` + strings.Repeat("a", DefaultBodyLimit) + `"}`
 	w := env.request("POST", "/test/body", big)
@@ -285,8 +286,8 @@ func TestBodyLimit(t *testing.T) {
 
 func TestLegacyErrorShape(t *testing.T) {
 	env := newTestEnv(t)
-	env.srv.engine.GET("/test/legacy", legacyErrors, env.srv.handle(func(c *gin.Context) error {
-		return Errorf(http.StatusBadRequest, "bad_request", "tld is required")
+	env.srv.engine.GET("/test/legacy", httpjson.Legacy, env.srv.resp.Handle(func(c *gin.Context) error {
+		return fault.New(fault.BadRequest, "tld is required")
 	}))
 	w := env.request("GET", "/test/legacy", "")
 	if w.Code != 400 || w.Body.String() != `{"error":"tld is required"}` {
@@ -296,7 +297,7 @@ func TestLegacyErrorShape(t *testing.T) {
 
 func TestUnknownErrorsHideInternals(t *testing.T) {
 	env := newTestEnv(t)
-	env.srv.engine.GET("/test/boom", env.srv.handle(func(c *gin.Context) error {
+	env.srv.engine.GET("/test/boom", env.srv.resp.Handle(func(c *gin.Context) error {
 		return errSecret
 	}))
 	env.srv.engine.GET("/test/panic", func(c *gin.Context) { panic("secret detail") })
@@ -318,15 +319,15 @@ func TestClientThatLeftIsNotAFailure(t *testing.T) {
 	var logged bytes.Buffer
 	env.deps.Log = slog.New(slog.NewTextHandler(&logged, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	env.srv = New(env.deps)
-	env.srv.engine.GET("/test/left", env.srv.handle(func(c *gin.Context) error {
+	env.srv.engine.GET("/test/left", env.srv.resp.Handle(func(c *gin.Context) error {
 		<-c.Request.Context().Done()
 		return fmt.Errorf("wait for lookup: %w", c.Request.Context().Err())
 	}))
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	w := env.do(httptest.NewRequest("GET", "/test/left", nil).WithContext(ctx))
-	if w.Code != statusClientClosed || w.Body.Len() != 0 {
-		t.Errorf("left client = %d %q, want %d and no body", w.Code, w.Body, statusClientClosed)
+	if w.Code != httpjson.StatusClientClosed || w.Body.Len() != 0 {
+		t.Errorf("left client = %d %q, want %d and no body", w.Code, w.Body, httpjson.StatusClientClosed)
 	}
 	if strings.Contains(logged.String(), "level=ERROR") {
 		t.Errorf("a client leaving was logged as an error:\n%s", logged.String())

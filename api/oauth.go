@@ -11,7 +11,9 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/domaind/domaind/api/httpjson"
 	"github.com/domaind/domaind/internal/config"
+	"github.com/domaind/domaind/internal/fault"
 	"github.com/domaind/domaind/internal/oauth"
 	"github.com/domaind/domaind/internal/ratelimit"
 )
@@ -90,11 +92,11 @@ func (s *Server) challenge(c *gin.Context, errCode, desc string) {
 		v += fmt.Sprintf(`, error="%s", error_description="%s"`, errCode, desc)
 	}
 	c.Header("WWW-Authenticate", v)
-	code := errCode
+	code := fault.Code(errCode)
 	if code == "" {
-		code = "unauthorized"
+		code = fault.Unauthorized
 	}
-	s.writeError(c, &Error{Status: http.StatusUnauthorized, Code: code, Message: desc})
+	s.resp.Error(c, &fault.Error{Code: code, Message: desc})
 }
 
 // withBearer reads an optional bearer token (Authorization: Bearer …) and
@@ -122,7 +124,7 @@ func (s *Server) bearerRefused(c *gin.Context, err error) {
 		s.challenge(c, "invalid_token", "the access token is invalid, expired or revoked")
 		return
 	}
-	s.writeError(c, err)
+	s.resp.Error(c, err)
 }
 
 // apiRoot answers GET /api: the bearer-protected root of the API. Without a
@@ -143,7 +145,7 @@ func (s *Server) apiRoot(c *gin.Context) {
 func (s *Server) writeOAuthError(c *gin.Context, err error) {
 	var oe *oauth.Error
 	if !errors.As(err, &oe) {
-		s.writeError(c, err)
+		s.resp.Error(c, err)
 		return
 	}
 	status := http.StatusBadRequest
@@ -166,7 +168,7 @@ func (s *Server) registerClient(c *gin.Context) {
 		ResponseTypes           []string `json:"response_types"`
 		Scope                   string   `json:"scope"`
 	}
-	if err := requireJSON(c); err != nil {
+	if err := httpjson.RequireJSON(c); err != nil {
 		s.writeOAuthError(c, &oauth.Error{Code: "invalid_client_metadata", Description: "send the client metadata as application/json"})
 		return
 	}
@@ -250,7 +252,7 @@ func (s *Server) authorize(c *gin.Context) {
 	if err != nil {
 		var oe *oauth.Error
 		if !errors.As(err, &oe) {
-			s.writeError(c, err)
+			s.resp.Error(c, err)
 			return
 		}
 		s.render(c, http.StatusBadRequest, "oauth_error.html", gin.H{"Title": "Sign-in link error", "Message": oe.Description, "Code": oe.Code})
@@ -278,7 +280,7 @@ func (s *Server) authorize(c *gin.Context) {
 		return
 	}
 	if !s.validCSRF(c) {
-		s.writeError(c, errBadCSRF)
+		s.resp.Error(c, errBadCSRF)
 		return
 	}
 	if c.PostForm("decision") != "approve" {
@@ -287,7 +289,7 @@ func (s *Server) authorize(c *gin.Context) {
 	}
 	code, err := s.oauth.IssueCode(ctx, r, u.ID, scope)
 	if err != nil {
-		s.writeError(c, err)
+		s.resp.Error(c, err)
 		return
 	}
 	s.redirectBack(c, r, url.Values{"code": {code}})

@@ -9,6 +9,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/domaind/domaind/internal/fault"
 	"github.com/domaind/domaind/internal/opsauth"
 	"github.com/domaind/domaind/internal/ratelimit"
 )
@@ -17,7 +18,7 @@ import (
 // login opens the queues and every partner's data.
 var opsFailureLimit = ratelimit.Policy{Name: "ops-failures", Kind: ratelimit.Rate, Limit: 10, Window: 15 * time.Minute}
 
-var errCrossSite = &Error{Status: http.StatusForbidden, Code: "forbidden",
+var errCrossSite = &fault.Error{Code: fault.Forbidden,
 	Message: "ops actions are taken from the service's own pages or from a program, not from another site"}
 
 // opsOnly guards the dashboard (/monitoring) and the ops API (/api/ops):
@@ -30,28 +31,28 @@ var errCrossSite = &Error{Status: http.StatusForbidden, Code: "forbidden",
 //     under the limit), and past opsFailureLimit refused unchecked.
 func (s *Server) opsOnly(c *gin.Context) {
 	if !safeMethod(c.Request.Method) && !s.sameOrigin(c.Request) {
-		s.writeError(c, errCrossSite)
+		s.resp.Error(c, errCrossSite)
 		return
 	}
 	if _, _, ok := c.Request.BasicAuth(); !ok {
 		c.Header("WWW-Authenticate", opsauth.Challenge)
-		s.writeError(c, Errorf(http.StatusUnauthorized, "unauthorized", "ops credentials required"))
+		s.resp.Error(c, fault.New(fault.Unauthorized, "ops credentials required"))
 		return
 	}
 	ctx := c.Request.Context()
 	failure, err := s.limiter.Allow(ctx, opsFailureLimit, clientKey(c))
 	if err != nil {
-		s.writeError(c, err)
+		s.resp.Error(c, err)
 		return
 	}
 	if !failure.Allowed {
 		rateHeaders(c, opsFailureLimit, failure)
-		s.writeError(c, Errorf(http.StatusTooManyRequests, "rate_limited", "too many wrong ops logins from this address; retry after the Retry-After seconds"))
+		s.resp.Error(c, fault.New(fault.RateLimited, "too many wrong ops logins from this address; retry after the Retry-After seconds"))
 		return
 	}
 	if !s.ops.Check(c.Request) {
 		c.Header("WWW-Authenticate", opsauth.Challenge)
-		s.writeError(c, Errorf(http.StatusUnauthorized, "unauthorized", "ops credentials are wrong"))
+		s.resp.Error(c, fault.New(fault.Unauthorized, "ops credentials are wrong"))
 		return
 	}
 	if err := s.limiter.Refund(context.WithoutCancel(ctx), opsFailureLimit, clientKey(c), failure); err != nil {

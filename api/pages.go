@@ -12,6 +12,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/domaind/domaind/api/httpjson"
 	"github.com/domaind/domaind/internal/password"
 )
 
@@ -177,11 +178,11 @@ func (s *Server) credentialsForm(c *gin.Context, tmpl string, page signInPage, s
 // formError is the status and message a form shows for err, from the same
 // table as the JSON errors.
 func (s *Server) formError(c *gin.Context, err error) (int, string) {
-	e, known := toHTTP(err)
+	e, known := httpjson.Coded(err)
 	if !known {
 		s.log.ErrorContext(c.Request.Context(), "form failed", "route", c.FullPath(), "err", err)
 	}
-	return e.Status, e.Message
+	return httpjson.Status(e.Code), e.Message
 }
 
 // accountPage answers GET /account: who is signed in, and a way out.
@@ -200,11 +201,11 @@ func (s *Server) accountPage(c *gin.Context) {
 func (s *Server) signOutSubmit(c *gin.Context) {
 	if _, ok := currentUser(c); ok {
 		if !s.validCSRF(c) {
-			s.writeError(c, errBadCSRF)
+			s.resp.Error(c, errBadCSRF)
 			return
 		}
 		if err := s.accounts.EndSession(c.Request.Context(), c.GetString(sessionCtxKey)); err != nil {
-			s.writeError(c, err)
+			s.resp.Error(c, err)
 			return
 		}
 	}

@@ -5,18 +5,20 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/domaind/domaind/api/httpjson"
 	"github.com/domaind/domaind/api/openapi"
+	"github.com/domaind/domaind/internal/fault"
 )
 
 // routes lists every route of the API in one place.
 func (s *Server) routes(monitoring http.Handler, healthOnly bool) {
 	e := s.engine
 	e.Use(requestID, s.securityHeaders, s.deprecationHeaders, s.accessLog, s.recovery, clientIdentity(s.cfg.TrustedProxies), s.bodyLimit(DefaultBodyLimit))
-	e.NoRoute(s.handle(func(c *gin.Context) error {
-		return Errorf(http.StatusNotFound, "not_found", "no route for %s %s", c.Request.Method, c.Request.URL.Path)
+	e.NoRoute(s.resp.Handle(func(c *gin.Context) error {
+		return fault.New(fault.NotFound, "no route for %s %s", c.Request.Method, c.Request.URL.Path)
 	}))
-	e.NoMethod(s.handle(func(c *gin.Context) error {
-		return Errorf(http.StatusMethodNotAllowed, "method_not_allowed", "%s is not allowed on %s", c.Request.Method, c.Request.URL.Path)
+	e.NoMethod(s.resp.Handle(func(c *gin.Context) error {
+		return fault.New(fault.MethodNotAllowed, "%s is not allowed on %s", c.Request.Method, c.Request.URL.Path)
 	}))
 
 	e.GET("/healthz", s.healthz)
@@ -39,35 +41,35 @@ func (s *Server) routes(monitoring http.Handler, healthOnly bool) {
 	e.GET("/openapi.yaml", gin.WrapF(docs.ServeYAML))
 
 	pub := &publicRoutes{r: e, seen: map[string]bool{}}
-	pub.handle("POST", "/api/domain/search", s.idempotent, s.limit(searchLimit), s.withBearer, s.handle(s.searchDomains))
-	pub.handle("POST", "/api/tools/whois", s.idempotent, s.limit(whoisQuota), s.handle(s.createWhoisLookup))
-	pub.handle("POST", "/api/tools/:slug", s.idempotent, s.handle(s.runTool))
-	pub.handle("GET", "/api/tools/:slug/status/:jobId", s.handle(s.getToolJob))
-	pub.handle("GET", "/api/batch", s.handle(s.batchCatalog))
-	pub.handle("POST", "/api/batch", writeTimeout(batchWriteTimeout), s.idempotent, s.limit(batchLimit), s.handle(s.runBatch))
-	pub.handle("GET", "/api/market/listings", s.limit(listingsLimit), s.withBearer, s.handle(s.listListings))
-	pub.handle("GET", "/api/pricing/tld", legacyErrors, s.limit(pricingLimit), s.handle(s.getTLDPrice))
-	pub.handle("GET", "/api/tlds/:tld/metadata", s.limit(pricingLimit), s.handle(s.getTLDMetadata))
+	pub.handle("POST", "/api/domain/search", s.idempotent, s.limit(searchLimit), s.withBearer, s.resp.Handle(s.searchDomains))
+	pub.handle("POST", "/api/tools/whois", s.idempotent, s.limit(whoisQuota), s.resp.Handle(s.createWhoisLookup))
+	pub.handle("POST", "/api/tools/:slug", s.idempotent, s.resp.Handle(s.runTool))
+	pub.handle("GET", "/api/tools/:slug/status/:jobId", s.resp.Handle(s.getToolJob))
+	pub.handle("GET", "/api/batch", s.resp.Handle(s.batchCatalog))
+	pub.handle("POST", "/api/batch", writeTimeout(batchWriteTimeout), s.idempotent, s.limit(batchLimit), s.resp.Handle(s.runBatch))
+	pub.handle("GET", "/api/market/listings", s.limit(listingsLimit), s.withBearer, s.resp.Handle(s.listListings))
+	pub.handle("GET", "/api/pricing/tld", httpjson.Legacy, s.limit(pricingLimit), s.resp.Handle(s.getTLDPrice))
+	pub.handle("GET", "/api/tlds/:tld/metadata", s.limit(pricingLimit), s.resp.Handle(s.getTLDMetadata))
 
-	e.POST("/api/auth/signup", s.idempotent, s.limit(signUpLimit), s.handle(s.signUp))
-	e.POST("/api/auth/login", s.limit(signInLimit), s.handle(s.signIn))
+	e.POST("/api/auth/signup", s.idempotent, s.limit(signUpLimit), s.resp.Handle(s.signUp))
+	e.POST("/api/auth/login", s.limit(signInLimit), s.resp.Handle(s.signIn))
 	auth := e.Group("/api/auth", s.withSession, s.requireSession)
-	auth.GET("/me", s.handle(s.getMe))
-	auth.POST("/logout", s.handle(s.signOut))
+	auth.GET("/me", s.resp.Handle(s.getMe))
+	auth.POST("/logout", s.resp.Handle(s.signOut))
 
 	keys := e.Group("/api/v1/keys", s.withSession, s.requireSession)
-	keys.POST("", s.idempotent, s.handle(s.createKey))
-	keys.GET("", s.handle(s.listKeys))
-	keys.DELETE("/:key", s.handle(s.revokeKey))
+	keys.POST("", s.idempotent, s.resp.Handle(s.createKey))
+	keys.GET("", s.resp.Handle(s.listKeys))
+	keys.DELETE("/:key", s.resp.Handle(s.revokeKey))
 	domains := e.Group("/api/domains", s.withSession, s.requireSession)
-	domains.GET("", s.handle(s.listDomains))
-	domains.POST("/bulk/:op", s.idempotent, s.limit(bulkLimit), s.handle(s.runBulk))
-	domains.GET("/bulk/:id", s.handle(s.getBulkOp))
+	domains.GET("", s.resp.Handle(s.listDomains))
+	domains.POST("/bulk/:op", s.idempotent, s.limit(bulkLimit), s.resp.Handle(s.runBulk))
+	domains.GET("/bulk/:id", s.resp.Handle(s.getBulkOp))
 	cart := e.Group("/api/cart", s.withSession, s.requireSession)
-	cart.GET("", s.handle(s.getCart))
-	cart.DELETE("/items/:id", s.handle(s.deleteCartItem))
+	cart.GET("", s.resp.Handle(s.getCart))
+	cart.DELETE("/items/:id", s.resp.Handle(s.deleteCartItem))
 
-	e.GET("/api/v1/domains/available", legacyErrors, s.requireKey, s.handle(s.getMarketAvailability))
+	e.GET("/api/v1/domains/available", httpjson.Legacy, s.requireKey, s.resp.Handle(s.getMarketAvailability))
 
 	pub.handle("GET", "/.well-known/oauth-authorization-server", s.authServerMetadata)
 	pub.handle("GET", "/.well-known/oauth-protected-resource", s.protectedResourceMetadata(""))
@@ -89,6 +91,6 @@ func (s *Server) routes(monitoring http.Handler, healthOnly bool) {
 	pages.POST("/logout", s.signOutSubmit)
 
 	ops := e.Group("/api/ops", s.opsOnly)
-	ops.POST("/canaries", s.idempotent, s.handle(s.createCanary))
-	ops.GET("/canaries/:id", s.handle(s.getCanary))
+	ops.POST("/canaries", s.idempotent, s.resp.Handle(s.createCanary))
+	ops.GET("/canaries/:id", s.resp.Handle(s.getCanary))
 }

@@ -11,9 +11,11 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/domaind/domaind/api/httpjson"
 	"github.com/domaind/domaind/internal/availability"
 	"github.com/domaind/domaind/internal/catalog"
 	"github.com/domaind/domaind/internal/domainname"
+	"github.com/domaind/domaind/internal/fault"
 	"github.com/domaind/domaind/internal/lookup"
 	"github.com/domaind/domaind/internal/ratelimit"
 	"github.com/domaind/domaind/internal/registry"
@@ -128,11 +130,11 @@ type rowMeta struct {
 func (s *Server) searchDomains(c *gin.Context) error {
 	start := time.Now()
 	var req searchRequest
-	if err := decodeJSON(c, &req, false); err != nil {
+	if err := httpjson.DecodeJSON(c, &req, false); err != nil {
 		return err
 	}
 	if req.Q == nil || strings.TrimSpace(*req.Q) == "" {
-		return Errorf(http.StatusBadRequest, "validation_error", "q is required: the domain to check")
+		return fault.New(fault.Validation, "q is required: the domain to check")
 	}
 	q, err := domainname.ParseQuery(*req.Q, wordTLD)
 	if err != nil {

@@ -1,6 +1,6 @@
 // Package api is the HTTP face of the service: the gin engine, its
-// middleware, one file per resource, and the one place (errors.go) where
-// errors become HTTP responses.
+// middleware and one file per resource of the public API. Errors become
+// HTTP answers in api/httpjson, which the partner API shares.
 package api
 
 import (
@@ -14,6 +14,7 @@ import (
 	"github.com/redis/go-redis/v9"
 	"gorm.io/gorm"
 
+	"github.com/domaind/domaind/api/httpjson"
 	"github.com/domaind/domaind/internal/account"
 	"github.com/domaind/domaind/internal/availability"
 	"github.com/domaind/domaind/internal/catalog"
@@ -81,6 +82,7 @@ type Server struct {
 	warmups  *warmups
 	metrics  *metrics.Metrics
 	log      *slog.Logger
+	resp     httpjson.Responder
 	check    func(ctx context.Context) map[string]error
 	now      func() time.Time
 	ops      opsauth.Credentials
@@ -113,6 +115,7 @@ func New(d Deps) *Server {
 		catalog:  catalog.New(d.DB, catalogTTL),
 		metrics:  d.Metrics,
 		log:      d.Log,
+		resp:     httpjson.Responder{Log: d.Log},
 		check:    d.Check,
 		now:      now,
 		ops:      opsauth.Credentials{User: d.Config.OpsUser, Password: d.Config.OpsPassword},

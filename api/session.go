@@ -11,6 +11,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/domaind/domaind/internal/account"
+	"github.com/domaind/domaind/internal/fault"
 	"github.com/domaind/domaind/internal/secret"
 	"github.com/domaind/domaind/models"
 )
@@ -33,9 +34,9 @@ const (
 	sessionCtxKey = "domaind.session"
 )
 
-var errNotSignedIn = &Error{Status: http.StatusUnauthorized, Code: "unauthorized", Message: "sign in first"}
+var errNotSignedIn = &fault.Error{Code: fault.Unauthorized, Message: "sign in first"}
 
-var errBadCSRF = &Error{Status: http.StatusForbidden, Code: "csrf_failed", Message: "missing or wrong CSRF token: send the csrf_token of GET /api/auth/me as " + HeaderCSRFToken}
+var errBadCSRF = &fault.Error{Code: fault.CSRFFailed, Message: "missing or wrong CSRF token: send the csrf_token of GET /api/auth/me as " + HeaderCSRFToken}
 
 // withSession makes the request's signed-in user, if any, known to the
 // handlers (currentUser). It never refuses a request.
@@ -47,7 +48,7 @@ func (s *Server) withSession(c *gin.Context) {
 			c.Set(userCtxKey, u)
 			c.Set(sessionCtxKey, tok)
 		case !errors.Is(err, account.ErrNoSession):
-			s.writeError(c, err)
+			s.resp.Error(c, err)
 			return
 		}
 	}
@@ -60,11 +61,11 @@ func (s *Server) withSession(c *gin.Context) {
 // lets through. It runs after withSession.
 func (s *Server) requireSession(c *gin.Context) {
 	if _, ok := currentUser(c); !ok {
-		s.writeError(c, errNotSignedIn)
+		s.resp.Error(c, errNotSignedIn)
 		return
 	}
 	if !safeMethod(c.Request.Method) && !s.validCSRF(c) {
-		s.writeError(c, errBadCSRF)
+		s.resp.Error(c, errBadCSRF)
 		return
 	}
 	c.Next()

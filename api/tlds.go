@@ -9,6 +9,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/domaind/domaind/internal/domainname"
+	"github.com/domaind/domaind/internal/fault"
 	"github.com/domaind/domaind/internal/ratelimit"
 	"github.com/domaind/domaind/internal/registry"
 )
@@ -30,15 +31,15 @@ type priceResponse struct {
 func (s *Server) getTLDPrice(c *gin.Context) error {
 	raw, ok := c.GetQuery("tld")
 	if !ok || strings.TrimSpace(raw) == "" {
-		return Errorf(http.StatusBadRequest, "bad_request", "tld is required")
+		return fault.New(fault.BadRequest, "tld is required")
 	}
 	tld, err := domainname.ParseTLD(raw)
 	if err != nil {
-		return Errorf(http.StatusBadRequest, "bad_request", "invalid tld %v", err)
+		return fault.New(fault.BadRequest, "invalid tld %v", err)
 	}
 	op := c.DefaultQuery("op", registry.OpTransfer)
 	if !slices.Contains(registry.Ops, op) {
-		return Errorf(http.StatusBadRequest, "bad_request", "op must be one of %s", strings.Join(registry.Ops, ", "))
+		return fault.New(fault.BadRequest, "op must be one of %s", strings.Join(registry.Ops, ", "))
 	}
 	cat, err := s.catalog.Get(c.Request.Context())
 	if err != nil {
@@ -70,7 +71,7 @@ func (s *Server) getTLDMetadata(c *gin.Context) error {
 	}
 	t, ok := cat.TLDs[tld]
 	if !ok {
-		return Errorf(http.StatusNotFound, "not_found", "no metadata for TLD %q", tld)
+		return fault.New(fault.NotFound, "no metadata for TLD %q", tld)
 	}
 	c.JSON(http.StatusOK, metadataResponse{
 		TLD: t.Name, Metadata: t.Metadata, Source: t.Source, // the provider that synced it: sandbox or rtr

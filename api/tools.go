@@ -17,6 +17,8 @@ import (
 	"github.com/redis/go-redis/v9"
 	"gorm.io/gorm"
 
+	"github.com/domaind/domaind/api/httpjson"
+	"github.com/domaind/domaind/internal/fault"
 	"github.com/domaind/domaind/internal/outbox"
 	"github.com/domaind/domaind/internal/ratelimit"
 	"github.com/domaind/domaind/internal/requestid"
@@ -47,7 +49,7 @@ func (s *Server) tool(c *gin.Context) (tools.Tool, error) {
 	if !ok {
 		slugs := append(s.tools.Slugs(), "whois")
 		slices.Sort(slugs)
-		return t, Errorf(http.StatusNotFound, "not_found", "no tool %q; the tools are %s", slug, strings.Join(slugs, ", "))
+		return t, fault.New(fault.NotFound, "no tool %q; the tools are %s", slug, strings.Join(slugs, ", "))
 	}
 	return t, nil
 }
@@ -65,7 +67,7 @@ func (s *Server) runTool(c *gin.Context) error {
 	if _, err := s.spend(c, toolPolicy(t), clientKey(c)); err != nil {
 		return err
 	}
-	if err := requireJSON(c); err != nil {
+	if err := httpjson.RequireJSON(c); err != nil {
 		return err
 	}
 	body, err := io.ReadAll(c.Request.Body)
@@ -94,7 +96,7 @@ func (s *Server) runTool(c *gin.Context) error {
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		if _, known := toHTTP(err); known {
+		if _, known := httpjson.Coded(err); known {
 			return err
 		}
 		// The tool ran and failed: an answer (ok false), not cached. What
@@ -171,12 +173,12 @@ func (s *Server) getToolJob(c *gin.Context) error {
 	}
 	id := c.Param("jobId")
 	if !validID(id, jobPrefix) {
-		return Errorf(http.StatusBadRequest, "validation_error", "%q is not a job id", id)
+		return fault.New(fault.Validation, "%q is not a job id", id)
 	}
 	var job models.ToolJob
 	err = s.db.WithContext(c.Request.Context()).First(&job, "id = ? AND tool = ? AND expires_at > ?", id, t.Slug, s.now().UTC()).Error
 	if errors.Is(err, gorm.ErrRecordNotFound) {
-		return Errorf(http.StatusNotFound, "not_found", "no %s job %s (jobs are kept %s)", t.Slug, id, ratelimit.DescribeDuration(jobRetention))
+		return fault.New(fault.NotFound, "no %s job %s (jobs are kept %s)", t.Slug, id, ratelimit.DescribeDuration(jobRetention))
 	}
 	if err != nil {
 		return fmt.Errorf("load job: %w", err)

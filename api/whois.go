@@ -9,8 +9,10 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/domaind/domaind/api/httpjson"
 	"github.com/domaind/domaind/internal/domaininfo"
 	"github.com/domaind/domaind/internal/domainname"
+	"github.com/domaind/domaind/internal/fault"
 	"github.com/domaind/domaind/internal/lookup"
 	"github.com/domaind/domaind/internal/outbox"
 	"github.com/domaind/domaind/internal/ratelimit"
@@ -66,11 +68,11 @@ type whoisResult struct {
 // about example.com).
 func (s *Server) createWhoisLookup(c *gin.Context) error {
 	var req whoisRequest
-	if err := decodeJSON(c, &req, false); err != nil {
+	if err := httpjson.DecodeJSON(c, &req, false); err != nil {
 		return err
 	}
 	if req.Domain == nil || strings.TrimSpace(*req.Domain) == "" {
-		return Errorf(http.StatusBadRequest, "validation_error", "domain is required")
+		return fault.New(fault.Validation, "domain is required")
 	}
 	name, err := domainname.Parse(*req.Domain)
 	if err != nil {
@@ -88,7 +90,7 @@ func (s *Server) createWhoisLookup(c *gin.Context) error {
 		}
 	}
 	if !a.Found {
-		return Errorf(http.StatusNotFound, "not_found", "neither RDAP nor the WHOIS fallback has data for %s", a.Domain)
+		return fault.New(fault.NotFound, "neither RDAP nor the WHOIS fallback has data for %s", a.Domain)
 	}
 	q := c.MustGet(quotaCtxKey).(ratelimit.Result)
 	c.JSON(http.StatusCreated, whoisResponse{
@@ -115,7 +117,7 @@ func (s *Server) runLookup(ctx context.Context, domain string) (lookup.Answer, e
 	for {
 		if err := sub.Wait(wctx, time.Second); err != nil {
 			if errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
-				return lookup.Answer{}, Errorf(http.StatusNotFound, "lookup_failed",
+				return lookup.Answer{}, fault.New(fault.LookupFailed,
 					"the lookup of %s is taking longer than %s; it goes on in the background, retry in a minute", domain, ratelimit.DescribeDuration(lookupWait))
 			}
 			return lookup.Answer{}, err
@@ -128,7 +130,7 @@ func (s *Server) runLookup(ctx context.Context, domain string) (lookup.Answer, e
 		case models.LookupPending:
 			continue
 		case models.LookupFailed:
-			return lookup.Answer{}, Errorf(http.StatusNotFound, "lookup_failed",
+			return lookup.Answer{}, fault.New(fault.LookupFailed,
 				"WHOIS data for %s is unavailable: RDAP and the WHOIS fallback both failed; retry later", domain)
 		}
 		return lookup.Answer{LookupID: l.ID, Domain: l.Domain, Found: l.State == models.LookupDone,

@@ -3,16 +3,18 @@
 package models
 
 import (
-	"errors"
 	"unicode/utf8"
+
+	"github.com/domaind/domaind/internal/fault"
 
 	"github.com/google/uuid"
 )
 
-// Errors shared by every query of this package. Callers compare with errors.Is.
+// Errors shared by every query of this package. Callers compare with
+// errors.Is; they are coded, so that the HTTP side answers them as such.
 var (
-	ErrNotFound = errors.New("not found")
-	ErrConflict = errors.New("conflict")
+	ErrNotFound = fault.New(fault.NotFound, "not found")
+	ErrConflict = fault.New(fault.Conflict, "conflicts with the current state")
 )
 
 // NewID returns a new opaque identifier for a row exposed to clients.

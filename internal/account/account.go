@@ -11,6 +11,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/domaind/domaind/internal/fault"
+
 	"gorm.io/gorm"
 
 	"github.com/domaind/domaind/internal/password"
@@ -25,20 +27,12 @@ const SessionTTL = 7 * 24 * time.Hour
 var (
 	// ErrInvalidCredentials is the one answer to an unknown email and to a
 	// wrong password, so that sign-in does not tell which emails exist.
-	ErrInvalidCredentials = errors.New("account: email or password is wrong")
+	ErrInvalidCredentials = fault.New(fault.Unauthorized, "email or password is wrong")
 	// ErrEmailTaken refuses a second account for an email.
-	ErrEmailTaken = errors.New("account: an account with this email exists")
+	ErrEmailTaken = fault.New(fault.Conflict, "an account with this email exists; sign in instead")
 	// ErrNoSession is a missing, unknown, expired or ended session.
 	ErrNoSession = errors.New("account: not signed in")
 )
-
-// ValidationError is a sign-up field that is not acceptable.
-type ValidationError struct {
-	Field string
-	Msg   string
-}
-
-func (e *ValidationError) Error() string { return e.Field + ": " + e.Msg }
 
 // Service is the accounts and sessions of one database.
 type Service struct {
@@ -60,18 +54,18 @@ func New(db *gorm.DB, params password.Params, now func() time.Time) *Service {
 func NormaliseEmail(raw string) (string, error) {
 	email := strings.ToLower(strings.TrimSpace(raw))
 	if email == "" {
-		return "", &ValidationError{"email", "is required"}
+		return "", fault.Invalid("email", "is required")
 	}
 	if len(email) > 254 {
-		return "", &ValidationError{"email", "is longer than 254 characters"}
+		return "", fault.Invalid("email", "is longer than 254 characters")
 	}
 	a, err := mail.ParseAddress(email)
 	if err != nil || a.Address != email || a.Name != "" {
-		return "", &ValidationError{"email", "is not an email address"}
+		return "", fault.Invalid("email", "is not an email address")
 	}
 	local, domain, _ := strings.Cut(email, "@")
 	if len(local) > 64 || !strings.Contains(domain, ".") || strings.HasPrefix(domain, "[") {
-		return "", &ValidationError{"email", "is not an email address"}
+		return "", fault.Invalid("email", "is not an email address")
 	}
 	return email, nil
 }
@@ -79,9 +73,9 @@ func NormaliseEmail(raw string) (string, error) {
 func checkPassword(pw string) error {
 	switch {
 	case len(pw) < password.MinLength:
-		return &ValidationError{"password", fmt.Sprintf("must be at least %d characters", password.MinLength)}
+		return fault.Invalid("password", "must be at least %d characters", password.MinLength)
 	case len(pw) > password.MaxLength:
-		return &ValidationError{"password", fmt.Sprintf("must be at most %d bytes", password.MaxLength)}
+		return fault.Invalid("password", "must be at most %d bytes", password.MaxLength)
 	}
 	return nil
 }

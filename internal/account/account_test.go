@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/domaind/domaind/internal/fault"
 	"github.com/domaind/domaind/internal/password"
 	"github.com/domaind/domaind/models"
 	"github.com/domaind/domaind/models/modelstest"
@@ -31,7 +32,7 @@ func TestNormaliseEmail(t *testing.T) {
 	}
 	for _, bad := range []string{"", "plain", "a@b", "Name <a@example.com>", "a@example.com, b@example.com",
 		"@example.com", "a@[127.0.0.1]", string(make([]byte, 300))} {
-		var ve *ValidationError
+		var ve *fault.Error
 		if _, err := NormaliseEmail(bad); !errors.As(err, &ve) || ve.Field != "email" {
 			t.Errorf("NormaliseEmail(%q) = %v, want a validation error on email", bad, err)
 		}
@@ -52,7 +53,7 @@ func TestSignUpAndAuthenticate(t *testing.T) {
 	if _, err := s.SignUp(ctx, "ADA@example.com", "another-password"); !errors.Is(err, ErrEmailTaken) {
 		t.Errorf("second sign-up with the same email = %v, want ErrEmailTaken", err)
 	}
-	var ve *ValidationError
+	var ve *fault.Error
 	if _, err := s.SignUp(ctx, "bob@example.com", "short"); !errors.As(err, &ve) || ve.Field != "password" {
 		t.Errorf("short password = %v, want a validation error on password", err)
 	}

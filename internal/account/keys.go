@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/domaind/domaind/internal/fault"
+
 	"gorm.io/gorm"
 
 	"github.com/domaind/domaind/internal/secret"
@@ -26,11 +28,11 @@ const (
 var (
 	// ErrBadKey is the one answer to an unknown key, a revoked key and a
 	// wrong secret.
-	ErrBadKey = errors.New("account: invalid API key or secret")
+	ErrBadKey = fault.New(fault.Unauthorized, "invalid API key or secret")
 	// ErrTooManyKeys refuses a key past MaxKeys.
-	ErrTooManyKeys = fmt.Errorf("account: at most %d live keys per user; revoke one first", MaxKeys)
+	ErrTooManyKeys = fault.New(fault.Conflict, "at most %d live keys per user; revoke one first", MaxKeys)
 	// ErrKeyNotFound is a key the user does not hold (or none at all).
-	ErrKeyNotFound = errors.New("account: no such key")
+	ErrKeyNotFound = fault.New(fault.NotFound, "no such key")
 )
 
 // NewKey is a key just made: the only time its secret is known.
@@ -43,7 +45,7 @@ type NewKey struct {
 func (s *Service) CreateKey(ctx context.Context, u models.User, name string) (NewKey, error) {
 	name = strings.TrimSpace(name)
 	if len(name) > 100 {
-		return NewKey{}, &ValidationError{"name", "must be at most 100 characters"}
+		return NewKey{}, fault.Invalid("name", "must be at most 100 characters")
 	}
 	if name == "" {
 		name = "key"

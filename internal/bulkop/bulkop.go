@@ -15,6 +15,8 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/domaind/domaind/internal/fault"
+
 	"github.com/domaind/domaind/internal/domainname"
 	"github.com/domaind/domaind/internal/registry"
 )
@@ -66,18 +68,6 @@ type Request struct {
 	} `json:"options"`
 }
 
-// FieldError is invalid input, naming the field at fault.
-type FieldError struct {
-	Field   string
-	Message string
-}
-
-func (e *FieldError) Error() string { return e.Field + ": " + e.Message }
-
-func invalid(field, format string, args ...any) *FieldError {
-	return &FieldError{Field: field, Message: fmt.Sprintf(format, args...)}
-}
-
 // Plan is a validated bulk request.
 type Plan struct {
 	Op string
@@ -100,7 +90,7 @@ type Plan struct {
 // Plan.Check once the domains are loaded.
 func Parse(op string, req Request) (Plan, error) {
 	if _, ok := Kinds[op]; !ok {
-		return Plan{}, invalid("op", "unknown operation %q; one of lock, unlock, setNameservers, setFolder, setContacts, setAutoRenew, renew, restore", op)
+		return Plan{}, fault.Invalid("op", "unknown operation %q; one of lock, unlock, setNameservers, setFolder, setContacts, setAutoRenew, renew, restore", op)
 	}
 	p := Plan{Op: op, SkipOnError: true, DryRun: req.Options.DryRun}
 	if req.Options.SkipOnError != nil {
@@ -115,18 +105,18 @@ func Parse(op string, req Request) (Plan, error) {
 func (p *Plan) parseDomains(in []string) error {
 	switch {
 	case len(in) == 0:
-		return invalid("domains", "must list 1 to %d domains", MaxDomains)
+		return fault.Invalid("domains", "must list 1 to %d domains", MaxDomains)
 	case len(in) > MaxDomains:
-		return invalid("domains", "lists %d domains; at most %d per request", len(in), MaxDomains)
+		return fault.Invalid("domains", "lists %d domains; at most %d per request", len(in), MaxDomains)
 	}
 	seen := make(map[string]bool, len(in))
 	for i, raw := range in {
 		n, err := domainname.Parse(raw)
 		if err != nil {
-			return invalid(fmt.Sprintf("domains[%d]", i), "%v", err)
+			return fault.Invalid(fmt.Sprintf("domains[%d]", i), "%v", err)
 		}
 		if !n.IsRegistrable() {
-			return invalid(fmt.Sprintf("domains[%d]", i), "%q is not a registered name (did you mean %s?)", raw, n.Registrable)
+			return fault.Invalid(fmt.Sprintf("domains[%d]", i), "%q is not a registered name (did you mean %s?)", raw, n.Registrable)
 		}
 		if !seen[n.ASCII] {
 			seen[n.ASCII] = true
@@ -162,15 +152,15 @@ func (p *Plan) parsePayload(raw json.RawMessage) error {
 	if len(raw) > 0 && string(raw) != "null" {
 		var fields map[string]json.RawMessage
 		if err := json.Unmarshal(raw, &fields); err != nil {
-			return invalid("payload", "must be an object with the operation's fields")
+			return fault.Invalid("payload", "must be an object with the operation's fields")
 		}
 		for k := range fields {
 			if !slices.Contains(payloadKeys[p.Op], k) {
-				return invalid("payload."+k, "is not a field of %s (%s)", p.Op, describeKeys(payloadKeys[p.Op]))
+				return fault.Invalid("payload."+k, "is not a field of %s (%s)", p.Op, describeKeys(payloadKeys[p.Op]))
 			}
 		}
 		if err := json.Unmarshal(raw, &in); err != nil {
-			return invalid("payload", "must be an object with the operation's fields: %v", jsonProblem(err))
+			return fault.Invalid("payload", "must be an object with the operation's fields: %v", jsonProblem(err))
 		}
 	}
 	switch p.Op {
@@ -185,14 +175,14 @@ func (p *Plan) parsePayload(raw json.RawMessage) error {
 		p.Update.Nameservers = ns
 	case SetFolder:
 		if in.Folder == nil {
-			return invalid("payload.folder", "is required (an empty string takes the domains out of their folder)")
+			return fault.Invalid("payload.folder", "is required (an empty string takes the domains out of their folder)")
 		}
 		f := strings.TrimSpace(*in.Folder)
 		if n := utf8.RuneCountInString(f); n > MaxFolderRunes {
-			return invalid("payload.folder", "is %d characters; at most %d", n, MaxFolderRunes)
+			return fault.Invalid("payload.folder", "is %d characters; at most %d", n, MaxFolderRunes)
 		}
 		if strings.ContainsFunc(f, func(r rune) bool { return !unicode.IsPrint(r) }) {
-			return invalid("payload.folder", "must be printable text")
+			return fault.Invalid("payload.folder", "must be printable text")
 		}
 		p.Folder = &f
 	case SetContacts:
@@ -203,14 +193,14 @@ func (p *Plan) parsePayload(raw json.RawMessage) error {
 		p.Update.Contacts = contacts
 	case SetAutoRenew:
 		if in.AutoRenew == nil {
-			return invalid("payload.auto_renew", "is required: true or false")
+			return fault.Invalid("payload.auto_renew", "is required: true or false")
 		}
 		p.AutoRenew = *in.AutoRenew
 	case Renew:
 		p.Years = 1
 		if in.Years != nil {
 			if *in.Years < 1 || *in.Years > 10 {
-				return invalid("payload.years", "must be a whole number of years from 1 to 10")
+				return fault.Invalid("payload.years", "must be a whole number of years from 1 to 10")
 			}
 			p.Years = *in.Years
 		}
@@ -228,16 +218,16 @@ func describeKeys(keys []string) string {
 
 func parseNameservers(in []string) ([]string, error) {
 	if len(in) < MinNameservers || len(in) > MaxNameservers {
-		return nil, invalid("payload.nameservers", "must list %d to %d host names, not %d", MinNameservers, MaxNameservers, len(in))
+		return nil, fault.Invalid("payload.nameservers", "must list %d to %d host names, not %d", MinNameservers, MaxNameservers, len(in))
 	}
 	var out []string
 	for i, raw := range in {
 		h, err := domainname.ParseHost(raw)
 		if err != nil {
-			return nil, invalid(fmt.Sprintf("payload.nameservers[%d]", i), "%v", err)
+			return nil, fault.Invalid(fmt.Sprintf("payload.nameservers[%d]", i), "%v", err)
 		}
 		if slices.Contains(out, h) {
-			return nil, invalid(fmt.Sprintf("payload.nameservers[%d]", i), "%s is listed twice", h)
+			return nil, fault.Invalid(fmt.Sprintf("payload.nameservers[%d]", i), "%s is listed twice", h)
 		}
 		out = append(out, h)
 	}
@@ -253,18 +243,18 @@ var (
 // parseContacts reads {role: "HANDLE"} or {role: {name, email, ...}}.
 func parseContacts(in map[string]json.RawMessage) (map[string]registry.Contact, error) {
 	if len(in) == 0 {
-		return nil, invalid("payload.contacts", "must give a contact for at least one role of %s", strings.Join(registry.Roles, ", "))
+		return nil, fault.Invalid("payload.contacts", "must give a contact for at least one role of %s", strings.Join(registry.Roles, ", "))
 	}
 	out := map[string]registry.Contact{}
 	for role, raw := range in {
 		field := "payload.contacts." + role
 		if !slices.Contains(registry.Roles, role) {
-			return nil, invalid(field, "unknown role; roles are %s", strings.Join(registry.Roles, ", "))
+			return nil, fault.Invalid(field, "unknown role; roles are %s", strings.Join(registry.Roles, ", "))
 		}
 		var handle string
 		if json.Unmarshal(raw, &handle) == nil {
 			if !handlePattern.MatchString(handle) {
-				return nil, invalid(field, "handle must be 3 to 40 letters, digits, '-' or '_'")
+				return nil, fault.Invalid(field, "handle must be 3 to 40 letters, digits, '-' or '_'")
 			}
 			out[role] = registry.Contact{Handle: handle}
 			continue
@@ -273,7 +263,7 @@ func parseContacts(in map[string]json.RawMessage) (map[string]registry.Contact, 
 		dec := json.NewDecoder(strings.NewReader(string(raw)))
 		dec.DisallowUnknownFields()
 		if err := dec.Decode(&d); err != nil {
-			return nil, invalid(field, "must be a contact handle or an object {name, organization, email, phone, street, city, postal_code, country}: %v", jsonProblem(err))
+			return nil, fault.Invalid(field, "must be a contact handle or an object {name, organization, email, phone, street, city, postal_code, country}: %v", jsonProblem(err))
 		}
 		if err := checkDetails(field, &d); err != nil {
 			return nil, err
@@ -288,20 +278,20 @@ func checkDetails(field string, d *registry.ContactDetails) error {
 		"phone": &d.Phone, "street": &d.Street, "city": &d.City, "postal_code": &d.PostalCode, "country": &d.Country} {
 		*v = strings.TrimSpace(*v)
 		if *v == "" && name != "organization" {
-			return invalid(field+"."+name, "is required")
+			return fault.Invalid(field+"."+name, "is required")
 		}
 		if utf8.RuneCountInString(*v) > 255 || strings.ContainsFunc(*v, func(r rune) bool { return !unicode.IsPrint(r) }) {
-			return invalid(field+"."+name, "must be printable text of at most 255 characters")
+			return fault.Invalid(field+"."+name, "must be printable text of at most 255 characters")
 		}
 	}
 	d.Country = strings.ToUpper(d.Country)
 	switch at := strings.LastIndexByte(d.Email, '@'); {
 	case at < 1 || at == len(d.Email)-1 || strings.ContainsAny(d.Email, " <>"):
-		return invalid(field+".email", "is not an email address")
+		return fault.Invalid(field+".email", "is not an email address")
 	case !phonePattern.MatchString(d.Phone):
-		return invalid(field+".phone", "must be in the form +CC.NUMBER, e.g. +1.5555550100")
+		return fault.Invalid(field+".phone", "must be in the form +CC.NUMBER, e.g. +1.5555550100")
 	case !countryCode.MatchString(d.Country):
-		return invalid(field+".country", "must be an ISO 3166-1 alpha-2 code, e.g. NL")
+		return fault.Invalid(field+".country", "must be an ISO 3166-1 alpha-2 code, e.g. NL")
 	}
 	return nil
 }

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/domaind/domaind/internal/fault"
+
 	"github.com/domaind/domaind/internal/registry"
 	"github.com/domaind/domaind/models"
 )
@@ -64,7 +66,7 @@ func TestParseNamesTheFieldAtFault(t *testing.T) {
 		var req Request
 		json.Unmarshal([]byte(tc.body), &req)
 		_, err := Parse(tc.op, req)
-		var fe *FieldError
+		var fe *fault.Error
 		if !errors.As(err, &fe) || fe.Field != tc.field {
 			t.Errorf("Parse(%s, %s) = %v, want an error on %s", tc.op, tc.body, err, tc.field)
 		}

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/domaind/domaind/internal/fault"
+
 	"github.com/domaind/domaind/internal/registry"
 	"github.com/domaind/domaind/models"
 )
@@ -65,7 +67,7 @@ func (p Plan) Check(domains map[string]models.Domain, tlds map[string]models.TLD
 	for _, problem := range order {
 		msgs = append(msgs, problem+": "+Names(problems[problem]))
 	}
-	return invalid(p.payloadField(), "%s", strings.Join(msgs, "; "))
+	return fault.Invalid(p.payloadField(), "%s", strings.Join(msgs, "; "))
 }
 
 // payloadField is the field a rule failure is charged to.

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/domaind/domaind/internal/fault"
+
 	"github.com/domaind/domaind/internal/dnslookup"
 	"github.com/domaind/domaind/internal/domainname"
 	"github.com/domaind/domaind/internal/fetch"
@@ -82,18 +84,18 @@ type urlInput struct {
 // not reach.
 func checkURL(ctx context.Context, c *fetch.Client, in *urlInput) error {
 	if strings.TrimSpace(in.URL) == "" {
-		return invalid("url", "is required, e.g. https://example.com/")
+		return fault.Invalid("url", "is required, e.g. https://example.com/")
 	}
 	if len(in.URL) > maxURLLength {
-		return invalid("url", "is %d characters; at most %d", len(in.URL), maxURLLength)
+		return fault.Invalid("url", "is %d characters; at most %d", len(in.URL), maxURLLength)
 	}
 	u, err := c.Check(ctx, in.URL)
 	var dnsErr *net.DNSError
 	switch {
 	case errors.As(err, &dnsErr) && dnsErr.IsNotFound:
-		return invalid("url", "%s does not resolve (no such host)", dnsErr.Name)
+		return fault.Invalid("url", "%s does not resolve (no such host)", dnsErr.Name)
 	case errors.As(err, &dnsErr):
-		return invalid("url", "%s could not be resolved (its DNS did not answer); try again later", dnsErr.Name)
+		return fault.Invalid("url", "%s could not be resolved (its DNS did not answer); try again later", dnsErr.Name)
 	case err != nil:
 		return err
 	}
@@ -108,18 +110,18 @@ type tlsInput struct {
 
 func checkTLSInput(_ context.Context, in *tlsInput) error {
 	if strings.TrimSpace(in.Host) == "" {
-		return invalid("host", "is required: the server's name, e.g. example.com")
+		return fault.Invalid("host", "is required: the server's name, e.g. example.com")
 	}
 	h, err := domainname.ParseHost(in.Host)
 	if err != nil {
-		return invalid("host", "%v", err)
+		return fault.Invalid("host", "%v", err)
 	}
 	in.Host = h
 	switch {
 	case in.Port == 0:
 		in.Port = 443
 	case in.Port < 1 || in.Port > 65535:
-		return invalid("port", "must be from 1 to 65535")
+		return fault.Invalid("port", "must be from 1 to 65535")
 	}
 	return nil
 }
@@ -136,7 +138,7 @@ func checkCrawl(ctx context.Context, c *fetch.Client, in *crawlInput) error {
 	case in.MaxPages == 0:
 		in.MaxPages = seocrawl.DefaultMaxPages
 	case in.MaxPages < 1 || in.MaxPages > seocrawl.MaxPagesLimit:
-		return invalid("max_pages", "must be from 1 to %d", seocrawl.MaxPagesLimit)
+		return fault.Invalid("max_pages", "must be from 1 to %d", seocrawl.MaxPagesLimit)
 	}
 	u := urlInput{URL: in.URL}
 	if err := checkURL(ctx, c, &u); err != nil {
@@ -154,11 +156,11 @@ type hostInput struct {
 // is not asked about the service's own network (redis.svc.cluster.local).
 func checkHostInput(_ context.Context, in *hostInput) error {
 	if strings.TrimSpace(in.Domain) == "" {
-		return invalid("domain", "is required, e.g. example.com")
+		return fault.Invalid("domain", "is required, e.g. example.com")
 	}
 	n, err := domainname.Parse(in.Domain)
 	if err != nil {
-		return invalid("domain", "%v", err)
+		return fault.Invalid("domain", "%v", err)
 	}
 	in.Domain = n.ASCII
 	return nil

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/domaind/domaind/internal/fault"
+
 	"golang.org/x/sync/errgroup"
 
 	"github.com/domaind/domaind/internal/domainname"
@@ -63,13 +65,13 @@ func checkSuggest(_ context.Context, in *suggestInput) error {
 	words := strings.FieldsFunc(strings.ToLower(in.Keywords), func(r rune) bool { return r == ' ' || r == ',' || r == '\t' })
 	switch {
 	case len(words) == 0:
-		return invalid("keywords", "is required: one to %d words, e.g. \"green energy\"", maxKeywords)
+		return fault.Invalid("keywords", "is required: one to %d words, e.g. \"green energy\"", maxKeywords)
 	case len(words) > maxKeywords:
-		return invalid("keywords", "has %d words; at most %d", len(words), maxKeywords)
+		return fault.Invalid("keywords", "has %d words; at most %d", len(words), maxKeywords)
 	}
 	for _, w := range words {
 		if !keywordPattern.MatchString(w) {
-			return invalid("keywords", "%q: words are letters a-z and digits, 1 to 30 of them", w)
+			return fault.Invalid("keywords", "%q: words are letters a-z and digits, 1 to 30 of them", w)
 		}
 	}
 	in.Keywords = strings.Join(words, " ")
@@ -77,13 +79,13 @@ func checkSuggest(_ context.Context, in *suggestInput) error {
 		in.TLDs = defaultSuggestTLDs
 	}
 	if len(in.TLDs) > 10 {
-		return invalid("tlds", "lists %d TLDs; at most 10", len(in.TLDs))
+		return fault.Invalid("tlds", "lists %d TLDs; at most 10", len(in.TLDs))
 	}
 	var tlds []string
 	for i, raw := range in.TLDs {
 		tld, err := domainname.ParseTLD(raw)
 		if err != nil {
-			return invalid(fmt.Sprintf("tlds[%d]", i), "%v", err)
+			return fault.Invalid(fmt.Sprintf("tlds[%d]", i), "%v", err)
 		}
 		if !slices.Contains(tlds, tld) {
 			tlds = append(tlds, tld)
@@ -94,7 +96,7 @@ func checkSuggest(_ context.Context, in *suggestInput) error {
 	case in.Limit == 0:
 		in.Limit = defaultSuggest
 	case in.Limit < 1 || in.Limit > maxSuggest:
-		return invalid("limit", "must be from 1 to %d", maxSuggest)
+		return fault.Invalid("limit", "must be from 1 to %d", maxSuggest)
 	}
 	return nil
 }

@@ -14,19 +14,9 @@ import (
 	"io"
 	"strings"
 	"time"
+
+	"github.com/domaind/domaind/internal/fault"
 )
-
-// InputError is invalid input, naming the field at fault.
-type InputError struct {
-	Field   string
-	Message string
-}
-
-func (e *InputError) Error() string { return e.Field + ": " + e.Message }
-
-func invalid(field, format string, args ...any) *InputError {
-	return &InputError{Field: field, Message: fmt.Sprintf(format, args...)}
-}
 
 // Failure is a run that failed on the service's side, with what the
 // caller may be told of it (Err, for the logs, may name internal addresses).
@@ -51,7 +41,7 @@ type Tool struct {
 	// PerHour is how many requests one client may make of the tool an hour.
 	PerHour int
 	// Parse validates a request body and returns the canonical input (the
-	// cache key and the job's input). Errors are *InputError, or a
+	// cache key and the job's input). Errors are *fault.Error, or a
 	// *fetch.BlockedError for a target the service will not reach.
 	Parse func(ctx context.Context, body []byte) (json.RawMessage, error)
 	// Run runs the tool on a canonical input.
@@ -107,7 +97,7 @@ func define[In any](t Tool, check func(ctx context.Context, in *In) error, run f
 // decodeStrict decodes one JSON object, refusing unknown fields.
 func decodeStrict(body []byte, v any) error {
 	if len(bytes.TrimSpace(body)) == 0 {
-		return invalid("body", "must be a JSON object with the tool's input")
+		return fault.Invalid("body", "must be a JSON object with the tool's input")
 	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
@@ -115,15 +105,15 @@ func decodeStrict(body []byte, v any) error {
 		var te *json.UnmarshalTypeError
 		switch {
 		case errors.As(err, &te) && te.Field != "":
-			return invalid(te.Field, "must be a %s", jsonKind(te.Type.Kind().String()))
+			return fault.Invalid(te.Field, "must be a %s", jsonKind(te.Type.Kind().String()))
 		case strings.HasPrefix(err.Error(), "json: unknown field "):
 			field := strings.Trim(strings.TrimPrefix(err.Error(), "json: unknown field "), `"`)
-			return invalid(field, "is not an input of this tool")
+			return fault.Invalid(field, "is not an input of this tool")
 		}
-		return invalid("body", "is not a JSON object: %s", strings.TrimPrefix(err.Error(), "json: "))
+		return fault.Invalid("body", "is not a JSON object: %s", strings.TrimPrefix(err.Error(), "json: "))
 	}
 	if _, err := dec.Token(); err != io.EOF {
-		return invalid("body", "must hold one JSON object")
+		return fault.Invalid("body", "must hold one JSON object")
 	}
 	return nil
 }

@@ -1,4 +1,4 @@
-package api
+package httpjson
 
 import (
 	"errors"
@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/gin-gonic/gin"
+
+	"github.com/domaind/domaind/internal/fault"
 )
 
 // Decoding errors say what is wrong as a person would, never in Go's words.
@@ -42,8 +44,8 @@ func TestDecodeErrorsSpeakJSON(t *testing.T) {
 		c.Request = httptest.NewRequest("POST", "/", strings.NewReader(tt.in))
 		c.Request.Header.Set("Content-Type", "application/json")
 		var b body
-		var e *Error
-		if err := decodeJSON(c, &b, false); !errors.As(err, &e) || e.Message != tt.want || e.Field != tt.field {
+		var e *fault.Error
+		if err := DecodeJSON(c, &b, false); !errors.As(err, &e) || e.Message != tt.want || e.Field != tt.field {
 			t.Errorf("%s: %+v, want %q on field %q", tt.in, err, tt.want, tt.field)
 		}
 	}

@@ -1,4 +1,4 @@
-package api
+package httpjson
 
 import (
 	"bytes"
@@ -12,14 +12,16 @@ import (
 	"strings"
 
 	"github.com/gin-gonic/gin"
+
+	"github.com/domaind/domaind/internal/fault"
 )
 
-// decodeJSON reads the request body into v, refusing another content type,
+// DecodeJSON reads the request body into v, refusing another content type,
 // unknown fields, trailing data and wrong types with a 400 that says what is
 // wrong (the spec's invalid-input status; a 415 is not among its answers).
 // An empty body decodes as {} when emptyOK.
-func decodeJSON(c *gin.Context, v any, emptyOK bool) error {
-	if err := requireJSON(c); err != nil {
+func DecodeJSON(c *gin.Context, v any, emptyOK bool) error {
+	if err := RequireJSON(c); err != nil {
 		return err
 	}
 	dec := json.NewDecoder(c.Request.Body)
@@ -34,27 +36,26 @@ func decodeJSON(c *gin.Context, v any, emptyOK bool) error {
 	case errors.Is(err, io.EOF) && emptyOK:
 		return nil
 	case errors.Is(err, io.EOF):
-		return Errorf(http.StatusBadRequest, "bad_request", "request body is empty; send a JSON object")
+		return fault.New(fault.BadRequest, "request body is empty; send a JSON object")
 	case errors.As(err, &mbe):
 		return err
 	case errors.As(err, &syn):
-		return Errorf(http.StatusBadRequest, "bad_request", "request body is not valid JSON (at byte %d)", syn.Offset)
+		return fault.New(fault.BadRequest, "request body is not valid JSON (at byte %d)", syn.Offset)
 	case errors.As(err, &typ) && typ.Field == "":
-		return Errorf(http.StatusBadRequest, "bad_request", "request body must be %s", describeType(typ.Type))
+		return fault.New(fault.BadRequest, "request body must be %s", describeType(typ.Type))
 	case errors.As(err, &typ):
 		want := typ.Type
 		if declared := fieldType(reflect.TypeOf(v), typ.Field); declared != nil {
 			want = declared // "an array of objects", not the element's "an object"
 		}
-		return &Error{Status: http.StatusBadRequest, Code: "validation_error", Field: typ.Field,
-			Message: fmt.Sprintf("%s must be %s", typ.Field, describeType(want))}
+		return &fault.Error{Code: fault.Validation, Field: typ.Field, Message: fmt.Sprintf("%s must be %s", typ.Field, describeType(want))}
 	case err != nil && strings.HasPrefix(err.Error(), "json: unknown field "):
-		return Errorf(http.StatusBadRequest, "validation_error", "unknown field %s", strings.TrimPrefix(err.Error(), "json: unknown field "))
+		return fault.New(fault.Validation, "unknown field %s", strings.TrimPrefix(err.Error(), "json: unknown field "))
 	case err != nil:
-		return Errorf(http.StatusBadRequest, "bad_request", "request body is not valid JSON")
+		return fault.New(fault.BadRequest, "request body is not valid JSON")
 	}
 	if dec.More() {
-		return Errorf(http.StatusBadRequest, "bad_request", "request body has data after the JSON object")
+		return fault.New(fault.BadRequest, "request body has data after the JSON object")
 	}
 	return nil
 }
@@ -117,22 +118,22 @@ func describeType(t reflect.Type) string {
 	return "a value"
 }
 
-// requireJSON refuses a body sent as another media type than JSON, or
+// RequireJSON refuses a body sent as another media type than JSON, or
 // without a Content-Type (RFC 9110 media types compare without case, so
 // "Application/JSON; charset=UTF-8" is JSON). A request without a body
 // needs no Content-Type. Saying "JSON" is what a cross-site form cannot do
 // without the browser asking the site first (CORS), so endpoints that act
 // on a cookie or a Basic login are not reachable by forged forms.
-func requireJSON(c *gin.Context) error {
+func RequireJSON(c *gin.Context) error {
 	ct := c.GetHeader("Content-Type")
 	if ct == "" {
 		if bodyEmpty(c.Request) {
 			return nil
 		}
-		return Errorf(http.StatusBadRequest, "bad_request", "Content-Type is missing; send the body as application/json")
+		return fault.New(fault.BadRequest, "Content-Type is missing; send the body as application/json")
 	}
 	if mt, _, err := mime.ParseMediaType(ct); err != nil || mt != "application/json" {
-		return Errorf(http.StatusBadRequest, "bad_request", "Content-Type %q is not accepted; send the body as application/json", ct)
+		return fault.New(fault.BadRequest, "Content-Type %q is not accepted; send the body as application/json", ct)
 	}
 	return nil
 }

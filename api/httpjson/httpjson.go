@@ -1,0 +1,166 @@
+// Package httpjson holds the HTTP pieces every handler package shares (the
+// public API in package api, the partner API in api/partner): the one
+// table from error codes to statuses and the adapter that answers errors
+// in the interface's shapes, strict JSON decoding, and the paging block
+// with its Link header. It knows gin and the coded errors of
+// internal/fault; it knows no route.
+package httpjson
+
+import (
+	"context"
+	"database/sql/driver"
+	"errors"
+	"log/slog"
+	"net"
+	"net/http"
+	"syscall"
+
+	"github.com/gin-gonic/gin"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/domaind/domaind/internal/domainname"
+	"github.com/domaind/domaind/internal/fault"
+	"github.com/domaind/domaind/internal/fetch"
+)
+
+// statuses is the one table from codes to HTTP statuses.
+var statuses = map[fault.Code]int{
+	fault.BadRequest:              http.StatusBadRequest,
+	fault.Validation:              http.StatusBadRequest,
+	fault.InvalidCursor:           http.StatusBadRequest,
+	fault.TargetRefused:           http.StatusBadRequest,
+	fault.MissingIdempotencyKey:   http.StatusBadRequest,
+	fault.Unauthorized:            http.StatusUnauthorized,
+	fault.InvalidToken:            http.StatusUnauthorized,
+	fault.MissingCredentials:      http.StatusUnauthorized,
+	fault.MissingSignatureHeaders: http.StatusUnauthorized,
+	fault.InvalidTimestamp:        http.StatusUnauthorized,
+	fault.ReplayDetected:          http.StatusUnauthorized,
+	fault.InvalidSignature:        http.StatusUnauthorized,
+	fault.CSRFFailed:              http.StatusForbidden,
+	fault.Forbidden:               http.StatusForbidden,
+	fault.NotFound:                http.StatusNotFound,
+	fault.LookupFailed:            http.StatusNotFound,
+	fault.MethodNotAllowed:        http.StatusMethodNotAllowed,
+	fault.Conflict:                http.StatusConflict,
+	fault.PayloadTooLarge:         http.StatusRequestEntityTooLarge,
+	fault.PriceMismatch:           http.StatusUnprocessableEntity,
+	fault.QuoteExpired:            http.StatusUnprocessableEntity,
+	fault.RateLimited:             http.StatusTooManyRequests,
+	fault.QuotaExceeded:           http.StatusTooManyRequests,
+	fault.Internal:                http.StatusInternalServerError,
+	fault.Unavailable:             http.StatusServiceUnavailable,
+}
+
+// Status is the HTTP status of code; a code the table lacks (a test
+// forbids one) is a 500.
+func Status(code fault.Code) int {
+	if s, ok := statuses[code]; ok {
+		return s
+	}
+	return http.StatusInternalServerError
+}
+
+var (
+	errInternal    = fault.New(fault.Internal, "internal error")
+	errUnavailable = fault.New(fault.Unavailable, "a backing service is unavailable; retry shortly")
+)
+
+// Coded turns err into the coded error it is answered with: its own, or
+// the one for a known foreign error (a body over its cap, a refused
+// target, a malformed domain name, a backing service that does not
+// answer). known is false for an error answered 500 or 503, whose details
+// belong in the log.
+func Coded(err error) (e *fault.Error, known bool) {
+	var (
+		mbe  *http.MaxBytesError
+		dne  *domainname.Error
+		ble  *fetch.BlockedError
+		nerr *net.OpError
+		dnse *net.DNSError
+	)
+	if fe, ok := fault.As(err); ok {
+		return fe, fe.Code != fault.Internal && fe.Code != fault.Unavailable
+	}
+	switch {
+	case errors.As(err, &ble):
+		return &fault.Error{Code: fault.TargetRefused, Message: ble.Error()}, true
+	case errors.As(err, &mbe):
+		return fault.New(fault.PayloadTooLarge, "request body is larger than %d bytes", mbe.Limit), true
+	case errors.As(err, &dne):
+		return &fault.Error{Code: fault.Validation, Message: dne.Error()}, true
+	case errors.As(err, &nerr), errors.As(err, &dnse), errors.Is(err, syscall.ECONNREFUSED), errors.Is(err, driver.ErrBadConn),
+		errors.Is(err, redis.ErrClosed), errors.Is(err, redis.ErrPoolTimeout), errors.Is(err, context.DeadlineExceeded):
+		return errUnavailable, false
+	}
+	return errInternal, false
+}
+
+// Keys of the gin context.
+const (
+	legacyKey = "httpjson.legacy"
+	codeKey   = "httpjson.code"
+)
+
+// Legacy marks a route whose errors take the older {"error": "…"} shape.
+func Legacy(c *gin.Context) { c.Set(legacyKey, true) }
+
+// Written is the code of the error answered to c, "" if none was.
+func Written(c *gin.Context) fault.Code {
+	code, _ := c.Get(codeKey)
+	s, _ := code.(fault.Code)
+	return s
+}
+
+// StatusClientClosed is logged for a request whose client left before the
+// answer (nginx's convention); nobody receives it.
+const StatusClientClosed = 499
+
+// Responder answers handlers' errors; Log gets what a client must not see.
+type Responder struct{ Log *slog.Logger }
+
+// Handle adapts a handler that returns an error to gin.
+func (r Responder) Handle(h func(c *gin.Context) error) gin.HandlerFunc {
+	return func(c *gin.Context) {
+		if err := h(c); err != nil {
+			r.Error(c, err)
+		}
+	}
+}
+
+// Error answers err in the route's error shape and stops the chain: the
+// typed {"error":{"code","message","field"}} or, on Legacy routes,
+// {"error":"message"}. An error caused by the client leaving is not a
+// failure of ours; one that is not known is logged with its details and
+// answered without them.
+func (r Responder) Error(c *gin.Context, err error) {
+	ctx := c.Request.Context()
+	if errors.Is(err, context.Canceled) && ctx.Err() != nil {
+		r.Log.DebugContext(ctx, "client left before the answer", "route", c.FullPath(), "err", err)
+		c.AbortWithStatus(StatusClientClosed)
+		return
+	}
+	e, known := Coded(err)
+	status := Status(e.Code)
+	if !known {
+		r.Log.ErrorContext(ctx, "request failed", "route", c.FullPath(), "status", status, "err", err)
+	}
+	var blocked *fetch.BlockedError
+	if errors.As(err, &blocked) {
+		r.Log.InfoContext(ctx, "target refused", "route", c.FullPath(), "target", blocked.Target, "detail", blocked.Detail)
+	}
+	if c.Writer.Written() {
+		c.Abort() // a streamed response already started; the log has the error
+		return
+	}
+	c.Set(codeKey, e.Code)
+	if c.GetBool(legacyKey) {
+		c.AbortWithStatusJSON(status, gin.H{"error": e.Message})
+		return
+	}
+	body := gin.H{"code": e.Code, "message": e.Message}
+	if e.Field != "" {
+		body["field"] = e.Field
+	}
+	c.AbortWithStatusJSON(status, gin.H{"error": body})
+}

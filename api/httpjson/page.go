@@ -1,0 +1,56 @@
+package httpjson
+
+import (
+	"fmt"
+	"strconv"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/domaind/domaind/internal/fault"
+)
+
+// Page sizes and the deepest offset of the lists (SPEC §2.3, §8); past
+// MaxOffset a list is walked with cursors.
+const (
+	DefaultLimit = 24
+	MaxLimit     = 200
+	MaxOffset    = 1_000_000
+)
+
+// Page is the paging block of a list (SPEC §2.3).
+type Page struct {
+	Limit      int     `json:"limit"`
+	Offset     int     `json:"offset"`
+	Total      int64   `json:"total"`
+	HasMore    bool    `json:"has_more"`
+	NextCursor *string `json:"next_cursor"`
+}
+
+// ParsePaging reads the limit, offset and cursor parameters.
+func ParsePaging(c *gin.Context) (limit, offset int, cursor string, err error) {
+	limit, cursor = DefaultLimit, c.Query("cursor")
+	if v, ok := c.GetQuery("limit"); ok {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > MaxLimit {
+			return 0, 0, "", fault.Invalid("limit", "must be an integer from 1 to %d", MaxLimit)
+		}
+		limit = n
+	}
+	if v, ok := c.GetQuery("offset"); ok {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 || n > MaxOffset {
+			return 0, 0, "", fault.Invalid("offset", "must be an integer from 0 to %d (walk further with next_cursor)", MaxOffset)
+		}
+		offset = n
+	}
+	return limit, offset, cursor, nil
+}
+
+// NextLink sends the RFC 8288 Link header of a page's next page: the same
+// request, at base, with the cursor in place of any offset.
+func NextLink(c *gin.Context, base, cursor string) {
+	q := c.Request.URL.Query()
+	q.Del("offset")
+	q.Set("cursor", cursor)
+	c.Writer.Header().Add("Link", fmt.Sprintf(`<%s%s?%s>; rel="next"`, base, c.Request.URL.Path, q.Encode()))
+}
