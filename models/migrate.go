@@ -35,6 +35,7 @@ var migrations = []migration{
 	{11, "owned domains, bulk operations, the cart and tool jobs", migrateV11},
 	{12, "outbox uuid keys and pending index, rescue times, long bulk changes", migrateV12},
 	{13, "OAuth resource indicators", migrateV13},
+	{14, "partners, credentials, sandbox inventory, webhooks and events", migrateV14},
 }
 
 // SchemaMigration records an applied migration.

@@ -51,5 +51,6 @@ func All() []any {
 		&User{}, &Session{}, &APIKey{},
 		&OAuthClient{}, &OAuthCode{}, &OAuthToken{},
 		&Domain{}, &BulkOp{}, &BulkItem{}, &CartItem{}, &ToolJob{},
+		&Partner{}, &PartnerCredential{}, &SandboxListing{}, &WebhookEndpoint{}, &Event{}, &WebhookDelivery{},
 	}
 }

@@ -1,4 +1,4 @@
-package hmacsig
+package nonce
 
 import (
 	"context"
@@ -9,13 +9,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/domaind/domaind/internal/hmacsig"
 	"github.com/domaind/domaind/internal/platform/platformtest"
 )
 
 func TestClaim(t *testing.T) {
 	ctx := context.Background()
 	r := platformtest.NewRedis(t)
-	s := NewNonceStore(r.Client, NonceTTL)
+	s := NewStore(r.Client, TTL)
 	const nonce = "3f1c9a52-7d4e-4b8a-9e21-5c6d7e8f9a0b"
 
 	claims := []struct {
@@ -36,9 +37,9 @@ func TestClaim(t *testing.T) {
 		}
 	}
 
-	ttl, err := r.Client.TTL(ctx, nonceKey("pk_live_1", nonce)).Result()
-	if err != nil || ttl <= NonceTTL-5*time.Second || ttl > NonceTTL {
-		t.Errorf("TTL of the nonce key = %v, %v; want about %v", ttl, err, NonceTTL)
+	ttl, err := r.Client.TTL(ctx, redisKey("pk_live_1", nonce)).Result()
+	if err != nil || ttl <= TTL-5*time.Second || ttl > TTL {
+		t.Errorf("TTL of the nonce key = %v, %v; want about %v", ttl, err, TTL)
 	}
 }
 
@@ -48,11 +49,11 @@ func TestClaimForgetsAfterTTL(t *testing.T) {
 		t.Skip("needs miniredis to move time; the TTL itself is checked in TestClaim")
 	}
 	ctx := context.Background()
-	s := NewNonceStore(r.Client, NonceTTL)
+	s := NewStore(r.Client, TTL)
 	if fresh, err := s.Claim(ctx, "k", "n"); !fresh || err != nil {
 		t.Fatalf("Claim = %v, %v", fresh, err)
 	}
-	r.Mini.FastForward(NonceTTL - time.Second)
+	r.Mini.FastForward(TTL - time.Second)
 	if fresh, err := s.Claim(ctx, "k", "n"); fresh || err != nil {
 		t.Errorf("Claim a second before the TTL = %v, %v; want false", fresh, err)
 	}
@@ -65,7 +66,7 @@ func TestClaimForgetsAfterTTL(t *testing.T) {
 // Of many requests racing with one nonce, exactly one passes.
 func TestClaimConcurrent(t *testing.T) {
 	r := platformtest.NewRedis(t)
-	s := NewNonceStore(r.Client, NonceTTL)
+	s := NewStore(r.Client, TTL)
 	var wins, errs atomic.Int32
 	var wg sync.WaitGroup
 	start := make(chan struct{})
@@ -90,7 +91,7 @@ func TestClaimConcurrent(t *testing.T) {
 
 func TestClaimRefusesBadNonces(t *testing.T) {
 	r := platformtest.NewRedis(t)
-	s := NewNonceStore(r.Client, NonceTTL)
+	s := NewStore(r.Client, TTL)
 	tests := []struct{ name, nonce, want string }{
 		{"empty", "", "empty"},
 		{"129 characters", strings.Repeat("a", 129), "at most 128"},
@@ -102,8 +103,8 @@ func TestClaimRefusesBadNonces(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			fresh, err := s.Claim(context.Background(), "pk_live_1", tt.nonce)
-			if fresh || !errors.Is(err, ErrBadNonce) || !strings.Contains(err.Error(), tt.want) {
-				t.Errorf("Claim(%q) = %v, %v; want ErrBadNonce saying %q", tt.nonce, fresh, err, tt.want)
+			if fresh || !errors.Is(err, hmacsig.ErrBadNonce) || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("Claim(%q) = %v, %v; want hmacsig.ErrBadNonce saying %q", tt.nonce, fresh, err, tt.want)
 			}
 		})
 	}
@@ -120,7 +121,7 @@ func TestClaimRefusesBadNonces(t *testing.T) {
 // let through unchecked.
 func TestClaimFailsClosed(t *testing.T) {
 	r := platformtest.NewRedis(t)
-	s := NewNonceStore(r.Client, NonceTTL)
+	s := NewStore(r.Client, TTL)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	if fresh, err := s.Claim(ctx, "pk_live_1", "n"); fresh || err == nil {

@@ -1,0 +1,117 @@
+package models
+
+import "time"
+
+// Partner statuses: a partner is pending until ops approve it; only an
+// approved partner gets live credentials.
+const (
+	PartnerPending  = "pending"
+	PartnerApproved = "approved"
+)
+
+// Environments of partner credentials, inventories and events. Sandbox sees
+// only synthetic inventory and changes nothing live.
+const (
+	EnvSandbox = "sandbox"
+	EnvLive    = "live"
+)
+
+// Partner is a business that sells through the partner API.
+type Partner struct {
+	ID           string `gorm:"primaryKey;size:40"`
+	Name         string `gorm:"size:200;not null"`
+	ContactEmail string `gorm:"size:254;not null"`
+	Status       string `gorm:"size:16;not null"`
+	// CommissionBPS is the commission the service keeps on the partner's
+	// sales, in basis points.
+	CommissionBPS int `gorm:"not null;default:1500"`
+	// OwnerUserID is the account that applied, for partners that applied
+	// themselves (their sandbox credential is shown on its account page).
+	OwnerUserID *string `gorm:"size:36;index"`
+	// AffiliateUserID links the partner to an affiliate account (referrals).
+	AffiliateUserID *string `gorm:"size:36"`
+	// UnseenCredential is a credential issued on approval, sealed, until its
+	// owner has seen it once on the account page.
+	UnseenCredential []byte
+	CreatedAt        time.Time
+	ApprovedAt       *time.Time
+}
+
+// PartnerCredential is one signing key of a partner. The secret is sealed
+// (encrypted under DOMAIND_SECRET_KEY): HMAC verification needs it back.
+type PartnerCredential struct {
+	KeyID        string `gorm:"primaryKey;size:40"`
+	PartnerID    string `gorm:"size:40;not null;index"`
+	Environment  string `gorm:"size:8;not null"`
+	Scopes       string `gorm:"size:200;not null"` // space-separated
+	SecretSealed []byte `gorm:"not null"`
+	CreatedAt    time.Time
+	LastUsedAt   *time.Time
+	RevokedAt    *time.Time
+}
+
+// SandboxListing is a domain of the synthetic inventory sandbox credentials
+// see: the live marketplace (Listing) is never shown to them, nor changed by
+// them. Prices are USD cents.
+type SandboxListing struct {
+	ID          string `gorm:"primaryKey;size:36"`
+	Domain      string `gorm:"size:253;not null;uniqueIndex"`
+	TLD         string `gorm:"size:63;not null;index"`
+	BINCents    *int64
+	FloorCents  *int64
+	Currency    string `gorm:"size:3;not null"`
+	LockedUntil *time.Time
+	CreatedAt   time.Time
+}
+
+// WebhookEndpoint is where a partner receives the events of one
+// environment. The signing secret is sealed. After repeated failed
+// deliveries the endpoint is set inactive until the partner registers it
+// again.
+type WebhookEndpoint struct {
+	ID           string `gorm:"primaryKey;size:40"`
+	PartnerID    string `gorm:"size:40;not null;uniqueIndex:idx_webhook_endpoints_partner_env,priority:1"`
+	Environment  string `gorm:"size:8;not null;uniqueIndex:idx_webhook_endpoints_partner_env,priority:2"`
+	URL          string `gorm:"size:2000;not null"`
+	SecretSealed []byte `gorm:"not null"`
+	Active       bool   `gorm:"not null"`
+	// Failures counts the deliveries given up in a row.
+	Failures  int `gorm:"not null;default:0"`
+	CreatedAt time.Time
+	UpdatedAt time.Time
+}
+
+// Event is something that happened to a partner's business, kept for the
+// history (GET /events) and delivered to its webhook endpoint. Seq orders
+// the history; ID is what partners see.
+type Event struct {
+	Seq         int64     `gorm:"primaryKey;autoIncrement"`
+	ID          string    `gorm:"size:40;not null;uniqueIndex"`
+	PartnerID   string    `gorm:"size:40;not null;index:idx_events_partner_env_seq,priority:1"`
+	Environment string    `gorm:"size:8;not null;index:idx_events_partner_env_seq,priority:2"`
+	Type        string    `gorm:"size:64;not null"`
+	Data        []byte    `gorm:"not null"` // JSON
+	CreatedAt   time.Time `gorm:"not null;index"`
+}
+
+// Delivery states.
+const (
+	DeliveryPending   = "pending"
+	DeliveryDelivered = "delivered"
+	DeliveryFailed    = "failed"
+)
+
+// WebhookDelivery is one event's delivery to one endpoint, through its
+// attempts (the webhook:deliver task retries it on a growing schedule).
+type WebhookDelivery struct {
+	ID          string `gorm:"primaryKey;size:40"`
+	EventSeq    int64  `gorm:"not null;index"`
+	EndpointID  string `gorm:"size:40;not null;index"`
+	State       string `gorm:"size:16;not null"`
+	Attempts    int    `gorm:"not null;default:0"`
+	LastStatus  int    `gorm:"not null;default:0"`
+	LastError   string `gorm:"size:500"`
+	CreatedAt   time.Time
+	DeliveredAt *time.Time
+	FinishedAt  *time.Time
+}
