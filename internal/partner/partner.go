@@ -1,0 +1,339 @@
+// Package partner holds who sells through the partner API and with what:
+// partners (pending until ops approve them), their signing credentials (a
+// key id that says its environment, and a secret shown once and kept only
+// sealed under DOMAIND_SECRET_KEY, since verifying a signature needs it
+// back) and the scopes each credential grants (SPEC §5.6).
+package partner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"gorm.io/gorm"
+
+	"github.com/domaind/domaind/internal/account"
+	"github.com/domaind/domaind/internal/fault"
+	"github.com/domaind/domaind/internal/secret"
+	"github.com/domaind/domaind/models"
+)
+
+// Scopes of partner credentials (SPEC §5.6).
+const (
+	ScopeSearch  = "search"
+	ScopeEmbed   = "embed"
+	ScopeBuy     = "buy"
+	ScopeBroker  = "broker"
+	ScopeRefer   = "refer"
+	ScopeReport  = "report"
+	ScopeWebhook = "webhook"
+)
+
+// AllScopes lists every scope, in the spec's order.
+var AllScopes = []string{ScopeSearch, ScopeEmbed, ScopeBuy, ScopeBroker, ScopeRefer, ScopeReport, ScopeWebhook}
+
+// Key id prefixes say a credential's environment.
+const (
+	sandboxKeyPrefix = "pk_test_"
+	liveKeyPrefix    = "pk_live_"
+)
+
+// ErrUnknownKey is a key id that is not a live credential (unknown or
+// revoked). The partner API answers it like a wrong signature.
+var ErrUnknownKey = errors.New("partner: unknown or revoked key id")
+
+// Service is the partners and credentials of one database.
+type Service struct {
+	db   *gorm.DB
+	seal *secret.Sealer
+	now  func() time.Time
+}
+
+// New returns a Service on db sealing secrets with seal; now is its clock.
+func New(db *gorm.DB, seal *secret.Sealer, now func() time.Time) *Service {
+	return &Service{db: db, seal: seal, now: now}
+}
+
+// Credential is a credential as verification needs it: its secret unsealed.
+type Credential struct {
+	KeyID       string
+	PartnerID   string
+	Environment string
+	Scopes      []string
+	Secret      []byte
+}
+
+// Has reports whether the credential grants scope.
+func (c Credential) Has(scope string) bool { return slices.Contains(c.Scopes, scope) }
+
+// Issued is a new credential, with the secret shown this once.
+type Issued struct {
+	KeyID       string    `json:"key_id"`
+	Secret      string    `json:"secret"`
+	Environment string    `json:"environment"`
+	Scopes      []string  `json:"scopes"`
+	CreatedAt   time.Time `json:"created_at"`
+}
+
+// Create registers a partner, pending until approved.
+func (s *Service) Create(ctx context.Context, name, contactEmail string) (models.Partner, error) {
+	p, err := s.newPartner(name, contactEmail)
+	if err != nil {
+		return models.Partner{}, err
+	}
+	if err := s.db.WithContext(ctx).Create(&p).Error; err != nil {
+		return models.Partner{}, fmt.Errorf("create partner: %w", err)
+	}
+	return p, nil
+}
+
+// Apply registers the application of a signed-in person to become a
+// partner: a pending partner they own. One application per person.
+func (s *Service) Apply(ctx context.Context, userID, name, contactEmail string) (models.Partner, error) {
+	p, err := s.newPartner(name, contactEmail)
+	if err != nil {
+		return models.Partner{}, err
+	}
+	p.OwnerUserID = &userID
+	err = s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		var n int64
+		if err := tx.Model(&models.Partner{}).Where("owner_user_id = ?", userID).Count(&n).Error; err != nil {
+			return err
+		}
+		if n > 0 {
+			return fault.New(fault.Conflict, "you have applied already; ops will approve the application")
+		}
+		return tx.Create(&p).Error
+	})
+	if err != nil {
+		return models.Partner{}, fmt.Errorf("apply: %w", err)
+	}
+	return p, nil
+}
+
+func (s *Service) newPartner(name, contactEmail string) (models.Partner, error) {
+	name = strings.TrimSpace(name)
+	if name == "" || len(name) > 200 {
+		return models.Partner{}, fault.Invalid("name", "is required, at most 200 characters")
+	}
+	email, err := account.NormaliseEmail(contactEmail)
+	if err != nil {
+		return models.Partner{}, fault.Invalid("contact_email", "is not an email address")
+	}
+	return models.Partner{ID: secret.NewID("prt_"), Name: name, ContactEmail: email, Status: models.PartnerPending,
+		CommissionBPS: DefaultCommissionBPS, CreatedAt: s.now().UTC()}, nil
+}
+
+// DefaultCommissionBPS is the commission of a new partner, in basis points.
+const DefaultCommissionBPS = 1500
+
+// Get returns a partner, or a not_found error.
+func (s *Service) Get(ctx context.Context, id string) (models.Partner, error) {
+	return get(s.db.WithContext(ctx), id)
+}
+
+func get(db *gorm.DB, id string) (models.Partner, error) {
+	var p models.Partner
+	err := db.Take(&p, "id = ?", id).Error
+	if errors.Is(err, gorm.ErrRecordNotFound) {
+		return models.Partner{}, fault.New(fault.NotFound, "no partner %s", id)
+	}
+	if err != nil {
+		return models.Partner{}, fmt.Errorf("find partner %s: %w", id, err)
+	}
+	return p, nil
+}
+
+// Approve approves a partner. A partner that applied through its owner's
+// account gets a sandbox credential with every scope, kept sealed until its
+// owner has seen it once (RevealCredential). Approving twice changes nothing.
+func (s *Service) Approve(ctx context.Context, id string) (models.Partner, error) {
+	var p models.Partner
+	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		var err error
+		if p, err = get(tx, id); err != nil {
+			return err
+		}
+		if p.Status == models.PartnerApproved {
+			return nil
+		}
+		now := s.now().UTC()
+		p.Status, p.ApprovedAt = models.PartnerApproved, &now
+		if p.OwnerUserID != nil {
+			issued, err := s.issue(tx, p, models.EnvSandbox, AllScopes)
+			if err != nil {
+				return err
+			}
+			p.UnseenCredential = s.seal.Seal([]byte(issued.KeyID + "\x00" + issued.Secret))
+		}
+		return tx.Model(&models.Partner{ID: p.ID}).Select("status", "approved_at", "unseen_credential").Updates(&p).Error
+	})
+	if err != nil {
+		return models.Partner{}, fmt.Errorf("approve partner %s: %w", id, err)
+	}
+	return p, nil
+}
+
+// IssueCredential makes a credential of the partner for environment with
+// scopes, returning its secret this once. A live credential needs an
+// approved partner (a conflict otherwise).
+func (s *Service) IssueCredential(ctx context.Context, partnerID, environment string, scopes []string) (Issued, error) {
+	if environment != models.EnvSandbox && environment != models.EnvLive {
+		return Issued{}, fault.Invalid("environment", "must be sandbox or live")
+	}
+	scopes, err := checkScopes(scopes)
+	if err != nil {
+		return Issued{}, err
+	}
+	p, err := s.Get(ctx, partnerID)
+	if err != nil {
+		return Issued{}, err
+	}
+	if environment == models.EnvLive && p.Status != models.PartnerApproved {
+		return Issued{}, fault.New(fault.Conflict, "partner %s is %s: live credentials follow approval", p.ID, p.Status)
+	}
+	return s.issue(s.db.WithContext(ctx), p, environment, scopes)
+}
+
+func (s *Service) issue(db *gorm.DB, p models.Partner, environment string, scopes []string) (Issued, error) {
+	prefix := sandboxKeyPrefix
+	if environment == models.EnvLive {
+		prefix = liveKeyPrefix
+	}
+	keyID := secret.NewID(prefix)
+	sec := "sk_" + secret.New()
+	c := models.PartnerCredential{KeyID: keyID, PartnerID: p.ID, Environment: environment, Scopes: strings.Join(scopes, " "),
+		SecretSealed: s.seal.Seal([]byte(sec)), CreatedAt: s.now().UTC()}
+	if err := db.Create(&c).Error; err != nil {
+		return Issued{}, fmt.Errorf("issue credential: %w", err)
+	}
+	return Issued{KeyID: keyID, Secret: sec, Environment: environment, Scopes: scopes, CreatedAt: c.CreatedAt}, nil
+}
+
+// checkScopes validates requested scopes, in AllScopes' order without repeats.
+func checkScopes(scopes []string) ([]string, error) {
+	if len(scopes) == 0 {
+		return nil, fault.Invalid("scopes", "must list at least one of %s", strings.Join(AllScopes, ", "))
+	}
+	for _, sc := range scopes {
+		if !slices.Contains(AllScopes, sc) {
+			return nil, fault.Invalid("scopes", "%q is not one of %s", sc, strings.Join(AllScopes, ", "))
+		}
+	}
+	var out []string
+	for _, sc := range AllScopes {
+		if slices.Contains(scopes, sc) {
+			out = append(out, sc)
+		}
+	}
+	return out, nil
+}
+
+// Revoke revokes a credential of the partner; an unknown one is not_found.
+func (s *Service) Revoke(ctx context.Context, partnerID, keyID string) error {
+	res := s.db.WithContext(ctx).Model(&models.PartnerCredential{}).
+		Where("key_id = ? AND partner_id = ? AND revoked_at IS NULL", keyID, partnerID).Update("revoked_at", s.now().UTC())
+	if res.Error != nil {
+		return fmt.Errorf("revoke %s: %w", keyID, res.Error)
+	}
+	if res.RowsAffected == 0 {
+		return fault.New(fault.NotFound, "partner %s has no live credential %s", partnerID, keyID)
+	}
+	return nil
+}
+
+// Listed is a partner with its credentials (without secrets).
+type Listed struct {
+	models.Partner
+	Credentials []models.PartnerCredential
+}
+
+// List returns every partner, newest first, with its credentials.
+func (s *Service) List(ctx context.Context) ([]Listed, error) {
+	var ps []models.Partner
+	if err := s.db.WithContext(ctx).Order("created_at DESC, id").Find(&ps).Error; err != nil {
+		return nil, fmt.Errorf("list partners: %w", err)
+	}
+	var cs []models.PartnerCredential
+	if err := s.db.WithContext(ctx).Order("created_at, key_id").Find(&cs).Error; err != nil {
+		return nil, fmt.Errorf("list credentials: %w", err)
+	}
+	byPartner := map[string][]models.PartnerCredential{}
+	for _, c := range cs {
+		byPartner[c.PartnerID] = append(byPartner[c.PartnerID], c)
+	}
+	out := make([]Listed, len(ps))
+	for i, p := range ps {
+		out[i] = Listed{Partner: p, Credentials: byPartner[p.ID]}
+	}
+	return out, nil
+}
+
+// Authenticate returns the live credential of keyID with its secret
+// unsealed, or ErrUnknownKey.
+func (s *Service) Authenticate(ctx context.Context, keyID string) (Credential, error) {
+	if len(keyID) > 40 || (!strings.HasPrefix(keyID, sandboxKeyPrefix) && !strings.HasPrefix(keyID, liveKeyPrefix)) {
+		return Credential{}, ErrUnknownKey
+	}
+	var c models.PartnerCredential
+	err := s.db.WithContext(ctx).Take(&c, "key_id = ? AND revoked_at IS NULL", keyID).Error
+	if errors.Is(err, gorm.ErrRecordNotFound) {
+		return Credential{}, ErrUnknownKey
+	}
+	if err != nil {
+		return Credential{}, fmt.Errorf("find credential: %w", err)
+	}
+	sec, err := s.seal.Open(c.SecretSealed)
+	if err != nil {
+		return Credential{}, fmt.Errorf("open the secret of %s (was DOMAIND_SECRET_KEY changed?): %w", keyID, err)
+	}
+	return Credential{KeyID: c.KeyID, PartnerID: c.PartnerID, Environment: c.Environment,
+		Scopes: strings.Fields(c.Scopes), Secret: sec}, nil
+}
+
+// Touch records that keyID was used now, at most once a minute per key.
+func (s *Service) Touch(ctx context.Context, keyID string) error {
+	now := s.now().UTC()
+	return s.db.WithContext(ctx).Model(&models.PartnerCredential{}).
+		Where("key_id = ? AND (last_used_at IS NULL OR last_used_at < ?)", keyID, now.Add(-time.Minute)).
+		Update("last_used_at", now).Error
+}
+
+// OwnedBy returns the partner the person applied as, or a not_found error.
+func (s *Service) OwnedBy(ctx context.Context, userID string) (models.Partner, error) {
+	var p models.Partner
+	err := s.db.WithContext(ctx).Take(&p, "owner_user_id = ?", userID).Error
+	if errors.Is(err, gorm.ErrRecordNotFound) {
+		return models.Partner{}, fault.New(fault.NotFound, "you have not applied to be a partner")
+	}
+	if err != nil {
+		return models.Partner{}, fmt.Errorf("find partner of %s: %w", userID, err)
+	}
+	return p, nil
+}
+
+// RevealCredential returns, once, the credential issued when the person's
+// application was approved: the first call clears it (ok false after).
+func (s *Service) RevealCredential(ctx context.Context, userID string) (keyID, sec string, ok bool, err error) {
+	p, err := s.OwnedBy(ctx, userID)
+	if err != nil || p.UnseenCredential == nil {
+		return "", "", false, nil
+	}
+	res := s.db.WithContext(ctx).Model(&models.Partner{}).Where("id = ? AND unseen_credential IS NOT NULL", p.ID).
+		Update("unseen_credential", nil)
+	if res.Error != nil {
+		return "", "", false, fmt.Errorf("clear the unseen credential of %s: %w", p.ID, res.Error)
+	}
+	if res.RowsAffected == 0 { // another request showed it first
+		return "", "", false, nil
+	}
+	plain, err := s.seal.Open(p.UnseenCredential)
+	if err != nil {
+		return "", "", false, fmt.Errorf("open the unseen credential of %s: %w", p.ID, err)
+	}
+	keyID, sec, _ = strings.Cut(string(plain), "\x00")
+	return keyID, sec, true, nil
+}

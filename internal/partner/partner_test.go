@@ -1,0 +1,144 @@
+package partner
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/domaind/domaind/internal/fault"
+	"github.com/domaind/domaind/internal/secret"
+	"github.com/domaind/domaind/models"
+	"github.com/domaind/domaind/models/modelstest"
+)
+
+func newService(t *testing.T) *Service {
+	t.Helper()
+	now := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
+	return New(modelstest.NewDB(t), secret.NewSealer([]byte("test-secret-key-0123456789abcdef"), "partner secrets"), func() time.Time { return now })
+}
+
+func codeOf(err error) fault.Code {
+	if e, ok := fault.As(err); ok {
+		return e.Code
+	}
+	return ""
+}
+
+func TestCredentialsFollowApproval(t *testing.T) {
+	t.Parallel()
+	s := newService(t)
+	ctx := context.Background()
+	p, err := s.Create(ctx, "Acme Domains", "Sales@Acme.example")
+	if err != nil || p.Status != models.PartnerPending || p.ContactEmail != "sales@acme.example" {
+		t.Fatalf("Create = %+v, %v", p, err)
+	}
+	if _, err := s.IssueCredential(ctx, p.ID, models.EnvLive, []string{ScopeSearch}); codeOf(err) != fault.Conflict {
+		t.Errorf("live credential before approval = %v, want conflict", err)
+	}
+	sandbox, err := s.IssueCredential(ctx, p.ID, models.EnvSandbox, []string{ScopeWebhook, ScopeSearch, ScopeSearch})
+	if err != nil || sandbox.KeyID[:8] != "pk_test_" || !slices.Equal(sandbox.Scopes, []string{ScopeSearch, ScopeWebhook}) {
+		t.Fatalf("sandbox credential = %+v, %v", sandbox, err)
+	}
+	if _, err := s.Approve(ctx, p.ID); err != nil {
+		t.Fatal(err)
+	}
+	live, err := s.IssueCredential(ctx, p.ID, models.EnvLive, AllScopes)
+	if err != nil || live.KeyID[:8] != "pk_live_" {
+		t.Fatalf("live credential after approval = %+v, %v", live, err)
+	}
+	c, err := s.Authenticate(ctx, live.KeyID)
+	if err != nil || string(c.Secret) != live.Secret || c.Environment != models.EnvLive || !c.Has(ScopeBuy) {
+		t.Fatalf("Authenticate = %+v, %v", c, err)
+	}
+	var row models.PartnerCredential
+	s.db.Take(&row, "key_id = ?", live.KeyID)
+	if bytes.Contains(row.SecretSealed, []byte(live.Secret)) {
+		t.Error("the secret is stored in the clear")
+	}
+	if err := s.Revoke(ctx, p.ID, live.KeyID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Authenticate(ctx, live.KeyID); !errors.Is(err, ErrUnknownKey) {
+		t.Errorf("a revoked key authenticates: %v", err)
+	}
+	if err := s.Revoke(ctx, p.ID, live.KeyID); codeOf(err) != fault.NotFound {
+		t.Errorf("revoking twice = %v, want not_found", err)
+	}
+	for _, bad := range []string{"", "pk_test_nope", "sk_live_x", "pk_live_" + string(make([]byte, 40))} {
+		if _, err := s.Authenticate(ctx, bad); !errors.Is(err, ErrUnknownKey) {
+			t.Errorf("Authenticate(%q) = %v, want ErrUnknownKey", bad, err)
+		}
+	}
+}
+
+func TestBadInputIsRefused(t *testing.T) {
+	t.Parallel()
+	s := newService(t)
+	ctx := context.Background()
+	for name, err := range map[string]error{
+		"no name":   func() error { _, err := s.Create(ctx, " ", "a@example.com"); return err }(),
+		"bad email": func() error { _, err := s.Create(ctx, "A", "not-an-email"); return err }(),
+	} {
+		if codeOf(err) != fault.Validation {
+			t.Errorf("%s: %v, want validation_error", name, err)
+		}
+	}
+	p, _ := s.Create(ctx, "A", "a@example.com")
+	for name, tc := range map[string]struct {
+		env    string
+		scopes []string
+		field  string
+	}{
+		"unknown environment": {"staging", []string{ScopeSearch}, "environment"},
+		"no scopes":           {models.EnvSandbox, nil, "scopes"},
+		"unknown scope":       {models.EnvSandbox, []string{"admin"}, "scopes"},
+	} {
+		_, err := s.IssueCredential(ctx, p.ID, tc.env, tc.scopes)
+		if e, ok := fault.As(err); !ok || e.Field != tc.field {
+			t.Errorf("%s: %v, want a validation error on %s", name, err, tc.field)
+		}
+	}
+	if _, err := s.IssueCredential(ctx, "prt_nobody", models.EnvSandbox, AllScopes); codeOf(err) != fault.NotFound {
+		t.Errorf("unknown partner = %v, want not_found", err)
+	}
+}
+
+// A person who applies gets, on approval, a sandbox credential they see
+// once on their account page.
+func TestApplicationsGetASandboxCredentialShownOnce(t *testing.T) {
+	t.Parallel()
+	s := newService(t)
+	ctx := context.Background()
+	p, err := s.Apply(ctx, "user-1", "Side Project", "me@example.com")
+	if err != nil || p.Status != models.PartnerPending {
+		t.Fatalf("Apply = %+v, %v", p, err)
+	}
+	if _, err := s.Apply(ctx, "user-1", "Again", "me@example.com"); codeOf(err) != fault.Conflict {
+		t.Errorf("second application = %v, want conflict", err)
+	}
+	if _, _, ok, _ := s.RevealCredential(ctx, "user-1"); ok {
+		t.Error("a credential before approval")
+	}
+	if _, err := s.Approve(ctx, p.ID); err != nil {
+		t.Fatal(err)
+	}
+	keyID, sec, ok, err := s.RevealCredential(ctx, "user-1")
+	if err != nil || !ok || keyID[:8] != "pk_test_" || sec == "" {
+		t.Fatalf("RevealCredential = %q %q %v %v", keyID, sec, ok, err)
+	}
+	if c, err := s.Authenticate(ctx, keyID); err != nil || string(c.Secret) != sec || len(c.Scopes) != len(AllScopes) {
+		t.Errorf("the revealed credential = %+v, %v", c, err)
+	}
+	if _, _, ok, _ := s.RevealCredential(ctx, "user-1"); ok {
+		t.Error("the credential was shown twice")
+	}
+	if _, err := s.Approve(ctx, p.ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, ok, _ := s.RevealCredential(ctx, "user-1"); ok {
+		t.Error("approving again issued another credential")
+	}
+}
