@@ -1,0 +1,301 @@
+// Package inventory is what partners can sell, by environment: the live
+// marketplace's approved, visible listings for live credentials, and the
+// synthetic sandbox listings for sandbox credentials, never one for the
+// other. It finds a listed name and searches names by words and meaning
+// (internal/namesearch) over an in-memory index of each environment,
+// rebuilt from the database when it is older than IndexTTL.
+package inventory
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"golang.org/x/sync/singleflight"
+	"gorm.io/gorm"
+
+	"github.com/domaind/domaind/internal/domainname"
+	"github.com/domaind/domaind/internal/fault"
+	"github.com/domaind/domaind/internal/namesearch"
+	"github.com/domaind/domaind/models"
+)
+
+// IndexTTL is how old an environment's search index may get: a listing
+// added or removed shows in search within it (and at once in Find).
+const IndexTTL = 30 * time.Second
+
+// Item is a listed name, in either environment. Prices are cents.
+type Item struct {
+	ID          string
+	Domain      string
+	TLD         string
+	BINCents    *int64
+	FloorCents  *int64
+	Currency    string
+	LockedUntil *time.Time
+	CreatedAt   time.Time
+}
+
+// Available reports whether the name can be bought at now (not held by a
+// sale in progress).
+func (it Item) Available(now time.Time) bool { return it.LockedUntil == nil || !it.LockedUntil.After(now) }
+
+// Hit is a search result: the item and its relevance (higher is better;
+// it means nothing across searches).
+type Hit struct {
+	Item
+	Score float64
+}
+
+// Service is the inventories of one database.
+type Service struct {
+	db  *gorm.DB
+	now func() time.Time
+
+	mu      sync.Mutex
+	indexes map[string]*builtIndex
+	builds  singleflight.Group
+	// rebuilds are the background rebuilds, waited for by Close.
+	rebuilds sync.WaitGroup
+}
+
+type builtIndex struct {
+	ix         *namesearch.Index
+	built      time.Time
+	rebuilding bool
+}
+
+// New returns the inventories of db; now is its clock.
+func New(db *gorm.DB, now func() time.Time) *Service {
+	return &Service{db: db, now: now, indexes: map[string]*builtIndex{}}
+}
+
+// table is the query of env's listings.
+func (s *Service) table(ctx context.Context, env string) (*gorm.DB, error) {
+	db := s.db.WithContext(ctx)
+	switch env {
+	case models.EnvLive:
+		return db.Model(&models.Listing{}).Where("approved AND marketplace_visible"), nil
+	case models.EnvSandbox:
+		return db.Model(&models.SandboxListing{}), nil
+	}
+	return nil, fmt.Errorf("inventory: unknown environment %q", env)
+}
+
+// row is the columns both tables share.
+type row struct {
+	ID          string
+	Domain      string
+	TLD         string
+	BINCents    *int64
+	FloorCents  *int64
+	Currency    string
+	LockedUntil *time.Time
+	CreatedAt   time.Time
+}
+
+func (r row) item() Item { return Item(r) }
+
+// Find returns the listed name in env, or a not_found error.
+func (s *Service) Find(ctx context.Context, env, domain string) (Item, error) {
+	name, err := parseDomain(domain)
+	if err != nil {
+		return Item{}, err
+	}
+	q, err := s.table(ctx, env)
+	if err != nil {
+		return Item{}, err
+	}
+	var r row
+	err = q.Where("domain = ?", name.Registrable).Take(&r).Error
+	if errors.Is(err, gorm.ErrRecordNotFound) {
+		return Item{}, fault.New(fault.NotFound, "%s is not listed", name.Registrable)
+	}
+	if err != nil {
+		return Item{}, fmt.Errorf("find %s: %w", name.Registrable, err)
+	}
+	return r.item(), nil
+}
+
+// parseDomain reads the domain parameter, a validation error naming it.
+func parseDomain(domain string) (domainname.Name, error) {
+	name, err := domainname.Parse(domain)
+	if err != nil {
+		return name, &fault.Error{Code: fault.Validation, Field: "domain", Message: err.Error(), Err: err}
+	}
+	return name, nil
+}
+
+// MaxResults is the most a partner search answers (SPEC §4.2: no bulk export).
+const MaxResults = 5
+
+// Search returns up to MaxResults listings of env that match q by words
+// or meaning, best first.
+func (s *Service) Search(ctx context.Context, env, q string) ([]Hit, error) {
+	q = strings.TrimSpace(q)
+	if q == "" {
+		return nil, fault.Invalid("q", "is required: words or a name to search for")
+	}
+	if len(q) > namesearch.MaxQueryBytes {
+		return nil, fault.Invalid("q", "is longer than %d bytes", namesearch.MaxQueryBytes)
+	}
+	ix, err := s.index(ctx, env)
+	if err != nil {
+		return nil, err
+	}
+	found := ix.Search(q, MaxResults)
+	if len(found) == 0 {
+		return []Hit{}, nil
+	}
+	ids := make([]string, len(found))
+	for i, h := range found {
+		ids[i] = h.ID
+	}
+	tq, err := s.table(ctx, env)
+	if err != nil {
+		return nil, err
+	}
+	var rows []row
+	if err := tq.Where("id IN ?", ids).Find(&rows).Error; err != nil {
+		return nil, fmt.Errorf("load search hits: %w", err)
+	}
+	byID := map[string]row{}
+	for _, r := range rows {
+		byID[r.ID] = r
+	}
+	hits := make([]Hit, 0, len(found))
+	for _, h := range found {
+		if r, ok := byID[h.ID]; ok { // one removed since the index was built is left out
+			hits = append(hits, Hit{Item: r.item(), Score: h.Score})
+		}
+	}
+	return hits, nil
+}
+
+// index returns env's search index, building it when there is none, and
+// rebuilding it in the background (serving the old one meanwhile) when it
+// is older than IndexTTL.
+func (s *Service) index(ctx context.Context, env string) (*namesearch.Index, error) {
+	s.mu.Lock()
+	b := s.indexes[env]
+	stale := b != nil && !b.rebuilding && s.now().Sub(b.built) > IndexTTL
+	if stale {
+		b.rebuilding = true
+	}
+	s.mu.Unlock()
+	if b == nil {
+		return s.build(ctx, env)
+	}
+	if stale {
+		s.rebuilds.Go(func() {
+			if _, err := s.build(context.WithoutCancel(ctx), env); err != nil {
+				s.mu.Lock()
+				b.rebuilding = false // the old index serves on; the next search tries again
+				s.mu.Unlock()
+			}
+		})
+	}
+	return b.ix, nil
+}
+
+// build builds env's index from the database, once at a time.
+func (s *Service) build(ctx context.Context, env string) (*namesearch.Index, error) {
+	v, err, _ := s.builds.Do(env, func() (any, error) {
+		q, err := s.table(ctx, env)
+		if err != nil {
+			return nil, err
+		}
+		var entries []namesearch.Entry
+		if err := q.Select("id", "domain").Order("id").Find(&entries).Error; err != nil {
+			return nil, fmt.Errorf("load the %s inventory: %w", env, err)
+		}
+		b := &builtIndex{ix: namesearch.New(entries), built: s.now()}
+		s.mu.Lock()
+		s.indexes[env] = b
+		s.mu.Unlock()
+		return b.ix, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return v.(*namesearch.Index), nil
+}
+
+// Add lists domain in env at the given prices (ops load inventory this
+// way); a live listing is approved and visible in the marketplace.
+func (s *Service) Add(ctx context.Context, env, domain string, binCents, floorCents *int64) (Item, error) {
+	name, err := parseDomain(domain)
+	if err != nil {
+		return Item{}, err
+	}
+	if !name.IsRegistrable() {
+		return Item{}, fault.Invalid("domain", "must be a registrable name such as %s", name.Registrable)
+	}
+	for field, v := range map[string]*int64{"bin_cents": binCents, "floor_cents": floorCents} {
+		if v != nil && (*v <= 0 || *v > 1e12) {
+			return Item{}, fault.Invalid(field, "must be a positive number of cents")
+		}
+	}
+	if binCents != nil && floorCents != nil && *floorCents > *binCents {
+		return Item{}, fault.Invalid("floor_cents", "must not exceed bin_cents")
+	}
+	now := s.now().UTC()
+	it := Item{ID: models.NewID(), Domain: name.ASCII, TLD: name.TLD, BINCents: binCents, FloorCents: floorCents, Currency: "USD", CreatedAt: now}
+	db := s.db.WithContext(ctx)
+	switch env {
+	case models.EnvLive:
+		err = db.Create(&models.Listing{ID: it.ID, Domain: it.Domain, TLD: it.TLD, BINCents: binCents, FloorCents: floorCents,
+			Currency: it.Currency, Approved: true, MarketplaceVisible: true, CreatedAt: now}).Error
+	case models.EnvSandbox:
+		err = db.Create(&models.SandboxListing{ID: it.ID, Domain: it.Domain, TLD: it.TLD, BINCents: binCents, FloorCents: floorCents,
+			Currency: it.Currency, CreatedAt: now}).Error
+	default:
+		return Item{}, fault.Invalid("environment", "must be sandbox or live")
+	}
+	if errors.Is(err, gorm.ErrDuplicatedKey) {
+		return Item{}, fault.New(fault.Conflict, "%s is listed already in %s", it.Domain, env)
+	}
+	if err != nil {
+		return Item{}, fmt.Errorf("list %s: %w", it.Domain, err)
+	}
+	s.indexed(env, func(ix *namesearch.Index) { ix.Add(namesearch.Entry{ID: it.ID, Domain: it.Domain}) })
+	return it, nil
+}
+
+// Remove takes listing id out of env's inventory; an unknown one is not_found.
+func (s *Service) Remove(ctx context.Context, env, id string) error {
+	var model any
+	switch env {
+	case models.EnvLive:
+		model = &models.Listing{}
+	case models.EnvSandbox:
+		model = &models.SandboxListing{}
+	default:
+		return fault.Invalid("environment", "must be sandbox or live")
+	}
+	res := s.db.WithContext(ctx).Where("id = ?", id).Delete(model)
+	if res.Error != nil {
+		return fmt.Errorf("remove listing %s: %w", id, res.Error)
+	}
+	if res.RowsAffected == 0 {
+		return fault.New(fault.NotFound, "no %s listing %s", env, id)
+	}
+	s.indexed(env, func(ix *namesearch.Index) { ix.Remove(id) })
+	return nil
+}
+
+// Close waits for the background rebuilds of the indexes.
+func (s *Service) Close() { s.rebuilds.Wait() }
+
+// indexed applies a change to env's index, if this process built one.
+func (s *Service) indexed(env string, change func(*namesearch.Index)) {
+	s.mu.Lock()
+	b := s.indexes[env]
+	s.mu.Unlock()
+	if b != nil {
+		change(b.ix)
+	}
+}
