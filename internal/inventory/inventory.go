@@ -41,7 +41,9 @@ type Item struct {
 
 // Available reports whether the name can be bought at now (not held by a
 // sale in progress).
-func (it Item) Available(now time.Time) bool { return it.LockedUntil == nil || !it.LockedUntil.After(now) }
+func (it Item) Available(now time.Time) bool {
+	return it.LockedUntil == nil || !it.LockedUntil.After(now)
+}
 
 // Hit is a search result: the item and its relevance (higher is better;
 // it means nothing across searches).
