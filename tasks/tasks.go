@@ -41,6 +41,9 @@ type Spec struct {
 	// Backoff, when set, is the first retry delay, doubled at each retry;
 	// otherwise asynq's default (tens of seconds, growing fast) applies.
 	Backoff time.Duration
+	// Schedule, when set, is the wait before each retry, in place of
+	// Backoff (MaxRetry is its length).
+	Schedule []time.Duration
 	// Retention, when set, keeps a finished task in asynq that long: for
 	// types whose task info someone reads after the end (a job status, the
 	// dashboard's history). It costs Redis work per task, so it is off by
@@ -65,6 +68,9 @@ var Specs = map[string]Spec{
 	TypeBulkRun: {Queue: QueueBulk, MaxRetry: 10, Timeout: 30 * time.Minute, Backoff: time.Second},
 	// A crawl is bounded by its pages' timeouts; a caller polls for it.
 	TypeToolRun: {Queue: QueueTools, MaxRetry: 3, Timeout: 10 * time.Minute, Backoff: 2 * time.Second},
+	// A receiver has 5 s to answer; a failed delivery is retried for about
+	// three days on a growing schedule.
+	TypeWebhookDeliver: {Queue: QueueWebhooks, MaxRetry: len(WebhookSchedule), Timeout: 30 * time.Second, Schedule: WebhookSchedule},
 }
 
 // HeaderRequestID is the task header carrying the id of the HTTP request

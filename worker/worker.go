@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math/rand/v2"
 	"net/http"
 	"runtime/debug"
 	"time"
@@ -100,11 +101,16 @@ func (w *Worker) Shutdown() {
 }
 
 // retryDelay retries a task whose worker died (lease expired) at once, since
-// nothing is wrong with the task itself; other failures back off
-// exponentially, from the type's Backoff when it has one.
+// nothing is wrong with the task itself; other failures wait as the type's
+// Schedule says (jittered ±10 %), or back off exponentially, from the
+// type's Backoff when it has one.
 func retryDelay(n int, err error, t *asynq.Task) time.Duration {
 	if errors.Is(err, asynq.ErrLeaseExpired) {
 		return time.Second
+	}
+	if s := tasks.Specs[t.Type()].Schedule; len(s) > 0 {
+		d := s[min(n, len(s)-1)]
+		return d + time.Duration((rand.Float64()*0.2-0.1)*float64(d))
 	}
 	if b := tasks.Specs[t.Type()].Backoff; b > 0 {
 		return b << min(n, 10)

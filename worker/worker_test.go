@@ -195,3 +195,39 @@ func failures(t *testing.T, m *metrics.Metrics, typ string) float64 {
 	}
 	return 0
 }
+
+// A failed webhook delivery is retried first within 15 s, then on growing
+// gaps, for about three days in all, with jitter.
+func TestWebhookRetrySchedule(t *testing.T) {
+	task := asynq.NewTask(tasks.TypeWebhookDeliver, nil)
+	spec := tasks.Specs[tasks.TypeWebhookDeliver]
+	var total time.Duration
+	var last time.Duration
+	jittered := false
+	for n := range spec.MaxRetry {
+		d := retryDelay(n, errors.New("receiver answered 500"), task)
+		want := spec.Schedule[n]
+		if d < want*9/10 || d > want*11/10 {
+			t.Fatalf("retry %d waits %v, want %v ±10%%", n+1, d, want)
+		}
+		if d != want {
+			jittered = true
+		}
+		if n == 0 && d > 15*time.Second {
+			t.Errorf("first retry after %v, want within 15 s", d)
+		}
+		if want < last {
+			t.Errorf("retry %d waits less (%v) than the one before (%v)", n+1, want, last)
+		}
+		last, total = want, total+d
+	}
+	if total < 60*time.Hour || total > 84*time.Hour {
+		t.Errorf("the schedule spans %v, want about three days", total)
+	}
+	if !jittered {
+		t.Error("no retry was jittered")
+	}
+	if d := retryDelay(3, asynq.ErrLeaseExpired, task); d != time.Second {
+		t.Errorf("a delivery whose worker died waits %v, want 1 s", d)
+	}
+}

@@ -152,6 +152,30 @@ func (c *Client) Check(ctx context.Context, raw string) (*url.URL, error) {
 	return u, nil
 }
 
+// Exempt reports whether every address the host of raw resolves to is in
+// a network exempt from the guard (DOMAIND_FETCH_ALLOW_CIDRS): a test's
+// own server, which callers may hold to laxer rules (plain http).
+func (c *Client) Exempt(ctx context.Context, raw string) bool {
+	u, err := url.Parse(raw)
+	if err != nil || u.Hostname() == "" || len(c.opts.Allow) == 0 {
+		return false
+	}
+	addrs, err := c.resolve(ctx, u.Hostname())
+	if err != nil {
+		return false
+	}
+	for _, a := range addrs {
+		allowed := false
+		for _, p := range c.opts.Allow {
+			allowed = allowed || p.Contains(a.Unmap())
+		}
+		if !allowed {
+			return false
+		}
+	}
+	return true
+}
+
 // Get fetches raw and returns the response with at most MaxBody bytes of
 // its body read (truncated reports whether there was more).
 func (c *Client) Get(ctx context.Context, raw string) (res *http.Response, body []byte, truncated bool, err error) {

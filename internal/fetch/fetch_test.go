@@ -263,3 +263,24 @@ func TestHTTPSRedirectsOnly(t *testing.T) {
 		t.Errorf("a redirect to http with HTTPSRedirectsOnly = %v, want refused", err)
 	}
 }
+
+func TestExempt(t *testing.T) {
+	dns := &fakeDNS{answers: map[string][]string{"receiver.test": {"127.0.0.2"}, "public.example": {"93.184.216.34"}}}
+	c := New(Options{Allow: []netip.Prefix{netip.MustParsePrefix("127.0.0.2/32")}, Resolver: dns})
+	ctx := context.Background()
+	for raw, want := range map[string]bool{
+		"http://127.0.0.2:8080/hook":  true,
+		"http://receiver.test/hook":   true,
+		"http://public.example/hook":  false,
+		"http://127.0.0.1/hook":       false,
+		"http://nowhere.example/hook": false,
+		"not a url with a host":       false,
+	} {
+		if got := c.Exempt(ctx, raw); got != want {
+			t.Errorf("Exempt(%s) = %v, want %v", raw, got, want)
+		}
+	}
+	if New(Options{Resolver: dns}).Exempt(ctx, "http://127.0.0.2/") {
+		t.Error("a client without an allow list exempts a target")
+	}
+}

@@ -1,0 +1,358 @@
+// Package webhook is how events reach partners (SPEC §6): Emit records an
+// event inside the caller's transaction, with a delivery to the partner's
+// endpoint and its task (outbox), so there is never a change without its
+// event; Deliver POSTs the signed envelope through the SSRF-safe client;
+// History replays the events a partner missed.
+//
+// A delivery succeeds on a 2xx within the timeout (5 s). Anything else is
+// retried by the webhook:deliver task on tasks.WebhookSchedule, with the
+// same event id each time; a delivery out of retries is failed, and an
+// endpoint whose deliveries fail MaxFailures times in a row is set
+// inactive until the partner registers it again.
+package webhook
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strconv"
+	"time"
+
+	"gorm.io/gorm"
+
+	"github.com/domaind/domaind/internal/fault"
+	"github.com/domaind/domaind/internal/fetch"
+	"github.com/domaind/domaind/internal/hmacsig"
+	"github.com/domaind/domaind/internal/outbox"
+	"github.com/domaind/domaind/internal/secret"
+	"github.com/domaind/domaind/models"
+	"github.com/domaind/domaind/tasks"
+)
+
+// Headers of a delivery besides the signature (hmacsig.HeaderSignature).
+const (
+	HeaderEventID   = "X-Service-Event-Id"
+	HeaderTimestamp = "X-Service-Timestamp"
+)
+
+// Defaults of a Service.
+const (
+	// DefaultTimeout is how long a receiver has to answer (SPEC §8: 5 s).
+	DefaultTimeout = 5 * time.Second
+	// MaxFailures is how many deliveries in a row may fail for good before
+	// the endpoint is set inactive.
+	MaxFailures = 5
+)
+
+// TypeTest is the event a partner sends itself to check its receiver.
+const TypeTest = "webhook.test"
+
+// Service is the endpoints, events and deliveries of one database.
+type Service struct {
+	db      *gorm.DB
+	seal    *secret.Sealer
+	fetch   *fetch.Client
+	now     func() time.Time
+	timeout time.Duration
+}
+
+// New returns a Service on db sealing secrets with seal, delivering through
+// client (the SSRF guard) within timeout (DefaultTimeout when 0).
+func New(db *gorm.DB, seal *secret.Sealer, client *fetch.Client, timeout time.Duration, now func() time.Time) *Service {
+	if timeout == 0 {
+		timeout = DefaultTimeout
+	}
+	return &Service{db: db, seal: seal, fetch: client, now: now, timeout: timeout}
+}
+
+// Register sets the partner's endpoint for env: url (https; plain http only
+// to a network exempt from the SSRF guard, that is, in tests) and the
+// secret deliveries are signed with (16 to 256 printable characters). It
+// checks the URL with the SSRF guard now, and every delivery again. A
+// registered endpoint is active, its failures forgotten.
+func (s *Service) Register(ctx context.Context, partnerID, env, rawURL, sec string) (models.WebhookEndpoint, error) {
+	if len(rawURL) > 2000 {
+		return models.WebhookEndpoint{}, fault.Invalid("url", "is longer than 2000 characters")
+	}
+	u, err := url.Parse(rawURL)
+	if err != nil || u.Host == "" || u.Fragment != "" {
+		return models.WebhookEndpoint{}, fault.Invalid("url", "must be an absolute https URL without a fragment")
+	}
+	if u.Scheme != "https" && !(u.Scheme == "http" && s.fetch.Exempt(ctx, rawURL)) {
+		return models.WebhookEndpoint{}, fault.Invalid("url", "must be https")
+	}
+	if _, err := s.fetch.Check(ctx, rawURL); err != nil {
+		var be *fetch.BlockedError
+		if errors.As(err, &be) {
+			return models.WebhookEndpoint{}, &fault.Error{Code: fault.Validation, Field: "url", Message: "url " + be.Reason, Err: err}
+		}
+		return models.WebhookEndpoint{}, &fault.Error{Code: fault.Validation, Field: "url", Message: "url does not resolve: " + err.Error(), Err: err}
+	}
+	if len(sec) < 16 || len(sec) > 256 || !printable(sec) {
+		return models.WebhookEndpoint{}, fault.Invalid("secret", "must be 16 to 256 printable ASCII characters")
+	}
+	now := s.now().UTC()
+	e := models.WebhookEndpoint{ID: secret.NewID("whe_"), PartnerID: partnerID, Environment: env, URL: rawURL,
+		SecretSealed: s.seal.Seal([]byte(sec)), Active: true, CreatedAt: now, UpdatedAt: now}
+	err = s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		var old models.WebhookEndpoint
+		err := tx.Take(&old, "partner_id = ? AND environment = ?", partnerID, env).Error
+		switch {
+		case errors.Is(err, gorm.ErrRecordNotFound):
+			return tx.Create(&e).Error
+		case err != nil:
+			return err
+		}
+		e.ID, e.CreatedAt = old.ID, old.CreatedAt
+		return tx.Model(&models.WebhookEndpoint{ID: old.ID}).
+			Select("url", "secret_sealed", "active", "failures", "updated_at").Updates(&e).Error
+	})
+	if err != nil {
+		return models.WebhookEndpoint{}, fmt.Errorf("register webhook: %w", err)
+	}
+	return e, nil
+}
+
+func printable(s string) bool {
+	for i := range len(s) {
+		if s[i] < ' ' || s[i] > '~' {
+			return false
+		}
+	}
+	return true
+}
+
+// Endpoint returns the partner's endpoint for env, or a not_found error.
+func (s *Service) Endpoint(ctx context.Context, partnerID, env string) (models.WebhookEndpoint, error) {
+	var e models.WebhookEndpoint
+	err := s.db.WithContext(ctx).Take(&e, "partner_id = ? AND environment = ?", partnerID, env).Error
+	if errors.Is(err, gorm.ErrRecordNotFound) {
+		return e, fault.New(fault.NotFound, "no webhook endpoint is registered for %s", env)
+	}
+	if err != nil {
+		return e, fmt.Errorf("find webhook endpoint: %w", err)
+	}
+	return e, nil
+}
+
+// Emit records an event of partnerID in env, with data (JSON-encodable),
+// inside tx, and a delivery with its task when the partner has an active
+// endpoint for env. Call it in the transaction of the change the event
+// tells of.
+func Emit(tx *outbox.Tx, partnerID, env, typ string, data any, now time.Time) (models.Event, error) {
+	b, err := json.Marshal(data)
+	if err != nil {
+		return models.Event{}, fmt.Errorf("encode %s data: %w", typ, err)
+	}
+	ev := models.Event{ID: secret.NewID("evt_"), PartnerID: partnerID, Environment: env, Type: typ, Data: b, CreatedAt: now.UTC()}
+	if err := tx.Create(&ev).Error; err != nil {
+		return models.Event{}, fmt.Errorf("record %s event: %w", typ, err)
+	}
+	var e models.WebhookEndpoint
+	err = tx.Take(&e, "partner_id = ? AND environment = ? AND active", partnerID, env).Error
+	if errors.Is(err, gorm.ErrRecordNotFound) {
+		return ev, nil // kept for the history; nothing to deliver to
+	}
+	if err != nil {
+		return models.Event{}, fmt.Errorf("find the endpoint of %s: %w", partnerID, err)
+	}
+	_, err = addDelivery(tx, ev, e, now)
+	return ev, err
+}
+
+// addDelivery records a delivery of ev to e and its task, returning its id.
+func addDelivery(tx *outbox.Tx, ev models.Event, e models.WebhookEndpoint, now time.Time) (string, error) {
+	d := models.WebhookDelivery{ID: secret.NewID("whd_"), EventSeq: ev.Seq, EndpointID: e.ID, State: models.DeliveryPending, CreatedAt: now.UTC()}
+	if err := tx.Create(&d).Error; err != nil {
+		return "", fmt.Errorf("record delivery of %s: %w", ev.ID, err)
+	}
+	t, err := tasks.NewWebhookDeliverTask(d.ID)
+	if err != nil {
+		return "", err
+	}
+	return d.ID, tx.Add(t)
+}
+
+// Envelope is an event as partners receive it (SPEC §2.14).
+type Envelope struct {
+	ID          string          `json:"id"`
+	Type        string          `json:"type"`
+	CreatedAt   time.Time       `json:"created_at"`
+	PartnerID   string          `json:"partner_id"`
+	Environment string          `json:"environment"`
+	Data        json.RawMessage `json:"data"`
+}
+
+// NewEnvelope is ev's envelope.
+func NewEnvelope(ev models.Event) Envelope {
+	return Envelope{ID: ev.ID, Type: ev.Type, CreatedAt: ev.CreatedAt.UTC(), PartnerID: ev.PartnerID, Environment: ev.Environment, Data: ev.Data}
+}
+
+// ErrRetry is a delivery attempt that failed and may be retried.
+var ErrRetry = errors.New("webhook: delivery failed")
+
+// Deliver makes one attempt at delivery id. It returns nil when the
+// delivery is settled (delivered, failed for good, or settled already by
+// an earlier run), or an error wrapping ErrRetry for an attempt to retry;
+// final says this is the last attempt, after which a failure is for good.
+func (s *Service) Deliver(ctx context.Context, id string, final bool) error {
+	db := s.db.WithContext(ctx)
+	var d models.WebhookDelivery
+	if err := db.Take(&d, "id = ?", id).Error; err != nil {
+		return fmt.Errorf("load delivery %s: %w", id, err)
+	}
+	if d.State != models.DeliveryPending {
+		return nil
+	}
+	var e models.WebhookEndpoint
+	if err := db.Take(&e, "id = ?", d.EndpointID).Error; err != nil {
+		return fmt.Errorf("load endpoint of %s: %w", id, err)
+	}
+	if !e.Active {
+		return s.settle(ctx, d, e, models.DeliveryFailed, 0, "the endpoint is inactive")
+	}
+	var ev models.Event
+	if err := db.Take(&ev, "seq = ?", d.EventSeq).Error; err != nil {
+		return fmt.Errorf("load event of %s: %w", id, err)
+	}
+	status, why := s.post(ctx, e, ev)
+	if status >= 200 && status < 300 {
+		return s.settle(ctx, d, e, models.DeliveryDelivered, status, "")
+	}
+	if final {
+		return s.settle(ctx, d, e, models.DeliveryFailed, status, why)
+	}
+	if err := db.Model(&models.WebhookDelivery{ID: d.ID}).Where("state = ?", models.DeliveryPending).
+		Updates(map[string]any{"attempts": gorm.Expr("attempts + 1"), "last_status": status, "last_error": models.Cut(why, 500)}).Error; err != nil {
+		return fmt.Errorf("record attempt of %s: %w", id, err)
+	}
+	return fmt.Errorf("%w: %s: %s", ErrRetry, e.URL, why)
+}
+
+// post sends the envelope, signed, and returns the receiver's status (0
+// when there was none) and what went wrong, if anything.
+func (s *Service) post(ctx context.Context, e models.WebhookEndpoint, ev models.Event) (int, string) {
+	sec, err := s.seal.Open(e.SecretSealed)
+	if err != nil {
+		return 0, "the endpoint's secret cannot be opened (was DOMAIND_SECRET_KEY changed?)"
+	}
+	body, _ := json.Marshal(NewEnvelope(ev)) // strings, a time and raw JSON always marshal
+	ctx, cancel := context.WithTimeout(ctx, s.timeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, e.URL, bytes.NewReader(body))
+	if err != nil {
+		return 0, err.Error()
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set(hmacsig.HeaderSignature, hmacsig.WebhookSignature(sec, body))
+	req.Header.Set(HeaderEventID, ev.ID)
+	req.Header.Set(HeaderTimestamp, strconv.FormatInt(s.now().Unix(), 10))
+	res, err := s.fetch.Do(req)
+	if err != nil {
+		if ctx.Err() != nil {
+			return 0, fmt.Sprintf("no answer within %s", s.timeout)
+		}
+		return 0, err.Error()
+	}
+	defer res.Body.Close()
+	io.Copy(io.Discard, io.LimitReader(res.Body, 64<<10))
+	if res.StatusCode < 200 || res.StatusCode >= 300 {
+		return res.StatusCode, fmt.Sprintf("the receiver answered %d", res.StatusCode)
+	}
+	return res.StatusCode, ""
+}
+
+// settle gives a delivery its outcome and counts it on its endpoint: a
+// success clears the endpoint's failures, a failure for good adds one, and
+// MaxFailures of them in a row set the endpoint inactive.
+func (s *Service) settle(ctx context.Context, d models.WebhookDelivery, e models.WebhookEndpoint, state string, status int, why string) error {
+	now := s.now().UTC()
+	return s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		set := map[string]any{"state": state, "attempts": gorm.Expr("attempts + 1"), "last_status": status,
+			"last_error": models.Cut(why, 500), "finished_at": now}
+		if state == models.DeliveryDelivered {
+			set["delivered_at"] = now
+		}
+		res := tx.Model(&models.WebhookDelivery{ID: d.ID}).Where("state = ?", models.DeliveryPending).Updates(set)
+		if res.Error != nil || res.RowsAffected == 0 {
+			return res.Error // settled by a concurrent run
+		}
+		if state == models.DeliveryDelivered {
+			return tx.Model(&models.WebhookEndpoint{ID: e.ID}).Update("failures", 0).Error
+		}
+		if !e.Active {
+			return nil
+		}
+		return tx.Model(&models.WebhookEndpoint{ID: e.ID}).Updates(map[string]any{
+			"failures": gorm.Expr("failures + 1"),
+			"active":   gorm.Expr("failures + 1 < ?", MaxFailures),
+		}).Error
+	})
+}
+
+// History limits (GET /events).
+const (
+	DefaultHistoryLimit = 50
+	MaxHistoryLimit     = 100
+	// Retention is how long events are kept for the history.
+	Retention = 30 * 24 * time.Hour
+)
+
+// History returns up to limit of the partner's events in env after the
+// event afterID ("" for the oldest kept), oldest first.
+func (s *Service) History(ctx context.Context, partnerID, env, afterID string, limit int) ([]models.Event, error) {
+	db := s.db.WithContext(ctx)
+	var after int64
+	if afterID != "" {
+		var ev models.Event
+		err := db.Select("seq").Take(&ev, "id = ? AND partner_id = ? AND environment = ?", afterID, partnerID, env).Error
+		if errors.Is(err, gorm.ErrRecordNotFound) {
+			return nil, fault.Invalid("after_id", "is not an event of yours (events are kept %d days)", int(Retention/(24*time.Hour)))
+		}
+		if err != nil {
+			return nil, fmt.Errorf("find event %s: %w", afterID, err)
+		}
+		after = ev.Seq
+	}
+	var events []models.Event
+	err := db.Where("partner_id = ? AND environment = ? AND seq > ?", partnerID, env, after).Order("seq").Limit(limit).Find(&events).Error
+	if err != nil {
+		return nil, fmt.Errorf("list events: %w", err)
+	}
+	return events, nil
+}
+
+// Redeliver sends the partner's event id in env again, to its endpoint
+// now, as a new delivery; it returns the delivery's id.
+func (s *Service) Redeliver(ctx context.Context, ob *outbox.Outbox, partnerID, env, id string) (string, error) {
+	var deliveryID string
+	err := ob.Transaction(ctx, func(tx *outbox.Tx) error {
+		var ev models.Event
+		err := tx.Take(&ev, "id = ? AND partner_id = ? AND environment = ?", id, partnerID, env).Error
+		if errors.Is(err, gorm.ErrRecordNotFound) {
+			return fault.New(fault.NotFound, "no event %s", id)
+		}
+		if err != nil {
+			return err
+		}
+		var e models.WebhookEndpoint
+		err = tx.Take(&e, "partner_id = ? AND environment = ?", partnerID, env).Error
+		if errors.Is(err, gorm.ErrRecordNotFound) {
+			return fault.New(fault.Conflict, "no webhook endpoint is registered for %s: PUT /api/partner/webhooks first", env)
+		}
+		if err != nil {
+			return err
+		}
+		if !e.Active {
+			return fault.New(fault.Conflict, "the webhook endpoint is inactive after repeated failures: register it again (PUT /api/partner/webhooks)")
+		}
+		deliveryID, err = addDelivery(tx, ev, e, s.now())
+		return err
+	})
+	return deliveryID, err
+}

@@ -1,0 +1,275 @@
+package webhook
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/netip"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/hibiken/asynq"
+
+	"github.com/domaind/domaind/internal/fault"
+	"github.com/domaind/domaind/internal/fetch"
+	"github.com/domaind/domaind/internal/hmacsig"
+	"github.com/domaind/domaind/internal/outbox"
+	"github.com/domaind/domaind/internal/platform/platformtest"
+	"github.com/domaind/domaind/internal/secret"
+	"github.com/domaind/domaind/models"
+	"github.com/domaind/domaind/models/modelstest"
+	"github.com/domaind/domaind/tasks"
+)
+
+const receiverSecret = "whsec-0123456789abcdef"
+
+type world struct {
+	s  *Service
+	ob *outbox.Outbox
+}
+
+func newWorld(t *testing.T) *world {
+	t.Helper()
+	db := modelstest.NewDB(t)
+	r := platformtest.NewRedis(t)
+	ob := outbox.New(db, asynq.NewClientFromRedisClient(r.Client), slog.New(slog.NewTextHandler(io.Discard, nil)))
+	t.Cleanup(func() { ob.Close() })
+	client := fetch.New(fetch.Options{Allow: []netip.Prefix{netip.MustParsePrefix("127.0.0.2/32")}})
+	s := New(db, secret.NewSealer([]byte("test-secret-key-0123456789abcdef"), "webhook secrets"), client, 0, time.Now)
+	return &world{s: s, ob: ob}
+}
+
+// receiver serves h on 127.0.0.2, the network the tests' guard allows.
+func receiver(t *testing.T, h http.HandlerFunc) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.2:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &httptest.Server{Listener: ln, Config: &http.Server{Handler: h}}
+	srv.Start()
+	t.Cleanup(srv.Close)
+	return srv.URL + "/hook"
+}
+
+func (w *world) emit(t *testing.T, partner, env, typ string) models.Event {
+	t.Helper()
+	var ev models.Event
+	err := w.ob.Transaction(context.Background(), func(tx *outbox.Tx) error {
+		var err error
+		ev, err = Emit(tx, partner, env, typ, map[string]string{"hello": "partner"}, time.Now())
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ev
+}
+
+func (w *world) deliveries(t *testing.T, ev models.Event) []models.WebhookDelivery {
+	t.Helper()
+	var ds []models.WebhookDelivery
+	w.s.db.Where("event_seq = ?", ev.Seq).Order("created_at").Find(&ds)
+	return ds
+}
+
+func codeOf(err error) fault.Code {
+	if e, ok := fault.As(err); ok {
+		return e.Code
+	}
+	return ""
+}
+
+func TestRegisterChecksTheURLAndTheSecret(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	ctx := context.Background()
+	for name, tc := range map[string]struct{ url, secret, field string }{
+		"plain http on the internet": {"http://93.184.216.34/hook", receiverSecret, "url"},
+		"loopback":                   {"https://127.0.0.1/hook", receiverSecret, "url"},
+		"cloud metadata":             {"https://169.254.169.254/latest", receiverSecret, "url"},
+		"not a URL":                  {"receiver", receiverSecret, "url"},
+		"short secret":               {"http://127.0.0.2/hook", "short", "secret"},
+	} {
+		_, err := w.s.Register(ctx, "prt_1", models.EnvSandbox, tc.url, tc.secret)
+		if e, ok := fault.As(err); !ok || e.Code != fault.Validation || e.Field != tc.field {
+			t.Errorf("%s: %v, want a validation error on %s", name, err, tc.field)
+		}
+	}
+	e, err := w.s.Register(ctx, "prt_1", models.EnvSandbox, "http://127.0.0.2:9/hook", receiverSecret)
+	if err != nil || !e.Active {
+		t.Fatalf("a test network's endpoint = %+v, %v", e, err)
+	}
+	again, err := w.s.Register(ctx, "prt_1", models.EnvSandbox, "http://127.0.0.2:10/hook", receiverSecret)
+	if err != nil || again.ID != e.ID || again.URL != "http://127.0.0.2:10/hook" {
+		t.Errorf("registering again = %+v, %v; want the same endpoint, updated", again, err)
+	}
+}
+
+// A receiver that fails twice and then answers gets the same event, signed
+// the same way, each time; the delivery ends delivered.
+func TestDeliveryRetriesWithTheSameEvent(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	var mu sync.Mutex
+	var ids []string
+	var bodies [][]byte
+	url := receiver(t, func(rw http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		if !hmacsig.VerifyWebhook([]byte(receiverSecret), body, r.Header.Get(hmacsig.HeaderSignature)) {
+			t.Errorf("delivery with a bad signature %q", r.Header.Get(hmacsig.HeaderSignature))
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		ids, bodies = append(ids, r.Header.Get(HeaderEventID)), append(bodies, body)
+		if len(ids) <= 2 {
+			rw.WriteHeader(http.StatusServiceUnavailable)
+		}
+	})
+	ctx := context.Background()
+	if _, err := w.s.Register(ctx, "prt_1", models.EnvSandbox, url, receiverSecret); err != nil {
+		t.Fatal(err)
+	}
+	ev := w.emit(t, "prt_1", models.EnvSandbox, TypeTest)
+	ds := w.deliveries(t, ev)
+	if len(ds) != 1 {
+		t.Fatalf("%d deliveries for one event, want 1", len(ds))
+	}
+	var entry models.OutboxEntry
+	if err := w.s.db.Take(&entry, "task_type = ?", tasks.TypeWebhookDeliver).Error; err != nil || !strings.Contains(string(entry.Payload), ds[0].ID) {
+		t.Errorf("the delivery's task = %+v, %v; want one in the outbox", entry, err)
+	}
+	for i := range 2 {
+		if err := w.s.Deliver(ctx, ds[0].ID, false); !errors.Is(err, ErrRetry) {
+			t.Fatalf("attempt %d = %v, want a retry", i+1, err)
+		}
+	}
+	if err := w.s.Deliver(ctx, ds[0].ID, false); err != nil {
+		t.Fatalf("third attempt = %v", err)
+	}
+	if err := w.s.Deliver(ctx, ds[0].ID, false); err != nil {
+		t.Fatalf("a delivery run again after success = %v, want nothing done", err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(ids) != 3 || ids[0] != ev.ID || ids[1] != ev.ID || ids[2] != ev.ID || string(bodies[0]) != string(bodies[2]) {
+		t.Errorf("received event ids %v, want %s three times with one body", ids, ev.ID)
+	}
+	var env Envelope
+	if err := json.Unmarshal(bodies[2], &env); err != nil || env.ID != ev.ID || env.Type != TypeTest || env.PartnerID != "prt_1" || env.Environment != models.EnvSandbox {
+		t.Errorf("envelope = %+v, %v", env, err)
+	}
+	var d models.WebhookDelivery
+	w.s.db.Take(&d, "id = ?", ds[0].ID)
+	if d.State != models.DeliveryDelivered || d.Attempts != 3 || d.DeliveredAt == nil {
+		t.Errorf("delivery = %+v, want delivered after 3 attempts", d)
+	}
+}
+
+// A receiver that does not answer within the timeout fails the attempt.
+func TestAHangingReceiverFailsTheAttempt(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	release := make(chan struct{})
+	url := receiver(t, func(rw http.ResponseWriter, r *http.Request) {
+		select {
+		case <-release:
+		case <-r.Context().Done():
+		}
+	})
+	defer close(release)
+	ctx := context.Background()
+	w.s.Register(ctx, "prt_1", models.EnvLive, url, receiverSecret)
+	ev := w.emit(t, "prt_1", models.EnvLive, TypeTest)
+	start := time.Now()
+	err := w.s.Deliver(ctx, w.deliveries(t, ev)[0].ID, false)
+	if !errors.Is(err, ErrRetry) || !strings.Contains(err.Error(), "no answer within 5s") {
+		t.Errorf("attempt at a hanging receiver = %v, want a retry for no answer", err)
+	}
+	if took := time.Since(start); took > time.Minute {
+		t.Errorf("the attempt took %v", took) // a bound for a failing run, not a timing assertion
+	}
+}
+
+// Deliveries that fail for good, MaxFailures in a row, set the endpoint
+// inactive: later events are kept for the history but not delivered, until
+// the partner registers the endpoint again.
+func TestAnEndpointThatKeepsFailingGoesInactive(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	url := receiver(t, func(rw http.ResponseWriter, r *http.Request) { rw.WriteHeader(http.StatusInternalServerError) })
+	ctx := context.Background()
+	w.s.Register(ctx, "prt_1", models.EnvLive, url, receiverSecret)
+	for i := range MaxFailures {
+		ev := w.emit(t, "prt_1", models.EnvLive, TypeTest)
+		if err := w.s.Deliver(ctx, w.deliveries(t, ev)[0].ID, true); err != nil {
+			t.Fatalf("final attempt %d = %v, want the delivery settled", i+1, err)
+		}
+	}
+	e, _ := w.s.Endpoint(ctx, "prt_1", models.EnvLive)
+	if e.Active || e.Failures != MaxFailures {
+		t.Fatalf("endpoint after %d failed deliveries = active %v, failures %d", MaxFailures, e.Active, e.Failures)
+	}
+	ev := w.emit(t, "prt_1", models.EnvLive, TypeTest)
+	if n := len(w.deliveries(t, ev)); n != 0 {
+		t.Errorf("%d deliveries to an inactive endpoint", n)
+	}
+	if _, err := w.s.Redeliver(ctx, w.ob, "prt_1", models.EnvLive, ev.ID); codeOf(err) != fault.Conflict {
+		t.Errorf("redeliver to an inactive endpoint = %v, want conflict", err)
+	}
+	if _, err := w.s.Register(ctx, "prt_1", models.EnvLive, url, receiverSecret); err != nil {
+		t.Fatal(err)
+	}
+	id, err := w.s.Redeliver(ctx, w.ob, "prt_1", models.EnvLive, ev.ID)
+	if err != nil || id == "" {
+		t.Errorf("redeliver after registering again = %q, %v", id, err)
+	}
+	if _, err := w.s.Redeliver(ctx, w.ob, "prt_2", models.EnvLive, ev.ID); codeOf(err) != fault.NotFound {
+		t.Errorf("another partner redelivering = %v, want not_found", err)
+	}
+}
+
+// The history is the partner's own events of one environment, oldest
+// first, walked with after_id.
+func TestHistoryWalk(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	ctx := context.Background()
+	var mine []string
+	for i := range 7 {
+		mine = append(mine, w.emit(t, "prt_1", models.EnvSandbox, TypeTest).ID)
+		w.emit(t, "prt_1", models.EnvLive, TypeTest)
+		if i%2 == 0 {
+			w.emit(t, "prt_2", models.EnvSandbox, TypeTest)
+		}
+	}
+	var walked []string
+	after := ""
+	for page := 0; page < 10; page++ {
+		events, err := w.s.History(ctx, "prt_1", models.EnvSandbox, after, 3)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(events) == 0 {
+			break
+		}
+		for _, ev := range events {
+			walked = append(walked, ev.ID)
+		}
+		after = events[len(events)-1].ID
+	}
+	if strings.Join(walked, ",") != strings.Join(mine, ",") {
+		t.Errorf("walked %v, want %v", walked, mine)
+	}
+	other, _ := w.s.History(ctx, "prt_2", models.EnvSandbox, "", 50)
+	if _, err := w.s.History(ctx, "prt_1", models.EnvSandbox, other[0].ID, 50); codeOf(err) != fault.Validation {
+		t.Errorf("after another partner's event = %v, want validation_error", err)
+	}
+}
