@@ -9,6 +9,7 @@ import (
 	"github.com/hibiken/asynq"
 	"gorm.io/gorm"
 
+	"github.com/domaind/domaind/internal/webhook"
 	"github.com/domaind/domaind/models"
 )
 
@@ -75,6 +76,13 @@ func (h *cleanup) ProcessTask(ctx context.Context, _ *asynq.Task) error {
 		}},
 		{"bulk operations", func() *gorm.DB {
 			return db.Where("finished_at < ?", now.Add(-bulkRetention)).Delete(&models.BulkOp{})
+		}},
+		{"webhook deliveries", func() *gorm.DB {
+			old := db.Model(&models.Event{}).Select("seq").Where("created_at < ?", now.Add(-webhook.Retention))
+			return db.Where("event_seq IN (?)", old).Delete(&models.WebhookDelivery{})
+		}},
+		{"partner events", func() *gorm.DB { // the history partners replay (GET /events)
+			return db.Where("created_at < ?", now.Add(-webhook.Retention)).Delete(&models.Event{})
 		}},
 		{"unused OAuth clients", func() *gorm.DB {
 			return db.Where("used_at IS NULL AND created_at < ?", now.Add(-unusedClientRetention)).Delete(&models.OAuthClient{})

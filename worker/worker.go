@@ -24,6 +24,7 @@ import (
 	"github.com/domaind/domaind/internal/registry"
 	"github.com/domaind/domaind/internal/requestid"
 	"github.com/domaind/domaind/internal/tools"
+	"github.com/domaind/domaind/internal/webhook"
 	"github.com/domaind/domaind/models"
 	"github.com/domaind/domaind/tasks"
 )
@@ -46,6 +47,8 @@ type Deps struct {
 	HTTP            *http.Client
 	// Tools run the async free-tool jobs.
 	Tools *tools.Registry
+	// Webhooks deliver partners' events.
+	Webhooks *webhook.Service
 }
 
 // Worker is a started or startable asynq server with the service's handlers.
@@ -86,6 +89,7 @@ func New(d Deps) *Worker {
 	mux.Handle(tasks.TypeLookupRun, &lookupRun{db: d.DB, resolver: d.Resolver, cache: d.LookupCache})
 	mux.Handle(tasks.TypeToolRun, &toolRun{db: d.DB, tools: d.Tools})
 	mux.Handle(tasks.TypeBulkRun, &bulkRun{db: d.DB, registry: d.Registry, concurrency: BulkConcurrency, backoff: itemBackoff})
+	mux.Handle(tasks.TypeWebhookDeliver, &webhookDeliver{webhooks: d.Webhooks})
 	mux.Handle(tasks.TypeRDAPBootstrapRefresh, &rdapBootstrapRefresh{db: d.DB, hc: d.HTTP, source: d.BootstrapSource, client: d.RDAP, log: d.Log})
 	return &Worker{srv: srv, mux: mux, inspector: inspector}
 }

@@ -1,0 +1,30 @@
+package worker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/hibiken/asynq"
+	"gorm.io/gorm"
+
+	"github.com/domaind/domaind/internal/webhook"
+	"github.com/domaind/domaind/tasks"
+)
+
+// webhookDeliver makes one attempt at a webhook delivery; asynq's retries,
+// on tasks.WebhookSchedule, are the later ones, and the last attempt
+// settles a failure for good.
+type webhookDeliver struct{ webhooks *webhook.Service }
+
+func (h *webhookDeliver) ProcessTask(ctx context.Context, t *asynq.Task) error {
+	p, err := tasks.ParseWebhookDeliver(t)
+	if err != nil {
+		return err
+	}
+	err = h.webhooks.Deliver(ctx, p.DeliveryID, lastAttempt(ctx))
+	if errors.Is(err, gorm.ErrRecordNotFound) { // the delivery's rows are gone (kept 30 days)
+		return fmt.Errorf("%w: %w", err, asynq.SkipRetry)
+	}
+	return err
+}
