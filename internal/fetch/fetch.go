@@ -68,6 +68,10 @@ type Options struct {
 	// HTTPSRedirectsOnly refuses a redirect to a plain http URL (for
 	// protocols whose answers must not be downgraded, such as RDAP).
 	HTTPSRedirectsOnly bool
+	// NoRedirects answers a redirect as it is, without following it (for
+	// webhook deliveries: a 3xx is not an acknowledgement, and following
+	// it would turn the POST into a GET).
+	NoRedirects bool
 }
 
 // Client fetches user-given URLs safely.
@@ -109,6 +113,9 @@ func New(opts Options) *Client {
 		Transport: transport,
 		Timeout:   opts.Timeout,
 		CheckRedirect: func(req *http.Request, via []*http.Request) error {
+			if opts.NoRedirects {
+				return http.ErrUseLastResponse
+			}
 			if len(via) > opts.MaxRedirects {
 				return &BlockedError{Target: req.URL.Redacted(), Reason: fmt.Sprintf("more than %d redirects", opts.MaxRedirects)}
 			}

@@ -264,6 +264,22 @@ func TestHTTPSRedirectsOnly(t *testing.T) {
 	}
 }
 
+func TestNoRedirects(t *testing.T) {
+	hop := serveOn(t, "127.0.0.1", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, "/elsewhere", http.StatusFound)
+	}))
+	c := New(Options{Allow: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}, NoRedirects: true})
+	req, _ := http.NewRequest(http.MethodPost, hop+"/hook", strings.NewReader("{}"))
+	res, err := c.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if res.StatusCode != http.StatusFound || res.Header.Get("Location") != "/elsewhere" {
+		t.Errorf("with NoRedirects = %d to %q, want the 302 itself", res.StatusCode, res.Header.Get("Location"))
+	}
+}
+
 func TestExempt(t *testing.T) {
 	dns := &fakeDNS{answers: map[string][]string{"receiver.test": {"127.0.0.2"}, "public.example": {"93.184.216.34"}}}
 	c := New(Options{Allow: []netip.Prefix{netip.MustParsePrefix("127.0.0.2/32")}, Resolver: dns})

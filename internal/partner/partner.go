@@ -52,9 +52,10 @@ type Service struct {
 	now  func() time.Time
 }
 
-// New returns a Service on db sealing secrets with seal; now is its clock.
-func New(db *gorm.DB, seal *secret.Sealer, now func() time.Time) *Service {
-	return &Service{db: db, seal: seal, now: now}
+// New returns a Service on db sealing secrets under secretKey
+// (DOMAIND_SECRET_KEY); now is its clock.
+func New(db *gorm.DB, secretKey []byte, now func() time.Time) *Service {
+	return &Service{db: db, seal: secret.NewSealer(secretKey, "partner secrets"), now: now}
 }
 
 // Credential is a credential as verification needs it: its secret unsealed.

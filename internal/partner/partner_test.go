@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/domaind/domaind/internal/fault"
-	"github.com/domaind/domaind/internal/secret"
 	"github.com/domaind/domaind/models"
 	"github.com/domaind/domaind/models/modelstest"
 )
@@ -17,7 +16,7 @@ import (
 func newService(t *testing.T) *Service {
 	t.Helper()
 	now := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
-	return New(modelstest.NewDB(t), secret.NewSealer([]byte("test-secret-key-0123456789abcdef"), "partner secrets"), func() time.Time { return now })
+	return New(modelstest.NewDB(t), []byte("test-secret-key-0123456789abcdef"), func() time.Time { return now })
 }
 
 func codeOf(err error) fault.Code {

@@ -19,6 +19,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/netip"
 	"net/url"
 	"strconv"
 	"time"
@@ -54,20 +55,19 @@ const TypeTest = "webhook.test"
 
 // Service is the endpoints, events and deliveries of one database.
 type Service struct {
-	db      *gorm.DB
-	seal    *secret.Sealer
-	fetch   *fetch.Client
-	now     func() time.Time
-	timeout time.Duration
+	db    *gorm.DB
+	seal  *secret.Sealer
+	fetch *fetch.Client
+	now   func() time.Time
 }
 
-// New returns a Service on db sealing secrets with seal, delivering through
-// client (the SSRF guard) within timeout (DefaultTimeout when 0).
-func New(db *gorm.DB, seal *secret.Sealer, client *fetch.Client, timeout time.Duration, now func() time.Time) *Service {
-	if timeout == 0 {
-		timeout = DefaultTimeout
-	}
-	return &Service{db: db, seal: seal, fetch: client, now: now, timeout: timeout}
+// New returns a Service on db with endpoint secrets sealed under secretKey
+// (DOMAIND_SECRET_KEY), delivering through the SSRF guard with the networks
+// of allow exempt (DOMAIND_FETCH_ALLOW_CIDRS: tests' receivers). A delivery
+// follows no redirect: a 3xx is not an acknowledgement.
+func New(db *gorm.DB, secretKey []byte, allow []netip.Prefix, now func() time.Time) *Service {
+	client := fetch.New(fetch.Options{Allow: allow, Timeout: DefaultTimeout, NoRedirects: true})
+	return &Service{db: db, seal: secret.NewSealer(secretKey, "webhook secrets"), fetch: client, now: now}
 }
 
 // Register sets the partner's endpoint for env: url (https; plain http only
@@ -242,7 +242,7 @@ func (s *Service) post(ctx context.Context, e models.WebhookEndpoint, ev models.
 		return 0, "the endpoint's secret cannot be opened (was DOMAIND_SECRET_KEY changed?)"
 	}
 	body, _ := json.Marshal(NewEnvelope(ev)) // strings, a time and raw JSON always marshal
-	ctx, cancel := context.WithTimeout(ctx, s.timeout)
+	ctx, cancel := context.WithTimeout(ctx, DefaultTimeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, e.URL, bytes.NewReader(body))
 	if err != nil {
@@ -255,7 +255,7 @@ func (s *Service) post(ctx context.Context, e models.WebhookEndpoint, ev models.
 	res, err := s.fetch.Do(req)
 	if err != nil {
 		if ctx.Err() != nil {
-			return 0, fmt.Sprintf("no answer within %s", s.timeout)
+			return 0, fmt.Sprintf("no answer within %s", DefaultTimeout)
 		}
 		return 0, err.Error()
 	}

@@ -12,17 +12,16 @@ import (
 	"net/netip"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/hibiken/asynq"
 
 	"github.com/domaind/domaind/internal/fault"
-	"github.com/domaind/domaind/internal/fetch"
 	"github.com/domaind/domaind/internal/hmacsig"
 	"github.com/domaind/domaind/internal/outbox"
 	"github.com/domaind/domaind/internal/platform/platformtest"
-	"github.com/domaind/domaind/internal/secret"
 	"github.com/domaind/domaind/models"
 	"github.com/domaind/domaind/models/modelstest"
 	"github.com/domaind/domaind/tasks"
@@ -41,8 +40,7 @@ func newWorld(t *testing.T) *world {
 	r := platformtest.NewRedis(t)
 	ob := outbox.New(db, asynq.NewClientFromRedisClient(r.Client), slog.New(slog.NewTextHandler(io.Discard, nil)))
 	t.Cleanup(func() { ob.Close() })
-	client := fetch.New(fetch.Options{Allow: []netip.Prefix{netip.MustParsePrefix("127.0.0.2/32")}})
-	s := New(db, secret.NewSealer([]byte("test-secret-key-0123456789abcdef"), "webhook secrets"), client, 0, time.Now)
+	s := New(db, []byte("test-secret-key-0123456789abcdef"), []netip.Prefix{netip.MustParsePrefix("127.0.0.2/32")}, time.Now)
 	return &world{s: s, ob: ob}
 }
 
@@ -170,6 +168,31 @@ func TestDeliveryRetriesWithTheSameEvent(t *testing.T) {
 	w.s.db.Take(&d, "id = ?", ds[0].ID)
 	if d.State != models.DeliveryDelivered || d.Attempts != 3 || d.DeliveredAt == nil {
 		t.Errorf("delivery = %+v, want delivered after 3 attempts", d)
+	}
+}
+
+// A redirect is not an acknowledgement: the delivery is not followed to
+// another address (where a POST would become a GET).
+func TestARedirectFailsTheAttempt(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	var followed atomic.Bool
+	url := receiver(t, func(rw http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/hook" {
+			followed.Store(true)
+			return
+		}
+		http.Redirect(rw, r, "/elsewhere", http.StatusFound)
+	})
+	ctx := context.Background()
+	w.s.Register(ctx, "prt_1", models.EnvLive, url, receiverSecret)
+	ev := w.emit(t, "prt_1", models.EnvLive, TypeTest)
+	err := w.s.Deliver(ctx, w.deliveries(t, ev)[0].ID, false)
+	if !errors.Is(err, ErrRetry) || !strings.Contains(err.Error(), "302") {
+		t.Errorf("attempt at a redirecting receiver = %v, want a retry for the 302", err)
+	}
+	if followed.Load() {
+		t.Error("the redirect was followed")
 	}
 }
 
