@@ -46,6 +46,10 @@ var (
 	ErrBadNonce = errors.New("invalid nonce")
 	// ErrBadSignature: the signature is malformed or does not match.
 	ErrBadSignature = errors.New("invalid signature")
+	// ErrMismatch is the ErrBadSignature of a well-formed signature that
+	// does not match. A server answers an unknown key id with it too, so
+	// that key ids that exist cannot be told from ones that do not.
+	ErrMismatch = fmt.Errorf("%w: does not match the request (secret, canonical string or body differ)", ErrBadSignature)
 )
 
 // signaturePrefix names the version of the request signature.
@@ -83,15 +87,15 @@ func Verify(secret []byte, canonical, signature string) bool {
 }
 
 // CheckSignature is Verify returning why a signature is refused: malformed
-// (which a partner can fix by reading the rule) or not matching. The error
-// wraps ErrBadSignature.
+// (which a partner can fix by reading the rule) or not matching
+// (ErrMismatch). The error wraps ErrBadSignature.
 func CheckSignature(secret []byte, canonical, signature string) error {
 	hexPart, ok := strings.CutPrefix(signature, signaturePrefix)
 	if !ok || !isLowerHex(hexPart, sha256.Size*2) {
 		return fmt.Errorf(`%w: want "v1=" followed by 64 lowercase hex digits`, ErrBadSignature)
 	}
 	if !hmac.Equal([]byte(signature), []byte(Sign(secret, canonical))) {
-		return fmt.Errorf("%w: does not match the request (secret, canonical string or body differ)", ErrBadSignature)
+		return ErrMismatch
 	}
 	return nil
 }

@@ -246,10 +246,12 @@ func (s *Service) Revoke(ctx context.Context, partnerID, keyID string) error {
 	return nil
 }
 
-// Listed is a partner with its credentials (without secrets).
+// Listed is a partner with its credentials and webhook endpoints (without
+// secrets), as ops see them: an endpoint set inactive by failures shows.
 type Listed struct {
 	models.Partner
 	Credentials []models.PartnerCredential
+	Webhooks    []models.WebhookEndpoint
 }
 
 // List returns every partner, newest first, with its credentials.
@@ -262,13 +264,21 @@ func (s *Service) List(ctx context.Context) ([]Listed, error) {
 	if err := s.db.WithContext(ctx).Order("created_at, key_id").Find(&cs).Error; err != nil {
 		return nil, fmt.Errorf("list credentials: %w", err)
 	}
-	byPartner := map[string][]models.PartnerCredential{}
+	var es []models.WebhookEndpoint
+	if err := s.db.WithContext(ctx).Order("environment").Find(&es).Error; err != nil {
+		return nil, fmt.Errorf("list webhook endpoints: %w", err)
+	}
+	creds := map[string][]models.PartnerCredential{}
 	for _, c := range cs {
-		byPartner[c.PartnerID] = append(byPartner[c.PartnerID], c)
+		creds[c.PartnerID] = append(creds[c.PartnerID], c)
+	}
+	hooks := map[string][]models.WebhookEndpoint{}
+	for _, e := range es {
+		hooks[e.PartnerID] = append(hooks[e.PartnerID], e)
 	}
 	out := make([]Listed, len(ps))
 	for i, p := range ps {
-		out[i] = Listed{Partner: p, Credentials: byPartner[p.ID]}
+		out[i] = Listed{Partner: p, Credentials: creds[p.ID], Webhooks: hooks[p.ID]}
 	}
 	return out, nil
 }

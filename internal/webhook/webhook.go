@@ -340,19 +340,47 @@ func (s *Service) Redeliver(ctx context.Context, ob *outbox.Outbox, partnerID, e
 		if err != nil {
 			return err
 		}
-		var e models.WebhookEndpoint
-		err = tx.Take(&e, "partner_id = ? AND environment = ?", partnerID, env).Error
-		if errors.Is(err, gorm.ErrRecordNotFound) {
-			return fault.New(fault.Conflict, "no webhook endpoint is registered for %s: PUT /api/partner/webhooks first", env)
-		}
+		e, err := activeEndpoint(tx, partnerID, env)
 		if err != nil {
 			return err
-		}
-		if !e.Active {
-			return fault.New(fault.Conflict, "the webhook endpoint is inactive after repeated failures: register it again (PUT /api/partner/webhooks)")
 		}
 		deliveryID, err = addDelivery(tx, ev, e, s.now())
 		return err
 	})
 	return deliveryID, err
+}
+
+// SendTest emits a TypeTest event to the partner's endpoint for env, so
+// the partner can check its receiver before any sale. It needs an active
+// endpoint (a conflict otherwise).
+func (s *Service) SendTest(ctx context.Context, ob *outbox.Outbox, partnerID, env string) (models.Event, error) {
+	var ev models.Event
+	err := ob.Transaction(ctx, func(tx *outbox.Tx) error {
+		if _, err := activeEndpoint(tx, partnerID, env); err != nil {
+			return err
+		}
+		var err error
+		ev, err = Emit(tx, partnerID, env, TypeTest, map[string]string{
+			"message": "a test event: your receiver got it if you read this",
+		}, s.now())
+		return err
+	})
+	return ev, err
+}
+
+// activeEndpoint returns the partner's endpoint for env, or a conflict
+// saying what to do when there is none or it is inactive.
+func activeEndpoint(tx *outbox.Tx, partnerID, env string) (models.WebhookEndpoint, error) {
+	var e models.WebhookEndpoint
+	err := tx.Take(&e, "partner_id = ? AND environment = ?", partnerID, env).Error
+	if errors.Is(err, gorm.ErrRecordNotFound) {
+		return e, fault.New(fault.Conflict, "no webhook endpoint is registered for %s: PUT /api/partner/webhooks first", env)
+	}
+	if err != nil {
+		return e, fmt.Errorf("find the endpoint of %s: %w", partnerID, err)
+	}
+	if !e.Active {
+		return e, fault.New(fault.Conflict, "the webhook endpoint is inactive after repeated failures: register it again (PUT /api/partner/webhooks)")
+	}
+	return e, nil
 }

@@ -296,3 +296,32 @@ func TestHistoryWalk(t *testing.T) {
 		t.Errorf("after another partner's event = %v, want validation_error", err)
 	}
 }
+
+func TestSendTest(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	ctx := context.Background()
+	if _, err := w.s.SendTest(ctx, w.ob, "prt_1", models.EnvSandbox); codeOf(err) != fault.Conflict {
+		t.Errorf("a test event without an endpoint = %v, want a conflict", err)
+	}
+	var n int64
+	w.s.db.Model(&models.Event{}).Count(&n)
+	if n != 0 {
+		t.Errorf("a refused test event left %d events", n)
+	}
+	url := receiver(t, func(http.ResponseWriter, *http.Request) {})
+	if _, err := w.s.Register(ctx, "prt_1", models.EnvSandbox, url, receiverSecret); err != nil {
+		t.Fatal(err)
+	}
+	ev, err := w.s.SendTest(ctx, w.ob, "prt_1", models.EnvSandbox)
+	if err != nil || ev.Type != TypeTest || ev.Environment != models.EnvSandbox {
+		t.Fatalf("SendTest = %+v, %v", ev, err)
+	}
+	ds := w.deliveries(t, ev)
+	if len(ds) != 1 {
+		t.Fatalf("%d deliveries of the test event, want 1", len(ds))
+	}
+	if err := w.s.Deliver(ctx, ds[0].ID, false); err != nil {
+		t.Errorf("delivering the test event = %v", err)
+	}
+}
