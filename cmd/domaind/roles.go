@@ -21,6 +21,7 @@ import (
 	"github.com/domaind/domaind/internal/metrics"
 	"github.com/domaind/domaind/internal/outbox"
 	"github.com/domaind/domaind/internal/platform"
+	"github.com/domaind/domaind/internal/webhook"
 	"github.com/domaind/domaind/models"
 	"github.com/domaind/domaind/scheduler"
 	"github.com/domaind/domaind/worker"
@@ -128,6 +129,7 @@ func start(ctx context.Context, cmd command, getenv func(string) string, isTermi
 			DB: p.DB, Outbox: ob, Metrics: m, Log: log, RedisOpt: p.RedisOpt, Registry: reg,
 			Resolver: lk.resolver, LookupCache: lookup.NewCache(p.Redis),
 			RDAP: lk.rdap, BootstrapSource: lk.bootstrapSource, HTTP: lk.http, Tools: freeTools,
+			Webhooks: webhook.New(p.DB, cfg.SecretKey, cfg.FetchAllowCIDRs, time.Now),
 		})
 		if err := w.Start(); err != nil {
 			return fmt.Errorf("start worker: %w", err)
