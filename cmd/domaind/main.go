@@ -8,6 +8,7 @@
 //	domaind dashboard the queue dashboard (asynqmon) under /monitoring
 //	domaind migrate   apply database migrations and exit
 //	domaind seed      migrate, then load the demo data, and exit
+//	domaind partner   manage partners and their credentials (see partnerUsage)
 //
 // Configuration comes only from DOMAIND_* environment variables (see docs/operations.md).
 package main
@@ -44,14 +45,16 @@ type usageError string
 
 func (e usageError) Error() string { return string(e) }
 
-const usage = `usage: domaind [all|api|worker|scheduler|dashboard|migrate|seed [--listings N]]
+const usage = `usage: domaind [all|api|worker|scheduler|dashboard|migrate|seed [--listings N]|partner ...]
 
-seed --listings N adds N marketplace listings (demo data, for benchmarks)`
+seed --listings N adds N marketplace listings (demo data, for benchmarks)
+partner create|approve|credential|revoke|list manages partners (domaind partner help)`
 
 // command is a parsed command line.
 type command struct {
 	role     string
-	listings int // seed only: marketplace listings to add
+	listings int      // seed only: marketplace listings to add
+	partner  []string // partner only: the subcommand and its arguments
 }
 
 // run is main without the process: arguments, environment and output come in,
@@ -63,6 +66,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	}
 	switch cmd.role {
 	case "all", "api", "worker", "scheduler", "dashboard", "migrate", "seed":
+	case "partner":
+		if err := checkPartnerArgs(args); err != nil {
+			return err
+		}
+		cmd.partner, args = args, nil
 	case "-h", "-help", "--help", "help":
 		fmt.Fprintln(stdout, usage)
 		return nil

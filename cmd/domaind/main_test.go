@@ -45,7 +45,8 @@ func TestRunRefusesBadCommandLines(t *testing.T) {
 	getenv := func(string) string { return "" }
 	var usage usageError
 	for _, args := range [][]string{{"frobnicate"}, {"api", "worker"}, {"api", "--listings", "5"},
-		{"seed", "--listings", "-1"}, {"seed", "--listings", "many"}, {"seed", "extra"}} {
+		{"seed", "--listings", "-1"}, {"seed", "--listings", "many"}, {"seed", "extra"},
+		{"partner"}, {"partner", "delete", "x"}, {"partner", "approve"}, {"partner", "list", "all"}} {
 		err := run(context.Background(), args, getenv, &bytes.Buffer{}, &bytes.Buffer{})
 		if !errors.As(err, &usage) {
 			t.Errorf("run %v = %v, want a usage error", args, err)
@@ -114,7 +115,7 @@ func TestRunAllEmbedded(t *testing.T) {
 		time.Sleep(50 * time.Millisecond)
 	}
 	out := stdout.String()
-	for _, want := range []string{base + "/monitoring/", base + "/healthz", `Ops login      user "ops"  password "`} {
+	for _, want := range []string{base + "/monitoring/", base + "/healthz", `Ops login      user "ops"  password "`, "Partner key    id pk_test_"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("welcome text lacks %q:\n%s", want, out)
 		}
@@ -195,10 +196,16 @@ func TestRunSeedLoadsTheSandboxAndSyncsTLDs(t *testing.T) {
 	if tlds < 60 || prices != 4*tlds {
 		t.Errorf("after seed: %d TLDs and %d prices, want 60+ TLDs with four prices each", tlds, prices)
 	}
-	var listings int64
+	var listings, sandboxes int64
 	db.Model(&models.Listing{}).Count(&listings)
-	if listings != demoListings {
-		t.Errorf("%d listings after seeding twice, want the demo marketplace of %d once", listings, demoListings)
+	db.Model(&models.SandboxListing{}).Count(&sandboxes)
+	if listings != demoListings || sandboxes != demoSandboxes {
+		t.Errorf("%d listings and %d sandbox listings after seeding twice, want %d and %d once", listings, sandboxes, demoListings, demoSandboxes)
+	}
+	var creds []models.PartnerCredential
+	db.Find(&creds)
+	if len(creds) != 1 || creds[0].Environment != models.EnvSandbox || !strings.HasPrefix(creds[0].KeyID, "pk_test_") {
+		t.Errorf("partner credentials after seeding twice: %+v; want the demo partner's one sandbox key", creds)
 	}
 	// The embedded default seeds demo data: the README's demo account signs in.
 	demo, err := account.New(db, password.Default, time.Now).Authenticate(context.Background(), "demo@domaind.test", "demo-password")
@@ -242,4 +249,71 @@ func TestSeedMakesNoDemoAccountWhenDemoSeedingIsOff(t *testing.T) {
 	if listings != 250 {
 		t.Errorf("seed --listings 250 left %d listings", listings)
 	}
+}
+
+// TestPartnerCommandLine manages a partner as ops would from a shell: the
+// secret is printed once, a live key waits for approval, and a revoked key
+// shows in the list.
+func TestPartnerCommandLine(t *testing.T) {
+	env := map[string]string{"DOMAIND_DATA_DIR": t.TempDir()}
+	partner := func(args ...string) (string, error) {
+		var out bytes.Buffer
+		err := run(context.Background(), append([]string{"partner"}, args...), func(k string) string { return env[k] }, &out, io.Discard)
+		return out.String(), err
+	}
+	if err := run(context.Background(), []string{"migrate"}, func(k string) string { return env[k] }, io.Discard, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	out, err := partner("create", "Acme Domains", "ops@acme.test")
+	if err != nil || !strings.Contains(out, "(pending)") {
+		t.Fatalf("create: %q, %v", out, err)
+	}
+	id := strings.Fields(out)[1]
+	if _, err := partner("credential", id, "live", "search"); err == nil || !strings.Contains(err.Error(), "approval") {
+		t.Errorf("a live key before approval: err = %v, want a conflict about approval", err)
+	}
+	if _, err := partner("credential", id, "sandbox", "search,teleport"); err == nil || !strings.Contains(err.Error(), "teleport") {
+		t.Errorf("an unknown scope: err = %v, want it named", err)
+	}
+	if out, err := partner("approve", id); err != nil || !strings.Contains(out, "approved") {
+		t.Fatalf("approve: %q, %v", out, err)
+	}
+	out, err = partner("credential", id, "live", "search,webhook")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var keyID, sec string
+	for _, line := range strings.Split(out, "\n") {
+		if f := strings.Fields(line); len(f) == 2 && f[0] == "key_id" {
+			keyID = f[1]
+		} else if len(f) == 2 && f[0] == "secret" {
+			sec = f[1]
+		}
+	}
+	if !strings.HasPrefix(keyID, "pk_live_") || !strings.HasPrefix(sec, "sk_") {
+		t.Fatalf("credential printed %q; want a pk_live_ key id and its secret", out)
+	}
+	if out, err = partner("list"); err != nil || !strings.Contains(out, keyID) || strings.Contains(out, sec) {
+		t.Errorf("list: %q, %v; want the key id and never the secret", out, err)
+	}
+	if _, err := partner("revoke", id, keyID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := partner("revoke", id, keyID); err == nil {
+		t.Error("revoking twice succeeded; want not found")
+	}
+	out, _ = partner("list")
+	if line := lineWith(out, keyID); !strings.Contains(line, time.Now().UTC().Format("2006-01-02")) {
+		t.Errorf("list shows the revoked key as %q; want its revocation time", line)
+	}
+}
+
+// lineWith returns the first line of s containing sub.
+func lineWith(s, sub string) string {
+	for _, line := range strings.Split(s, "\n") {
+		if strings.Contains(line, sub) {
+			return line
+		}
+	}
+	return ""
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/domaind/domaind/internal/lookup"
 	"github.com/domaind/domaind/internal/metrics"
 	"github.com/domaind/domaind/internal/outbox"
+	"github.com/domaind/domaind/internal/partner"
 	"github.com/domaind/domaind/internal/platform"
 	"github.com/domaind/domaind/internal/webhook"
 	"github.com/domaind/domaind/models"
@@ -45,7 +46,8 @@ func start(ctx context.Context, cmd command, getenv func(string) string, isTermi
 	}
 	log := logging.New(stderr, cfg.LogFormat, cfg.LogLevel)
 	redis.SetLogger(logging.Redis{Log: log})
-	if cfg.Embedded() && role != "all" && role != "migrate" && role != "seed" {
+	oneShot := role == "migrate" || role == "seed" || role == "partner"
+	if cfg.Embedded() && role != "all" && !oneShot {
 		return &config.Error{Var: "DOMAIND_DATABASE_URL", Msg: fmt.Sprintf(
 			"the %s role alone needs DOMAIND_DATABASE_URL and DOMAIND_REDIS_URL; run `domaind all` for the embedded mode", role)}
 	}
@@ -53,7 +55,7 @@ func start(ctx context.Context, cmd command, getenv func(string) string, isTermi
 
 	// Listen before connecting anywhere, so a taken port fails at once.
 	var ln net.Listener
-	if role != "migrate" && role != "seed" {
+	if !oneShot {
 		if ln, err = net.Listen("tcp", cfg.HTTPAddr); err != nil {
 			return &config.Error{Var: "DOMAIND_HTTP_ADDR", Msg: err.Error()}
 		}
@@ -88,12 +90,16 @@ func start(ctx context.Context, cmd command, getenv func(string) string, isTermi
 	if role == "migrate" {
 		return nil
 	}
+	if role == "partner" {
+		return partnerCommand(ctx, cfg, p.DB, cmd.partner, stdout)
+	}
 	reg, err := newRegistry(cfg, p.DB)
 	if err != nil {
 		return err
 	}
+	var demoKey *partner.Credential
 	if role == "seed" || (role == "all" && cfg.SeedDemo) {
-		if err := seed(ctx, cfg, p.DB, reg, log, role == "seed", cmd.listings); err != nil {
+		if demoKey, err = seed(ctx, cfg, p.DB, reg, log, role == "seed", cmd.listings); err != nil {
 			return err
 		}
 	}
@@ -153,7 +159,7 @@ func start(ctx context.Context, cmd command, getenv func(string) string, isTermi
 	defer handler.Close() // after srv.Shutdown, before the outbox and the connections close
 	srv := httpserver.New(handler, log, httpserver.Options{})
 	if role == "all" { // before serving: whoever sees the service ready has the text too
-		printWelcome(stdout, cfg, ln.Addr())
+		printWelcome(stdout, cfg, ln.Addr(), demoKey)
 	}
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- srv.Serve(ln) }()
@@ -173,8 +179,9 @@ func start(ctx context.Context, cmd command, getenv func(string) string, isTermi
 	return nil
 }
 
-// printWelcome tells a newcomer of the embedded mode where to look.
-func printWelcome(w io.Writer, cfg *config.Config, addr net.Addr) {
+// printWelcome tells a newcomer of the embedded mode where to look, and
+// gives the demo partner's sandbox key when demo data was seeded.
+func printWelcome(w io.Writer, cfg *config.Config, addr net.Addr, demoKey *partner.Credential) {
 	base := cfg.BaseURL.String()
 	fmt.Fprintf(w, "\ndomaind is running (listening on %s)\n\n", addr)
 	fmt.Fprintf(w, "  Start here     %s/\n", base)
@@ -186,6 +193,9 @@ func printWelcome(w io.Writer, cfg *config.Config, addr net.Addr) {
 		fmt.Fprintf(w, "  Ops login      user %q  password %q  (generated for this run; set DOMAIND_OPS_USER/DOMAIND_OPS_PASSWORD to fix them)\n", cfg.OpsUser, cfg.OpsPassword)
 	} else {
 		fmt.Fprintf(w, "  Ops login      user %q (password from DOMAIND_OPS_PASSWORD)\n", cfg.OpsUser)
+	}
+	if demoKey != nil {
+		fmt.Fprintf(w, "  Partner key    id %s  secret %s  (the demo partner's sandbox key, every scope; README \"Partner API\")\n", demoKey.KeyID, demoKey.Secret)
 	}
 	if cfg.Embedded() {
 		fmt.Fprintf(w, "  Data           %s (SQLite) and an in-process Redis; stop with Ctrl-C\n", cfg.DataDir)
