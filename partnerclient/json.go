@@ -38,11 +38,25 @@ func (c *Client) GetJSON(ctx context.Context, path string, query url.Values, out
 // *APIError. Retries carry one Idempotency-Key: WithIdempotencyKey's, or one
 // generated for this call.
 func (c *Client) PostJSON(ctx context.Context, path string, body, out any, opts ...CallOption) error {
-	b, err := json.Marshal(body)
-	if err != nil {
-		return fmt.Errorf("partnerclient: encode body: %w", err)
+	return c.sendJSON(ctx, http.MethodPost, path, body, out, opts)
+}
+
+// PutJSON is PostJSON with PUT (which is idempotent by itself: no key is
+// generated).
+func (c *Client) PutJSON(ctx context.Context, path string, body, out any, opts ...CallOption) error {
+	return c.sendJSON(ctx, http.MethodPut, path, body, out, opts)
+}
+
+// sendJSON encodes body (none when nil) and sends it with method.
+func (c *Client) sendJSON(ctx context.Context, method, path string, body, out any, opts []CallOption) error {
+	var b []byte
+	if body != nil {
+		var err error
+		if b, err = json.Marshal(body); err != nil {
+			return fmt.Errorf("partnerclient: encode body: %w", err)
+		}
 	}
-	return c.doJSON(ctx, http.MethodPost, path, nil, b, out, opts)
+	return c.doJSON(ctx, method, path, nil, b, out, opts)
 }
 
 func (c *Client) doJSON(ctx context.Context, method, path string, query url.Values, body []byte, out any, opts []CallOption) error {

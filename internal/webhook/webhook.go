@@ -80,8 +80,11 @@ func (s *Service) Register(ctx context.Context, partnerID, env, rawURL, sec stri
 		return models.WebhookEndpoint{}, fault.Invalid("url", "is longer than 2000 characters")
 	}
 	u, err := url.Parse(rawURL)
-	if err != nil || u.Host == "" || u.Fragment != "" {
-		return models.WebhookEndpoint{}, fault.Invalid("url", "must be an absolute https URL without a fragment")
+	if err != nil || u.Host == "" || u.Fragment != "" || u.User != nil {
+		return models.WebhookEndpoint{}, fault.Invalid("url", "must be an absolute https URL without user info or a fragment")
+	}
+	if len(sec) < 16 || len(sec) > 256 || !printable(sec) {
+		return models.WebhookEndpoint{}, fault.Invalid("secret", "must be 16 to 256 printable ASCII characters")
 	}
 	if u.Scheme != "https" && !(u.Scheme == "http" && s.fetch.Exempt(ctx, rawURL)) {
 		return models.WebhookEndpoint{}, fault.Invalid("url", "must be https")
@@ -92,9 +95,6 @@ func (s *Service) Register(ctx context.Context, partnerID, env, rawURL, sec stri
 			return models.WebhookEndpoint{}, &fault.Error{Code: fault.Validation, Field: "url", Message: "url " + be.Reason, Err: err}
 		}
 		return models.WebhookEndpoint{}, &fault.Error{Code: fault.Validation, Field: "url", Message: "url does not resolve: " + err.Error(), Err: err}
-	}
-	if len(sec) < 16 || len(sec) > 256 || !printable(sec) {
-		return models.WebhookEndpoint{}, fault.Invalid("secret", "must be 16 to 256 printable ASCII characters")
 	}
 	now := s.now().UTC()
 	e := models.WebhookEndpoint{ID: secret.NewID("whe_"), PartnerID: partnerID, Environment: env, URL: rawURL,
