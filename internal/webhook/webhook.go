@@ -18,6 +18,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/netip"
 	"net/url"
@@ -242,8 +243,6 @@ func (s *Service) post(ctx context.Context, e models.WebhookEndpoint, ev models.
 		return 0, "the endpoint's secret cannot be opened (was DOMAIND_SECRET_KEY changed?)"
 	}
 	body, _ := json.Marshal(NewEnvelope(ev)) // strings, a time and raw JSON always marshal
-	ctx, cancel := context.WithTimeout(ctx, DefaultTimeout)
-	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, e.URL, bytes.NewReader(body))
 	if err != nil {
 		return 0, err.Error()
@@ -252,9 +251,9 @@ func (s *Service) post(ctx context.Context, e models.WebhookEndpoint, ev models.
 	req.Header.Set(hmacsig.HeaderSignature, hmacsig.WebhookSignature(sec, body))
 	req.Header.Set(HeaderEventID, ev.ID)
 	req.Header.Set(HeaderTimestamp, strconv.FormatInt(s.now().Unix(), 10))
-	res, err := s.fetch.Do(req)
+	res, err := s.fetch.Do(req) // the client's timeout bounds the whole exchange
 	if err != nil {
-		if ctx.Err() != nil {
+		if ne, ok := errors.AsType[net.Error](err); ok && ne.Timeout() {
 			return 0, fmt.Sprintf("no answer within %s", DefaultTimeout)
 		}
 		return 0, err.Error()
