@@ -1,6 +1,7 @@
 package api
 
 import (
+	"cmp"
 	"embed"
 	"html/template"
 	"net/http"
@@ -13,7 +14,9 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/domaind/domaind/api/httpjson"
+	"github.com/domaind/domaind/internal/fault"
 	"github.com/domaind/domaind/internal/password"
+	"github.com/domaind/domaind/models"
 )
 
 // pageFiles are the server-rendered pages for people in a browser, and
@@ -185,16 +188,73 @@ func (s *Server) formError(c *gin.Context, err error) (int, string) {
 	return httpjson.Status(e.Code), e.Message
 }
 
-// accountPage answers GET /account: who is signed in, and a way out.
+// accountPage answers GET /account: who is signed in, their partner
+// application (a form to make one, its status, and the sandbox credential
+// issued on approval, shown this once), and a way out.
 func (s *Server) accountPage(c *gin.Context) {
 	u, ok := currentUser(c)
 	if !ok {
 		c.Redirect(http.StatusSeeOther, "/login?next=%2Faccount")
 		return
 	}
-	s.render(c, http.StatusOK, "account.html", struct {
-		Title, Email, CSRF string
-	}{"Your account", u.Email, s.csrfToken(c)})
+	page, err := s.accountData(c, u)
+	if err != nil {
+		s.resp.Error(c, err)
+		return
+	}
+	s.render(c, http.StatusOK, "account.html", page)
+}
+
+// accountPageData is what the account page shows.
+type accountPageData struct {
+	Title, Email, CSRF, Error string
+	// Partner is the person's application, nil before they apply.
+	Partner *models.Partner
+	// KeyID and Secret are the sandbox credential issued on approval, set
+	// only the first time the page is shown after it.
+	KeyID, Secret string
+	BaseURL       string
+}
+
+func (s *Server) accountData(c *gin.Context, u models.User) (accountPageData, error) {
+	ctx := c.Request.Context()
+	page := accountPageData{Title: "Your account", Email: u.Email, CSRF: s.csrfToken(c), BaseURL: s.base()}
+	p, err := s.partners.OwnedBy(ctx, u.ID)
+	if e, ok := fault.As(err); ok && e.Code == fault.NotFound {
+		return page, nil
+	}
+	if err != nil {
+		return page, err
+	}
+	page.Partner = &p
+	page.KeyID, page.Secret, _, err = s.partners.RevealCredential(ctx, u.ID)
+	return page, err
+}
+
+// applySubmit answers the account page's partner application form.
+func (s *Server) applySubmit(c *gin.Context) {
+	u, ok := currentUser(c)
+	if !ok {
+		c.Redirect(http.StatusSeeOther, "/login?next=%2Faccount")
+		return
+	}
+	if !s.validCSRF(c) {
+		s.resp.Error(c, errBadCSRF)
+		return
+	}
+	_, err := s.partners.Apply(c.Request.Context(), u.ID, c.PostForm("name"), cmp.Or(c.PostForm("contact_email"), u.Email))
+	if err == nil {
+		c.Redirect(http.StatusSeeOther, "/account")
+		return
+	}
+	page, perr := s.accountData(c, u)
+	if perr != nil {
+		s.resp.Error(c, perr)
+		return
+	}
+	var status int
+	status, page.Error = s.formError(c, err)
+	s.render(c, status, "account.html", page)
 }
 
 // signOutSubmit answers POST /logout from the account page's form.

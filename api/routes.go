@@ -7,7 +7,9 @@ import (
 
 	"github.com/domaind/domaind/api/httpjson"
 	"github.com/domaind/domaind/api/openapi"
+	partnerapi "github.com/domaind/domaind/api/partner"
 	"github.com/domaind/domaind/internal/fault"
+	"github.com/domaind/domaind/internal/nonce"
 )
 
 // routes lists every route of the API in one place.
@@ -93,4 +95,18 @@ func (s *Server) routes(monitoring http.Handler, healthOnly bool) {
 	ops := e.Group("/api/ops", s.opsOnly)
 	ops.POST("/canaries", s.idempotent, s.resp.Handle(s.createCanary))
 	ops.GET("/canaries/:id", s.resp.Handle(s.getCanary))
+	ops.POST("/partners", s.idempotent, s.resp.Handle(s.createPartner))
+	ops.GET("/partners", s.resp.Handle(s.listPartners))
+	ops.POST("/partners/:id/approve", s.resp.Handle(s.approvePartner))
+	ops.POST("/partners/:id/credentials", s.resp.Handle(s.issueCredential))
+	ops.DELETE("/partners/:id/credentials/:key_id", s.resp.Handle(s.revokeCredential))
+	ops.POST("/listings", s.idempotent, s.resp.Handle(s.addListing))
+	ops.DELETE("/listings/:id", s.resp.Handle(s.removeListing))
+
+	e.POST("/api/partner/applications", s.withSession, s.requireSession, s.idempotent, s.resp.Handle(s.applyAsPartner))
+	pages.POST("/account/partner-application", s.applySubmit)
+	partnerapi.New(partnerapi.Deps{
+		Partners: s.partners, Inventory: s.inventory, Webhooks: s.webhooks, Outbox: s.outbox, Catalog: s.catalog,
+		Limiter: s.limiter, Nonces: nonce.NewStore(s.redis, nonce.TTL), Log: s.log, Now: s.now,
+	}).Mount(e)
 }

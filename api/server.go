@@ -20,16 +20,19 @@ import (
 	"github.com/domaind/domaind/internal/catalog"
 	"github.com/domaind/domaind/internal/config"
 	"github.com/domaind/domaind/internal/idempotency"
+	"github.com/domaind/domaind/internal/inventory"
 	"github.com/domaind/domaind/internal/lookup"
 	"github.com/domaind/domaind/internal/metrics"
 	"github.com/domaind/domaind/internal/oauth"
 	"github.com/domaind/domaind/internal/opsauth"
 	"github.com/domaind/domaind/internal/outbox"
+	"github.com/domaind/domaind/internal/partner"
 	"github.com/domaind/domaind/internal/password"
 	"github.com/domaind/domaind/internal/ratelimit"
 	"github.com/domaind/domaind/internal/registry"
 	"github.com/domaind/domaind/internal/secret"
 	"github.com/domaind/domaind/internal/tools"
+	"github.com/domaind/domaind/internal/webhook"
 )
 
 // Deps is what the API is built from.
@@ -86,6 +89,11 @@ type Server struct {
 	check    func(ctx context.Context) map[string]error
 	now      func() time.Time
 	ops      opsauth.Credentials
+	// partners, inventory and webhooks serve the partner API (api/partner)
+	// and the ops routes around it.
+	partners  *partner.Service
+	inventory *inventory.Service
+	webhooks  *webhook.Service
 	// deprecations are the deprecated operations (deprecation.go).
 	deprecations map[string]Deprecation
 	engine       *gin.Engine
@@ -120,6 +128,10 @@ func New(d Deps) *Server {
 		now:      now,
 		ops:      opsauth.Credentials{User: d.Config.OpsUser, Password: d.Config.OpsPassword},
 
+		partners:  partner.New(d.DB, d.Config.SecretKey, now),
+		inventory: inventory.New(d.DB, now),
+		webhooks:  webhook.New(d.DB, d.Config.SecretKey, d.Config.FetchAllowCIDRs, now),
+
 		deprecations: maps.Clone(deprecations),
 	}
 	s.warmups = newWarmups(s.warmLookup)
@@ -140,6 +152,7 @@ func New(d Deps) *Server {
 // warm-ups) and waits for it. Call it once the http.Server has shut down.
 func (s *Server) Close() error {
 	s.warmups.close()
+	s.inventory.Close()
 	return nil
 }
 

@@ -65,7 +65,8 @@ func newTestEnvOn(t testing.TB, db *gorm.DB, mutate ...func(*config.Config)) *te
 	t.Cleanup(func() { rc.Close() })
 	base, _ := url.Parse("http://api.test")
 	cfg := &config.Config{BaseURL: base, OpsUser: "ops", OpsPassword: "ops-secret",
-		SecretKey: []byte("test-secret-key-0123456789abcdef"), SearchTLDs: strings.Split(config.DefaultSearchTLDs, ",")}
+		SecretKey: []byte("test-secret-key-0123456789abcdef"), SearchTLDs: strings.Split(config.DefaultSearchTLDs, ","),
+		FetchAllowCIDRs: []netip.Prefix{netip.MustParsePrefix(testSiteAddr + "/32")}} // webhook receivers
 	for _, m := range mutate {
 		m(cfg)
 	}

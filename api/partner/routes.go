@@ -1,0 +1,29 @@
+package partner
+
+import (
+	"github.com/gin-gonic/gin"
+
+	partners "github.com/domaind/domaind/internal/partner"
+)
+
+// Prefix is the path of the versioned partner API (SPEC §9).
+const Prefix = "/api/partner/v1"
+
+// Mount adds every route of the partner API to r (the engine's root).
+// Every one is signed (SPEC §5.5) and needs the scope it names.
+func (a *API) Mount(r gin.IRouter) {
+	signed := r.Group("", a.authenticate)
+	scoped := func(scope string) gin.IRoutes { return signed.Group("", a.requireScope(scope)) }
+
+	search := scoped(partners.ScopeSearch)
+	search.GET(Prefix+"/domains/search", a.resp.Handle(a.searchDomains))
+	search.GET(Prefix+"/domains/:name", a.resp.Handle(a.getDomain))
+	search.GET(Prefix+"/availability", a.resp.Handle(a.getAvailability))
+	search.GET(Prefix+"/pricing", a.resp.Handle(a.getPricing))
+
+	hooks := scoped(partners.ScopeWebhook)
+	hooks.PUT("/api/partner/webhooks", a.resp.Handle(a.registerWebhook)) // unversioned (SPEC §9)
+	hooks.POST(Prefix+"/webhooks/test", a.resp.Handle(a.sendTestEvent))
+	hooks.GET(Prefix+"/events", a.resp.Handle(a.listEvents))
+	hooks.POST(Prefix+"/events/:id/redeliver", a.resp.Handle(a.redeliverEvent))
+}

@@ -1,0 +1,127 @@
+package partner
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/domaind/domaind/api/httpjson"
+	"github.com/domaind/domaind/internal/fault"
+	"github.com/domaind/domaind/internal/hmacsig"
+	partners "github.com/domaind/domaind/internal/partner"
+	"github.com/domaind/domaind/internal/ratelimit"
+)
+
+// Limit is the rate limit of each credential (SPEC §8 leaves its value to
+// us): 600 requests per minute, sliding, whatever the route.
+var Limit = ratelimit.PerMinute("partner", 600)
+
+// credentialKey holds the request's partners.Credential in the gin context.
+const credentialKey = "partner.credential"
+
+// credential is the credential that signed the request (authenticate ran).
+func credential(c *gin.Context) partners.Credential {
+	return c.MustGet(credentialKey).(partners.Credential)
+}
+
+// authenticate checks a request's signature (SPEC §5.5) and, once it
+// passes, spends its nonce and a unit of the credential's rate limit. The
+// checks run cheapest first, and nothing is spent for a request that
+// fails them: a forged request cannot burn a partner's nonces or limit.
+func (a *API) authenticate(c *gin.Context) {
+	cred, err := a.verify(c)
+	if err == nil {
+		err = a.admit(c, cred)
+	}
+	if err != nil {
+		a.resp.Error(c, err)
+		return
+	}
+	c.Set(credentialKey, cred)
+	c.Next()
+}
+
+// verify checks the headers, the timestamp and the signature.
+func (a *API) verify(c *gin.Context) (partners.Credential, error) {
+	h := c.Request.Header
+	keyID := h.Get(hmacsig.HeaderKeyID)
+	if keyID == "" {
+		return partners.Credential{}, fault.New(fault.MissingCredentials, "the %s header is missing: sign the request with a partner credential", hmacsig.HeaderKeyID)
+	}
+	for _, name := range []string{hmacsig.HeaderTimestamp, hmacsig.HeaderNonce, hmacsig.HeaderSignature} {
+		if h.Get(name) == "" {
+			return partners.Credential{}, fault.New(fault.MissingSignatureHeaders, "the %s header is missing: a signed request carries %s, %s, %s and %s",
+				name, hmacsig.HeaderKeyID, hmacsig.HeaderTimestamp, hmacsig.HeaderNonce, hmacsig.HeaderSignature)
+		}
+	}
+	timestamp := h.Get(hmacsig.HeaderTimestamp)
+	if _, err := hmacsig.ParseTimestamp(timestamp, a.Now(), hmacsig.MaxSkew); err != nil {
+		return partners.Credential{}, &fault.Error{Code: fault.InvalidTimestamp, Message: err.Error(), Err: err}
+	}
+	query, err := hmacsig.CanonicalQuery(c.Request.URL.RawQuery)
+	if err != nil {
+		return partners.Credential{}, &fault.Error{Code: fault.Validation, Field: "query", Message: err.Error(), Err: err}
+	}
+	body, err := io.ReadAll(c.Request.Body) // capped by the server's body limit
+	if err != nil {
+		return partners.Credential{}, err
+	}
+	c.Request.Body = io.NopCloser(bytes.NewReader(body))
+	cred, err := a.Partners.Authenticate(c.Request.Context(), keyID)
+	unknown := errors.Is(err, partners.ErrUnknownKey)
+	if err != nil && !unknown {
+		return cred, err
+	}
+	// An unknown key is checked all the same, against no secret, and
+	// refused as a mismatch: it is answered like a wrong signature.
+	canonical := hmacsig.CanonicalString(c.Request.Method, c.Request.URL.EscapedPath(), query, timestamp, h.Get(hmacsig.HeaderNonce), body)
+	err = hmacsig.CheckSignature(cred.Secret, canonical, h.Get(hmacsig.HeaderSignature))
+	if err == nil && unknown {
+		err = hmacsig.ErrMismatch
+	}
+	if err != nil {
+		return cred, &fault.Error{Code: fault.InvalidSignature, Message: err.Error(), Err: err}
+	}
+	return cred, nil
+}
+
+// admit spends the request's nonce and a unit of the credential's limit,
+// and records that the credential was used.
+func (a *API) admit(c *gin.Context, cred partners.Credential) error {
+	ctx := c.Request.Context()
+	fresh, err := a.Nonces.Claim(ctx, cred.KeyID, c.GetHeader(hmacsig.HeaderNonce))
+	if errors.Is(err, hmacsig.ErrBadNonce) {
+		return &fault.Error{Code: fault.Validation, Field: hmacsig.HeaderNonce, Message: err.Error(), Err: err}
+	}
+	if err != nil {
+		return err
+	}
+	if !fresh {
+		return fault.New(fault.ReplayDetected, "the nonce was used already: every request, retries included, needs a fresh %s", hmacsig.HeaderNonce)
+	}
+	r, err := a.Limiter.Allow(ctx, Limit, cred.KeyID)
+	if err != nil {
+		return err
+	}
+	if err := httpjson.RateHeaders(c.Writer.Header(), Limit, r); err != nil {
+		return err
+	}
+	if err := a.Partners.Touch(context.WithoutCancel(ctx), cred.KeyID); err != nil {
+		a.Log.WarnContext(ctx, "recording a credential's use failed", "key_id", cred.KeyID, "err", err)
+	}
+	return nil
+}
+
+// requireScope refuses a credential without scope.
+func (a *API) requireScope(scope string) gin.HandlerFunc {
+	return func(c *gin.Context) {
+		if cred := credential(c); !cred.Has(scope) {
+			a.resp.Error(c, fault.New(fault.Forbidden, "this credential lacks the %q scope this endpoint needs", scope))
+			return
+		}
+		c.Next()
+	}
+}
