@@ -89,31 +89,11 @@ func TestRunRefusesATakenPort(t *testing.T) {
 // TestRunAllEmbedded starts the embedded default as `make run` does, checks
 // what a newcomer sees, and stops it the way Ctrl-C does.
 func TestRunAllEmbedded(t *testing.T) {
-	ln, _ := net.Listen("tcp", "127.0.0.1:0")
-	addr := ln.Addr().String()
-	ln.Close()
+	addr, env := freeAddr(t), map[string]string{"DOMAIND_DATA_DIR": t.TempDir()}
+	env["DOMAIND_HTTP_ADDR"] = addr
 	_, port, _ := net.SplitHostPort(addr)
 	base := "http://localhost:" + port // DOMAIND_BASE_URL's default follows DOMAIND_HTTP_ADDR
-	env := map[string]string{"DOMAIND_DATA_DIR": t.TempDir(), "DOMAIND_HTTP_ADDR": addr}
-	ctx, cancel := context.WithCancel(context.Background())
-	stdout, stderr := newSyncBuffer(), newSyncBuffer()
-	done := make(chan error, 1)
-	go func() { done <- run(ctx, nil, func(k string) string { return env[k] }, stdout, stderr) }()
-
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		res, err := http.Get("http://" + addr + "/readyz")
-		if err == nil {
-			res.Body.Close()
-			if res.StatusCode == 200 {
-				break
-			}
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("not ready in time; log:\n%s", stderr.String())
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	stdout, stderr, cancel, done := startEmbedded(t, env)
 	out := stdout.String()
 	for _, want := range []string{base + "/monitoring/", base + "/healthz", `Ops login      user "ops"  password "`, "Partner key    id pk_test_"} {
 		if !strings.Contains(out, want) {
@@ -152,6 +132,30 @@ func TestRunAllEmbedded(t *testing.T) {
 	}
 	if strings.Contains(stderr.String(), password) {
 		t.Errorf("the log shows the ops password")
+	}
+}
+
+// startEmbedded runs `domaind all` in-process with env (which sets
+// DOMAIND_HTTP_ADDR) and waits until it is ready. cancel stops it as
+// Ctrl-C does; done then receives run's error.
+func startEmbedded(t *testing.T, env map[string]string) (stdout, stderr *syncBuffer, cancel context.CancelFunc, done chan error) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	stdout, stderr = newSyncBuffer(), newSyncBuffer()
+	done = make(chan error, 1)
+	go func() { done <- run(ctx, nil, func(k string) string { return env[k] }, stdout, stderr) }()
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		res, err := http.Get("http://" + env["DOMAIND_HTTP_ADDR"] + "/readyz")
+		if err == nil {
+			res.Body.Close()
+			if res.StatusCode == 200 {
+				return stdout, stderr, cancel, done
+			}
+		}
+		if time.Now().After(deadline) {
+			cancel()
+			t.Fatalf("not ready in time; log:\n%s", stderr.String())
+		}
 	}
 }
 
