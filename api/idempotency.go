@@ -7,6 +7,8 @@ import (
 	"net/http"
 	"strings"
 
+	partnerapi "github.com/domaind/domaind/api/partner"
+
 	"github.com/gin-gonic/gin"
 
 	"github.com/domaind/domaind/api/httpjson"
@@ -138,12 +140,15 @@ func (s *Server) replay(c *gin.Context, prior idempotency.Record) {
 	c.Abort()
 }
 
-// callerScope is whose Idempotency-Keys a request uses: the signed-in
-// person's, else the credential's it shows (a bearer token or a developer
+// callerScope is whose Idempotency-Keys a request uses: the partner
+// credential's that signed it, else the signed-in person's, else the credential's it shows (a bearer token or a developer
 // key: an answer made for a token that unmasks prices is never replayed to
 // a request without it), else its client address's. Two callers never see
 // each other's answers.
 func callerScope(c *gin.Context) string {
+	if id, ok := partnerapi.KeyID(c); ok {
+		return "partner:" + id
+	}
 	if u, ok := currentUser(c); ok {
 		return "user:" + u.ID
 	}

@@ -107,6 +107,6 @@ func (s *Server) routes(monitoring http.Handler, healthOnly bool) {
 	pages.POST("/account/partner-application", s.applySubmit)
 	partnerapi.New(partnerapi.Deps{
 		Partners: s.partners, Inventory: s.inventory, Webhooks: s.webhooks, Outbox: s.outbox, Catalog: s.catalog,
-		Limiter: s.limiter, Nonces: nonce.NewStore(s.redis, nonce.TTL), Log: s.log, Now: s.now,
+		Limiter: s.limiter, Nonces: nonce.NewStore(s.redis, nonce.TTL), Idempotent: s.idempotent, Log: s.log, Now: s.now,
 	}).Mount(e)
 }

@@ -13,6 +13,8 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/gin-gonic/gin"
+
 	"github.com/domaind/domaind/api/httpjson"
 	"github.com/domaind/domaind/internal/catalog"
 	"github.com/domaind/domaind/internal/inventory"
@@ -33,8 +35,11 @@ type Deps struct {
 	Catalog *catalog.Catalog
 	Limiter *ratelimit.Limiter
 	Nonces  *nonce.Store
-	Log     *slog.Logger
-	Now     func() time.Time
+	// Idempotent replays a POST retried with its Idempotency-Key (the
+	// API's middleware; it scopes keys by KeyID).
+	Idempotent gin.HandlerFunc
+	Log        *slog.Logger
+	Now        func() time.Time
 }
 
 // API is the partner API's handlers.

@@ -10,7 +10,8 @@ import (
 const Prefix = "/api/partner/v1"
 
 // Mount adds every route of the partner API to r (the engine's root).
-// Every one is signed (SPEC §5.5) and needs the scope it names.
+// Every one is signed (SPEC §5.5) and needs the scope it names; a POST
+// retried with its Idempotency-Key gets the first answer again.
 func (a *API) Mount(r gin.IRouter) {
 	signed := r.Group("", a.authenticate)
 	scoped := func(scope string) gin.IRoutes { return signed.Group("", a.requireScope(scope)) }
@@ -23,7 +24,7 @@ func (a *API) Mount(r gin.IRouter) {
 
 	hooks := scoped(partners.ScopeWebhook)
 	hooks.PUT("/api/partner/webhooks", a.resp.Handle(a.registerWebhook)) // unversioned (SPEC §9)
-	hooks.POST(Prefix+"/webhooks/test", a.resp.Handle(a.sendTestEvent))
+	hooks.POST(Prefix+"/webhooks/test", a.Idempotent, a.resp.Handle(a.sendTestEvent))
 	hooks.GET(Prefix+"/events", a.resp.Handle(a.listEvents))
-	hooks.POST(Prefix+"/events/:id/redeliver", a.resp.Handle(a.redeliverEvent))
+	hooks.POST(Prefix+"/events/:id/redeliver", a.Idempotent, a.resp.Handle(a.redeliverEvent))
 }

@@ -27,6 +27,16 @@ func credential(c *gin.Context) partners.Credential {
 	return c.MustGet(credentialKey).(partners.Credential)
 }
 
+// KeyID returns the key id of the credential that signed the request, once
+// the signature has been checked.
+func KeyID(c *gin.Context) (string, bool) {
+	v, ok := c.Get(credentialKey)
+	if !ok {
+		return "", false
+	}
+	return v.(partners.Credential).KeyID, true
+}
+
 // authenticate checks a request's signature (SPEC §5.5) and, once it
 // passes, spends its nonce and a unit of the credential's rate limit. The
 // checks run cheapest first, and nothing is spent for a request that

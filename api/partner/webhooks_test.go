@@ -280,3 +280,47 @@ func TestEventHistoryWalk(t *testing.T) {
 		wantAPIError(t, "events "+bad.Encode(), err, 400, "validation_error")
 	}
 }
+
+// TestARetriedTestEventIsSentOnce: a POST retried with its Idempotency-Key
+// (signed again, with a fresh nonce) gets the first answer; the key is the
+// credential's own.
+func TestARetriedTestEventIsSentOnce(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	ctx := context.Background()
+	cred := e.credential(models.EnvSandbox, "webhook")
+	c := e.client(cred, 0)
+	rc := newReceiver(t)
+	if err := putWebhook(c, rc.URL+"/hooks", "whsec_partner_receiver_01", nil); err != nil {
+		t.Fatal(err)
+	}
+	send := func(c *partnerclient.Client) (string, string) {
+		res, body, err := c.Do(ctx, "POST", "/api/partner/v1/webhooks/test", nil, nil, partnerclient.WithIdempotencyKey("test-1"))
+		if err != nil || res.StatusCode != 202 {
+			t.Fatalf("send the test event: %v %s, %v", res.StatusCode, body, err)
+		}
+		var ev struct{ ID string }
+		json.Unmarshal(body, &ev)
+		return ev.ID, res.Header.Get("Idempotent-Replayed")
+	}
+	first, _ := send(c)
+	again, replayed := send(c)
+	if again != first || replayed != "true" {
+		t.Errorf("retry answered event %s (Idempotent-Replayed %q), want %s replayed", again, replayed, first)
+	}
+	var n int64
+	e.db.Model(&models.Event{}).Count(&n)
+	if n != 1 {
+		t.Errorf("%d events after a retried request, want 1", n)
+	}
+
+	// Another credential of another partner, same key: its own request.
+	other := e.credential(models.EnvSandbox, "webhook")
+	oc := e.client(other, 0)
+	if err := putWebhook(oc, rc.URL+"/hooks", "whsec_partner_receiver_02", nil); err != nil {
+		t.Fatal(err)
+	}
+	if id, replayed := send(oc); id == first || replayed != "" {
+		t.Errorf("another credential with the same key got event %s (replayed %q)", id, replayed)
+	}
+}
