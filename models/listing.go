@@ -23,6 +23,12 @@ type Listing struct {
 	// LockedUntil holds the name for a sale in progress (a quote's
 	// reservation, an order being completed); it is not for sale meanwhile.
 	LockedUntil *time.Time
+	// HeldBy is the partner whose quote holds the listing until
+	// LockedUntil.
+	HeldBy *string `gorm:"size:40"`
+	// SoldAt is when a partner order bought it (it is hidden from the
+	// marketplace then); a refund puts it back on sale.
+	SoldAt *time.Time
 
 	// The keys of the price sorts, computed by the database from the
 	// buy-now price whatever writes it, with listings that have none after

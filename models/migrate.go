@@ -36,6 +36,7 @@ var migrations = []migration{
 	{12, "outbox uuid keys and pending index, rescue times, long bulk changes", migrateV12},
 	{13, "OAuth resource indicators", migrateV13},
 	{14, "partners, credentials, sandbox inventory, webhooks and events", migrateV14},
+	{15, "quotes, orders, their timelines and refunds; listing holds and sales", migrateV15},
 }
 
 // SchemaMigration records an applied migration.

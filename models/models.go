@@ -52,5 +52,6 @@ func All() []any {
 		&OAuthClient{}, &OAuthCode{}, &OAuthToken{},
 		&Domain{}, &BulkOp{}, &BulkItem{}, &CartItem{}, &ToolJob{},
 		&Partner{}, &PartnerCredential{}, &SandboxListing{}, &WebhookEndpoint{}, &Event{}, &WebhookDelivery{},
+		&Quote{}, &Order{}, &OrderStep{}, &Refund{},
 	}
 }

@@ -61,7 +61,11 @@ type SandboxListing struct {
 	FloorCents  *int64
 	Currency    string `gorm:"size:3;not null"`
 	LockedUntil *time.Time
-	CreatedAt   time.Time
+	// HeldBy is the partner whose quote holds the listing until
+	// LockedUntil; SoldAt is when an order bought it.
+	HeldBy    *string `gorm:"size:40"`
+	SoldAt    *time.Time
+	CreatedAt time.Time
 }
 
 // WebhookEndpoint is where a partner receives the events of one

@@ -57,6 +57,12 @@ type Config struct {
 	// migrate and seed always migrate).
 	AutoMigrate bool
 
+	// QuoteTTL is how long a partner's quote holds its listing.
+	QuoteTTL time.Duration
+	// ReviewThresholdCents holds partner orders at or above it for ops'
+	// manual review before the transfer.
+	ReviewThresholdCents int64
+
 	SeedDemo  bool
 	LogLevel  slog.Level
 	LogFormat string // "text" or "json"
@@ -158,6 +164,12 @@ func Load(getenv func(string) string, isTerminal bool) (*Config, error) {
 	}
 	if c.SandboxLatency, err = time.ParseDuration(env("DOMAIND_SANDBOX_LATENCY", "0")); err != nil || c.SandboxLatency < 0 {
 		return nil, &Error{"DOMAIND_SANDBOX_LATENCY", "want a non-negative duration such as 100ms"}
+	}
+	if c.QuoteTTL, err = time.ParseDuration(env("DOMAIND_QUOTE_TTL", "10m")); err != nil || c.QuoteTTL < time.Second || c.QuoteTTL > 24*time.Hour {
+		return nil, &Error{"DOMAIND_QUOTE_TTL", "want a duration from 1s to 24h such as 10m"}
+	}
+	if c.ReviewThresholdCents, err = strconv.ParseInt(env("DOMAIND_REVIEW_THRESHOLD_CENTS", "500000"), 10, 64); err != nil || c.ReviewThresholdCents < 1 {
+		return nil, &Error{"DOMAIND_REVIEW_THRESHOLD_CENTS", "want a positive whole number of cents such as 500000 ($5,000)"}
 	}
 	if b := c.RDAPBootstrap; b != "" && !strings.HasPrefix(b, "http://") && !strings.HasPrefix(b, "https://") {
 		if _, err := os.Stat(b); err != nil {
@@ -274,6 +286,8 @@ func (c *Config) LogValue() slog.Value {
 		slog.String("search_tlds", strings.Join(c.SearchTLDs, ",")),
 		slog.Int("trusted_proxies", len(c.TrustedProxies)),
 		slog.Int("fetch_allow_cidrs", len(c.FetchAllowCIDRs)),
+		slog.Duration("quote_ttl", c.QuoteTTL),
+		slog.Int64("review_threshold_cents", c.ReviewThresholdCents),
 		slog.Bool("seed_demo", c.SeedDemo),
 		slog.Bool("auto_migrate", c.AutoMigrate),
 	)

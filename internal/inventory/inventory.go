@@ -75,14 +75,15 @@ func New(db *gorm.DB, now func() time.Time) *Service {
 	return &Service{db: db, now: now, indexes: map[string]*builtIndex{}}
 }
 
-// table is the query of env's listings.
+// table is the query of env's listings for sale (a sold one is gone until
+// a refund puts it back).
 func (s *Service) table(ctx context.Context, env string) (*gorm.DB, error) {
 	db := s.db.WithContext(ctx)
 	switch env {
 	case models.EnvLive:
-		return db.Model(&models.Listing{}).Where("approved AND marketplace_visible"), nil
+		return db.Model(&models.Listing{}).Where("approved AND marketplace_visible AND sold_at IS NULL"), nil
 	case models.EnvSandbox:
-		return db.Model(&models.SandboxListing{}), nil
+		return db.Model(&models.SandboxListing{}).Where("sold_at IS NULL"), nil
 	}
 	return nil, fmt.Errorf("inventory: unknown environment %q", env)
 }

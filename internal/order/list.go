@@ -1,0 +1,96 @@
+package order
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/domaind/domaind/internal/fault"
+	"github.com/domaind/domaind/internal/pagecursor"
+	"github.com/domaind/domaind/models"
+)
+
+// Filter selects orders, newest first. PartnerID and Environment empty
+// mean every partner and environment (ops).
+type Filter struct {
+	PartnerID, Environment string
+	Status, Domain         string
+	From, To               *time.Time // on created_at: From ≤ t < To
+	Limit                  int
+	Cursor                 string
+}
+
+// statuses are the order statuses a list may filter on.
+var statuses = map[string]bool{
+	models.OrderExternallyPaid: true, models.OrderPaid: true, models.OrderTransferInProgress: true, models.OrderTransferCompleted: true,
+	models.OrderSettled: true, models.OrderRefunded: true, models.OrderCancelled: true,
+}
+
+// Page sizes of order lists.
+const (
+	DefaultLimit = 50
+	MaxLimit     = 100
+)
+
+// List returns a page of the orders f selects and the cursor of the next
+// page ("" after the last).
+func (s *Service) List(ctx context.Context, f Filter) ([]View, string, error) {
+	if f.Limit == 0 {
+		f.Limit = DefaultLimit
+	}
+	if f.Limit < 1 || f.Limit > MaxLimit {
+		return nil, "", fault.Invalid("limit", "must be from 1 to %d", MaxLimit)
+	}
+	if f.Status != "" && !statuses[f.Status] {
+		return nil, "", fault.Invalid("status", "is not an order status (EXTERNALLY_PAID, PAID, TRANSFER_IN_PROGRESS, TRANSFER_COMPLETED, SETTLED, REFUNDED, CANCELLED)")
+	}
+	fingerprint := pagecursor.Fingerprint("orders/v1", f.PartnerID, f.Environment, f.Status, f.Domain, timeKey(f.From), timeKey(f.To))
+	q := s.db.WithContext(ctx).Model(&models.Order{})
+	if f.PartnerID != "" {
+		q = q.Where("partner_id = ? AND environment = ?", f.PartnerID, f.Environment)
+	}
+	if f.Status != "" {
+		q = q.Where("status = ?", f.Status)
+	}
+	if f.Domain != "" {
+		q = q.Where("domain = ?", f.Domain)
+	}
+	if f.From != nil {
+		q = q.Where("created_at >= ?", f.From.UTC())
+	}
+	if f.To != nil {
+		q = q.Where("created_at < ?", f.To.UTC())
+	}
+	if f.Cursor != "" {
+		c, err := pagecursor.Decode(s.secretKey, f.Cursor, fingerprint)
+		if errors.Is(err, pagecursor.ErrInvalid) {
+			return nil, "", fault.New(fault.InvalidCursor, "the cursor is not one of this list's: start again without it")
+		}
+		at := time.Unix(0, c.Key).UTC()
+		q = q.Where("created_at < ? OR (created_at = ? AND public_id < ?)", at, at, c.ID)
+	}
+	var orders []models.Order
+	if err := q.Order("created_at DESC, public_id DESC").Limit(f.Limit + 1).Find(&orders).Error; err != nil {
+		return nil, "", fmt.Errorf("list orders: %w", err)
+	}
+	next := ""
+	if len(orders) > f.Limit {
+		orders = orders[:f.Limit]
+		last := orders[len(orders)-1]
+		next = pagecursor.Encode(s.secretKey, pagecursor.Cursor{Query: fingerprint, Key: last.CreatedAt.UnixNano(), ID: last.PublicID})
+	}
+	out := make([]View, len(orders))
+	for i, o := range orders {
+		out[i] = newView(o)
+	}
+	return out, next, nil
+}
+
+func timeKey(t *time.Time) string {
+	if t == nil {
+		return ""
+	}
+	return strconv.FormatInt(t.UnixNano(), 10)
+}

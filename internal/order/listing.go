@@ -1,0 +1,96 @@
+package order
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"gorm.io/gorm"
+
+	"github.com/domaind/domaind/internal/domainname"
+	"github.com/domaind/domaind/internal/fault"
+	"github.com/domaind/domaind/models"
+)
+
+// listing is the columns of either environment's listings a sale reads.
+type listing struct {
+	ID          string
+	Domain      string
+	BINCents    *int64
+	Currency    string
+	LockedUntil *time.Time
+	HeldBy      *string
+	SoldAt      *time.Time
+}
+
+// heldByOther reports whether someone else's hold is on l at now.
+func (l listing) heldByOther(partnerID string, now time.Time) bool {
+	return l.LockedUntil != nil && l.LockedUntil.After(now) && (l.HeldBy == nil || *l.HeldBy != partnerID)
+}
+
+// table is env's listings: the marketplace's approved ones for live (a
+// sold one is hidden from the marketplace but still found here), the
+// sandbox inventory otherwise.
+func table(db *gorm.DB, env string) *gorm.DB {
+	if env == models.EnvLive {
+		return db.Model(&models.Listing{}).Where("approved AND (marketplace_visible OR sold_at IS NOT NULL)")
+	}
+	return db.Model(&models.SandboxListing{})
+}
+
+// findListing returns env's listing of domain, locked for the rest of tx
+// (Postgres; SQLite has one writer anyway), or not_found. A malformed
+// domain is a validation error naming field.
+func findListing(tx *gorm.DB, env, domain, field string) (listing, error) {
+	name, err := domainname.Parse(domain)
+	if err != nil {
+		return listing{}, &fault.Error{Code: fault.Validation, Field: field, Message: err.Error(), Err: err}
+	}
+	var l listing
+	err = table(lockRow(tx), env).Where("domain = ?", name.Registrable).Take(&l).Error
+	if errors.Is(err, gorm.ErrRecordNotFound) {
+		return l, fault.New(fault.NotFound, "%s is not listed", name.Registrable)
+	}
+	if err != nil {
+		return l, fmt.Errorf("find listing %s: %w", name.Registrable, err)
+	}
+	return l, nil
+}
+
+// hold sets a hold of partnerID on l until, unless someone else holds it
+// or it is sold; it reports whether it did.
+func hold(tx *gorm.DB, env string, l listing, partnerID string, now, until time.Time) (bool, error) {
+	res := tx.Model(model(env)).Where("id = ? AND sold_at IS NULL AND (locked_until IS NULL OR locked_until <= ? OR held_by = ?)", l.ID, now, partnerID).
+		Updates(map[string]any{"locked_until": until, "held_by": partnerID})
+	return res.RowsAffected == 1, res.Error
+}
+
+// sell marks l sold to partnerID's order (hidden from the marketplace for
+// live), unless it is sold already or held by someone else; it reports
+// whether it did.
+func sell(tx *gorm.DB, env string, l listing, partnerID string, now time.Time) (bool, error) {
+	set := map[string]any{"sold_at": now, "locked_until": nil, "held_by": nil}
+	if env == models.EnvLive {
+		set["marketplace_visible"] = false
+	}
+	res := tx.Model(model(env)).Where("id = ? AND sold_at IS NULL AND (locked_until IS NULL OR locked_until <= ? OR held_by = ?)", l.ID, now, partnerID).
+		Updates(set)
+	return res.RowsAffected == 1, res.Error
+}
+
+// putBackOnSale undoes sell after a refund or a cancellation.
+func putBackOnSale(tx *gorm.DB, env, listingID string) error {
+	set := map[string]any{"sold_at": nil}
+	if env == models.EnvLive {
+		set["marketplace_visible"] = true
+	}
+	return tx.Model(model(env)).Where("id = ? AND sold_at IS NOT NULL", listingID).Updates(set).Error
+}
+
+// model is env's listing model, for updates.
+func model(env string) any {
+	if env == models.EnvLive {
+		return &models.Listing{}
+	}
+	return &models.SandboxListing{}
+}

@@ -1,0 +1,90 @@
+package order
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/domaind/domaind/internal/fault"
+	"github.com/domaind/domaind/internal/outbox"
+	"github.com/domaind/domaind/models"
+)
+
+// Action is something ops do to an order.
+type Action string
+
+// The ops actions (POST /api/ops/orders/{public_id}/{action}).
+const (
+	ClearReview     Action = "clear-review"
+	StartTransfer   Action = "start-transfer"
+	ConfirmDelivery Action = "confirm-delivery"
+	Cancel          Action = "cancel"
+)
+
+// move is where an action takes an order, and the event it emits.
+type move struct {
+	to    string
+	event string
+}
+
+// Moves is every move an order can make: status × action → status and
+// event. A pair not listed is refused as a conflict naming the status.
+// Beside the table, manual review: clear-review needs a held order, and
+// start-transfer one that is not held.
+var Moves = map[string]map[Action]move{
+	models.OrderExternallyPaid: {
+		ClearReview:   {models.OrderExternallyPaid, EventReviewCleared},
+		StartTransfer: {models.OrderTransferInProgress, EventTransferStart},
+		Cancel:        {models.OrderCancelled, EventRefunded},
+	},
+	models.OrderPaid: {
+		ClearReview:   {models.OrderPaid, EventReviewCleared},
+		StartTransfer: {models.OrderTransferInProgress, EventTransferStart},
+		Cancel:        {models.OrderCancelled, EventRefunded},
+	},
+	models.OrderTransferInProgress: {
+		ConfirmDelivery: {models.OrderTransferCompleted, EventTransferDone},
+		Cancel:          {models.OrderCancelled, EventRefunded},
+	},
+}
+
+// Move applies action to the order as ops, writing the order, its step and
+// its event together.
+func (s *Service) Move(ctx context.Context, publicID string, action Action) (View, error) {
+	var o models.Order
+	err := s.outbox.Transaction(ctx, func(tx *outbox.Tx) error {
+		var err error
+		if o, err = find(lockRow(tx.DB), publicID); err != nil {
+			return err
+		}
+		m, ok := Moves[o.Status][action]
+		switch {
+		case !ok:
+			return fault.New(fault.Conflict, "order %s is %s: %s is not allowed from there", o.PublicID, o.Status, action)
+		case action == ClearReview && o.Review != models.ReviewPending:
+			return fault.New(fault.Conflict, "order %s is not held for review", o.PublicID)
+		case action == StartTransfer && o.Review == models.ReviewPending:
+			return fault.New(fault.Conflict, "order %s is held for manual review: clear-review first", o.PublicID)
+		}
+		now := s.now().UTC()
+		o.Status, o.UpdatedAt = m.to, now
+		switch action {
+		case ClearReview:
+			o.Review = models.ReviewCleared
+		case ConfirmDelivery:
+			o.TransferCompletedAt = &now
+		case Cancel:
+			if err := putBackOnSale(tx.DB, o.Environment, o.ListingID); err != nil {
+				return fmt.Errorf("put %s back on sale: %w", o.Domain, err)
+			}
+		}
+		if err := tx.Model(&models.Order{PublicID: o.PublicID}).
+			Select("status", "review", "transfer_completed_at", "updated_at").Updates(&o).Error; err != nil {
+			return fmt.Errorf("move order %s: %w", o.PublicID, err)
+		}
+		return s.record(tx, o, ActorOps, m.event, string(action), nil)
+	})
+	if err != nil {
+		return View{}, err
+	}
+	return withTimeline(s.db.WithContext(ctx), newView(o))
+}

@@ -1,0 +1,198 @@
+// Package order is the rules of partner sales (SPEC §3.1, §4.2): quotes
+// that hold a listing for one partner, orders recorded against them, the
+// moves of an order's life (one table, Moves), and refunds. Every change
+// writes the order, its timeline and its event in one transaction
+// (webhook.Emit through the outbox), so there is never an order without
+// its event or an event without its order.
+//
+// A listing is held by a quote (listing.locked_until and held_by) and
+// bought by an order (sold_at, and hidden from the marketplace); the
+// conditional UPDATE that claims it is what lets exactly one of two
+// concurrent orders for a name succeed.
+package order
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"gorm.io/gorm"
+
+	"github.com/domaind/domaind/internal/fault"
+	"github.com/domaind/domaind/internal/outbox"
+	"github.com/domaind/domaind/internal/webhook"
+	"github.com/domaind/domaind/models"
+)
+
+// Event types of an order's life (SPEC §6.2).
+const (
+	EventRecorded      = "order.recorded"
+	EventPaid          = "order.paid"
+	EventReviewCleared = "order.manual_review_cleared"
+	EventTransferStart = "order.transfer_started"
+	EventTransferDone  = "order.transfer_completed"
+	EventRefunded      = "order.refunded"
+)
+
+// Actors of an order's timeline.
+const (
+	ActorPartner  = "partner"
+	ActorOps      = "ops"
+	ActorRegistry = "registry"
+)
+
+// Options are the operator's settings.
+type Options struct {
+	// QuoteTTL is how long a quote holds its listing (DOMAIND_QUOTE_TTL).
+	QuoteTTL time.Duration
+	// ReviewThresholdCents holds orders at or above it for manual review
+	// (DOMAIND_REVIEW_THRESHOLD_CENTS).
+	ReviewThresholdCents int64
+}
+
+// Service is the partner sales of one database.
+type Service struct {
+	db        *gorm.DB
+	outbox    *outbox.Outbox
+	secretKey []byte
+	opts      Options
+	now       func() time.Time
+}
+
+// New returns the sales of db, writing events through ob; secretKey
+// (DOMAIND_SECRET_KEY) signs quote tokens and seals list cursors.
+func New(db *gorm.DB, ob *outbox.Outbox, secretKey []byte, opts Options, now func() time.Time) *Service {
+	return &Service{db: db, outbox: ob, secretKey: secretKey, opts: opts, now: now}
+}
+
+// Buyer is who the domain is sold to.
+type Buyer struct {
+	Email   string `json:"email"`
+	Name    string `json:"name"`
+	Country string `json:"country"`
+}
+
+// View is an order as partners and ops see it, and as order events carry
+// it (data.order).
+type View struct {
+	PublicID            string     `json:"public_id"`
+	Domain              string     `json:"domain"`
+	Status              string     `json:"status"`
+	SalePriceCents      int64      `json:"sale_price_cents"`
+	Currency            string     `json:"currency"`
+	PaymentModel        string     `json:"payment_model"`
+	Buyer               Buyer      `json:"buyer"`
+	ExternalPaymentRef  string     `json:"external_payment_ref"`
+	QuoteID             *string    `json:"quote_id"`
+	Review              string     `json:"review"`
+	RefundedCents       int64      `json:"refunded_cents"`
+	Environment         string     `json:"environment"`
+	CreatedAt           time.Time  `json:"created_at"`
+	UpdatedAt           time.Time  `json:"updated_at"`
+	TransferCompletedAt *time.Time `json:"transfer_completed_at"`
+	// Timeline is every step, oldest first; events leave it out.
+	Timeline []Step `json:"timeline,omitempty"`
+}
+
+// Step is a line of the timeline.
+type Step struct {
+	At     time.Time `json:"at"`
+	Actor  string    `json:"actor"`
+	Status string    `json:"status"`
+	Event  *string   `json:"event"`
+	Note   string    `json:"note,omitempty"`
+}
+
+func newView(o models.Order) View {
+	v := View{PublicID: o.PublicID, Domain: o.Domain, Status: o.Status, SalePriceCents: o.SalePriceCents, Currency: o.Currency,
+		PaymentModel: o.PaymentModel, Buyer: Buyer{Email: o.BuyerEmail, Name: o.BuyerName, Country: o.BuyerCountry},
+		ExternalPaymentRef: o.ExternalPaymentRef, QuoteID: o.QuoteID, Review: o.Review, RefundedCents: o.RefundedCents,
+		Environment: o.Environment, CreatedAt: o.CreatedAt.UTC(), UpdatedAt: o.UpdatedAt.UTC()}
+	if t := o.TransferCompletedAt; t != nil {
+		u := t.UTC()
+		v.TransferCompletedAt = &u
+	}
+	return v
+}
+
+// withTimeline adds the order's steps to v.
+func withTimeline(db *gorm.DB, v View) (View, error) {
+	var steps []models.OrderStep
+	if err := db.Where("order_id = ?", v.PublicID).Order("id").Find(&steps).Error; err != nil {
+		return v, fmt.Errorf("read the timeline of %s: %w", v.PublicID, err)
+	}
+	v.Timeline = make([]Step, len(steps))
+	for i, st := range steps {
+		v.Timeline[i] = Step{At: st.At.UTC(), Actor: st.Actor, Status: st.Status, Note: st.Note}
+		if st.Event != "" {
+			v.Timeline[i].Event = &st.Event
+		}
+	}
+	return v, nil
+}
+
+// record writes a step of o's life and, when event is set, the event
+// (data.order, plus extra's fields), in tx.
+func (s *Service) record(tx *outbox.Tx, o models.Order, actor, event, note string, extra map[string]any) error {
+	now := s.now().UTC()
+	st := models.OrderStep{OrderID: o.PublicID, At: now, Actor: actor, Status: o.Status, Event: event, Note: models.Cut(note, 500)}
+	if err := tx.Create(&st).Error; err != nil {
+		return fmt.Errorf("record a step of %s: %w", o.PublicID, err)
+	}
+	if event == "" {
+		return nil
+	}
+	data := map[string]any{"order": newView(o)}
+	for k, v := range extra {
+		data[k] = v
+	}
+	_, err := webhook.Emit(tx, o.PartnerID, o.Environment, event, data, now)
+	return err
+}
+
+// Get returns the partner's order in env with its timeline; another
+// partner's or environment's is not_found.
+func (s *Service) Get(ctx context.Context, partnerID, env, publicID string) (View, error) {
+	var o models.Order
+	err := s.db.WithContext(ctx).Take(&o, "public_id = ? AND partner_id = ? AND environment = ?", publicID, partnerID, env).Error
+	if errors.Is(err, gorm.ErrRecordNotFound) {
+		return View{}, fault.New(fault.NotFound, "no order %s", publicID)
+	}
+	if err != nil {
+		return View{}, fmt.Errorf("find order %s: %w", publicID, err)
+	}
+	return withTimeline(s.db.WithContext(ctx), newView(o))
+}
+
+// Ops returns any order with its timeline, for ops.
+func (s *Service) Ops(ctx context.Context, publicID string) (View, error) {
+	o, err := find(s.db.WithContext(ctx), publicID)
+	if err != nil {
+		return View{}, err
+	}
+	return withTimeline(s.db.WithContext(ctx), newView(o))
+}
+
+// find loads an order by id, not_found if there is none.
+func find(db *gorm.DB, publicID string) (models.Order, error) {
+	var o models.Order
+	err := db.Take(&o, "public_id = ?", publicID).Error
+	if errors.Is(err, gorm.ErrRecordNotFound) {
+		return o, fault.New(fault.NotFound, "no order %s", publicID)
+	}
+	if err != nil {
+		return o, fmt.Errorf("find order %s: %w", publicID, err)
+	}
+	return o, nil
+}
+
+// mustJSON is for values that always marshal.
+func mustJSON(v any) []byte {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(err)
+	}
+	return b
+}

@@ -1,0 +1,407 @@
+package order
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/hibiken/asynq"
+	"gorm.io/gorm"
+
+	"github.com/domaind/domaind/internal/fault"
+	"github.com/domaind/domaind/internal/outbox"
+	"github.com/domaind/domaind/internal/platform/platformtest"
+	"github.com/domaind/domaind/models"
+	"github.com/domaind/domaind/models/modelstest"
+)
+
+// world is the sales of a fresh database, on a clock the test moves.
+type world struct {
+	s   *Service
+	db  *gorm.DB
+	now time.Time
+}
+
+func newWorld(t *testing.T) *world {
+	t.Helper()
+	db := modelstest.NewDB(t)
+	r := platformtest.NewRedis(t)
+	ob := outbox.New(db, asynq.NewClientFromRedisClient(r.Client), slog.New(slog.NewTextHandler(io.Discard, nil)))
+	t.Cleanup(func() { ob.Close() })
+	w := &world{db: db, now: time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)}
+	w.s = New(db, ob, []byte("test-secret-key-0123456789abcdef"), Options{QuoteTTL: 10 * time.Minute, ReviewThresholdCents: 500_000},
+		func() time.Time { return w.now })
+	return w
+}
+
+// list puts domain in the sandbox at binCents and returns its id.
+func (w *world) list(t *testing.T, domain string, binCents int64) string {
+	t.Helper()
+	l := models.SandboxListing{ID: models.NewID(), Domain: domain, TLD: domain[strings.LastIndexByte(domain, '.')+1:],
+		BINCents: &binCents, Currency: "USD", CreatedAt: w.now}
+	if err := w.db.Create(&l).Error; err != nil {
+		t.Fatal(err)
+	}
+	return l.ID
+}
+
+func newOrder(domain string, price int64, quoteID string) NewOrder {
+	return NewOrder{Domain: domain, ExpectedPrice: &price, Currency: "USD", QuoteID: quoteID, ExternalPaymentRef: "pay_123",
+		Buyer: &Buyer{Email: "Buyer@Example.com", Name: "Ada Buyer", Country: "nl"}}
+}
+
+func wantCode(t *testing.T, what string, err error, code fault.Code) *fault.Error {
+	t.Helper()
+	e, ok := fault.As(err)
+	if !ok || e.Code != code {
+		t.Fatalf("%s: err = %v, want %s", what, err, code)
+	}
+	return e
+}
+
+// events are the types of the partner's events, oldest first.
+func (w *world) events(t *testing.T, partnerID string) []string {
+	t.Helper()
+	var evs []models.Event
+	w.db.Where("partner_id = ?", partnerID).Order("seq").Find(&evs)
+	var out []string
+	for _, ev := range evs {
+		out = append(out, ev.Type)
+	}
+	return out
+}
+
+func TestQuoteHoldsTheNameForItsPartner(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	ctx := context.Background()
+	w.list(t, "cheapflightsnow.com", 120_000)
+
+	q, err := w.s.Quote(ctx, "prt_a", models.EnvSandbox, "CheapFlightsNow.com")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if q.PriceCents != 120_000 || q.Domain != "cheapflightsnow.com" || !q.ExpiresAt.Equal(w.now.Add(10*time.Minute)) {
+		t.Errorf("quote = %+v", q)
+	}
+	again, err := w.s.Quote(ctx, "prt_a", models.EnvSandbox, "cheapflightsnow.com")
+	if err != nil || again.QuoteID != q.QuoteID {
+		t.Errorf("the same partner again = %+v, %v; want its quote %s back", again, err, q.QuoteID)
+	}
+	_, err = w.s.Quote(ctx, "prt_b", models.EnvSandbox, "cheapflightsnow.com")
+	if e := wantCode(t, "another partner's quote", err, fault.Conflict); !strings.Contains(e.Message, "reserved until") {
+		t.Errorf("conflict message %q does not say until when", e.Message)
+	}
+	_, err = w.s.Record(ctx, "prt_b", models.EnvSandbox, newOrder("cheapflightsnow.com", 120_000, ""))
+	wantCode(t, "another partner's order while held", err, fault.Conflict)
+
+	claims, err := w.s.ParseQuoteToken(q.QuoteToken)
+	if err != nil || claims.QuoteID != q.QuoteID || claims.PriceCents != 120_000 || claims.PartnerID != "prt_a" {
+		t.Errorf("token claims = %+v, %v", claims, err)
+	}
+	tampered := q.QuoteToken[:len(q.QuoteToken)-2] + "xx"
+	if _, err := w.s.ParseQuoteToken(tampered); !errors.Is(err, ErrBadQuoteToken) {
+		t.Errorf("a tampered token = %v, want ErrBadQuoteToken", err)
+	}
+
+	// The window passes: the hold lapses by itself and the quote is expired.
+	w.now = w.now.Add(10*time.Minute + time.Second)
+	_, err = w.s.Record(ctx, "prt_a", models.EnvSandbox, newOrder("cheapflightsnow.com", 120_000, q.QuoteID))
+	wantCode(t, "order with an expired quote", err, fault.QuoteExpired)
+	if _, err := w.s.Quote(ctx, "prt_b", models.EnvSandbox, "cheapflightsnow.com"); err != nil {
+		t.Errorf("another partner after the window: %v", err)
+	}
+	_, err = w.s.Quote(ctx, "prt_a", models.EnvLive, "cheapflightsnow.com")
+	wantCode(t, "a sandbox name quoted live", err, fault.NotFound)
+}
+
+func TestRecordChecksInOrder(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	ctx := context.Background()
+	w.list(t, "sunsetyoga.io", 250_000)
+	w.list(t, "soldname.com", 9_900)
+	if _, err := w.s.Record(ctx, "prt_a", models.EnvSandbox, newOrder("soldname.com", 9_900, "")); err != nil {
+		t.Fatal(err)
+	}
+	other, err := w.s.Quote(ctx, "prt_b", models.EnvSandbox, "sunsetyoga.io")
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.now = w.now.Add(11 * time.Minute) // prt_b's hold has lapsed
+
+	bad := func(mut func(n *NewOrder)) NewOrder {
+		n := newOrder("sunsetyoga.io", 250_000, "")
+		mut(&n)
+		return n
+	}
+	for _, tc := range []struct {
+		name  string
+		n     NewOrder
+		code  fault.Code
+		field string
+	}{
+		{"no price", bad(func(n *NewOrder) { n.ExpectedPrice = nil }), fault.Validation, "expected_price"},
+		{"zero price", bad(func(n *NewOrder) { zero := int64(0); n.ExpectedPrice = &zero }), fault.Validation, "expected_price"},
+		{"currency", bad(func(n *NewOrder) { n.Currency = "usd" }), fault.Validation, "currency"},
+		{"no buyer", bad(func(n *NewOrder) { n.Buyer = nil }), fault.Validation, "buyer"},
+		{"buyer email", bad(func(n *NewOrder) { n.Buyer.Email = "not-an-email" }), fault.Validation, "buyer.email"},
+		{"buyer country", bad(func(n *NewOrder) { n.Buyer.Country = "XX" }), fault.Validation, "buyer.country"},
+		{"buyer country EU", bad(func(n *NewOrder) { n.Buyer.Country = "EU" }), fault.Validation, "buyer.country"},
+		{"no payment ref", bad(func(n *NewOrder) { n.ExternalPaymentRef = "" }), fault.Validation, "external_payment_ref"},
+		{"return url", bad(func(n *NewOrder) { n.ReturnURL = "javascript:alert(1)" }), fault.Validation, "return_url"},
+		{"bad domain", bad(func(n *NewOrder) { n.Domain = "not a domain" }), fault.Validation, "domain"},
+		{"unlisted", bad(func(n *NewOrder) { n.Domain = "unlisted.com" }), fault.NotFound, ""},
+		{"sold", bad(func(n *NewOrder) { n.Domain = "soldname.com"; *n.ExpectedPrice = 9_900 }), fault.Conflict, ""},
+		{"unknown quote", bad(func(n *NewOrder) { n.QuoteID = "qt_nosuch" }), fault.Validation, "quote_id"},
+		{"another partner's quote", bad(func(n *NewOrder) { n.QuoteID = other.QuoteID }), fault.Validation, "quote_id"},
+		{"price", bad(func(n *NewOrder) { *n.ExpectedPrice = 249_999 }), fault.PriceMismatch, ""},
+		{"currency differs", bad(func(n *NewOrder) { n.Currency = "EUR" }), fault.PriceMismatch, ""},
+	} {
+		_, err := w.s.Record(ctx, "prt_a", models.EnvSandbox, tc.n)
+		if e := wantCode(t, tc.name, err, tc.code); e.Field != tc.field {
+			t.Errorf("%s: field %q, want %q", tc.name, e.Field, tc.field)
+		}
+	}
+	var orders int64
+	w.db.Model(&models.Order{}).Count(&orders)
+	if orders != 1 {
+		t.Errorf("%d orders after refusals, want the one sale", orders)
+	}
+
+	o, err := w.s.Record(ctx, "prt_a", models.EnvSandbox, newOrder("sunsetyoga.io", 250_000, ""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.Status != models.OrderExternallyPaid || o.Review != models.ReviewNone || o.Buyer.Email != "buyer@example.com" ||
+		o.Buyer.Country != "NL" || o.PaymentModel != models.PaymentPartnerCollected || len(o.Timeline) != 1 ||
+		o.Timeline[0].Event == nil || *o.Timeline[0].Event != EventRecorded {
+		t.Errorf("order = %+v", o)
+	}
+	var l models.SandboxListing
+	w.db.Take(&l, "domain = ?", "sunsetyoga.io")
+	if l.SoldAt == nil {
+		t.Error("the listing is not marked sold")
+	}
+	if got := w.events(t, "prt_a"); strings.Join(got, " ") != "order.recorded order.recorded" {
+		t.Errorf("events = %v, want one order.recorded per sale", got)
+	}
+}
+
+func TestAnOrderAtTheThresholdWaitsForReview(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	ctx := context.Background()
+	w.list(t, "premium.com", 500_000)
+	o, err := w.s.Record(ctx, "prt_a", models.EnvSandbox, newOrder("premium.com", 500_000, ""))
+	if err != nil || o.Review != models.ReviewPending {
+		t.Fatalf("order at the threshold = %+v, %v; want review pending", o, err)
+	}
+	_, err = w.s.Move(ctx, o.PublicID, StartTransfer)
+	if e := wantCode(t, "transfer before review", err, fault.Conflict); !strings.Contains(e.Message, "review") {
+		t.Errorf("message %q", e.Message)
+	}
+	if o, err = w.s.Move(ctx, o.PublicID, ClearReview); err != nil || o.Review != models.ReviewCleared {
+		t.Fatalf("clear review = %+v, %v", o, err)
+	}
+	if o, err = w.s.Move(ctx, o.PublicID, StartTransfer); err != nil || o.Status != models.OrderTransferInProgress {
+		t.Fatalf("transfer after review = %+v, %v", o, err)
+	}
+	want := "order.recorded order.manual_review_cleared order.transfer_started"
+	if got := strings.Join(w.events(t, "prt_a"), " "); got != want {
+		t.Errorf("events %q, want %q", got, want)
+	}
+}
+
+// TestEveryCellOfTheMoveTable tries every action from every status, with
+// the review held and not, against Moves.
+func TestEveryCellOfTheMoveTable(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	ctx := context.Background()
+	statusList := []string{models.OrderExternallyPaid, models.OrderPaid, models.OrderTransferInProgress, models.OrderTransferCompleted,
+		models.OrderSettled, models.OrderRefunded, models.OrderCancelled}
+	actions := []Action{ClearReview, StartTransfer, ConfirmDelivery, Cancel}
+	n := 0
+	for _, status := range statusList {
+		for _, review := range []string{models.ReviewNone, models.ReviewPending} {
+			for _, action := range actions {
+				n++
+				domain := "cell" + strings.Repeat("x", n%7) + string(rune('a'+n%26)) + string(rune('a'+n/26)) + ".com"
+				id := w.list(t, domain, 1000)
+				o := models.Order{PublicID: "ord_cell_" + domain, PartnerID: "prt_a", Environment: models.EnvSandbox, ListingID: id,
+					Domain: domain, Status: status, Review: review, SalePriceCents: 1000, Currency: "USD",
+					PaymentModel: models.PaymentPartnerCollected, BuyerEmail: "b@example.com", BuyerName: "B", BuyerCountry: "NL",
+					ExternalPaymentRef: "x", CreatedAt: w.now, UpdatedAt: w.now}
+				w.db.Create(&o)
+				w.db.Model(&models.SandboxListing{}).Where("id = ?", id).Update("sold_at", w.now)
+
+				got, err := w.s.Move(ctx, o.PublicID, action)
+				m, allowed := Moves[status][action]
+				allowed = allowed && !(action == ClearReview && review != models.ReviewPending) &&
+					!(action == StartTransfer && review == models.ReviewPending)
+				cell := status + "/" + review + "/" + string(action)
+				if !allowed {
+					wantCode(t, cell, err, fault.Conflict)
+					var after models.Order
+					w.db.Take(&after, "public_id = ?", o.PublicID)
+					if after.Status != status || after.Review != review {
+						t.Errorf("%s: refused, but the order became %s/%s", cell, after.Status, after.Review)
+					}
+					continue
+				}
+				if err != nil || got.Status != m.to {
+					t.Errorf("%s = %+v, %v; want %s", cell, got, err, m.to)
+					continue
+				}
+				last := got.Timeline[len(got.Timeline)-1]
+				if last.Event == nil || *last.Event != m.event || last.Actor != ActorOps {
+					t.Errorf("%s: last step %+v, want %s by ops", cell, last, m.event)
+				}
+				var l models.SandboxListing
+				w.db.Take(&l, "id = ?", id)
+				if (action == Cancel) != (l.SoldAt == nil) {
+					t.Errorf("%s: listing sold_at %v", cell, l.SoldAt)
+				}
+				if action == ConfirmDelivery && got.TransferCompletedAt == nil {
+					t.Errorf("%s: no transfer_completed_at", cell)
+				}
+			}
+		}
+	}
+	_, err := w.s.Move(ctx, "ord_nosuch", Cancel)
+	wantCode(t, "unknown order", err, fault.NotFound)
+}
+
+func TestRefunds(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	ctx := context.Background()
+	w.list(t, "refundme.com", 10_000)
+	o, err := w.s.Record(ctx, "prt_a", models.EnvSandbox, newOrder("refundme.com", 10_000, ""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	part := int64(4_000)
+	r, err := w.s.Refund(ctx, "prt_a", models.EnvSandbox, NewRefund{OrderID: o.PublicID, Reason: "buyer changed the plan", AmountCents: &part})
+	if err != nil || r.OrderStatus != models.OrderExternallyPaid || r.AmountCents != 4_000 {
+		t.Fatalf("partial refund = %+v, %v", r, err)
+	}
+	too := int64(6_001)
+	_, err = w.s.Refund(ctx, "prt_a", models.EnvSandbox, NewRefund{OrderID: o.PublicID, Reason: "more", AmountCents: &too})
+	wantCode(t, "refund beyond the rest", err, fault.Validation)
+	_, err = w.s.Refund(ctx, "prt_b", models.EnvSandbox, NewRefund{OrderID: o.PublicID, Reason: "not mine"})
+	wantCode(t, "another partner's order", err, fault.NotFound)
+	r, err = w.s.Refund(ctx, "prt_a", models.EnvSandbox, NewRefund{OrderID: o.PublicID, Reason: "the rest"})
+	if err != nil || r.OrderStatus != models.OrderRefunded || r.AmountCents != 6_000 {
+		t.Fatalf("refund of the rest = %+v, %v", r, err)
+	}
+	var l models.SandboxListing
+	w.db.Take(&l, "domain = ?", "refundme.com")
+	if l.SoldAt != nil {
+		t.Error("the refunded name is not back on sale")
+	}
+	if _, err := w.s.Record(ctx, "prt_b", models.EnvSandbox, newOrder("refundme.com", 10_000, "")); err != nil {
+		t.Errorf("buying the name back on sale: %v", err)
+	}
+
+	// After the transfer completed, no refund.
+	w.list(t, "delivered.com", 10_000)
+	d, _ := w.s.Record(ctx, "prt_a", models.EnvSandbox, newOrder("delivered.com", 10_000, ""))
+	w.s.Move(ctx, d.PublicID, StartTransfer)
+	w.s.Move(ctx, d.PublicID, ConfirmDelivery)
+	_, err = w.s.Refund(ctx, "prt_a", models.EnvSandbox, NewRefund{OrderID: d.PublicID, Reason: "too late"})
+	if e := wantCode(t, "refund after delivery", err, fault.Conflict); !strings.Contains(e.Message, "TRANSFER_COMPLETED") {
+		t.Errorf("message %q does not say why", e.Message)
+	}
+	want := "order.recorded order.refunded order.refunded order.recorded order.transfer_started order.transfer_completed"
+	if got := strings.Join(w.events(t, "prt_a"), " "); got != want {
+		t.Errorf("events %q, want %q", got, want)
+	}
+}
+
+// TestConcurrentOrdersForOneName: of many partners ordering one name at
+// once, exactly one gets it.
+func TestConcurrentOrdersForOneName(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	ctx := context.Background()
+	w.list(t, "contested.com", 50_000)
+	var mu sync.Mutex
+	var won, lost int
+	var wg sync.WaitGroup
+	for i := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, err := w.s.Record(ctx, "prt_"+string(rune('a'+i)), models.EnvSandbox, newOrder("contested.com", 50_000, ""))
+			mu.Lock()
+			defer mu.Unlock()
+			if err == nil {
+				won++
+			} else if e, ok := fault.As(err); ok && e.Code == fault.Conflict {
+				lost++
+			} else {
+				t.Errorf("order: %v", err)
+			}
+		}()
+	}
+	wg.Wait()
+	var orders, events int64
+	w.db.Model(&models.Order{}).Count(&orders)
+	w.db.Model(&models.Event{}).Count(&events)
+	if won != 1 || lost != 7 || orders != 1 || events != 1 {
+		t.Errorf("%d won, %d lost, %d orders, %d events; want exactly one sale with its event", won, lost, orders, events)
+	}
+}
+
+func TestListPagesNewestFirst(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	ctx := context.Background()
+	var want []string
+	for i := range 7 {
+		d := "page" + string(rune('a'+i)) + ".com"
+		w.list(t, d, 1000)
+		o, err := w.s.Record(ctx, "prt_a", models.EnvSandbox, newOrder(d, 1000, ""))
+		if err != nil {
+			t.Fatal(err)
+		}
+		want = append([]string{o.PublicID}, want...)
+		w.now = w.now.Add(time.Second)
+	}
+	w.list(t, "otherpartner.com", 1000)
+	w.s.Record(ctx, "prt_b", models.EnvSandbox, newOrder("otherpartner.com", 1000, ""))
+
+	var got []string
+	cursor := ""
+	for range 5 {
+		page, next, err := w.s.List(ctx, Filter{PartnerID: "prt_a", Environment: models.EnvSandbox, Limit: 3, Cursor: cursor})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, o := range page {
+			got = append(got, o.PublicID)
+		}
+		if cursor = next; cursor == "" {
+			break
+		}
+	}
+	if strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("walked %v, want %v", got, want)
+	}
+	from := w.now.Add(-3 * time.Second)
+	page, _, err := w.s.List(ctx, Filter{PartnerID: "prt_a", Environment: models.EnvSandbox, From: &from})
+	if err != nil || len(page) != 3 {
+		t.Errorf("orders from %v: %d, %v; want the last 3", from, len(page), err)
+	}
+	_, _, err = w.s.List(ctx, Filter{PartnerID: "prt_a", Environment: models.EnvSandbox, Status: models.OrderPaid, Cursor: "garbage"})
+	wantCode(t, "a bad cursor", err, fault.InvalidCursor)
+	_, _, err = w.s.List(ctx, Filter{PartnerID: "prt_a", Environment: models.EnvSandbox, Status: "LOST"})
+	wantCode(t, "an unknown status", err, fault.Validation)
+}

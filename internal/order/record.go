@@ -1,0 +1,197 @@
+package order
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"regexp"
+	"strings"
+	"time"
+
+	"golang.org/x/text/language"
+	"gorm.io/gorm"
+
+	"github.com/domaind/domaind/internal/account"
+	"github.com/domaind/domaind/internal/fault"
+	"github.com/domaind/domaind/internal/outbox"
+	"github.com/domaind/domaind/internal/secret"
+	"github.com/domaind/domaind/models"
+)
+
+// NewOrder is a sale the partner collected (SPEC §2.13).
+type NewOrder struct {
+	Domain             string `json:"domain"`
+	ExpectedPrice      *int64 `json:"expected_price"`
+	Currency           string `json:"currency"`
+	Buyer              *Buyer `json:"buyer"`
+	QuoteID            string `json:"quote_id"`
+	ExternalPaymentRef string `json:"external_payment_ref"`
+	ReturnURL          string `json:"return_url"`
+	CancelURL          string `json:"cancel_url"`
+}
+
+// maxPriceCents bounds a price anyone can mean ($1 billion).
+const maxPriceCents = 100_000_000_000
+
+var currencyCode = regexp.MustCompile(`^[A-Z]{3}$`)
+
+// check validates the fields alone, normalising the buyer; the first
+// problem is a validation error naming its field.
+func (n *NewOrder) check() error {
+	switch {
+	case strings.TrimSpace(n.Domain) == "":
+		return fault.Invalid("domain", "is required")
+	case n.ExpectedPrice == nil:
+		return fault.Invalid("expected_price", "is required: the price you charged, in cents")
+	case *n.ExpectedPrice < 1 || *n.ExpectedPrice > maxPriceCents:
+		return fault.Invalid("expected_price", "must be a whole number of cents from 1 to %d", int64(maxPriceCents))
+	case !currencyCode.MatchString(n.Currency):
+		return fault.Invalid("currency", "must be an ISO 4217 code such as USD")
+	case n.Buyer == nil:
+		return fault.Invalid("buyer", "is required: {email, name, country}")
+	}
+	email, err := account.NormaliseEmail(n.Buyer.Email)
+	if err != nil {
+		e, _ := fault.As(err)
+		return fault.Invalid("buyer.email", "%s", e.Message)
+	}
+	n.Buyer.Email = email
+	n.Buyer.Name = strings.TrimSpace(n.Buyer.Name)
+	if n.Buyer.Name == "" || len(n.Buyer.Name) > 200 {
+		return fault.Invalid("buyer.name", "must be 1 to 200 characters")
+	}
+	country, err := countryCode(n.Buyer.Country)
+	if err != nil {
+		return err
+	}
+	n.Buyer.Country = country
+	if n.ExternalPaymentRef == "" || len(n.ExternalPaymentRef) > 200 || !printable(n.ExternalPaymentRef) {
+		return fault.Invalid("external_payment_ref", "must be your payment's reference, 1 to 200 printable characters")
+	}
+	if len(n.QuoteID) > 64 {
+		return fault.Invalid("quote_id", "is not a quote id")
+	}
+	for field, u := range map[string]string{"return_url": n.ReturnURL, "cancel_url": n.CancelURL} {
+		if u != "" && !webURL(u) {
+			return fault.Invalid(field, "must be an absolute http(s) URL of at most 2000 characters")
+		}
+	}
+	return nil
+}
+
+// countryCode checks an ISO 3166-1 alpha-2 country code.
+func countryCode(raw string) (string, error) {
+	code := strings.ToUpper(strings.TrimSpace(raw))
+	r, err := language.ParseRegion(code)
+	if len(code) != 2 || err != nil || !r.IsCountry() || r.String() != code {
+		return "", fault.Invalid("buyer.country", "must be an ISO 3166-1 alpha-2 country code such as NL")
+	}
+	return code, nil
+}
+
+func webURL(raw string) bool {
+	u, err := url.Parse(raw)
+	return err == nil && len(raw) <= 2000 && (u.Scheme == "https" || u.Scheme == "http") && u.Host != "" && u.User == nil
+}
+
+func printable(s string) bool {
+	for i := range len(s) {
+		if s[i] < ' ' || s[i] > '~' {
+			return false
+		}
+	}
+	return true
+}
+
+// Record records a sale partnerID collected in env: after checking the
+// fields, that the name is listed here (not_found), not sold or held by
+// someone else (conflict), the quote is the partner's (validation) and
+// alive (quote_expired), and expected_price is the quoted or buy-now price
+// (price_mismatch), it marks the listing sold and writes the order, its
+// first step and order.recorded together. An order at or above the review
+// threshold waits for ops' manual review.
+func (s *Service) Record(ctx context.Context, partnerID, env string, n NewOrder) (View, error) {
+	if err := n.check(); err != nil {
+		return View{}, err
+	}
+	var o models.Order
+	err := s.outbox.Transaction(ctx, func(tx *outbox.Tx) error {
+		l, err := findListing(tx.DB, env, n.Domain, "domain")
+		if err != nil {
+			return err
+		}
+		now := s.now().UTC()
+		switch {
+		case l.SoldAt != nil:
+			return fault.New(fault.Conflict, "%s is sold", l.Domain)
+		case l.heldByOther(partnerID, now):
+			return fault.New(fault.Conflict, "%s is reserved until %s", l.Domain, l.LockedUntil.UTC().Format(time.RFC3339))
+		}
+		price, currency, quoteID, err := s.priceOf(tx.DB, l, partnerID, env, n.QuoteID, now)
+		if err != nil {
+			return err
+		}
+		if currency != n.Currency || price != *n.ExpectedPrice {
+			return fault.New(fault.PriceMismatch, "expected_price %d %s differs from the price of %s, %d %s", *n.ExpectedPrice, n.Currency, l.Domain, price, currency)
+		}
+		sold, err := sell(tx.DB, env, l, partnerID, now)
+		if err != nil {
+			return fmt.Errorf("sell %s: %w", l.Domain, err)
+		}
+		if !sold {
+			return fault.New(fault.Conflict, "%s was reserved or sold a moment ago", l.Domain)
+		}
+		review := models.ReviewNone
+		if price >= s.opts.ReviewThresholdCents {
+			review = models.ReviewPending
+		}
+		o = models.Order{PublicID: secret.NewID("ord_"), PartnerID: partnerID, Environment: env, ListingID: l.ID, Domain: l.Domain,
+			Status: models.OrderExternallyPaid, Review: review, SalePriceCents: price, Currency: currency,
+			PaymentModel: models.PaymentPartnerCollected, BuyerEmail: n.Buyer.Email, BuyerName: n.Buyer.Name, BuyerCountry: n.Buyer.Country,
+			QuoteID: quoteID, ExternalPaymentRef: n.ExternalPaymentRef, ReturnURL: n.ReturnURL, CancelURL: n.CancelURL,
+			CreatedAt: now, UpdatedAt: now}
+		if err := tx.Create(&o).Error; err != nil {
+			return fmt.Errorf("record order of %s: %w", l.Domain, err)
+		}
+		note := "recorded by the partner"
+		if review == models.ReviewPending {
+			note += fmt.Sprintf("; held for manual review (at or above %d cents)", s.opts.ReviewThresholdCents)
+		}
+		return s.record(tx, o, ActorPartner, EventRecorded, note, nil)
+	})
+	if err != nil {
+		return View{}, err
+	}
+	return withTimeline(s.db.WithContext(ctx), newView(o))
+}
+
+// priceOf is what the partner pays for l: its live quote's price, or the
+// buy-now price without a quote.
+func (s *Service) priceOf(tx *gorm.DB, l listing, partnerID, env, quoteID string, now time.Time) (int64, string, *string, error) {
+	if quoteID == "" {
+		if l.BINCents == nil {
+			return 0, "", nil, fault.New(fault.Conflict, "%s has no buy-now price: it is sold by offer", l.Domain)
+		}
+		return *l.BINCents, l.Currency, nil, nil
+	}
+	var q models.Quote
+	err := tx.Take(&q, "id = ? AND partner_id = ? AND environment = ? AND listing_id = ?", quoteID, partnerID, env, l.ID).Error
+	if errors.Is(err, gorm.ErrRecordNotFound) {
+		return 0, "", nil, fault.Invalid("quote_id", "is not one of your quotes for %s", l.Domain)
+	}
+	if err != nil {
+		return 0, "", nil, fmt.Errorf("find quote %s: %w", quoteID, err)
+	}
+	if !q.ExpiresAt.After(now) {
+		return 0, "", nil, fault.New(fault.QuoteExpired, "quote %s expired at %s: ask for a new one", q.ID, q.ExpiresAt.UTC().Format(time.RFC3339))
+	}
+	var used int64
+	if err := tx.Model(&models.Order{}).Where("quote_id = ?", q.ID).Count(&used).Error; err != nil {
+		return 0, "", nil, fmt.Errorf("count orders of quote %s: %w", q.ID, err)
+	}
+	if used > 0 {
+		return 0, "", nil, fault.New(fault.Conflict, "quote %s was used by an order already", q.ID)
+	}
+	return q.PriceCents, q.Currency, &q.ID, nil
+}

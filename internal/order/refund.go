@@ -1,0 +1,104 @@
+package order
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"gorm.io/gorm"
+	"gorm.io/gorm/clause"
+
+	"github.com/domaind/domaind/internal/fault"
+	"github.com/domaind/domaind/internal/outbox"
+	"github.com/domaind/domaind/internal/secret"
+	"github.com/domaind/domaind/models"
+)
+
+// NewRefund is a partner's refund request (POST /refunds).
+type NewRefund struct {
+	OrderID     string `json:"order_id"`
+	Reason      string `json:"reason"`
+	AmountCents *int64 `json:"amount_cents"`
+}
+
+// RefundView is a refund as its partner sees it.
+type RefundView struct {
+	ID          string    `json:"id"`
+	OrderID     string    `json:"order_id"`
+	AmountCents int64     `json:"amount_cents"`
+	Currency    string    `json:"currency"`
+	Reason      string    `json:"reason"`
+	OrderStatus string    `json:"order_status"`
+	CreatedAt   time.Time `json:"created_at"`
+}
+
+// refundable are the statuses a refund may still be made in: before the
+// transfer completes (SPEC §3.1).
+var refundable = map[string]bool{models.OrderExternallyPaid: true, models.OrderPaid: true, models.OrderTransferInProgress: true}
+
+// Refund gives back all of the partner's order (amount_cents omitted) or
+// part of it. A full refund makes the order REFUNDED and puts the name back
+// on sale; a partial one keeps the status and adds to refunded_cents. Each
+// emits order.refunded with the order and the refund. After the transfer
+// completed it is a conflict.
+func (s *Service) Refund(ctx context.Context, partnerID, env string, r NewRefund) (RefundView, error) {
+	r.Reason = strings.TrimSpace(r.Reason)
+	switch {
+	case r.OrderID == "" || len(r.OrderID) > 64:
+		return RefundView{}, fault.Invalid("order_id", "is required: the order's public_id")
+	case r.Reason == "" || len(r.Reason) > 500:
+		return RefundView{}, fault.Invalid("reason", "must be 1 to 500 characters")
+	case r.AmountCents != nil && *r.AmountCents < 1:
+		return RefundView{}, fault.Invalid("amount_cents", "must be a positive number of cents (omit it to refund the rest)")
+	}
+	var out RefundView
+	err := s.outbox.Transaction(ctx, func(tx *outbox.Tx) error {
+		o, err := find(lockRow(tx.DB).Where("partner_id = ? AND environment = ?", partnerID, env), r.OrderID)
+		if err != nil {
+			return err
+		}
+		if !refundable[o.Status] {
+			return fault.New(fault.Conflict, "order %s is %s: refunds are possible only before the transfer completes", o.PublicID, o.Status)
+		}
+		left := o.SalePriceCents - o.RefundedCents
+		amount := left
+		if r.AmountCents != nil {
+			amount = *r.AmountCents
+		}
+		if amount > left {
+			return fault.Invalid("amount_cents", "is more than the %d cents not refunded yet", left)
+		}
+		now := s.now().UTC()
+		rf := models.Refund{ID: secret.NewID("rfd_"), OrderID: o.PublicID, AmountCents: amount, Currency: o.Currency,
+			Reason: r.Reason, Actor: ActorPartner, CreatedAt: now}
+		if err := tx.Create(&rf).Error; err != nil {
+			return fmt.Errorf("record refund of %s: %w", o.PublicID, err)
+		}
+		o.RefundedCents += amount
+		o.UpdatedAt = now
+		if o.RefundedCents == o.SalePriceCents {
+			o.Status = models.OrderRefunded
+			if err := putBackOnSale(tx.DB, o.Environment, o.ListingID); err != nil {
+				return fmt.Errorf("put %s back on sale: %w", o.Domain, err)
+			}
+		}
+		if err := tx.Model(&models.Order{PublicID: o.PublicID}).Select("status", "refunded_cents", "updated_at").Updates(&o).Error; err != nil {
+			return fmt.Errorf("refund order %s: %w", o.PublicID, err)
+		}
+		out = RefundView{ID: rf.ID, OrderID: o.PublicID, AmountCents: amount, Currency: o.Currency, Reason: rf.Reason,
+			OrderStatus: o.Status, CreatedAt: now}
+		note := fmt.Sprintf("refund of %d cents: %s", amount, rf.Reason)
+		return s.record(tx, o, ActorPartner, EventRefunded, note, map[string]any{"refund": out})
+	})
+	return out, err
+}
+
+// lockRow locks the row a query reads for the rest of the transaction
+// (Postgres; SQLite has one writer anyway).
+func lockRow(tx *gorm.DB) *gorm.DB {
+	if tx.Dialector.Name() == "postgres" {
+		return tx.Clauses(clause.Locking{Strength: "UPDATE"})
+	}
+	return tx
+}

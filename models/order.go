@@ -1,0 +1,95 @@
+package models
+
+import "time"
+
+// Order statuses (SPEC §3.1). An order paid on our hosted checkout starts
+// PAID; one the partner collected starts EXTERNALLY_PAID.
+const (
+	OrderExternallyPaid     = "EXTERNALLY_PAID"
+	OrderPaid               = "PAID"
+	OrderTransferInProgress = "TRANSFER_IN_PROGRESS"
+	OrderTransferCompleted  = "TRANSFER_COMPLETED"
+	OrderSettled            = "SETTLED"
+	OrderRefunded           = "REFUNDED"
+	OrderCancelled          = "CANCELLED"
+)
+
+// Manual review states of an order: none below the threshold, pending
+// until ops clear it, cleared after.
+const (
+	ReviewNone    = "none"
+	ReviewPending = "pending"
+	ReviewCleared = "cleared"
+)
+
+// Payment models: the partner charged the buyer, or we did on the hosted
+// checkout.
+const (
+	PaymentPartnerCollected = "partner_collected"
+	PaymentHosted           = "hosted"
+)
+
+// Quote is a firm buy-now price reserved for one partner until ExpiresAt:
+// the listing is held for them meanwhile.
+type Quote struct {
+	ID          string    `gorm:"primaryKey;size:40"`
+	PartnerID   string    `gorm:"size:40;not null;index:idx_quotes_partner_listing,priority:1"`
+	Environment string    `gorm:"size:8;not null"`
+	ListingID   string    `gorm:"size:36;not null;index:idx_quotes_partner_listing,priority:2"`
+	Domain      string    `gorm:"size:253;not null"`
+	PriceCents  int64     `gorm:"not null"`
+	Currency    string    `gorm:"size:3;not null"`
+	ExpiresAt   time.Time `gorm:"not null"`
+	CreatedAt   time.Time
+}
+
+// Order is a sale of a listing through a partner. Amounts are cents.
+type Order struct {
+	PublicID    string `gorm:"primaryKey;size:40"`
+	PartnerID   string `gorm:"size:40;not null;index:idx_orders_partner_env_created,priority:1"`
+	Environment string `gorm:"size:8;not null;index:idx_orders_partner_env_created,priority:2"`
+	// ListingID is the listing sold (of Listing or SandboxListing, by
+	// Environment).
+	ListingID          string  `gorm:"size:36;not null;index"`
+	Domain             string  `gorm:"size:253;not null;index"`
+	Status             string  `gorm:"size:24;not null;index"`
+	Review             string  `gorm:"size:8;not null"`
+	SalePriceCents     int64   `gorm:"not null"`
+	Currency           string  `gorm:"size:3;not null"`
+	PaymentModel       string  `gorm:"size:24;not null"`
+	BuyerEmail         string  `gorm:"size:254;not null"`
+	BuyerName          string  `gorm:"size:200;not null"`
+	BuyerCountry       string  `gorm:"size:2;not null"`
+	QuoteID            *string `gorm:"size:40;uniqueIndex"`
+	ExternalPaymentRef string  `gorm:"size:200;not null"`
+	ReturnURL          string  `gorm:"size:2000"`
+	CancelURL          string  `gorm:"size:2000"`
+	// RefundedCents sums the order's refunds.
+	RefundedCents       int64 `gorm:"not null;default:0"`
+	TransferCompletedAt *time.Time
+	CreatedAt           time.Time `gorm:"not null;index:idx_orders_partner_env_created,priority:3"`
+	UpdatedAt           time.Time
+}
+
+// OrderStep is one line of an order's timeline: a status move or an event,
+// when, and who made it (partner, ops, registry, settlement).
+type OrderStep struct {
+	ID      int64     `gorm:"primaryKey;autoIncrement"`
+	OrderID string    `gorm:"size:40;not null;index"`
+	At      time.Time `gorm:"not null"`
+	Actor   string    `gorm:"size:16;not null"`
+	Status  string    `gorm:"size:24;not null"` // the order's status after the step
+	Event   string    `gorm:"size:64"`          // the event it emitted, if any
+	Note    string    `gorm:"size:500"`
+}
+
+// Refund is money given back on an order, in full or in part.
+type Refund struct {
+	ID          string `gorm:"primaryKey;size:40"`
+	OrderID     string `gorm:"size:40;not null;index"`
+	AmountCents int64  `gorm:"not null"`
+	Currency    string `gorm:"size:3;not null"`
+	Reason      string `gorm:"size:500;not null"`
+	Actor       string `gorm:"size:16;not null"`
+	CreatedAt   time.Time
+}
