@@ -10,6 +10,7 @@ import (
 	partnerapi "github.com/domaind/domaind/api/partner"
 	"github.com/domaind/domaind/internal/fault"
 	"github.com/domaind/domaind/internal/nonce"
+	"github.com/domaind/domaind/internal/order"
 )
 
 // routes lists every route of the API in one place.
@@ -102,11 +103,16 @@ func (s *Server) routes(monitoring http.Handler, healthOnly bool) {
 	ops.DELETE("/partners/:id/credentials/:key_id", s.resp.Handle(s.revokeCredential))
 	ops.POST("/listings", s.idempotent, s.resp.Handle(s.addListing))
 	ops.DELETE("/listings/:id", s.resp.Handle(s.removeListing))
+	ops.GET("/orders", s.resp.Handle(s.listOrders))
+	ops.GET("/orders/:public_id", s.resp.Handle(s.getOrder))
+	for _, action := range []order.Action{order.ClearReview, order.StartTransfer, order.ConfirmDelivery, order.Cancel} {
+		ops.POST("/orders/:public_id/"+string(action), s.resp.Handle(s.moveOrder(action)))
+	}
 
 	e.POST("/api/partner/applications", s.withSession, s.requireSession, s.idempotent, s.resp.Handle(s.applyAsPartner))
 	pages.POST("/account/partner-application", s.applySubmit)
 	partnerapi.New(partnerapi.Deps{
-		Partners: s.partners, Inventory: s.inventory, Webhooks: s.webhooks, Outbox: s.outbox, Catalog: s.catalog,
+		Partners: s.partners, Inventory: s.inventory, Webhooks: s.webhooks, Orders: s.orders, Outbox: s.outbox, Catalog: s.catalog,
 		Limiter: s.limiter, Nonces: nonce.NewStore(s.redis, nonce.TTL), Idempotent: s.idempotent, Log: s.log, Now: s.now,
 	}).Mount(e)
 }

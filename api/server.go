@@ -25,6 +25,7 @@ import (
 	"github.com/domaind/domaind/internal/metrics"
 	"github.com/domaind/domaind/internal/oauth"
 	"github.com/domaind/domaind/internal/opsauth"
+	"github.com/domaind/domaind/internal/order"
 	"github.com/domaind/domaind/internal/outbox"
 	"github.com/domaind/domaind/internal/partner"
 	"github.com/domaind/domaind/internal/password"
@@ -89,11 +90,12 @@ type Server struct {
 	check    func(ctx context.Context) map[string]error
 	now      func() time.Time
 	ops      opsauth.Credentials
-	// partners, inventory and webhooks serve the partner API (api/partner)
-	// and the ops routes around it.
+	// partners, inventory, webhooks and orders serve the partner API
+	// (api/partner) and the ops routes around it.
 	partners  *partner.Service
 	inventory *inventory.Service
 	webhooks  *webhook.Service
+	orders    *order.Service
 	// deprecations are the deprecated operations (deprecation.go).
 	deprecations map[string]Deprecation
 	engine       *gin.Engine
@@ -131,6 +133,8 @@ func New(d Deps) *Server {
 		partners:  partner.New(d.DB, d.Config.SecretKey, now),
 		inventory: inventory.New(d.DB, now),
 		webhooks:  webhook.New(d.DB, d.Config.SecretKey, d.Config.FetchAllowCIDRs, now),
+		orders: order.New(d.DB, d.Outbox, d.Config.SecretKey,
+			order.Options{QuoteTTL: d.Config.QuoteTTL, ReviewThresholdCents: d.Config.ReviewThresholdCents}, now),
 
 		deprecations: maps.Clone(deprecations),
 	}

@@ -28,13 +28,8 @@ type Page struct {
 
 // ParsePaging reads the limit, offset and cursor parameters.
 func ParsePaging(c *gin.Context) (limit, offset int, cursor string, err error) {
-	limit, cursor = DefaultLimit, c.Query("cursor")
-	if v, ok := c.GetQuery("limit"); ok {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 || n > MaxLimit {
-			return 0, 0, "", fault.Invalid("limit", "must be an integer from 1 to %d", MaxLimit)
-		}
-		limit = n
+	if limit, err = IntParam(c, "limit", DefaultLimit, 1, MaxLimit); err != nil {
+		return 0, 0, "", err
 	}
 	if v, ok := c.GetQuery("offset"); ok {
 		n, err := strconv.Atoi(v)
@@ -43,7 +38,21 @@ func ParsePaging(c *gin.Context) (limit, offset int, cursor string, err error) {
 		}
 		offset = n
 	}
-	return limit, offset, cursor, nil
+	return limit, offset, c.Query("cursor"), nil
+}
+
+// IntParam reads the integer query parameter name, def when it is absent;
+// one outside lo..hi is a validation error naming it.
+func IntParam(c *gin.Context, name string, def, lo, hi int) (int, error) {
+	v, ok := c.GetQuery(name)
+	if !ok {
+		return def, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < lo || n > hi {
+		return 0, fault.Invalid(name, "must be an integer from %d to %d", lo, hi)
+	}
+	return n, nil
 }
 
 // NextLink sends the RFC 8288 Link header of a page's next page: the same

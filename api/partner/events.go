@@ -3,12 +3,11 @@ package partner
 import (
 	"encoding/json"
 	"net/http"
-	"strconv"
 	"time"
 
 	"github.com/gin-gonic/gin"
 
-	"github.com/domaind/domaind/internal/fault"
+	"github.com/domaind/domaind/api/httpjson"
 	"github.com/domaind/domaind/internal/webhook"
 	"github.com/domaind/domaind/models"
 )
@@ -31,13 +30,9 @@ func newEvent(ev models.Event) event {
 // when there is none), so a partner polls with it and never misses one;
 // has_more says whether more are there already.
 func (a *API) listEvents(c *gin.Context) error {
-	limit := webhook.DefaultHistoryLimit
-	if v, ok := c.GetQuery("limit"); ok {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 || n > webhook.MaxHistoryLimit {
-			return fault.Invalid("limit", "must be an integer from 1 to %d", webhook.MaxHistoryLimit)
-		}
-		limit = n
+	limit, err := httpjson.IntParam(c, "limit", webhook.DefaultHistoryLimit, 1, webhook.MaxHistoryLimit)
+	if err != nil {
+		return err
 	}
 	cred := credential(c)
 	after := c.Query("after_id")

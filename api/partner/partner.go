@@ -19,6 +19,7 @@ import (
 	"github.com/domaind/domaind/internal/catalog"
 	"github.com/domaind/domaind/internal/inventory"
 	"github.com/domaind/domaind/internal/nonce"
+	"github.com/domaind/domaind/internal/order"
 	"github.com/domaind/domaind/internal/outbox"
 	partners "github.com/domaind/domaind/internal/partner"
 	"github.com/domaind/domaind/internal/ratelimit"
@@ -30,6 +31,7 @@ type Deps struct {
 	Partners  *partners.Service
 	Inventory *inventory.Service
 	Webhooks  *webhook.Service
+	Orders    *order.Service
 	Outbox    *outbox.Outbox
 	// Catalog gives the TLD metadata of a domain's detail.
 	Catalog *catalog.Catalog

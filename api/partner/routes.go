@@ -22,6 +22,13 @@ func (a *API) Mount(r gin.IRouter) {
 	search.GET(Prefix+"/availability", a.resp.Handle(a.getAvailability))
 	search.GET(Prefix+"/pricing", a.resp.Handle(a.getPricing))
 
+	buy := scoped(partners.ScopeBuy)
+	buy.POST(Prefix+"/quotes", a.Idempotent, a.resp.Handle(a.createQuote))
+	buy.POST(Prefix+"/orders", requireIdempotencyKey(a), a.Idempotent, a.resp.Handle(a.createOrder))
+	buy.GET(Prefix+"/orders", a.resp.Handle(a.listOrders))
+	buy.GET(Prefix+"/orders/:public_id", a.resp.Handle(a.getOrder))
+	buy.POST(Prefix+"/refunds", requireIdempotencyKey(a), a.Idempotent, a.resp.Handle(a.createRefund))
+
 	hooks := scoped(partners.ScopeWebhook)
 	hooks.PUT("/api/partner/webhooks", a.resp.Handle(a.registerWebhook)) // unversioned (SPEC §9)
 	hooks.POST(Prefix+"/webhooks/test", a.Idempotent, a.resp.Handle(a.sendTestEvent))

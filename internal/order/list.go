@@ -12,8 +12,8 @@ import (
 	"github.com/domaind/domaind/models"
 )
 
-// Filter selects orders, newest first. PartnerID and Environment empty
-// mean every partner and environment (ops).
+// Filter selects orders, newest first. An empty PartnerID or Environment
+// means every partner or environment (ops).
 type Filter struct {
 	PartnerID, Environment string
 	Status, Domain         string
@@ -49,7 +49,10 @@ func (s *Service) List(ctx context.Context, f Filter) ([]View, string, error) {
 	fingerprint := pagecursor.Fingerprint("orders/v1", f.PartnerID, f.Environment, f.Status, f.Domain, timeKey(f.From), timeKey(f.To))
 	q := s.db.WithContext(ctx).Model(&models.Order{})
 	if f.PartnerID != "" {
-		q = q.Where("partner_id = ? AND environment = ?", f.PartnerID, f.Environment)
+		q = q.Where("partner_id = ?", f.PartnerID)
+	}
+	if f.Environment != "" {
+		q = q.Where("environment = ?", f.Environment)
 	}
 	if f.Status != "" {
 		q = q.Where("status = ?", f.Status)

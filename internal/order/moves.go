@@ -48,7 +48,8 @@ var Moves = map[string]map[Action]move{
 }
 
 // Move applies action to the order as ops, writing the order, its step and
-// its event together.
+// its event together. A cancel refunds what is left of the order (a refund
+// by ops) and puts the name back on sale.
 func (s *Service) Move(ctx context.Context, publicID string, action Action) (View, error) {
 	var o models.Order
 	err := s.outbox.Transaction(ctx, func(tx *outbox.Tx) error {
@@ -67,21 +68,29 @@ func (s *Service) Move(ctx context.Context, publicID string, action Action) (Vie
 		}
 		now := s.now().UTC()
 		o.Status, o.UpdatedAt = m.to, now
+		var extra map[string]any
 		switch action {
 		case ClearReview:
 			o.Review = models.ReviewCleared
 		case ConfirmDelivery:
 			o.TransferCompletedAt = &now
-		case Cancel:
+		case Cancel: // the rest of the money goes back, and the name on sale
+			if left := o.SalePriceCents - o.RefundedCents; left > 0 {
+				rf, err := addRefund(tx, &o, left, "order cancelled by ops", ActorOps, now)
+				if err != nil {
+					return err
+				}
+				extra = map[string]any{"refund": newRefundView(rf, o)}
+			}
 			if err := putBackOnSale(tx.DB, o.Environment, o.ListingID); err != nil {
 				return fmt.Errorf("put %s back on sale: %w", o.Domain, err)
 			}
 		}
 		if err := tx.Model(&models.Order{PublicID: o.PublicID}).
-			Select("status", "review", "transfer_completed_at", "updated_at").Updates(&o).Error; err != nil {
+			Select("status", "review", "refunded_cents", "transfer_completed_at", "updated_at").Updates(&o).Error; err != nil {
 			return fmt.Errorf("move order %s: %w", o.PublicID, err)
 		}
-		return s.record(tx, o, ActorOps, m.event, string(action), nil)
+		return s.record(tx, o, ActorOps, m.event, string(action), extra)
 	})
 	if err != nil {
 		return View{}, err

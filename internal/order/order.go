@@ -12,6 +12,7 @@
 package order
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -61,9 +62,17 @@ type Service struct {
 	now       func() time.Time
 }
 
+// The defaults of Options' zero fields.
+const (
+	DefaultQuoteTTL             = 10 * time.Minute
+	DefaultReviewThresholdCents = 500_000
+)
+
 // New returns the sales of db, writing events through ob; secretKey
 // (DOMAIND_SECRET_KEY) signs quote tokens and seals list cursors.
 func New(db *gorm.DB, ob *outbox.Outbox, secretKey []byte, opts Options, now func() time.Time) *Service {
+	opts.QuoteTTL = cmp.Or(opts.QuoteTTL, DefaultQuoteTTL)
+	opts.ReviewThresholdCents = cmp.Or(opts.ReviewThresholdCents, DefaultReviewThresholdCents)
 	return &Service{db: db, outbox: ob, secretKey: secretKey, opts: opts, now: now}
 }
 

@@ -271,6 +271,9 @@ func TestEveryCellOfTheMoveTable(t *testing.T) {
 				if action == ConfirmDelivery && got.TransferCompletedAt == nil {
 					t.Errorf("%s: no transfer_completed_at", cell)
 				}
+				if action == Cancel && got.RefundedCents != got.SalePriceCents {
+					t.Errorf("%s: refunded %d of %d", cell, got.RefundedCents, got.SalePriceCents)
+				}
 			}
 		}
 	}

@@ -48,7 +48,7 @@ func (s *Service) Quote(ctx context.Context, partnerID, env, domain string) (Quo
 		case l.BINCents == nil:
 			return fault.New(fault.Conflict, "%s has no buy-now price: it is sold by offer", l.Domain)
 		}
-		err = tx.Where("partner_id = ? AND listing_id = ? AND expires_at > ?", partnerID, l.ID, now).Order("expires_at DESC").Take(&q).Error
+		err = tx.Where("partner_id = ? AND environment = ? AND listing_id = ? AND expires_at > ?", partnerID, env, l.ID, now).Order("expires_at DESC").Take(&q).Error
 		if err == nil {
 			return nil // its live quote, again
 		}

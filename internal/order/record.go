@@ -54,7 +54,7 @@ func (n *NewOrder) check() error {
 	email, err := account.NormaliseEmail(n.Buyer.Email)
 	if err != nil {
 		e, _ := fault.As(err)
-		return fault.Invalid("buyer.email", "%s", e.Message)
+		return fault.Invalid("buyer.email", "%s", strings.TrimPrefix(e.Message, "email "))
 	}
 	n.Buyer.Email = email
 	n.Buyer.Name = strings.TrimSpace(n.Buyer.Name)

@@ -45,8 +45,10 @@ var refundable = map[string]bool{models.OrderExternallyPaid: true, models.OrderP
 func (s *Service) Refund(ctx context.Context, partnerID, env string, r NewRefund) (RefundView, error) {
 	r.Reason = strings.TrimSpace(r.Reason)
 	switch {
-	case r.OrderID == "" || len(r.OrderID) > 64:
+	case r.OrderID == "":
 		return RefundView{}, fault.Invalid("order_id", "is required: the order's public_id")
+	case len(r.OrderID) > 64:
+		return RefundView{}, fault.Invalid("order_id", "is not an order's public_id")
 	case r.Reason == "" || len(r.Reason) > 500:
 		return RefundView{}, fault.Invalid("reason", "must be 1 to 500 characters")
 	case r.AmountCents != nil && *r.AmountCents < 1:
@@ -70,13 +72,10 @@ func (s *Service) Refund(ctx context.Context, partnerID, env string, r NewRefund
 			return fault.Invalid("amount_cents", "is more than the %d cents not refunded yet", left)
 		}
 		now := s.now().UTC()
-		rf := models.Refund{ID: secret.NewID("rfd_"), OrderID: o.PublicID, AmountCents: amount, Currency: o.Currency,
-			Reason: r.Reason, Actor: ActorPartner, CreatedAt: now}
-		if err := tx.Create(&rf).Error; err != nil {
-			return fmt.Errorf("record refund of %s: %w", o.PublicID, err)
+		rf, err := addRefund(tx, &o, amount, r.Reason, ActorPartner, now)
+		if err != nil {
+			return err
 		}
-		o.RefundedCents += amount
-		o.UpdatedAt = now
 		if o.RefundedCents == o.SalePriceCents {
 			o.Status = models.OrderRefunded
 			if err := putBackOnSale(tx.DB, o.Environment, o.ListingID); err != nil {
@@ -86,12 +85,29 @@ func (s *Service) Refund(ctx context.Context, partnerID, env string, r NewRefund
 		if err := tx.Model(&models.Order{PublicID: o.PublicID}).Select("status", "refunded_cents", "updated_at").Updates(&o).Error; err != nil {
 			return fmt.Errorf("refund order %s: %w", o.PublicID, err)
 		}
-		out = RefundView{ID: rf.ID, OrderID: o.PublicID, AmountCents: amount, Currency: o.Currency, Reason: rf.Reason,
-			OrderStatus: o.Status, CreatedAt: now}
+		out = newRefundView(rf, o)
 		note := fmt.Sprintf("refund of %d cents: %s", amount, rf.Reason)
 		return s.record(tx, o, ActorPartner, EventRefunded, note, map[string]any{"refund": out})
 	})
 	return out, err
+}
+
+// addRefund records a refund of amount on o by actor, adding it to o's
+// refunded_cents (the caller saves o).
+func addRefund(tx *outbox.Tx, o *models.Order, amount int64, reason, actor string, now time.Time) (models.Refund, error) {
+	rf := models.Refund{ID: secret.NewID("rfd_"), OrderID: o.PublicID, AmountCents: amount, Currency: o.Currency,
+		Reason: reason, Actor: actor, CreatedAt: now}
+	if err := tx.Create(&rf).Error; err != nil {
+		return rf, fmt.Errorf("record refund of %s: %w", o.PublicID, err)
+	}
+	o.RefundedCents += amount
+	o.UpdatedAt = now
+	return rf, nil
+}
+
+func newRefundView(rf models.Refund, o models.Order) RefundView {
+	return RefundView{ID: rf.ID, OrderID: o.PublicID, AmountCents: rf.AmountCents, Currency: rf.Currency, Reason: rf.Reason,
+		OrderStatus: o.Status, CreatedAt: rf.CreatedAt.UTC()}
 }
 
 // lockRow locks the row a query reads for the rest of the transaction

@@ -1,0 +1,60 @@
+package api
+
+import (
+	"net/http"
+
+	"github.com/gin-gonic/gin"
+
+	partnerapi "github.com/domaind/domaind/api/partner"
+	"github.com/domaind/domaind/internal/fault"
+	"github.com/domaind/domaind/internal/order"
+	"github.com/domaind/domaind/models"
+)
+
+// listOrders answers GET /api/ops/orders: every partner's orders, newest
+// first, with the partner API's filters, partner_id and environment.
+func (s *Server) listOrders(c *gin.Context) error {
+	f, err := partnerapi.OrderFilter(c)
+	if err != nil {
+		return err
+	}
+	f.PartnerID = c.Query("partner_id")
+	switch f.Environment = c.Query("environment"); f.Environment {
+	case "", models.EnvLive, models.EnvSandbox:
+	default:
+		return fault.Invalid("environment", "must be sandbox or live")
+	}
+	orders, next, err := s.orders.List(c.Request.Context(), f)
+	if err != nil {
+		return err
+	}
+	var cursor *string
+	if next != "" {
+		cursor = &next
+	}
+	c.JSON(http.StatusOK, gin.H{"orders": orders, "next_cursor": cursor})
+	return nil
+}
+
+// getOrder answers GET /api/ops/orders/{public_id}.
+func (s *Server) getOrder(c *gin.Context) error {
+	o, err := s.orders.Ops(c.Request.Context(), c.Param("public_id"))
+	if err != nil {
+		return err
+	}
+	c.JSON(http.StatusOK, o)
+	return nil
+}
+
+// moveOrder answers POST /api/ops/orders/{public_id}/{action}: the order
+// after the move, or 409 naming its status when the move is not allowed.
+func (s *Server) moveOrder(action order.Action) func(c *gin.Context) error {
+	return func(c *gin.Context) error {
+		o, err := s.orders.Move(c.Request.Context(), c.Param("public_id"), action)
+		if err != nil {
+			return err
+		}
+		c.JSON(http.StatusOK, o)
+		return nil
+	}
+}
