@@ -408,3 +408,49 @@ func TestListPagesNewestFirst(t *testing.T) {
 	_, _, err = w.s.List(ctx, Filter{PartnerID: "prt_a", Environment: models.EnvSandbox, Status: "LOST"})
 	wantCode(t, "an unknown status", err, fault.Validation)
 }
+
+// TestNoOrderWithoutItsEvent: when writing the event fails after the order
+// row was written (a crash between them, as far as the transaction can
+// tell), neither stays, and the name stays on sale; a move likewise.
+func TestNoOrderWithoutItsEvent(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	ctx := context.Background()
+	w.list(t, "atomic.com", 10_000)
+	ok, err := w.s.Record(ctx, "prt_a", models.EnvSandbox, newOrder("atomic.com", 10_000, ""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.list(t, "broken.com", 10_000)
+
+	crash := errors.New("the process died here")
+	failEvents := func(db *gorm.DB) {
+		if db.Statement.Table == "events" {
+			db.AddError(crash)
+		}
+	}
+	if err := w.db.Callback().Create().Before("gorm:create").Register("test:fail_events", failEvents); err != nil {
+		t.Fatal(err)
+	}
+	_, err = w.s.Record(ctx, "prt_a", models.EnvSandbox, newOrder("broken.com", 10_000, ""))
+	if !errors.Is(err, crash) {
+		t.Fatalf("record with the event failing = %v", err)
+	}
+	_, err = w.s.Move(ctx, ok.PublicID, StartTransfer)
+	if !errors.Is(err, crash) {
+		t.Fatalf("move with the event failing = %v", err)
+	}
+	w.db.Callback().Create().Remove("test:fail_events")
+
+	var orders, steps int64
+	w.db.Model(&models.Order{}).Count(&orders)
+	w.db.Model(&models.OrderStep{}).Count(&steps)
+	var l models.SandboxListing
+	w.db.Take(&l, "domain = ?", "broken.com")
+	var moved models.Order
+	w.db.Take(&moved, "public_id = ?", ok.PublicID)
+	if orders != 1 || steps != 1 || l.SoldAt != nil || moved.Status != models.OrderExternallyPaid {
+		t.Errorf("after the failures: %d orders, %d steps, broken.com sold at %v, first order %s; want only the first order, unmoved",
+			orders, steps, l.SoldAt, moved.Status)
+	}
+}
