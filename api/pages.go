@@ -192,17 +192,31 @@ func (s *Server) formError(c *gin.Context, err error) (int, string) {
 // application (a form to make one, its status, and the sandbox credential
 // issued on approval, shown this once), and a way out.
 func (s *Server) accountPage(c *gin.Context) {
+	if u, ok := s.signedInPerson(c); ok {
+		s.renderAccount(c, u, http.StatusOK, "")
+	}
+}
+
+// signedInPerson is who is signed in; without anyone, it sends the browser
+// to sign in and come back to the account page.
+func (s *Server) signedInPerson(c *gin.Context) (models.User, bool) {
 	u, ok := currentUser(c)
 	if !ok {
 		c.Redirect(http.StatusSeeOther, "/login?next=%2Faccount")
-		return
 	}
+	return u, ok
+}
+
+// renderAccount shows u's account page with status and, after a refused
+// form, what went wrong.
+func (s *Server) renderAccount(c *gin.Context, u models.User, status int, problem string) {
 	page, err := s.accountData(c, u)
 	if err != nil {
 		s.resp.Error(c, err)
 		return
 	}
-	s.render(c, http.StatusOK, "account.html", page)
+	page.Error = problem
+	s.render(c, status, "account.html", page)
 }
 
 // accountPageData is what the account page shows.
@@ -233,9 +247,8 @@ func (s *Server) accountData(c *gin.Context, u models.User) (accountPageData, er
 
 // applySubmit answers the account page's partner application form.
 func (s *Server) applySubmit(c *gin.Context) {
-	u, ok := currentUser(c)
+	u, ok := s.signedInPerson(c)
 	if !ok {
-		c.Redirect(http.StatusSeeOther, "/login?next=%2Faccount")
 		return
 	}
 	if !s.validCSRF(c) {
@@ -247,14 +260,8 @@ func (s *Server) applySubmit(c *gin.Context) {
 		c.Redirect(http.StatusSeeOther, "/account")
 		return
 	}
-	page, perr := s.accountData(c, u)
-	if perr != nil {
-		s.resp.Error(c, perr)
-		return
-	}
-	var status int
-	status, page.Error = s.formError(c, err)
-	s.render(c, status, "account.html", page)
+	status, problem := s.formError(c, err)
+	s.renderAccount(c, u, status, problem)
 }
 
 // signOutSubmit answers POST /logout from the account page's form.

@@ -28,6 +28,18 @@ func (l listing) heldByOther(partnerID string, now time.Time) bool {
 	return l.LockedUntil != nil && l.LockedUntil.After(now) && (l.HeldBy == nil || *l.HeldBy != partnerID)
 }
 
+// buyable returns the conflict that keeps partnerID from buying l at now:
+// it is sold, or someone else holds it.
+func (l listing) buyable(partnerID string, now time.Time) error {
+	switch {
+	case l.SoldAt != nil:
+		return fault.New(fault.Conflict, "%s is sold", l.Domain)
+	case l.heldByOther(partnerID, now):
+		return fault.New(fault.Conflict, "%s is reserved until %s", l.Domain, l.LockedUntil.UTC().Format(time.RFC3339))
+	}
+	return nil
+}
+
 // table is env's listings: the marketplace's approved ones for live (a
 // sold one is hidden from the marketplace but still found here), the
 // sandbox inventory otherwise.

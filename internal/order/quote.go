@@ -40,12 +40,10 @@ func (s *Service) Quote(ctx context.Context, partnerID, env, domain string) (Quo
 			return err
 		}
 		now := s.now().UTC()
-		switch {
-		case l.SoldAt != nil:
-			return fault.New(fault.Conflict, "%s is sold", l.Domain)
-		case l.heldByOther(partnerID, now):
-			return fault.New(fault.Conflict, "%s is reserved until %s", l.Domain, l.LockedUntil.UTC().Format(time.RFC3339))
-		case l.BINCents == nil:
+		if err := l.buyable(partnerID, now); err != nil {
+			return err
+		}
+		if l.BINCents == nil {
 			return fault.New(fault.Conflict, "%s has no buy-now price: it is sold by offer", l.Domain)
 		}
 		err = tx.Where("partner_id = ? AND environment = ? AND listing_id = ? AND expires_at > ?", partnerID, env, l.ID, now).Order("expires_at DESC").Take(&q).Error

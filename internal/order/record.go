@@ -122,11 +122,8 @@ func (s *Service) Record(ctx context.Context, partnerID, env string, n NewOrder)
 			return err
 		}
 		now := s.now().UTC()
-		switch {
-		case l.SoldAt != nil:
-			return fault.New(fault.Conflict, "%s is sold", l.Domain)
-		case l.heldByOther(partnerID, now):
-			return fault.New(fault.Conflict, "%s is reserved until %s", l.Domain, l.LockedUntil.UTC().Format(time.RFC3339))
+		if err := l.buyable(partnerID, now); err != nil {
+			return err
 		}
 		price, currency, quoteID, err := s.priceOf(tx.DB, l, partnerID, env, n.QuoteID, now)
 		if err != nil {
