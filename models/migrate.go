@@ -37,6 +37,7 @@ var migrations = []migration{
 	{13, "OAuth resource indicators", migrateV13},
 	{14, "partners, credentials, sandbox inventory, webhooks and events", migrateV14},
 	{15, "quotes, orders, their timelines and refunds; listing holds and sales", migrateV15},
+	{16, "hosted checkout sessions", migrateV16},
 }
 
 // SchemaMigration records an applied migration.

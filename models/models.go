@@ -53,5 +53,6 @@ func All() []any {
 		&Domain{}, &BulkOp{}, &BulkItem{}, &CartItem{}, &ToolJob{},
 		&Partner{}, &PartnerCredential{}, &SandboxListing{}, &WebhookEndpoint{}, &Event{}, &WebhookDelivery{},
 		&Quote{}, &Order{}, &OrderStep{}, &Refund{},
+		&CheckoutSession{},
 	}
 }

@@ -46,6 +46,8 @@ var statuses = map[fault.Code]int{
 	fault.PayloadTooLarge:         http.StatusRequestEntityTooLarge,
 	fault.PriceMismatch:           http.StatusUnprocessableEntity,
 	fault.QuoteExpired:            http.StatusUnprocessableEntity,
+	fault.CardDeclined:            http.StatusPaymentRequired,
+	fault.CheckoutExpired:         http.StatusGone,
 	fault.RateLimited:             http.StatusTooManyRequests,
 	fault.QuotaExceeded:           http.StatusTooManyRequests,
 	fault.Internal:                http.StatusInternalServerError,

@@ -44,6 +44,8 @@ const (
 	MissingIdempotencyKey   Code = "missing_idempotency_key"
 	PriceMismatch           Code = "price_mismatch"
 	QuoteExpired            Code = "quote_expired"
+	CardDeclined            Code = "card_declined"    // the hosted checkout's payment was refused
+	CheckoutExpired         Code = "checkout_expired" // a hosted checkout link past its expiry
 )
 
 // Error is a coded error. Err, when set, is a cause kept for errors.Is

@@ -51,21 +51,9 @@ func (n *NewOrder) check() error {
 	case n.Buyer == nil:
 		return fault.Invalid("buyer", "is required: {email, name, country}")
 	}
-	email, err := account.NormaliseEmail(n.Buyer.Email)
-	if err != nil {
-		e, _ := fault.As(err)
-		return fault.Invalid("buyer.email", "%s", strings.TrimPrefix(e.Message, "email "))
-	}
-	n.Buyer.Email = email
-	n.Buyer.Name = strings.TrimSpace(n.Buyer.Name)
-	if n.Buyer.Name == "" || len(n.Buyer.Name) > 200 {
-		return fault.Invalid("buyer.name", "must be 1 to 200 characters")
-	}
-	country, err := countryCode(n.Buyer.Country)
-	if err != nil {
+	if err := n.Buyer.check("buyer."); err != nil {
 		return err
 	}
-	n.Buyer.Country = country
 	if n.ExternalPaymentRef == "" || len(n.ExternalPaymentRef) > 200 || !printable(n.ExternalPaymentRef) {
 		return fault.Invalid("external_payment_ref", "must be your payment's reference, 1 to 200 printable characters")
 	}
@@ -80,12 +68,33 @@ func (n *NewOrder) check() error {
 	return nil
 }
 
-// countryCode checks an ISO 3166-1 alpha-2 country code.
-func countryCode(raw string) (string, error) {
+// check validates b's fields and normalises them; the fields' names in
+// errors begin with prefix ("buyer." in an order's body).
+func (b *Buyer) check(prefix string) error {
+	email, err := account.NormaliseEmail(b.Email)
+	if err != nil {
+		e, _ := fault.As(err)
+		return fault.Invalid(prefix+"email", "%s", strings.TrimPrefix(e.Message, "email "))
+	}
+	b.Email = email
+	b.Name = strings.TrimSpace(b.Name)
+	if b.Name == "" || len(b.Name) > 200 {
+		return fault.Invalid(prefix+"name", "must be 1 to 200 characters")
+	}
+	country, err := countryCode(prefix+"country", b.Country)
+	if err != nil {
+		return err
+	}
+	b.Country = country
+	return nil
+}
+
+// countryCode checks an ISO 3166-1 alpha-2 country code, the value of field.
+func countryCode(field, raw string) (string, error) {
 	code := strings.ToUpper(strings.TrimSpace(raw))
 	r, err := language.ParseRegion(code)
 	if len(code) != 2 || err != nil || !r.IsCountry() || r.String() != code {
-		return "", fault.Invalid("buyer.country", "must be an ISO 3166-1 alpha-2 country code such as NL")
+		return "", fault.Invalid(field, "must be an ISO 3166-1 alpha-2 country code such as NL")
 	}
 	return code, nil
 }
