@@ -5,6 +5,8 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/domaind/domaind/api/httpjson"
+
 	partnerapi "github.com/domaind/domaind/api/partner"
 	"github.com/domaind/domaind/internal/fault"
 	"github.com/domaind/domaind/internal/order"
@@ -48,9 +50,16 @@ func (s *Server) getOrder(c *gin.Context) error {
 
 // moveOrder answers POST /api/ops/orders/{public_id}/{action}: the order
 // after the move, or 409 naming its status when the move is not allowed.
+// start-transfer takes {"recipient"}; the other actions no body.
 func (s *Server) moveOrder(action order.Action) func(c *gin.Context) error {
 	return func(c *gin.Context) error {
-		o, err := s.orders.Move(c.Request.Context(), c.Param("public_id"), action)
+		var in order.MoveInput
+		if action == order.StartTransfer {
+			if err := httpjson.DecodeJSON(c, &in, false); err != nil {
+				return err
+			}
+		}
+		o, err := s.orders.Move(c.Request.Context(), c.Param("public_id"), action, in)
 		if err != nil {
 			return err
 		}

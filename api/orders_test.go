@@ -36,17 +36,20 @@ func TestOpsMoveOrders(t *testing.T) {
 		t.Fatalf("a $7,500 order has review %q, want pending", o.Review)
 	}
 	path := "/api/ops/orders/" + o.PublicID
-	w := opsRequest(env, "POST", path+"/start-transfer", "")
+	w := opsRequest(env, "POST", path+"/start-transfer", `{"recipient":"buyer-registrar"}`)
 	wantError(t, "transfer before review", w, 409, "conflict")
+	wantError(t, "transfer without a recipient", opsRequest(env, "POST", path+"/start-transfer", `{}`), 400, "validation_error")
 	w = opsRequest(env, "POST", path+"/confirm-delivery", "")
 	if wantError(t, "delivery before transfer", w, 409, "conflict"); !strings.Contains(w.Body.String(), "EXTERNALLY_PAID") {
 		t.Errorf("conflict %s does not name the status", w.Body)
 	}
 	var v order.View
-	for _, step := range []struct{ action, status string }{
-		{"clear-review", models.OrderExternallyPaid}, {"start-transfer", models.OrderTransferInProgress}, {"confirm-delivery", models.OrderTransferCompleted},
+	for _, step := range []struct{ action, body, status string }{
+		{"clear-review", "", models.OrderExternallyPaid},
+		{"start-transfer", `{"recipient":"buyer-registrar"}`, models.OrderTransferInProgress},
+		{"confirm-delivery", "", models.OrderTransferCompleted},
 	} {
-		opsJSON(t, env, "POST", path+"/"+step.action, "", 200, &v)
+		opsJSON(t, env, "POST", path+"/"+step.action, step.body, 200, &v)
 		if v.Status != step.status {
 			t.Errorf("after %s: %s, want %s", step.action, v.Status, step.status)
 		}

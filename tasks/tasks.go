@@ -71,6 +71,9 @@ var Specs = map[string]Spec{
 	// A receiver has 5 s to answer; a failed delivery is retried for about
 	// three days on a growing schedule.
 	TypeWebhookDeliver: {Queue: QueueWebhooks, MaxRetry: len(WebhookSchedule), Timeout: 30 * time.Second, Schedule: WebhookSchedule},
+	// A push is one registry call; a registry that is down is retried for
+	// about 40 minutes (10 s, 20 s, 40 s …) before the push fails.
+	TypeTransferPush: {Queue: QueueBulk, MaxRetry: 8, Timeout: 2 * time.Minute, Backoff: 10 * time.Second},
 }
 
 // HeaderRequestID is the task header carrying the id of the HTTP request

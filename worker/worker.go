@@ -19,6 +19,7 @@ import (
 	"github.com/domaind/domaind/internal/logging"
 	"github.com/domaind/domaind/internal/lookup"
 	"github.com/domaind/domaind/internal/metrics"
+	"github.com/domaind/domaind/internal/order"
 	"github.com/domaind/domaind/internal/outbox"
 	"github.com/domaind/domaind/internal/rdap"
 	"github.com/domaind/domaind/internal/registry"
@@ -49,6 +50,8 @@ type Deps struct {
 	Tools *tools.Registry
 	// Webhooks deliver partners' events.
 	Webhooks *webhook.Service
+	// Orders push sold domains to their buyers' registrars.
+	Orders *order.Service
 }
 
 // Worker is a started or startable asynq server with the service's handlers.
@@ -90,6 +93,7 @@ func New(d Deps) *Worker {
 	mux.Handle(tasks.TypeToolRun, &toolRun{db: d.DB, tools: d.Tools})
 	mux.Handle(tasks.TypeBulkRun, &bulkRun{db: d.DB, registry: d.Registry, concurrency: BulkConcurrency, backoff: itemBackoff})
 	mux.Handle(tasks.TypeWebhookDeliver, &webhookDeliver{webhooks: d.Webhooks})
+	mux.Handle(tasks.TypeTransferPush, &transferPush{orders: d.Orders, registry: d.Registry})
 	mux.Handle(tasks.TypeRDAPBootstrapRefresh, &rdapBootstrapRefresh{db: d.DB, hc: d.HTTP, source: d.BootstrapSource, client: d.RDAP, log: d.Log})
 	return &Worker{srv: srv, mux: mux, inspector: inspector}
 }

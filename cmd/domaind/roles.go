@@ -19,6 +19,7 @@ import (
 	"github.com/domaind/domaind/internal/logging"
 	"github.com/domaind/domaind/internal/lookup"
 	"github.com/domaind/domaind/internal/metrics"
+	"github.com/domaind/domaind/internal/order"
 	"github.com/domaind/domaind/internal/outbox"
 	"github.com/domaind/domaind/internal/partner"
 	"github.com/domaind/domaind/internal/platform"
@@ -136,6 +137,8 @@ func start(ctx context.Context, cmd command, getenv func(string) string, isTermi
 			Resolver: lk.resolver, LookupCache: lookup.NewCache(p.Redis),
 			RDAP: lk.rdap, BootstrapSource: lk.bootstrapSource, HTTP: lk.http, Tools: freeTools,
 			Webhooks: webhook.New(p.DB, cfg.SecretKey, cfg.FetchAllowCIDRs, time.Now),
+			Orders: order.New(p.DB, ob, cfg.SecretKey,
+				order.Options{QuoteTTL: cfg.QuoteTTL, ReviewThresholdCents: cfg.ReviewThresholdCents}, time.Now),
 		})
 		if err := w.Start(); err != nil {
 			return fmt.Errorf("start worker: %w", err)

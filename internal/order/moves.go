@@ -7,6 +7,7 @@ import (
 	"github.com/domaind/domaind/internal/fault"
 	"github.com/domaind/domaind/internal/outbox"
 	"github.com/domaind/domaind/models"
+	"github.com/domaind/domaind/tasks"
 )
 
 // Action is something ops do to an order.
@@ -29,7 +30,8 @@ type move struct {
 // Moves is every move an order can make: status × action → status and
 // event. A pair not listed is refused as a conflict naming the status.
 // Beside the table, manual review: clear-review needs a held order, and
-// start-transfer one that is not held.
+// start-transfer one that is not held; and start-transfer from
+// TRANSFER_IN_PROGRESS retries only a push that failed.
 var Moves = map[string]map[Action]move{
 	models.OrderExternallyPaid: {
 		ClearReview:   {models.OrderExternallyPaid, EventReviewCleared},
@@ -42,15 +44,28 @@ var Moves = map[string]map[Action]move{
 		Cancel:        {models.OrderCancelled, EventRefunded},
 	},
 	models.OrderTransferInProgress: {
+		StartTransfer:   {models.OrderTransferInProgress, EventTransferStart}, // again, after a failed push
 		ConfirmDelivery: {models.OrderTransferCompleted, EventTransferDone},
 		Cancel:          {models.OrderCancelled, EventRefunded},
 	},
 }
 
+// MoveInput is what an action takes besides the order.
+type MoveInput struct {
+	// Recipient is the registrar start-transfer pushes the domain to.
+	Recipient string `json:"recipient"`
+}
+
 // Move applies action to the order as ops, writing the order, its step and
 // its event together. A cancel refunds what is left of the order (a refund
-// by ops) and puts the name back on sale.
-func (s *Service) Move(ctx context.Context, publicID string, action Action) (View, error) {
+// by ops) and puts the name back on sale; start-transfer queues the push
+// of the domain to in.Recipient (transfer:push, in the same transaction).
+func (s *Service) Move(ctx context.Context, publicID string, action Action, in MoveInput) (View, error) {
+	if action == StartTransfer {
+		if err := checkRecipient(in.Recipient); err != nil {
+			return View{}, err
+		}
+	}
 	var o models.Order
 	err := s.outbox.Transaction(ctx, func(tx *outbox.Tx) error {
 		var err error
@@ -65,6 +80,14 @@ func (s *Service) Move(ctx context.Context, publicID string, action Action) (Vie
 			return fault.New(fault.Conflict, "order %s is not held for review", o.PublicID)
 		case action == StartTransfer && o.Review == models.ReviewPending:
 			return fault.New(fault.Conflict, "order %s is held for manual review: clear-review first", o.PublicID)
+		case action == StartTransfer && o.Status == models.OrderTransferInProgress:
+			last, ok, err := lastTransferStep(tx, o.PublicID)
+			if err != nil {
+				return err
+			}
+			if !ok || last.Event != EventTransferFailed {
+				return fault.New(fault.Conflict, "order %s has a push under way or done: start-transfer again only after transfer.failed", o.PublicID)
+			}
 		}
 		now := s.now().UTC()
 		o.Status, o.UpdatedAt = m.to, now
@@ -72,6 +95,8 @@ func (s *Service) Move(ctx context.Context, publicID string, action Action) (Vie
 		switch action {
 		case ClearReview:
 			o.Review = models.ReviewCleared
+		case StartTransfer:
+			extra = map[string]any{"transfer": map[string]any{"recipient": in.Recipient}}
 		case ConfirmDelivery:
 			o.TransferCompletedAt = &now
 		case Cancel: // the rest of the money goes back, and the name on sale
@@ -90,7 +115,15 @@ func (s *Service) Move(ctx context.Context, publicID string, action Action) (Vie
 			Select("status", "review", "refunded_cents", "transfer_completed_at", "updated_at").Updates(&o).Error; err != nil {
 			return fmt.Errorf("move order %s: %w", o.PublicID, err)
 		}
-		return s.record(tx, o, ActorOps, m.event, string(action), extra)
+		step, err := s.recordStep(tx, o, ActorOps, m.event, string(action), extra)
+		if err != nil || action != StartTransfer {
+			return err
+		}
+		t, err := tasks.NewTransferPushTask(tasks.TransferPushPayload{OrderID: o.PublicID, Push: step, Recipient: in.Recipient})
+		if err != nil {
+			return err
+		}
+		return tx.Add(t)
 	})
 	if err != nil {
 		return View{}, err

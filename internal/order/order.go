@@ -145,20 +145,26 @@ func withTimeline(db *gorm.DB, v View) (View, error) {
 // record writes a step of o's life and, when event is set, the event
 // (data.order, plus extra's fields), in tx.
 func (s *Service) record(tx *outbox.Tx, o models.Order, actor, event, note string, extra map[string]any) error {
+	_, err := s.recordStep(tx, o, actor, event, note, extra)
+	return err
+}
+
+// recordStep is record, returning the step's id.
+func (s *Service) recordStep(tx *outbox.Tx, o models.Order, actor, event, note string, extra map[string]any) (int64, error) {
 	now := s.now().UTC()
 	st := models.OrderStep{OrderID: o.PublicID, At: now, Actor: actor, Status: o.Status, Event: event, Note: models.Cut(note, 500)}
 	if err := tx.Create(&st).Error; err != nil {
-		return fmt.Errorf("record a step of %s: %w", o.PublicID, err)
+		return 0, fmt.Errorf("record a step of %s: %w", o.PublicID, err)
 	}
 	if event == "" {
-		return nil
+		return st.ID, nil
 	}
 	data := map[string]any{"order": newView(o)}
 	for k, v := range extra {
 		data[k] = v
 	}
 	_, err := webhook.Emit(tx, o.PartnerID, o.Environment, event, data, now)
-	return err
+	return st.ID, err
 }
 
 // Get returns the partner's order in env with its timeline; another

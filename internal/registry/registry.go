@@ -42,7 +42,17 @@ type Provider interface {
 	// it again. Errors a retry may fix wrap ErrTransient; ErrDomainNotHeld
 	// means the registry does not know the domain under this account.
 	UpdateDomain(ctx context.Context, name string, u Update, change string) error
+	// PushDomain moves a domain the account holds to the registrar
+	// recipient (a push transfer: the sale's delivery to the buyer's
+	// registrar). change names the push, as with UpdateDomain. Errors a
+	// retry may fix wrap ErrTransient; ErrPushRefused is a push that will
+	// not happen as asked.
+	PushDomain(ctx context.Context, name, recipient, change string) error
 }
+
+// ErrPushRefused is a push transfer the registry refused (an unknown
+// recipient, a domain locked at the registry).
+var ErrPushRefused = errors.New("registry: push transfer refused")
 
 // ErrTransient marks a failure a retry may fix (a timeout, a 429, a 5xx).
 var ErrTransient = errors.New("registry: temporary failure")

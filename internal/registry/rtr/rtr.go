@@ -312,6 +312,21 @@ func (c *Client) UpdateDomain(ctx context.Context, name string, u registry.Updat
 	return err
 }
 
+// PushDomain implements registry.Provider with Realtime Register's push
+// transfer (POST /v2/domains/{name}/transfer/push {recipient}). A 4xx is
+// a refusal; the registry does not push a domain twice, so a repeated
+// change is harmless.
+func (c *Client) PushDomain(ctx context.Context, name, recipient, change string) error {
+	err := c.call(ctx, http.MethodPost, "domains/"+url.PathEscape(name)+"/transfer/push", nil, struct {
+		Recipient string `json:"recipient"`
+	}{recipient}, nil)
+	var apiErr *Error
+	if errors.As(err, &apiErr) && apiErr.Status >= 400 && apiErr.Status < 500 && apiErr.Status != http.StatusTooManyRequests {
+		return fmt.Errorf("push %s to %s: %w: %v", name, recipient, registry.ErrPushRefused, err)
+	}
+	return err
+}
+
 // clientStatuses are the statuses of a domain its registrar may set.
 func (c *Client) clientStatuses(ctx context.Context, name string) ([]string, error) {
 	var d struct {

@@ -263,3 +263,29 @@ func TestUpdateDomainUnlockKeepsOtherStatusesAndRetriesServerErrors(t *testing.T
 		t.Errorf("withLock(none, false) = %#v, want an empty list (which clears)", got)
 	}
 }
+
+func TestPushDomain(t *testing.T) {
+	var got struct {
+		path, recipient string
+	}
+	c, _ := newServer(t, func(w http.ResponseWriter, r *http.Request) {
+		var body struct{ Recipient string }
+		json.NewDecoder(r.Body).Decode(&body)
+		got.path, got.recipient = r.Method+" "+r.URL.Path, body.Recipient
+		if body.Recipient == "unknown" {
+			w.WriteHeader(http.StatusNotFound)
+			w.Write([]byte(`{"type":"ObjectDoesNotExist","message":"Customer not found"}`))
+			return
+		}
+		w.WriteHeader(http.StatusAccepted)
+	})
+	if err := c.PushDomain(context.Background(), "bigsale.com", "buyer-registrar", "push-1"); err != nil {
+		t.Fatal(err)
+	}
+	if got.path != "POST /v2/domains/bigsale.com/transfer/push" || got.recipient != "buyer-registrar" {
+		t.Errorf("sent %q with recipient %q", got.path, got.recipient)
+	}
+	if err := c.PushDomain(context.Background(), "bigsale.com", "unknown", "push-2"); !errors.Is(err, registry.ErrPushRefused) {
+		t.Errorf("a 404 = %v, want ErrPushRefused", err)
+	}
+}

@@ -129,6 +129,23 @@ func (s *Sandbox) Check(ctx context.Context, name string) (registry.Availability
 	}
 }
 
+// RefusingRecipient is the recipient the sandbox refuses pushes to, so
+// tests and newcomers can see a failed transfer.
+const RefusingRecipient = "sandbox-refuse"
+
+// PushDomain implements registry.Provider: after the sandbox's latency, a
+// push to any recipient but RefusingRecipient succeeds. The sandbox keeps
+// no record of partner inventory at the registry, so nothing else changes.
+func (s *Sandbox) PushDomain(ctx context.Context, name, recipient, change string) error {
+	if err := s.wait(ctx); err != nil {
+		return err
+	}
+	if recipient == RefusingRecipient {
+		return fmt.Errorf("push %s to %s: %w: the recipient does not accept transfers", name, recipient, registry.ErrPushRefused)
+	}
+	return nil
+}
+
 // UpdateDomain implements registry.Provider on a registered sandbox name.
 // The change and its log row are written in one transaction, so a change
 // id seen before changes nothing.

@@ -1,0 +1,26 @@
+package tasks
+
+import "github.com/hibiken/asynq"
+
+// TypeTransferPush pushes a sold domain to its buyer's registrar (the
+// delivery of a partner order), through the registry provider.
+const TypeTransferPush = "transfer:push"
+
+// TransferPushPayload names the order and the push: Push is the id of the
+// timeline step that started it, so a retried or resumed task is
+// recognised as the same push.
+type TransferPushPayload struct {
+	OrderID   string `json:"order_id"`
+	Push      int64  `json:"push"`
+	Recipient string `json:"recipient"`
+}
+
+// NewTransferPushTask makes the task of one push.
+func NewTransferPushTask(p TransferPushPayload) (*asynq.Task, error) {
+	return newTask(TypeTransferPush, p)
+}
+
+// ParseTransferPush decodes the payload of a TypeTransferPush task.
+func ParseTransferPush(t *asynq.Task) (TransferPushPayload, error) {
+	return parse[TransferPushPayload](t)
+}

@@ -1,0 +1,33 @@
+package worker
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/hibiken/asynq"
+
+	"github.com/domaind/domaind/internal/fault"
+	"github.com/domaind/domaind/internal/order"
+	"github.com/domaind/domaind/internal/registry"
+	"github.com/domaind/domaind/tasks"
+)
+
+// transferPush pushes a sold domain to its buyer's registrar; a registry
+// that is down is retried on the type's backoff, and the last attempt
+// records the failure for ops.
+type transferPush struct {
+	orders   *order.Service
+	registry registry.Provider
+}
+
+func (h *transferPush) ProcessTask(ctx context.Context, t *asynq.Task) error {
+	p, err := tasks.ParseTransferPush(t)
+	if err != nil {
+		return err
+	}
+	err = h.orders.Push(ctx, p, h.registry, lastAttempt(ctx))
+	if e, ok := fault.As(err); ok && e.Code == fault.NotFound { // the order is gone: nothing to push
+		return fmt.Errorf("%w: %w", err, asynq.SkipRetry)
+	}
+	return err
+}
