@@ -2,13 +2,23 @@ package partner_test
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"net/netip"
 	"net/url"
 	"slices"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/domaind/domaind/internal/demo"
+	"github.com/domaind/domaind/internal/metrics"
+	"github.com/domaind/domaind/internal/webhook"
 	"github.com/domaind/domaind/models"
+	"github.com/domaind/domaind/partnerclient"
+	"github.com/domaind/domaind/worker"
 )
 
 // searchQueries are what partners' buyers type: paraphrases and keywords.
@@ -65,4 +75,94 @@ func BenchmarkPartnerSearch100k(b *testing.B) {
 	b.ReportMetric(float64(p99.Microseconds())/1000, "p99-ms")
 	b.Logf("%d signed searches over 100,000 sandbox listings (seeded in %v; first search, building the index, %v): p50 %v, p99 %v",
 		len(took), seeded.Round(time.Millisecond), build.Round(time.Millisecond), p50, p99)
+}
+
+// BenchmarkOrdersToWebhooks records 200 orders of 200 names at once, with
+// a worker delivering their events to a local receiver, and reports
+// orders/s and the time from each order's commit (its event's created_at,
+// written in the order's transaction just before the commit) to the event
+// arriving, at the 50th and 99th percentile. Each order's event must
+// arrive exactly once. Run it with -benchtime 1x.
+func BenchmarkOrdersToWebhooks(b *testing.B) {
+	e := newEnv(b)
+	e.realTime = true
+	ctx := context.Background()
+	const n = 200
+	for i := range n {
+		e.addSandbox(fmt.Sprintf("benchorder%03d.com", i), 10_000)
+	}
+	allow := []netip.Prefix{netip.MustParsePrefix(receiverAddr + "/32")}
+	w := worker.New(worker.Deps{DB: e.db, Outbox: e.outbox, Metrics: metrics.New(), Log: slog.New(slog.DiscardHandler),
+		RedisOpt: e.redis.Opt, Webhooks: webhook.New(e.db, testSecretKey, allow, time.Now)})
+	if err := w.Start(); err != nil {
+		b.Fatal(err)
+	}
+	defer w.Shutdown()
+
+	var mu sync.Mutex
+	arrived, committed := map[string]time.Time{}, map[string]time.Time{}
+	dup := 0
+	rcv := newReceiverFunc(b, func(body []byte) {
+		at := time.Now()
+		var env struct {
+			CreatedAt time.Time `json:"created_at"`
+			Data      struct {
+				Order struct {
+					Domain string `json:"domain"`
+				} `json:"order"`
+			} `json:"data"`
+		}
+		json.Unmarshal(body, &env)
+		mu.Lock()
+		defer mu.Unlock()
+		if _, seen := arrived[env.Data.Order.Domain]; seen {
+			dup++
+		}
+		arrived[env.Data.Order.Domain] = at
+		committed[env.Data.Order.Domain] = env.CreatedAt
+	})
+	c := e.client(e.credential(models.EnvSandbox, "buy", "webhook"), 0)
+	if err := putWebhook(c, rcv+"/hooks", "whsec_benchmark_receiver", nil); err != nil {
+		b.Fatal(err)
+	}
+
+	var failed atomic.Int32
+	b.ResetTimer()
+	start := time.Now()
+	for b.Loop() {
+		parallel(n, func(i int) {
+			d := fmt.Sprintf("benchorder%03d.com", i)
+			res, _, err := c.Do(ctx, "POST", "/api/partner/v1/orders", nil, orderBody(d, 10_000, ""), partnerclient.WithIdempotencyKey(d))
+			if err != nil || res.StatusCode != 201 {
+				failed.Add(1)
+			}
+		})
+	}
+	recorded := time.Since(start)
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		mu.Lock()
+		got := len(arrived)
+		mu.Unlock()
+		if got == n || time.Now().After(deadline) {
+			break
+		}
+	}
+	b.StopTimer()
+	mu.Lock()
+	defer mu.Unlock()
+	if failed.Load() > 0 || len(arrived) != n || dup > 0 {
+		b.Fatalf("%d orders failed, %d of %d events arrived, %d twice", failed.Load(), len(arrived), n, dup)
+	}
+	var took []time.Duration
+	for i := range n {
+		d := fmt.Sprintf("benchorder%03d.com", i)
+		took = append(took, arrived[d].Sub(committed[d]))
+	}
+	slices.Sort(took)
+	p50, p99 := took[n/2], took[n*99/100]
+	b.ReportMetric(float64(n)/recorded.Seconds(), "orders/s")
+	b.ReportMetric(float64(p50.Microseconds())/1000, "p50-ms")
+	b.ReportMetric(float64(p99.Microseconds())/1000, "p99-ms")
+	b.Logf("%d concurrent orders of %d names: all recorded in %v (%.0f orders/s), each order.recorded delivered once; commit to event received p50 %v, p99 %v",
+		n, n, recorded.Round(time.Millisecond), float64(n)/recorded.Seconds(), p50, p99)
 }

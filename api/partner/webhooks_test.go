@@ -35,22 +35,39 @@ type received struct {
 
 func newReceiver(t *testing.T) *receiver {
 	t.Helper()
-	ln, err := net.Listen("tcp", receiverAddr+":0")
-	if err != nil {
-		t.Fatal(err)
-	}
 	rc := &receiver{}
-	rc.Server = httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	rc.Server = serveOnReceiverAddr(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		b, _ := io.ReadAll(r.Body)
 		rc.mu.Lock()
 		rc.got = append(rc.got, received{b, r.Header.Get("X-Service-Signature"), r.Header.Get(webhook.HeaderEventID), r.Header.Get(webhook.HeaderTimestamp)})
 		rc.mu.Unlock()
 	}))
-	rc.Listener.Close()
-	rc.Listener = ln
-	rc.Start()
-	t.Cleanup(rc.Close)
 	return rc
+}
+
+// newReceiverFunc serves a receiver that hands each body to got, and
+// returns its URL.
+func newReceiverFunc(tb testing.TB, got func(body []byte)) string {
+	tb.Helper()
+	return serveOnReceiverAddr(tb, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		got(b)
+	})).URL
+}
+
+// serveOnReceiverAddr serves h on receiverAddr until the test ends.
+func serveOnReceiverAddr(tb testing.TB, h http.Handler) *httptest.Server {
+	tb.Helper()
+	ln, err := net.Listen("tcp", receiverAddr+":0")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	srv := httptest.NewUnstartedServer(h)
+	srv.Listener.Close()
+	srv.Listener = ln
+	srv.Start()
+	tb.Cleanup(srv.Close)
+	return srv
 }
 
 func (rc *receiver) received() []received {
