@@ -1,9 +1,14 @@
 package worker
 
 import (
+	"bufio"
+	"cmp"
 	"context"
+	"fmt"
+	"net"
 	"os"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -121,7 +126,7 @@ func runBare(b *testing.B, r *platformtest.Redis, done *atomic.Int64) time.Durat
 
 func runStack(b *testing.B, r *platformtest.Redis, done *atomic.Int64) time.Duration {
 	db := modelstest.NewDB(b)
-	ob := outbox.New(db, asynq.NewClientFromRedisClient(r.Client), quiet)
+	ob := outbox.New(db, r.Client, quiet)
 	defer ob.Close()
 	w := New(Deps{DB: db, Outbox: ob, Metrics: metrics.New(), Log: quiet, RedisOpt: r.Opt})
 	w.mux.HandleFunc(typeBenchNoop, func(context.Context, *asynq.Task) error { done.Add(1); return nil })
@@ -145,4 +150,58 @@ func runStack(b *testing.B, r *platformtest.Redis, done *atomic.Int64) time.Dura
 	})
 	waitAll(b, done)
 	return time.Since(start)
+}
+
+// BenchmarkIdleRedis counts the Redis commands one idle worker process
+// sends per second: MONITOR on the worker's own database number for a few
+// seconds after start-up, the commands its Lua scripts run included (they
+// are what Redis spends its time on). Target: under 300 per second.
+//
+//	make bench   (real Redis)
+func BenchmarkIdleRedis(b *testing.B) {
+	if os.Getenv("DOMAIND_TEST_REDIS_URL") == "" {
+		b.Skip("counted with MONITOR on real Redis: set DOMAIND_TEST_REDIS_URL (make bench does)")
+	}
+	const settle, window = 2 * time.Second, 10 * time.Second
+	r := platformtest.NewRedis(b)
+	w := New(Deps{Metrics: metrics.New(), Log: quiet, RedisOpt: r.Opt})
+	if err := w.Start(); err != nil {
+		b.Fatal(err)
+	}
+	defer w.Shutdown()
+	time.Sleep(settle) // past the start-up writes
+	calls, inScripts := monitor(b, r.Opt, window)
+	perSec := float64(calls) / window.Seconds()
+	b.ReportMetric(perSec, "commands/s")
+	b.ReportMetric(float64(calls-inScripts)/window.Seconds(), "sent/s")
+	b.Logf("one idle worker over %v: %.0f Redis commands/s, of which %.0f/s sent by the worker and %.0f/s run by its scripts",
+		window, perSec, float64(calls-inScripts)/window.Seconds(), float64(inScripts)/window.Seconds())
+}
+
+// monitor runs MONITOR for d and counts the commands run on opt's database
+// number, and how many of them a Lua script ran.
+func monitor(b *testing.B, opt asynq.RedisClientOpt, d time.Duration) (calls, inScripts int) {
+	conn, err := net.Dial("tcp", opt.Addr)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer conn.Close()
+	if opt.Password != "" {
+		fmt.Fprintf(conn, "AUTH %s %s\r\n", cmp.Or(opt.Username, "default"), opt.Password)
+	}
+	fmt.Fprintf(conn, "MONITOR\r\n")
+	conn.SetReadDeadline(time.Now().Add(d))
+	db := fmt.Sprintf(" [%d ", opt.DB)
+	sc := bufio.NewScanner(conn)
+	for sc.Scan() {
+		line := sc.Text()
+		if !strings.Contains(line, db) {
+			continue
+		}
+		calls++
+		if strings.Contains(line, db+"lua]") {
+			inScripts++
+		}
+	}
+	return calls, inScripts
 }
