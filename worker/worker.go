@@ -70,9 +70,7 @@ type Deps struct {
 
 // Worker is a started or startable asynq server with the service's handlers.
 type Worker struct {
-	srv       *asynq.Server
-	rdb       redis.UniversalClient // the server's, gated
-	gate      *queuewake.Gate
+	srv       *gatedServer
 	mux       *asynq.ServeMux
 	inspector *asynq.Inspector
 }
@@ -93,10 +91,7 @@ const IdleRecheck = time.Second
 
 // New builds the server and registers every handler.
 func New(d Deps) *Worker {
-	rdb := d.RedisOpt.MakeRedisClient().(redis.UniversalClient)
-	gate := queuewake.NewGate(slices.Collect(maps.Keys(tasks.QueueWeights)), IdleRecheck)
-	rdb.AddHook(gate.Hook())
-	srv := asynq.NewServerFromRedisClient(rdb, asynq.Config{
+	srv := newGatedServer(d.RedisOpt, asynq.Config{
 		Concurrency:       Concurrency,
 		Queues:            tasks.QueueWeights,
 		TaskCheckInterval: TaskCheckInterval,
@@ -118,22 +113,45 @@ func New(d Deps) *Worker {
 	mux.Handle(tasks.TypeBulkRun, &bulkRun{db: d.DB, registry: d.Registry, concurrency: BulkConcurrency, backoff: itemBackoff})
 	mux.Handle(tasks.TypeWebhookDeliver, &webhookDeliver{webhooks: d.Webhooks})
 	mux.Handle(tasks.TypeRDAPBootstrapRefresh, &rdapBootstrapRefresh{db: d.DB, hc: d.HTTP, source: d.BootstrapSource, client: d.RDAP, log: d.Log})
-	return &Worker{srv: srv, rdb: rdb, gate: gate, mux: mux, inspector: inspector}
+	return &Worker{srv: srv, mux: mux, inspector: inspector}
 }
 
 // Start starts processing in the background.
-func (w *Worker) Start() error {
-	w.gate.Listen(w.rdb)
-	return w.srv.Start(w.mux)
-}
+func (w *Worker) Start() error { return w.srv.start(w.mux) }
 
 // Shutdown stops fetching new tasks, waits up to the shutdown timeout for
 // running ones, and hands the unfinished back to the queue.
 func (w *Worker) Shutdown() {
-	w.gate.Close()
-	w.srv.Shutdown()
+	w.srv.shutdown()
 	w.inspector.Close()
-	w.rdb.Close()
+}
+
+// gatedServer is an asynq server on a Redis client of its own whose
+// dequeues of the configured queues pass a queuewake.Gate.
+type gatedServer struct {
+	srv  *asynq.Server
+	rdb  redis.UniversalClient
+	gate *queuewake.Gate
+}
+
+func newGatedServer(opt asynq.RedisConnOpt, cfg asynq.Config) *gatedServer {
+	rdb := opt.MakeRedisClient().(redis.UniversalClient)
+	gate := queuewake.NewGate(slices.Collect(maps.Keys(cfg.Queues)), IdleRecheck)
+	rdb.AddHook(gate.Hook())
+	return &gatedServer{srv: asynq.NewServerFromRedisClient(rdb, cfg), rdb: rdb, gate: gate}
+}
+
+func (s *gatedServer) start(h asynq.Handler) error {
+	s.gate.Listen(s.rdb)
+	return s.srv.Start(h)
+}
+
+// shutdown releases the waiting dequeue first, so that the server's
+// shutdown is not held up by it.
+func (s *gatedServer) shutdown() {
+	s.gate.Close()
+	s.srv.Shutdown()
+	s.rdb.Close()
 }
 
 // retryDelay retries a task whose worker died (lease expired) at once, since
