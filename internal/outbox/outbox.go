@@ -29,11 +29,11 @@ import (
 	"log/slog"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hibiken/asynq"
 	"github.com/redis/go-redis/v9"
-	"golang.org/x/sync/errgroup"
 	"gorm.io/gorm"
 	"gorm.io/gorm/clause"
 
@@ -168,17 +168,22 @@ func (o *Outbox) Sweep(ctx context.Context, grace time.Duration, limit int) (int
 // the ids asynq accepted (or already had). Failures are logged and counted
 // on their entries through db.
 func (o *Outbox) publish(ctx context.Context, db *gorm.DB, entries []*models.OutboxEntry) []string {
+	// A few goroutines take the entries in turn: one per entry would spend
+	// more on growing each new goroutine's stack than on the enqueue.
 	const parallel = 8
 	errs := make([]error, len(entries))
-	var g errgroup.Group
-	g.SetLimit(parallel)
-	for i, e := range entries {
-		g.Go(func() error {
-			errs[i] = o.enqueue(ctx, e)
-			return nil
-		})
+	var next atomic.Int64
+	enqueueRest := func() {
+		for i := int(next.Add(1)) - 1; i < len(entries); i = int(next.Add(1)) - 1 {
+			errs[i] = o.enqueue(ctx, entries[i])
+		}
 	}
-	g.Wait()
+	var wg sync.WaitGroup
+	for range min(parallel, len(entries)) - 1 {
+		wg.Go(enqueueRest)
+	}
+	enqueueRest()
+	wg.Wait()
 
 	var ok, queues []string
 	for i, e := range entries {
