@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -161,7 +162,9 @@ func BenchmarkSearchLoad(b *testing.B) {
 // Redis, catalog read) with a constant response from the same gin engine and
 // middleware, both over HTTP on loopback with keep-alive clients, at 64
 // concurrent clients (a loaded server, the figure the target is about) and
-// at 16. Target: ratio ≥ 0.5.
+// at 16. Each ratio is the median of rounds that run the two back to back,
+// so that a noisy moment on the shared machine weighs on one round only.
+// Target: ratio ≥ 0.75.
 //
 //	make bench
 func BenchmarkPricingThroughput(b *testing.B) {
@@ -177,7 +180,7 @@ func BenchmarkPricingThroughput(b *testing.B) {
 	defer srv.Close()
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}
 
-	const total = 30000
+	const total, rounds = 15000, 5
 	runs := 0
 	run := func(path string, workers int) float64 {
 		runs++ // each run from fresh client addresses
@@ -218,24 +221,34 @@ func BenchmarkPricingThroughput(b *testing.B) {
 	run("/bench/constant", 64) // warm-up
 	ratios := map[int]float64{}
 	for _, workers := range []int{64, 16} {
-		constant := run("/bench/constant", workers)
-		pricing := run("/api/pricing/tld?tld=com&op=register", workers)
-		ratios[workers] = pricing / constant
-		b.Logf("%d requests each over loopback HTTP, %d clients: pricing (rate limiter + catalog) %.0f req/s, constant response %.0f req/s, ratio %.2f",
-			total, workers, pricing, constant, pricing/constant)
+		var constant, pricing, ratio []float64
+		for range rounds {
+			c := run("/bench/constant", workers)
+			p := run("/api/pricing/tld?tld=com&op=register", workers)
+			constant, pricing, ratio = append(constant, c), append(pricing, p), append(ratio, p/c)
+		}
+		ratios[workers] = medianOf(ratio)
+		b.Logf("%d rounds of %d requests each over loopback HTTP, %d clients: pricing (rate limiter + catalog) median %.0f req/s, constant response median %.0f req/s, ratio median %.2f (rounds %.2f)",
+			rounds, total, workers, medianOf(pricing), medianOf(constant), medianOf(ratio), ratio)
 		if workers == 64 {
-			b.ReportMetric(pricing, "pricing_req/s")
-			b.ReportMetric(constant, "constant_req/s")
+			b.ReportMetric(medianOf(pricing), "pricing_req/s")
+			b.ReportMetric(medianOf(constant), "constant_req/s")
 		}
 	}
 	b.ReportMetric(ratios[64], "ratio")
 	b.ReportMetric(ratios[16], "ratio_16_clients")
 }
 
+func medianOf(xs []float64) float64 {
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	return s[len(s)/2]
+}
+
 // BenchmarkWhoisQueueOverhead compares a WHOIS lookup through the service
 // (HTTP request, outbox, rdap queue, worker, Redis notification) with the
 // same RDAP lookup made directly in-process, against the same local RDAP
-// server answering the recorded .com fixture. Target: added p50 < 50 ms.
+// server answering the recorded .com fixture. Target: added p50 ≤ 8 ms (p99 ≤ 15 ms).
 //
 //	make bench
 func BenchmarkWhoisQueueOverhead(b *testing.B) {

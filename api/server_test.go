@@ -17,7 +17,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hibiken/asynq"
 	"github.com/redis/go-redis/v9"
 	"gorm.io/gorm"
 
@@ -72,7 +71,7 @@ func newTestEnvOn(t testing.TB, db *gorm.DB, mutate ...func(*config.Config)) *te
 	}
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	p := &platform.Platform{DB: env.db, Redis: rc}
-	ob := outbox.New(env.db, asynq.NewClientFromRedisClient(rc), log)
+	ob := outbox.New(env.db, rc, log)
 	t.Cleanup(func() { ob.Close() })
 	env.deps = Deps{
 		Config: cfg, DB: env.db, Redis: rc, Metrics: metrics.New(), Log: log,

@@ -14,8 +14,15 @@ import (
 	"github.com/domaind/domaind/internal/registry"
 )
 
-// pricingLimit is SPEC §8's shared limit of the pricing and metadata endpoints.
-var pricingLimit = ratelimit.PerMinute("pricing", 120)
+// pricingLimit is SPEC §8's shared limit of the pricing and metadata
+// endpoints. A client that bursts takes up to 16 units per trip to Redis
+// (ratelimit's leases): these answers are cheap, and the round trip per
+// request was most of what they cost.
+var pricingLimit = func() ratelimit.Policy {
+	p := ratelimit.PerMinute("pricing", 120)
+	p.Lease = 16
+	return p
+}()
 
 // priceResponse is SPEC §2.7.
 type priceResponse struct {

@@ -92,39 +92,44 @@ func (h *bulkRun) applyPending(ctx context.Context, op models.BulkOp) (stopped s
 		}
 	}
 
+	rec := &recorder{db: h.db, plan: plan, userID: op.UserID}
+	recCtx, stopRecording := context.WithCancel(ctx)
+	var recording sync.WaitGroup
+	recording.Go(func() { rec.loop(recCtx) })
 	var (
-		wg       sync.WaitGroup
-		mu       sync.Mutex
-		firstErr error
-		next     atomic.Int64
+		wg   sync.WaitGroup
+		next atomic.Int64
 	)
 	for range min(h.concurrency, len(pending)) {
 		wg.Go(func() {
 			for {
 				i := int(next.Add(1)) - 1
-				if i >= len(pending) || stop.Load() != nil || ctx.Err() != nil {
+				if i >= len(pending) || stop.Load() != nil || ctx.Err() != nil || rec.failure() != nil {
 					return
 				}
 				it := pending[i]
-				outcome, err := h.applyItem(ctx, plan, op.UserID, &it)
-				if err != nil {
-					mu.Lock()
-					if firstErr == nil {
-						firstErr = err
-					}
-					mu.Unlock()
+				o, ok := h.applyItem(ctx, plan, it)
+				if !ok {
 					return
 				}
-				if outcome == models.ItemFailed && !plan.SkipOnError {
-					why := stopReason(it)
+				rec.add(o)
+				if o.state == models.ItemFailed && !plan.SkipOnError {
+					why := stopReason(models.BulkItem{Domain: it.Domain, Error: o.err})
 					stop.CompareAndSwap(nil, &why)
 				}
 			}
 		})
 	}
 	wg.Wait()
-	if firstErr != nil {
-		return "", firstErr
+	stopRecording()
+	recording.Wait()
+	// What was applied is recorded even when the task is stopping: the
+	// retry then has that much less to send again.
+	fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	rec.flush(fctx)
+	if err := rec.failure(); err != nil {
+		return "", err
 	}
 	if err := ctx.Err(); err != nil {
 		return "", err
@@ -139,10 +144,15 @@ func stopReason(it models.BulkItem) string {
 	return models.Cut(fmt.Sprintf("stopped at the first failure (skip_on_error is off): %s: %s", it.Domain, it.Error), 500)
 }
 
-// applyItem applies one item and records its outcome. It returns an error
-// only when the outcome could not be recorded (or the task is stopping):
-// the item then stays pending.
-func (h *bulkRun) applyItem(ctx context.Context, plan bulkop.Plan, userID string, it *models.BulkItem) (string, error) {
+// outcome is an applied item's result, waiting to be recorded.
+type outcome struct {
+	id, domain, state, err string
+	attempts               int
+}
+
+// applyItem applies one item at the registry. It reports false when the
+// task is stopping before the outcome is known: the item then stays pending.
+func (h *bulkRun) applyItem(ctx context.Context, plan bulkop.Plan, it models.BulkItem) (outcome, bool) {
 	var applyErr error
 	attempts := 0
 	if plan.NeedsRegistry() {
@@ -152,53 +162,159 @@ func (h *bulkRun) applyItem(ctx context.Context, plan bulkop.Plan, userID string
 			if applyErr == nil || !errors.Is(applyErr, registry.ErrTransient) || attempts == itemAttempts {
 				break
 			}
-			if err := sleep(ctx, h.backoff<<(attempts-1)); err != nil {
-				return "", err
+			if sleep(ctx, h.backoff<<(attempts-1)) != nil {
+				return outcome{}, false
 			}
 		}
 	}
 	if ctx.Err() != nil {
-		return "", ctx.Err()
+		return outcome{}, false
 	}
-	it.State, it.Error = models.ItemDone, ""
+	o := outcome{id: it.ID, domain: it.Domain, state: models.ItemDone, attempts: attempts}
 	if applyErr != nil {
-		it.State, it.Error = models.ItemFailed, itemError(applyErr, attempts)
+		o.state, o.err = models.ItemFailed, itemError(applyErr, attempts)
 	}
+	return o, true
+}
+
+// recordEvery is how often a running op's outcomes are written: one
+// transaction per batch instead of one per item, which with 32 items in
+// flight was most of the database's work, and often enough for the
+// progress to be seen rising.
+const recordEvery = 50 * time.Millisecond
+
+// recorder writes the outcomes of an op's items in batches. An outcome is
+// written only while its item is pending, and only then mirrored on the
+// domain's row; an outcome not written (the worker died, or the write
+// failed) leaves its item pending, and the retry sends it to the registry
+// again under the same change id, which applies nothing twice.
+type recorder struct {
+	db     *gorm.DB
+	plan   bulkop.Plan
+	userID string
+
+	mu    sync.Mutex
+	batch []outcome
+	err   error // the first failed write
+}
+
+func (r *recorder) add(o outcome) {
+	r.mu.Lock()
+	r.batch = append(r.batch, o)
+	r.mu.Unlock()
+}
+
+// failure is the first failed write, which stops the run.
+func (r *recorder) failure() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.err
+}
+
+// loop writes the outcomes every recordEvery until ctx ends.
+func (r *recorder) loop(ctx context.Context) {
+	t := time.NewTicker(recordEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			r.flush(ctx)
+		}
+	}
+}
+
+// flush writes the outcomes added so far in one transaction.
+func (r *recorder) flush(ctx context.Context) {
+	r.mu.Lock()
+	batch := r.batch
+	r.batch = nil
+	r.mu.Unlock()
+	if len(batch) == 0 {
+		return
+	}
+	err := r.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error { return r.write(tx, batch) })
+	if err != nil {
+		r.mu.Lock()
+		if r.err == nil {
+			r.err = fmt.Errorf("record %d item outcomes: %w", len(batch), err)
+		}
+		r.mu.Unlock()
+	}
+}
+
+// write records batch: the items' outcomes, one statement per kind of
+// outcome, and the change on the rows of the domains done.
+func (r *recorder) write(tx *gorm.DB, batch []outcome) error {
 	now := time.Now().UTC()
-	it.FinishedAt = &now
-	err := h.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+	type kind struct {
+		state, err string
+		attempts   int
+	}
+	ids := map[kind][]string{}
+	var kinds []kind
+	for _, o := range batch {
+		k := kind{o.state, o.err, o.attempts}
+		if ids[k] == nil {
+			kinds = append(kinds, k)
+		}
+		ids[k] = append(ids[k], o.id)
+	}
+	var done []string
+	for _, k := range kinds {
 		// A skipped item was skipped by a concurrent run of the same op that
 		// stopped; what this run did at the registry is the truer outcome.
-		res := tx.Model(&models.BulkItem{}).Where("id = ? AND state IN ?", it.ID, []string{models.ItemPending, models.ItemSkipped}).
-			Updates(map[string]any{"state": it.State, "error": it.Error, "finished_at": now, "attempts": gorm.Expr("attempts + ?", attempts)})
-		if res.Error != nil || res.RowsAffected == 0 || it.State != models.ItemDone {
-			return res.Error // another run recorded it first, or there is nothing to mirror
+		var recorded []models.BulkItem
+		res := tx.Model(&recorded).Clauses(clause.Returning{Columns: []clause.Column{{Name: "domain"}}}).
+			Where("id IN ? AND state IN ?", ids[k], []string{models.ItemPending, models.ItemSkipped}).
+			Updates(map[string]any{"state": k.state, "error": k.err, "finished_at": now, "attempts": gorm.Expr("attempts + ?", k.attempts)})
+		if res.Error != nil {
+			return res.Error
 		}
-		// Mirror the change on the domain's row (if still the owner's),
-		// writing only the op's column: ops on the same domain may run at
-		// once. Contacts merge into the row's, so it is read, locked, first.
-		d := models.Domain{UpdatedAt: now}
-		if plan.Op == bulkop.SetContacts {
-			q := tx
-			if models.IsPostgres(tx) {
-				q = q.Clauses(clause.Locking{Strength: "UPDATE"})
-			}
-			err := q.First(&d, "name = ? AND user_id = ?", it.Domain, userID).Error
-			if errors.Is(err, gorm.ErrRecordNotFound) {
-				return nil
-			}
-			if err != nil {
-				return err
+		if k.state == models.ItemDone {
+			for _, it := range recorded {
+				done = append(done, it.Domain)
 			}
 		}
-		plan.Apply(&d)
-		return tx.Model(&models.Domain{}).Where("name = ? AND user_id = ?", it.Domain, userID).
-			Select(plan.Column(), "updated_at").Updates(&d).Error
-	})
-	if err != nil {
-		return "", fmt.Errorf("record item %s: %w", it.ID, err)
 	}
-	return it.State, nil
+	return r.mirror(tx, done, now)
+}
+
+// mirror writes the change on the rows of domains (those still the
+// owner's), only the op's column: ops on the same domain may run at once.
+// Contacts merge into a row's, so each such row is read, locked, first.
+func (r *recorder) mirror(tx *gorm.DB, domains []string, now time.Time) error {
+	if len(domains) == 0 {
+		return nil
+	}
+	if r.plan.Op != bulkop.SetContacts {
+		d := models.Domain{UpdatedAt: now}
+		r.plan.Apply(&d)
+		return tx.Model(&models.Domain{}).Where("name IN ? AND user_id = ?", domains, r.userID).
+			Select(r.plan.Column(), "updated_at").Updates(&d).Error
+	}
+	for _, name := range domains {
+		q := tx
+		if models.IsPostgres(tx) {
+			q = q.Clauses(clause.Locking{Strength: "UPDATE"})
+		}
+		d := models.Domain{}
+		err := q.First(&d, "name = ? AND user_id = ?", name, r.userID).Error
+		if errors.Is(err, gorm.ErrRecordNotFound) {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		d.UpdatedAt = now
+		r.plan.Apply(&d)
+		if err := tx.Model(&models.Domain{}).Where("name = ? AND user_id = ?", name, r.userID).
+			Select(r.plan.Column(), "updated_at").Updates(&d).Error; err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // itemError is an item's failure as its owner reads it.

@@ -23,7 +23,7 @@ func TestRescueGivesWorkWhoseTaskIsGoneANewOne(t *testing.T) {
 	r := platformtest.NewRedis(t)
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	client := asynq.NewClientFromRedisClient(r.Client)
-	ob := outbox.New(db, client, log)
+	ob := outbox.New(db, r.Client, log)
 	t.Cleanup(func() { ob.Close() })
 	inspector := asynq.NewInspectorFromRedisClient(r.Client)
 	now := time.Now().UTC()

@@ -115,7 +115,7 @@ func start(ctx context.Context, cmd command, getenv func(string) string, isTermi
 	m := metrics.New()
 	client := asynq.NewClientFromRedisClient(p.Redis)
 	defer client.Close()
-	ob := outbox.New(p.DB, client, log)
+	ob := outbox.New(p.DB, p.Redis, log)
 	defer ob.Close()
 
 	var mon *dashboard.Dashboard

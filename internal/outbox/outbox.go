@@ -16,6 +16,10 @@
 // Retention is per type, not for all: keeping a finished task costs Redis a
 // sorted-set insert and a hash write per task (about a quarter more script
 // time than deleting it, measured), for an answer only a few types need.
+//
+// Every publish announces the queues it enqueued to (package queuewake),
+// once per queue and batch, so idle workers pick the tasks up at once
+// instead of at their next poll.
 package outbox
 
 import (
@@ -23,14 +27,17 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hibiken/asynq"
-	"golang.org/x/sync/errgroup"
+	"github.com/redis/go-redis/v9"
 	"gorm.io/gorm"
 	"gorm.io/gorm/clause"
 
+	"github.com/domaind/domaind/internal/queuewake"
 	"github.com/domaind/domaind/internal/requestid"
 	"github.com/domaind/domaind/models"
 	"github.com/domaind/domaind/tasks"
@@ -51,6 +58,7 @@ const (
 // Outbox writes entries and publishes them to asynq.
 type Outbox struct {
 	db     *gorm.DB
+	rdb    redis.UniversalClient
 	client *asynq.Client
 	log    *slog.Logger
 
@@ -60,10 +68,10 @@ type Outbox struct {
 	wg    sync.WaitGroup
 }
 
-// New returns an Outbox on db that enqueues through client. Close it to
-// write the last marks.
-func New(db *gorm.DB, client *asynq.Client, log *slog.Logger) *Outbox {
-	o := &Outbox{db: db, client: client, log: log, stop: make(chan struct{})}
+// New returns an Outbox on db that enqueues to the asynq queues on rdb.
+// Close it to write the last marks.
+func New(db *gorm.DB, rdb redis.UniversalClient, log *slog.Logger) *Outbox {
+	o := &Outbox{db: db, rdb: rdb, client: asynq.NewClientFromRedisClient(rdb), log: log, stop: make(chan struct{})}
 	o.wg.Go(o.markLoop)
 	return o
 }
@@ -156,30 +164,45 @@ func (o *Outbox) Sweep(ctx context.Context, grace time.Duration, limit int) (int
 	return n, err
 }
 
-// publish enqueues entries concurrently and returns the ids asynq accepted
-// (or already had). Failures are logged and counted on their entries through db.
+// publish enqueues entries concurrently, announces their queues and returns
+// the ids asynq accepted (or already had). Failures are logged and counted
+// on their entries through db.
 func (o *Outbox) publish(ctx context.Context, db *gorm.DB, entries []*models.OutboxEntry) []string {
+	// A few goroutines take the entries in turn: one per entry would spend
+	// more on growing each new goroutine's stack than on the enqueue.
 	const parallel = 8
 	errs := make([]error, len(entries))
-	var g errgroup.Group
-	g.SetLimit(parallel)
-	for i, e := range entries {
-		g.Go(func() error {
-			errs[i] = o.enqueue(ctx, e)
-			return nil
-		})
+	var next atomic.Int64
+	enqueueRest := func() {
+		for i := int(next.Add(1)) - 1; i < len(entries); i = int(next.Add(1)) - 1 {
+			errs[i] = o.enqueue(ctx, entries[i])
+		}
 	}
-	g.Wait()
+	var wg sync.WaitGroup
+	for range min(parallel, len(entries)) - 1 {
+		wg.Go(enqueueRest)
+	}
+	enqueueRest()
+	wg.Wait()
 
-	var ok []string
+	var ok, queues []string
 	for i, e := range entries {
 		if errs[i] == nil {
 			ok = append(ok, e.ID)
+			if !slices.Contains(queues, e.Queue) {
+				queues = append(queues, e.Queue)
+			}
 			continue
 		}
 		o.log.WarnContext(ctx, "outbox enqueue failed; the sweep will retry", "entry", e.ID, "task_type", e.TaskType, "err", errs[i])
 		db.Model(&models.OutboxEntry{}).Where("id = ?", e.ID).
 			Updates(map[string]any{"attempts": gorm.Expr("attempts + 1"), "last_error": models.ErrorText(errs[i], 500)})
+	}
+	if len(queues) > 0 {
+		// A lost announcement delays the tasks to the workers' next recheck.
+		if err := queuewake.Notify(ctx, o.rdb, queues...); err != nil {
+			o.log.WarnContext(ctx, "outbox could not announce enqueued tasks; idle workers find them at their next recheck", "queues", queues, "err", err)
+		}
 	}
 	return ok
 }

@@ -44,8 +44,7 @@ func addCanary(t *testing.T, ctx context.Context, ob *outbox.Outbox) models.Cana
 func TestTransactionEnqueuesAfterCommit(t *testing.T) {
 	db := modelstest.NewDB(t)
 	r := platformtest.NewRedis(t)
-	client := asynq.NewClientFromRedisClient(r.Client)
-	ob := outbox.New(db, client, quiet)
+	ob := outbox.New(db, r.Client, quiet)
 	ctx := requestid.With(context.Background(), "req-1")
 
 	c := addCanary(t, ctx, ob)
@@ -74,7 +73,7 @@ func TestTransactionEnqueuesAfterCommit(t *testing.T) {
 func TestRollbackLeavesNoTask(t *testing.T) {
 	db := modelstest.NewDB(t)
 	r := platformtest.NewRedis(t)
-	ob := outbox.New(db, asynq.NewClientFromRedisClient(r.Client), quiet)
+	ob := outbox.New(db, r.Client, quiet)
 	t.Cleanup(func() { ob.Close() })
 	boom := errors.New("boom")
 	err := ob.Transaction(context.Background(), func(tx *outbox.Tx) error {
@@ -105,7 +104,7 @@ func TestSweepDeliversWhatRedisMissed(t *testing.T) {
 	opt.Addr = proxy.Addr
 	viaProxy := opt.MakeRedisClient().(redis.UniversalClient)
 	t.Cleanup(func() { viaProxy.Close() })
-	ob := outbox.New(db, asynq.NewClientFromRedisClient(viaProxy), quiet)
+	ob := outbox.New(db, viaProxy, quiet)
 	t.Cleanup(func() { ob.Close() })
 	ctx := context.Background()
 
@@ -152,7 +151,7 @@ func TestConcurrentSweepersMakeOneTask(t *testing.T) {
 	var mu sync.Mutex
 	total := 0
 	for range 2 {
-		ob := outbox.New(db, asynq.NewClientFromRedisClient(r.Client), quiet)
+		ob := outbox.New(db, r.Client, quiet)
 		t.Cleanup(func() { ob.Close() })
 		wg.Go(func() {
 			n, err := ob.Sweep(ctx, 0, 100)

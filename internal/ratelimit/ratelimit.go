@@ -1,7 +1,9 @@
 // Package ratelimit enforces per-client limits on Redis: per-window rates
 // as sliding-window logs (a Lua script), and calendar-day quotas that reset
 // at midnight UTC. Both answer with what the RateLimit-* headers need. The
-// checks of concurrent requests share Redis round trips (see batcher).
+// checks of concurrent requests share Redis round trips (see batcher), and
+// a client that bursts on a policy with a Lease takes its units a few at a
+// time (see lease).
 package ratelimit
 
 import (
@@ -10,6 +12,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -31,6 +34,11 @@ type Policy struct {
 	Kind   Kind
 	Limit  int
 	Window time.Duration // Rate only; DayQuota windows are UTC days
+	// Lease (Rate only), when above 1, is the most units a process may
+	// take from Redis at once for a client that bursts, to spend locally
+	// for leaseFor (see lease). For read endpoints with high limits, where
+	// the round trip per request is most of the cost.
+	Lease int
 }
 
 // PerMinute is a Rate policy of n per minute.
@@ -106,8 +114,9 @@ type Result struct {
 
 // Limiter checks policies against Redis.
 type Limiter struct {
-	batch *batcher
-	now   func() time.Time
+	batch  *batcher
+	leases *leases
+	now    func() time.Time
 	// prefix and seq make each Rate log entry unique across processes.
 	prefix string
 	seq    atomic.Uint64
@@ -120,7 +129,9 @@ type Limiter struct {
 func New(rdb redis.UniversalClient, now func() time.Time) *Limiter {
 	b := make([]byte, 6)
 	rand.Read(b)
-	return &Limiter{batch: &batcher{rdb: rdb}, now: now, prefix: hex.EncodeToString(b)}
+	l := &Limiter{batch: &batcher{rdb: rdb}, now: now, prefix: hex.EncodeToString(b)}
+	l.leases = &leases{byKey: map[string]*lease{}, giveBack: l.giveBack}
+	return l
 }
 
 // Allow spends one unit of p for client (an opaque key such as an IP group).
@@ -131,43 +142,104 @@ func (l *Limiter) Allow(ctx context.Context, p Policy, client string) (Result, e
 	return l.allowRate(ctx, p, client)
 }
 
-// slidingScript spends one unit of a sliding-window limit and returns
-// {allowed, remaining, retry_after_us, reset_after_us}. The key is a sorted
-// set of the units spent in the last window, scored by their time in Unix
-// microseconds; ARGV are now, the window (microseconds), the limit and the
-// new entry's unique name. A unit is allowed when fewer than limit were
-// spent in the window that ends now, so no window of that length ever holds
-// more than limit, wherever it starts. A refused unit is not recorded.
+// slidingScript spends units of a sliding-window limit and returns
+// {allowed, remaining, retry_after_us, reset_after_us, granted}. The key is
+// a sorted set of the units spent, scored by the time in Unix microseconds
+// until which they may be spent (now, or a lease's end); ARGV are now, the
+// window (microseconds), the limit, the score of the new units, how many
+// are wanted, the prefix of their unique names, and then the names of
+// units to give back first (a lease's unspent ones). Units are granted
+// while fewer than limit are in the window that ends now, future scores
+// included, so no window of that length ever holds more than limit units
+// spent, wherever it starts; more than one only up to a quarter of what is
+// left. A refused unit is not recorded.
 var slidingScript = redis.NewScript(`
 local now = tonumber(ARGV[1])
 local window = tonumber(ARGV[2])
 local limit = tonumber(ARGV[3])
+local score = tonumber(ARGV[4])
+local want = tonumber(ARGV[5])
+for i = 7, #ARGV do redis.call('ZREM', KEYS[1], ARGV[i]) end
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now - window)
 local n = redis.call('ZCARD', KEYS[1])
 if n >= limit then
   local freeing = redis.call('ZRANGE', KEYS[1], n - limit, n - limit, 'WITHSCORES')
   local newest = redis.call('ZRANGE', KEYS[1], -1, -1, 'WITHSCORES')
-  return {0, 0, tonumber(freeing[2]) + window - now, tonumber(newest[2]) + window - now}
+  return {0, 0, tonumber(freeing[2]) + window - now, tonumber(newest[2]) + window - now, 0}
 end
-redis.call('ZADD', KEYS[1], now, ARGV[4])
-redis.call('PEXPIRE', KEYS[1], math.ceil(window / 1000))
-return {1, limit - n - 1, 0, window}
+local grant = math.min(want, math.max(1, math.floor((limit - n) / 4)))
+local units = {}
+for i = 1, grant do units[2 * i - 1] = score; units[2 * i] = ARGV[6] .. '.' .. i end
+redis.call('ZADD', KEYS[1], unpack(units))
+redis.call('PEXPIRE', KEYS[1], math.ceil((score - now + window) / 1000))
+return {1, limit - n - grant, 0, score - now + window, grant}
 `)
 
 func (l *Limiter) allowRate(ctx context.Context, p Policy, client string) (Result, error) {
-	unit := l.prefix + "-" + strconv.FormatUint(l.seq.Add(1), 36)
-	v, err := l.batch.run(ctx, slidingScript, []string{rateKey(p, client)}, l.now().UnixMicro(), p.Window.Microseconds(), p.Limit, unit)
+	key := rateKey(p, client)
+	if p.Lease <= 1 {
+		res, _, err := l.spendRate(ctx, p, key, l.now(), 1, nil)
+		return res, err
+	}
+	for {
+		now := l.now()
+		res, ok, wait := l.leases.take(key, now, p)
+		if ok {
+			return res, nil
+		}
+		if wait != nil {
+			select {
+			case <-wait:
+				continue
+			case <-ctx.Done():
+				return Result{}, ctx.Err()
+			}
+		}
+		want, stale := l.leases.plan(key, now, p)
+		res, ahead, err := l.spendRate(ctx, p, key, now, want, stale)
+		l.leases.got(key, want, ahead, now.Add(leaseFor), res.Remaining)
+		if err != nil || res.Allowed {
+			res.Remaining += len(ahead)
+			return res, err
+		}
+		// Refused: units that concurrent requests took meanwhile may be left.
+		if res, ok, _ := l.leases.take(key, l.now(), p); ok {
+			return res, nil
+		}
+		return res, nil
+	}
+}
+
+// spendRate spends a unit of key's log for the request and, when want is
+// above 1, takes up to want-1 more ahead (logged at now+leaseFor), giving
+// back the units stale first. It returns the units taken ahead.
+func (l *Limiter) spendRate(ctx context.Context, p Policy, key string, now time.Time, want int, stale []string) (Result, []string, error) {
+	until := now
+	if want > 1 {
+		until = now.Add(leaseFor)
+	}
+	name := l.prefix + "-" + strconv.FormatUint(l.seq.Add(1), 36)
+	args := []any{now.UnixMicro(), p.Window.Microseconds(), p.Limit, until.UnixMicro(), want, name}
+	for _, u := range stale {
+		args = append(args, u)
+	}
+	v, err := l.batch.run(ctx, slidingScript, []string{key}, args...)
 	if err != nil {
-		return Result{}, fmt.Errorf("rate limit %s: %w", p.Name, err)
+		return Result{}, nil, fmt.Errorf("rate limit %s: %w", p.Name, err)
 	}
 	res := Result{
 		Allowed: v[0] == 1, Limit: p.Limit, Remaining: int(v[1]),
 		RetryAfter: time.Duration(v[2]) * time.Microsecond, Reset: time.Duration(v[3]) * time.Microsecond,
 	}
-	if res.Allowed {
-		res.unit = unit
+	if !res.Allowed {
+		return res, nil, nil
 	}
-	return res, nil
+	res.unit = name + ".1"
+	var ahead []string
+	for i := 2; i <= int(v[4]); i++ {
+		ahead = append(ahead, name+"."+strconv.Itoa(i))
+	}
+	return res, ahead, nil
 }
 
 // Status reports what Allow would find for client now, spending nothing:
@@ -265,8 +337,28 @@ func (l *Limiter) Refund(ctx context.Context, p Policy, client string, r Result)
 	return err
 }
 
-// unspendScript removes a unit from a sliding-window log and returns {removed}.
-var unspendScript = redis.NewScript(`return {redis.call('ZREM', KEYS[1], ARGV[1])}`)
+// unspendScript removes units from a sliding-window log and returns {removed}.
+var unspendScript = redis.NewScript(`return {redis.call('ZREM', KEYS[1], unpack(ARGV))}`)
+
+// giveBack removes the unspent units of leases that ended unused from the
+// logs, in the background: nobody waits for it, and a unit not given back
+// only counts until it leaves the window. It lasts batchTimeout at most,
+// so a Limiter still needs no Close.
+func (l *Limiter) giveBack(units map[string][]string) {
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), batchTimeout)
+		defer cancel()
+		var wg sync.WaitGroup
+		for key, us := range units {
+			args := make([]any, len(us))
+			for i, u := range us {
+				args[i] = u
+			}
+			wg.Go(func() { l.batch.run(ctx, unspendScript, []string{key}, args...) })
+		}
+		wg.Wait()
+	}()
+}
 
 // refundScript decrements a day counter that is above zero and returns {used}.
 var refundScript = redis.NewScript(`

@@ -2,7 +2,9 @@ package ratelimit_test
 
 import (
 	"context"
+	"fmt"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -63,47 +65,121 @@ func TestRateRefusesThe61stRequestInAMinute(t *testing.T) {
 
 // SPEC §8's "N per minute" holds for every 60-second window, wherever it
 // starts: an idle client's burst is not followed by a second minute's worth.
+// Units taken ahead (Lease) change nothing to it.
 func TestRateNeverAllowsMoreThanTheLimitInAnyWindow(t *testing.T) {
+	for _, c := range []struct {
+		lease int
+		every time.Duration
+	}{{0, 250 * time.Millisecond}, {16, 100 * time.Millisecond}} {
+		t.Run(fmt.Sprintf("lease %d, a request every %v", c.lease, c.every), func(t *testing.T) {
+			r := platformtest.NewRedis(t)
+			start := time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
+			clk := &clock{t: start}
+			l := ratelimit.New(r.Client, clk.now)
+			p := ratelimit.PerMinute("pricing", 120)
+			p.Lease = c.lease
+			ctx := context.Background()
+			var allowed []time.Time
+			try := func() {
+				res, err := l.Allow(ctx, p, "198.51.100.9")
+				if err != nil {
+					t.Fatal(err)
+				}
+				if res.Allowed {
+					allowed = append(allowed, clk.now())
+				}
+			}
+			for range 200 { // an idle client's burst
+				try()
+			}
+			// Then a request at every step, with a pause, for four minutes.
+			for at := c.every; at < 4*time.Minute; at += c.every {
+				if at > 100*time.Second && at < 130*time.Second {
+					continue
+				}
+				clk.set(start.Add(at))
+				try()
+			}
+			for i, from := range allowed {
+				n := 0
+				for _, at := range allowed[i:] {
+					if at.Sub(from) < time.Minute {
+						n++
+					}
+				}
+				if n > p.Limit {
+					t.Fatalf("%d requests allowed in the minute from %v, want at most %d", n, from.Sub(start), p.Limit)
+				}
+			}
+			if len(allowed) < 3*p.Limit+p.Limit/2 {
+				t.Errorf("%d requests allowed in four minutes of asking at least twice the rate, want the limit used (at least %d)", len(allowed), 3*p.Limit+p.Limit/2)
+			}
+		})
+	}
+}
+
+// A client that bursts takes units ahead, and sees the same answers as if
+// each request had gone to Redis: the remaining count falls by one each
+// time, and the request past the limit is refused.
+func TestLeaseAnswersLikeOneTripPerRequest(t *testing.T) {
 	r := platformtest.NewRedis(t)
-	start := time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
-	clk := &clock{t: start}
+	clk := &clock{t: time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)}
 	l := ratelimit.New(r.Client, clk.now)
 	p := ratelimit.PerMinute("pricing", 120)
+	p.Lease = 16
 	ctx := context.Background()
-	var allowed []time.Time
-	try := func() {
-		res, err := l.Allow(ctx, p, "198.51.100.9")
+	for i := 1; i <= 120; i++ {
+		res, err := l.Allow(ctx, p, "203.0.113.7")
 		if err != nil {
 			t.Fatal(err)
 		}
-		if res.Allowed {
-			allowed = append(allowed, clk.now())
+		if !res.Allowed || res.Remaining != 120-i {
+			t.Fatalf("request %d: allowed %v, remaining %d; want allowed with %d left", i, res.Allowed, res.Remaining, 120-i)
 		}
 	}
-	for range 200 { // an idle client's burst
-		try()
+	if res, _ := l.Allow(ctx, p, "203.0.113.7"); res.Allowed {
+		t.Fatal("the 121st request of the minute was allowed")
 	}
-	// Then a request every 250 ms, with a pause, for four minutes.
-	for at := 250 * time.Millisecond; at < 4*time.Minute; at += 250 * time.Millisecond {
-		if at > 100*time.Second && at < 130*time.Second {
-			continue
-		}
-		clk.set(start.Add(at))
-		try()
+}
+
+// Two processes serving one bursting client never allow more than the
+// limit together; the units one took ahead and did not spend come back
+// once its lease ends, with the client's next request there.
+func TestLeasesKeepTheLimitAcrossProcesses(t *testing.T) {
+	r := platformtest.NewRedis(t)
+	clk := &clock{t: time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)}
+	procs := []*ratelimit.Limiter{ratelimit.New(r.Client, clk.now), ratelimit.New(r.Client, clk.now)}
+	p := ratelimit.PerMinute("pricing", 120)
+	p.Lease = 16
+	ctx := context.Background()
+	var allowed atomic.Int64
+	var wg sync.WaitGroup
+	for i := range 100 {
+		wg.Go(func() {
+			res, err := procs[i%2].Allow(ctx, p, "198.51.100.9")
+			if err != nil {
+				t.Error(err)
+			}
+			if res.Allowed {
+				allowed.Add(1)
+			}
+		})
 	}
-	for i, from := range allowed {
-		n := 0
-		for _, at := range allowed[i:] {
-			if at.Sub(from) < time.Minute {
-				n++
+	wg.Wait()
+	if n := allowed.Load(); n != 100 {
+		t.Fatalf("%d of 100 requests under the limit allowed", n)
+	}
+	clk.set(clk.now().Add(time.Second)) // every lease has ended, some with units unspent
+	total := int(allowed.Load())
+	for _, l := range procs {
+		for range 100 {
+			if res, _ := l.Allow(ctx, p, "198.51.100.9"); res.Allowed {
+				total++
 			}
 		}
-		if n > p.Limit {
-			t.Fatalf("%d requests allowed in the minute from %v, want at most %d", n, from.Sub(start), p.Limit)
-		}
 	}
-	if len(allowed) < 3*p.Limit+p.Limit/2 {
-		t.Errorf("%d requests allowed in four minutes of asking twice the rate, want the limit used (at least %d)", len(allowed), 3*p.Limit+p.Limit/2)
+	if total != 120 {
+		t.Errorf("%d requests allowed in the minute, want exactly the limit of 120 (the units left unspent come back)", total)
 	}
 }
 

@@ -16,8 +16,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hibiken/asynq"
-
 	"github.com/domaind/domaind/internal/fault"
 	"github.com/domaind/domaind/internal/hmacsig"
 	"github.com/domaind/domaind/internal/outbox"
@@ -38,7 +36,7 @@ func newWorld(t *testing.T) *world {
 	t.Helper()
 	db := modelstest.NewDB(t)
 	r := platformtest.NewRedis(t)
-	ob := outbox.New(db, asynq.NewClientFromRedisClient(r.Client), slog.New(slog.NewTextHandler(io.Discard, nil)))
+	ob := outbox.New(db, r.Client, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	t.Cleanup(func() { ob.Close() })
 	s := New(db, []byte("test-secret-key-0123456789abcdef"), []netip.Prefix{netip.MustParsePrefix("127.0.0.2/32")}, time.Now)
 	return &world{s: s, ob: ob}
