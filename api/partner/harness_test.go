@@ -16,7 +16,6 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/hibiken/asynq"
 	"gorm.io/gorm"
 
 	"github.com/domaind/domaind/api"
@@ -64,7 +63,7 @@ func newEnv(t testing.TB) *env {
 	cfg := &config.Config{BaseURL: base, OpsUser: "ops", OpsPassword: "ops-secret", SecretKey: testSecretKey,
 		SearchTLDs: strings.Split(config.DefaultSearchTLDs, ","), FetchAllowCIDRs: []netip.Prefix{netip.MustParsePrefix(receiverAddr + "/32")}}
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	e.outbox = outbox.New(e.db, asynq.NewClientFromRedisClient(e.redis.Client), log)
+	e.outbox = outbox.New(e.db, e.redis.Client, log)
 	t.Cleanup(func() { e.outbox.Close() })
 	p := &platform.Platform{DB: e.db, Redis: e.redis.Client}
 	srv := api.New(api.Deps{Config: cfg, DB: e.db, Redis: e.redis.Client, Outbox: e.outbox, Metrics: metrics.New(), Log: log,

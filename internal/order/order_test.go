@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hibiken/asynq"
 	"gorm.io/gorm"
 
 	"github.com/domaind/domaind/internal/fault"
@@ -31,7 +30,7 @@ func newWorld(t *testing.T) *world {
 	t.Helper()
 	db := modelstest.NewDB(t)
 	r := platformtest.NewRedis(t)
-	ob := outbox.New(db, asynq.NewClientFromRedisClient(r.Client), slog.New(slog.NewTextHandler(io.Discard, nil)))
+	ob := outbox.New(db, r.Client, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	t.Cleanup(func() { ob.Close() })
 	w := &world{db: db, now: time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)}
 	w.s = New(db, ob, []byte("test-secret-key-0123456789abcdef"), Options{QuoteTTL: 10 * time.Minute, ReviewThresholdCents: 500_000},
