@@ -46,6 +46,7 @@ var testSecretKey = []byte("partner-test-secret-key-0123456789")
 type env struct {
 	t        testing.TB
 	db       *gorm.DB
+	where    string // the database's URL, or the SQLite file's path
 	redis    *platformtest.Redis
 	outbox   *outbox.Outbox
 	partners *partners.Service
@@ -58,7 +59,8 @@ type env struct {
 
 func newEnv(t testing.TB) *env {
 	t.Helper()
-	e := &env{t: t, db: modelstest.NewDB(t), redis: platformtest.NewRedis(t), now: time.Now().UTC().Truncate(time.Second)}
+	db, where := modelstest.NewDBWithURL(t)
+	e := &env{t: t, db: db, where: where, redis: platformtest.NewRedis(t), now: time.Now().UTC().Truncate(time.Second)}
 	base, _ := url.Parse("http://api.test")
 	cfg := &config.Config{BaseURL: base, OpsUser: "ops", OpsPassword: "ops-secret", SecretKey: testSecretKey,
 		SearchTLDs: strings.Split(config.DefaultSearchTLDs, ","), FetchAllowCIDRs: []netip.Prefix{netip.MustParsePrefix(receiverAddr + "/32")}}
