@@ -8,6 +8,7 @@ import (
 	"github.com/domaind/domaind/api/httpjson"
 	"github.com/domaind/domaind/api/openapi"
 	partnerapi "github.com/domaind/domaind/api/partner"
+	"github.com/domaind/domaind/internal/checkout"
 	"github.com/domaind/domaind/internal/fault"
 	"github.com/domaind/domaind/internal/nonce"
 	"github.com/domaind/domaind/internal/order"
@@ -92,6 +93,8 @@ func (s *Server) routes(monitoring http.Handler, healthOnly bool) {
 	pages.POST("/signup", s.limit(signUpLimit), s.signUpSubmit)
 	pages.GET("/account", s.accountPage)
 	pages.POST("/logout", s.signOutSubmit)
+	e.GET(checkout.PagePath, s.checkoutForm)
+	e.POST(checkout.PagePath, s.limit(checkoutPayLimit), s.checkoutSubmit)
 
 	ops := e.Group("/api/ops", s.opsOnly)
 	ops.POST("/canaries", s.idempotent, s.resp.Handle(s.createCanary))
@@ -112,7 +115,7 @@ func (s *Server) routes(monitoring http.Handler, healthOnly bool) {
 	e.POST("/api/partner/applications", s.withSession, s.requireSession, s.idempotent, s.resp.Handle(s.applyAsPartner))
 	pages.POST("/account/partner-application", s.applySubmit)
 	partnerapi.New(partnerapi.Deps{
-		Partners: s.partners, Inventory: s.inventory, Webhooks: s.webhooks, Orders: s.orders, Outbox: s.outbox, Catalog: s.catalog,
+		Partners: s.partners, Inventory: s.inventory, Webhooks: s.webhooks, Orders: s.orders, Checkout: s.checkout, Outbox: s.outbox, Catalog: s.catalog,
 		Limiter: s.limiter, Nonces: nonce.NewStore(s.redis, nonce.TTL), Idempotent: s.idempotent, Log: s.log, Now: s.now,
 	}).Mount(e)
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/domaind/domaind/internal/account"
 	"github.com/domaind/domaind/internal/availability"
 	"github.com/domaind/domaind/internal/catalog"
+	"github.com/domaind/domaind/internal/checkout"
 	"github.com/domaind/domaind/internal/config"
 	"github.com/domaind/domaind/internal/idempotency"
 	"github.com/domaind/domaind/internal/inventory"
@@ -90,12 +91,13 @@ type Server struct {
 	check    func(ctx context.Context) map[string]error
 	now      func() time.Time
 	ops      opsauth.Credentials
-	// partners, inventory, webhooks and orders serve the partner API
-	// (api/partner) and the ops routes around it.
+	// partners, inventory, webhooks, orders and checkout serve the partner
+	// API (api/partner), the ops routes around it and the checkout page.
 	partners  *partner.Service
 	inventory *inventory.Service
 	webhooks  *webhook.Service
 	orders    *order.Service
+	checkout  *checkout.Service
 	// deprecations are the deprecated operations (deprecation.go).
 	deprecations map[string]Deprecation
 	engine       *gin.Engine
@@ -138,6 +140,8 @@ func New(d Deps) *Server {
 
 		deprecations: maps.Clone(deprecations),
 	}
+	s.checkout = checkout.New(d.DB, s.orders, checkout.Options{BaseURL: s.base(), SecretKey: d.Config.SecretKey,
+		Providers: paymentProviders(d.Config)}, now)
 	s.warmups = newWarmups(s.warmLookup)
 	gin.SetMode(gin.ReleaseMode)
 	e := gin.New()

@@ -17,6 +17,7 @@ import (
 
 	"github.com/domaind/domaind/api/httpjson"
 	"github.com/domaind/domaind/internal/catalog"
+	"github.com/domaind/domaind/internal/checkout"
 	"github.com/domaind/domaind/internal/inventory"
 	"github.com/domaind/domaind/internal/nonce"
 	"github.com/domaind/domaind/internal/order"
@@ -32,6 +33,7 @@ type Deps struct {
 	Inventory *inventory.Service
 	Webhooks  *webhook.Service
 	Orders    *order.Service
+	Checkout  *checkout.Service
 	Outbox    *outbox.Outbox
 	// Catalog gives the TLD metadata of a domain's detail.
 	Catalog *catalog.Catalog

@@ -22,6 +22,9 @@ func (a *API) Mount(r gin.IRouter) {
 	search.GET(Prefix+"/availability", a.resp.Handle(a.getAvailability))
 	search.GET(Prefix+"/pricing", a.resp.Handle(a.getPricing))
 
+	embed := scoped(partners.ScopeEmbed)
+	embed.POST(Prefix+"/checkout-session", a.Idempotent, a.resp.Handle(a.createCheckoutSession))
+
 	buy := scoped(partners.ScopeBuy)
 	buy.POST(Prefix+"/quotes", a.Idempotent, a.resp.Handle(a.createQuote))
 	buy.POST(Prefix+"/orders", requireIdempotencyKey(a), a.Idempotent, a.resp.Handle(a.createOrder))

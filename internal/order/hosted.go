@@ -42,12 +42,10 @@ func (s *Service) Offer(ctx context.Context, partnerID, env, domain string) (Off
 }
 
 func offerOf(l listing, partnerID string, now time.Time) (Offer, error) {
-	switch {
-	case l.SoldAt != nil:
-		return Offer{}, fault.New(fault.Conflict, "%s is sold", l.Domain)
-	case l.heldByOther(partnerID, now):
-		return Offer{}, fault.New(fault.Conflict, "%s is reserved until %s", l.Domain, l.LockedUntil.UTC().Format(time.RFC3339))
-	case l.BINCents == nil:
+	if err := l.buyable(partnerID, now); err != nil {
+		return Offer{}, err
+	}
+	if l.BINCents == nil {
 		return Offer{}, fault.New(fault.Conflict, "%s has no buy-now price: it is sold by offer", l.Domain)
 	}
 	return Offer{ListingID: l.ID, Domain: l.Domain, PriceCents: *l.BINCents, Currency: l.Currency}, nil

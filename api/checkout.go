@@ -1,0 +1,121 @@
+package api
+
+import (
+	"fmt"
+	"net/http"
+	"net/url"
+	"strconv"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/domaind/domaind/internal/checkout"
+	"github.com/domaind/domaind/internal/config"
+	"github.com/domaind/domaind/internal/fault"
+	"github.com/domaind/domaind/internal/payment"
+	"github.com/domaind/domaind/internal/ratelimit"
+	"github.com/domaind/domaind/models"
+)
+
+// checkoutPayLimit bounds the payments tried from one address: a payment
+// form is where stolen card numbers get tested.
+var checkoutPayLimit = ratelimit.PerMinute("checkout-pay", 20)
+
+// paymentProviders charge the hosted checkout's cards, by environment: the
+// sandbox's always through the sandbox provider; live ones only on the
+// embedded deployment, whose live inventory is demo data. No real
+// processor is built in yet, and a live sale paid with a test card would
+// give a name away, so elsewhere live sessions are refused.
+func paymentProviders(cfg *config.Config) map[string]payment.Provider {
+	p := map[string]payment.Provider{models.EnvSandbox: payment.Sandbox{}}
+	if cfg.Embedded() {
+		p[models.EnvLive] = payment.Sandbox{}
+	}
+	return p
+}
+
+// checkoutPage is what the checkout page shows: the session, and the form
+// as the buyer sent it but the card's number and code, never sent back.
+type checkoutPage struct {
+	checkout.Page
+	Title, Price, CSRF, Error    string
+	Name, Email, Country, Expiry string
+}
+
+// checkoutForm answers GET /checkout?pt=: the hosted checkout's page, or,
+// once it is paid, on to the partner's return_url with the order.
+func (s *Server) checkoutForm(c *gin.Context) {
+	p, err := s.checkout.Open(c.Request.Context(), c.Query("pt"))
+	switch {
+	case err != nil:
+		s.checkoutError(c, err)
+	case p.DoneURL != "":
+		c.Redirect(http.StatusSeeOther, p.DoneURL)
+	default:
+		s.renderCheckout(c, nil, checkoutPage{Page: p, Email: p.BuyerEmail})
+	}
+}
+
+// checkoutSubmit answers the checkout page's form: on to the partner's
+// return_url once paid (or paid already), else the page again with what
+// went wrong.
+func (s *Server) checkoutSubmit(c *gin.Context) {
+	ctx := c.Request.Context()
+	pay := checkout.Payment{Token: c.PostForm("pt"), Currency: c.PostForm("currency"),
+		CardNumber: c.PostForm("card_number"), Expiry: c.PostForm("expiry"), CVC: c.PostForm("cvc"),
+		Name: c.PostForm("name"), Email: c.PostForm("email"), Country: c.PostForm("country")}
+	pay.PriceCents, _ = strconv.ParseInt(c.PostForm("price_cents"), 10, 64) // a bad one is the page's price_mismatch
+	var err error
+	if validFormCSRF(c) {
+		var to string
+		if to, err = s.checkout.Pay(ctx, pay); err == nil {
+			c.Redirect(http.StatusSeeOther, to)
+			return
+		}
+	} else {
+		err = &fault.Error{Code: fault.CSRFFailed, Message: "The form expired. Please try again."}
+	}
+	p, oerr := s.checkout.Open(ctx, pay.Token)
+	switch {
+	case oerr != nil:
+		s.checkoutError(c, oerr)
+	case p.DoneURL != "":
+		c.Redirect(http.StatusSeeOther, p.DoneURL)
+	default:
+		s.renderCheckout(c, err, checkoutPage{Page: p, Name: pay.Name, Email: pay.Email, Country: pay.Country, Expiry: pay.Expiry})
+	}
+}
+
+// renderCheckout shows the checkout page with err (nil, or what went wrong
+// with the payment) or else why the session is closed, with the status of
+// the matching JSON error. The form's answer ends at the partner's
+// return_url, so the page's CSP lets forms lead there.
+func (s *Server) renderCheckout(c *gin.Context, err error, page checkoutPage) {
+	if err == nil {
+		err = page.Closed
+	}
+	status := http.StatusOK
+	if err != nil {
+		status, page.Error = s.formError(c, err)
+	}
+	if u, err := url.Parse(page.ReturnURL); err == nil {
+		c.Set(formActionCtxKey, u.Scheme+"://"+u.Host)
+	}
+	page.Title, page.Price, page.CSRF = "Buy "+page.Domain, formatMoney(page.PriceCents, page.Currency), s.formCSRF(c)
+	s.render(c, status, "checkout.html", page)
+}
+
+// checkoutError shows why a checkout link does not work: 400 not ours or
+// changed, 404 unknown, 410 expired.
+func (s *Server) checkoutError(c *gin.Context, err error) {
+	status, msg := s.formError(c, err)
+	s.render(c, status, "checkout_error.html", gin.H{"Title": "Checkout link error", "Message": msg})
+}
+
+// formatMoney writes cents of currency for people: "1,250.00 USD".
+func formatMoney(cents int64, currency string) string {
+	whole := strconv.FormatInt(cents/100, 10)
+	for i := len(whole) - 3; i > 0; i -= 3 {
+		whole = whole[:i] + "," + whole[i:]
+	}
+	return fmt.Sprintf("%s.%02d %s", whole, cents%100, currency)
+}

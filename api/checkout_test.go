@@ -1,0 +1,207 @@
+package api
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/domaind/domaind/internal/config"
+	"github.com/domaind/domaind/models"
+	"github.com/domaind/domaind/partnerclient"
+)
+
+// checkoutPartner is an approved partner with a credential of environment
+// (scopes embed and buy), signing on the env's clock against base.
+func checkoutPartner(t *testing.T, env *testEnv, base, environment string) *partnerclient.Client {
+	t.Helper()
+	ctx := context.Background()
+	p, err := env.srv.partners.Create(ctx, "Sunset Domains", "ops@sunset.test")
+	if err == nil {
+		_, err = env.srv.partners.Approve(ctx, p.ID)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	cred, err := env.srv.partners.IssueCredential(ctx, p.ID, environment, []string{"embed", "buy"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return partnerclient.New(base, cred.KeyID, cred.Secret, partnerclient.WithClock(func() time.Time { return env.now }),
+		partnerclient.WithRetryPolicy(partnerclient.RetryPolicy{MaxAttempts: 1}))
+}
+
+// listSandbox puts domain in the sandbox inventory at binCents.
+func listSandbox(t *testing.T, env *testEnv, domain string, binCents int64) {
+	t.Helper()
+	l := models.SandboxListing{ID: models.NewID(), Domain: domain, TLD: domain[strings.LastIndexByte(domain, '.')+1:],
+		BINCents: &binCents, Currency: "USD", CreatedAt: env.now}
+	if err := env.db.Create(&l).Error; err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A buyer pays a hosted checkout in a real browser, under the page's CSP
+// and without JavaScript: the test card pays and the browser lands on the
+// partner's return_url with the order, which the partner then finds; a
+// declined card shows the error and makes no order; a changed link and an
+// expired one show their pages.
+func TestBrowserHostedCheckout(t *testing.T) {
+	ctx := newChromium(t)
+	env, srv := servedEnv(t)
+	listSandbox(t, env, "sunsetyoga.io", 250_000)
+	listSandbox(t, env, "rainyday.io", 9_900)
+	c := checkoutPartner(t, env, srv.URL, models.EnvSandbox)
+
+	var mu sync.Mutex
+	var landed url.Values
+	shop := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/return":
+			mu.Lock()
+			landed = r.URL.Query()
+			mu.Unlock()
+			w.Write([]byte("<!doctype html><title>thanks</title><p id=done>Thank you for your order.</p>"))
+		case "/cancel":
+			w.Write([]byte("<!doctype html><title>shop</title><p id=cancelled>Back at the shop.</p>"))
+		default: // the browser asks for a favicon too
+			http.NotFound(w, r)
+		}
+	}))
+	t.Cleanup(shop.Close)
+	session := func(domain string) string {
+		var s struct {
+			CheckoutURL string `json:"checkout_url"`
+		}
+		err := c.PostJSON(context.Background(), "/api/partner/v1/checkout-session", map[string]string{"domain": domain,
+			"return_url": shop.URL + "/return", "cancel_url": shop.URL + "/cancel", "buyer_email": "ada@example.com"}, &s)
+		if err != nil || !strings.HasPrefix(s.CheckoutURL, srv.URL+"/checkout?pt=") {
+			t.Fatalf("checkout session = %+v, %v", s, err)
+		}
+		return s.CheckoutURL
+	}
+	pay := func(card string) chromedp.Action[chromedp.Void] {
+		return chromedp.Steps(
+			chromedp.SendKeys(chromedp.CSS("#card_number"), card),
+			chromedp.SendKeys(chromedp.CSS("#expiry"), "12/30"),
+			chromedp.SendKeys(chromedp.CSS("#cvc"), "123"),
+			chromedp.SendKeys(chromedp.CSS("#name"), "Ada Buyer"),
+			chromedp.SendKeys(chromedp.CSS("#country"), "NL"),
+			chromedp.Click(chromedp.CSS("button[type=submit]")),
+		)
+	}
+
+	link := session("sunsetyoga.io")
+	if err := chromedp.Do(ctx, chromedp.Navigate(link), chromedp.WaitVisible(chromedp.CSS("#card_number"))); err != nil {
+		t.Fatalf("checkout page: %v", err)
+	}
+	body, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS("body")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	email, err := chromedp.Run(ctx, chromedp.Value(chromedp.CSS("#email")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(body, "sunsetyoga.io") || !strings.Contains(body, "2,500.00 USD") || !strings.Contains(body, "What happens next") ||
+		!strings.Contains(body, "Sunset Domains") || !strings.Contains(body, "4242 4242 4242 4242") || email != "ada@example.com" {
+		t.Errorf("checkout page = %q (email %q)", body, email)
+	}
+	if err := chromedp.Do(ctx, pay("4242 4242 4242 4242"), chromedp.WaitVisible(chromedp.CSS("#done"))); err != nil {
+		t.Fatalf("paying: %v", err)
+	}
+	mu.Lock()
+	got := landed
+	mu.Unlock()
+	id := got.Get("order_id")
+	var o struct {
+		Status       string `json:"status"`
+		PaymentModel string `json:"payment_model"`
+		Domain       string `json:"domain"`
+	}
+	if err := c.GetJSON(context.Background(), "/api/partner/v1/orders/"+id, nil, &o); err != nil {
+		t.Fatalf("the order the browser brought back (%v): %v", got, err)
+	}
+	if o.Status != "PAID" || o.PaymentModel != "hosted" || o.Domain != "sunsetyoga.io" || !strings.HasPrefix(got.Get("session_id"), "cs_") {
+		t.Errorf("order %s = %+v, return_url got %v", id, o, got)
+	}
+
+	declined := session("rainyday.io")
+	if err := chromedp.Do(ctx, chromedp.Navigate(declined), pay("4000 0000 0000 0002"), chromedp.WaitVisible(chromedp.CSS("#checkout-error"))); err != nil {
+		t.Fatalf("a declined card: %v", err)
+	}
+	msg, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS("#checkout-error")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var orders int64
+	env.db.Model(&models.Order{}).Where("domain = ?", "rainyday.io").Count(&orders)
+	if !strings.Contains(msg, "declined") || orders != 0 {
+		t.Errorf("declined: message %q, %d orders; want the error and no order", msg, orders)
+	}
+	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS("#cancel")), chromedp.WaitVisible(chromedp.CSS("#cancelled"))); err != nil {
+		t.Errorf("the cancel link: %v", err)
+	}
+
+	for _, tc := range []struct{ name, link, want string }{
+		{"a changed link", strings.Replace(declined, "pt=pt1.", "pt=pt1.x", 1), "not valid"},
+		{"an expired link", declined, "expired"},
+	} {
+		if tc.name == "an expired link" {
+			env.now = env.now.Add(8 * 24 * time.Hour)
+		}
+		if err := chromedp.Do(ctx, chromedp.Navigate(tc.link), chromedp.WaitVisible(chromedp.CSS("#checkout-error"))); err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		if msg, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS("#checkout-error"))); err != nil || !strings.Contains(msg, tc.want) {
+			t.Errorf("%s shows %q (%v), want %q", tc.name, msg, err, tc.want)
+		}
+	}
+}
+
+// Outside the embedded deployment no provider takes live payments (the
+// sandbox's test cards would give names away), so live sessions are
+// refused; the sandbox's are not.
+func TestLiveCheckoutNeedsAPaymentProvider(t *testing.T) {
+	t.Parallel()
+	if p := paymentProviders(&config.Config{}); p[models.EnvLive] == nil || p[models.EnvSandbox] == nil {
+		t.Errorf("embedded providers = %v, want both environments", p)
+	}
+	srv := httptest.NewServer(nil)
+	t.Cleanup(srv.Close)
+	env := newTestEnv(t, func(c *config.Config) {
+		c.BaseURL, c.DatabaseURL, c.RedisURL = mustURL(t, srv.URL), "postgres://db.internal/domaind", "redis://redis.internal"
+	})
+	srv.Config.Handler = env.checkedHandler()
+	l := models.Listing{ID: models.NewID(), Domain: "livename.com", TLD: "com", BINCents: new(int64(90_000)), Currency: "USD",
+		Approved: true, MarketplaceVisible: true, CreatedAt: env.now}
+	if err := env.db.Create(&l).Error; err != nil {
+		t.Fatal(err)
+	}
+	listSandbox(t, env, "sandboxname.com", 9_000)
+	body := func(domain string) map[string]string {
+		return map[string]string{"domain": domain, "return_url": "https://shop.test/ok", "cancel_url": "https://shop.test/"}
+	}
+	ctx := context.Background()
+	err := checkoutPartner(t, env, srv.URL, models.EnvLive).PostJSON(ctx, "/api/partner/v1/checkout-session", body("livename.com"), nil)
+	if ae, ok := err.(*partnerclient.APIError); !ok || ae.Status != 403 || !strings.Contains(ae.Message, "payment provider") {
+		t.Errorf("a live session without a provider = %v, want 403 naming the provider", err)
+	}
+	if err := checkoutPartner(t, env, srv.URL, models.EnvSandbox).PostJSON(ctx, "/api/partner/v1/checkout-session", body("sandboxname.com"), nil); err != nil {
+		t.Errorf("a sandbox session: %v", err)
+	}
+}
+
+func TestFormatMoney(t *testing.T) {
+	for cents, want := range map[int64]string{1: "0.01 USD", 120_000: "1,200.00 USD", 100_000_000_05: "100,000,000.05 USD", 99_900: "999.00 USD"} {
+		if got := formatMoney(cents, "USD"); got != want {
+			t.Errorf("formatMoney(%d) = %q, want %q", cents, got, want)
+		}
+	}
+}

@@ -1,0 +1,152 @@
+package checkout
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/domaind/domaind/internal/fault"
+	"github.com/domaind/domaind/internal/order"
+	"github.com/domaind/domaind/internal/payment"
+	"github.com/domaind/domaind/models"
+)
+
+// Page is what the checkout page shows of a session.
+type Page struct {
+	Token       string
+	Domain      string
+	PartnerName string
+	BuyerEmail  string
+	ReturnURL   string
+	CancelURL   string
+	ExpiresAt   time.Time
+	// PriceCents and Currency are the name's price now.
+	PriceCents int64
+	Currency   string
+	// TestMode says the environment's provider is the sandbox, which takes
+	// test cards only.
+	TestMode bool
+	// Closed, when set, is why the session can be paid no more (the name
+	// was sold or is reserved by someone else, too many declined cards):
+	// the page says so and shows no form.
+	Closed error
+	// DoneURL is set once the session is paid: where the buyer goes.
+	DoneURL string
+}
+
+// Open returns the page of the session token names. A token that is
+// malformed or not ours is a bad request, an expired one
+// checkout_expired, an unknown session not_found.
+func (s *Service) Open(ctx context.Context, token string) (Page, error) {
+	cs, err := s.session(ctx, token)
+	if err != nil {
+		return Page{}, err
+	}
+	p := Page{Token: token, Domain: cs.Domain, BuyerEmail: cs.BuyerEmail, ReturnURL: cs.ReturnURL, CancelURL: cs.CancelURL, ExpiresAt: cs.ExpiresAt.UTC()}
+	if cs.OrderID != nil {
+		p.DoneURL = doneURL(cs)
+		return p, nil
+	}
+	var partner models.Partner
+	if err := s.db.WithContext(ctx).Select("name").Take(&partner, "id = ?", cs.PartnerID).Error; err != nil {
+		return Page{}, fmt.Errorf("find partner %s: %w", cs.PartnerID, err)
+	}
+	p.PartnerName = partner.Name
+	_, p.TestMode = s.opts.Providers[cs.Environment].(payment.Sandbox)
+	if cs.Declines >= MaxDeclines {
+		p.Closed = errTooManyDeclines
+		return p, nil
+	}
+	offer, err := s.orders.Offer(ctx, cs.PartnerID, cs.Environment, cs.Domain)
+	if _, coded := fault.As(err); coded {
+		p.Closed = err
+		return p, nil
+	}
+	if err != nil {
+		return Page{}, err
+	}
+	p.PriceCents, p.Currency = offer.PriceCents, offer.Currency
+	return p, nil
+}
+
+var errTooManyDeclines = fault.New(fault.Forbidden, "This checkout took too many declined payments. Ask the seller for a new link.")
+
+// Payment is the page's form as the buyer sent it.
+type Payment struct {
+	Token string
+	// PriceCents and Currency are the price the page showed.
+	PriceCents int64
+	Currency   string
+	// The card, as typed; never stored.
+	CardNumber, Expiry, CVC string
+	// Name is the cardholder's, and the buyer's.
+	Name, Email, Country string
+}
+
+// Pay pays the session p.Token names and returns where the buyer goes
+// next: its return_url with the order. The buyer's fields and card are
+// checked (validation errors naming the field), the name held for the
+// partner at the price shown (not_found, conflict, price_mismatch), the
+// card charged (card_declined), and the order recorded. A session paid
+// already sends the buyer to its order and charges nothing; one whose
+// payment races this one ends at the same order, the charge being made
+// under the same idempotency key (the session id and its count of
+// declines).
+func (s *Service) Pay(ctx context.Context, p Payment) (string, error) {
+	cs, err := s.session(ctx, p.Token)
+	if err != nil {
+		return "", err
+	}
+	if cs.OrderID != nil {
+		return doneURL(cs), nil
+	}
+	if cs.Declines >= MaxDeclines {
+		return "", errTooManyDeclines
+	}
+	provider := s.opts.Providers[cs.Environment]
+	if provider == nil {
+		return "", fault.New(fault.Forbidden, "This checkout cannot take payments now. Ask the seller.")
+	}
+	card, err := payment.ParseCard(p.CardNumber, p.Expiry, p.CVC, p.Name, s.now())
+	if err != nil {
+		return "", err
+	}
+	hp := order.HostedPayment{Session: cs, PriceCents: p.PriceCents, Currency: p.Currency,
+		Buyer: order.Buyer{Email: p.Email, Name: card.Name, Country: p.Country}}
+	if err := s.orders.ReserveHosted(ctx, &hp); err != nil {
+		return s.paidMeanwhile(ctx, cs, err)
+	}
+	hp.ChargeID, err = provider.Charge(ctx, payment.Charge{AmountCents: hp.PriceCents, Currency: hp.Currency, Card: card,
+		IdempotencyKey: fmt.Sprintf("%s-%d", cs.ID, cs.Declines), Description: cs.Domain})
+	if e, ok := fault.As(err); ok && e.Code == fault.CardDeclined {
+		if err := s.db.WithContext(ctx).Model(&models.CheckoutSession{}).Where("id = ? AND declines = ?", cs.ID, cs.Declines).
+			Update("declines", cs.Declines+1).Error; err != nil {
+			return "", fmt.Errorf("count a decline of checkout session %s: %w", cs.ID, err)
+		}
+		return "", err
+	}
+	if err != nil {
+		return "", err
+	}
+	hp.CardLast4 = card.Last4()
+	v, err := s.orders.RecordHosted(ctx, hp)
+	if err != nil { // after a hold and a charge: ops must see it (an uncoded error is logged), and refund the charge
+		return "", fmt.Errorf("checkout session %s: charge %s taken, but no order: %v", cs.ID, hp.ChargeID, err)
+	}
+	cs.OrderID = &v.PublicID
+	return doneURL(cs), nil
+}
+
+// paidMeanwhile is where the buyer goes when a payment of cs failed its
+// checks (err): to cs's order when another payment (another tab) made it
+// meanwhile, which is why the name is sold; else nowhere, with err.
+func (s *Service) paidMeanwhile(ctx context.Context, cs models.CheckoutSession, err error) (string, error) {
+	if _, coded := fault.As(err); !coded {
+		return "", err
+	}
+	var now models.CheckoutSession
+	if s.db.WithContext(ctx).Take(&now, "id = ? AND order_id IS NOT NULL", cs.ID).Error == nil {
+		return doneURL(now), nil
+	}
+	return "", err
+}
