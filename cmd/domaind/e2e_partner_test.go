@@ -20,7 +20,8 @@ import (
 // TestDemoPartnerFirstMinutes is the partner README's walk on `make run`:
 // take the demo key from the start-up text, make a signed search, register
 // a webhook receiver, send the test event, and see it delivered (by the
-// worker, signed) and in the history.
+// worker, signed) and in the history; open a hosted checkout with the
+// script and see its page.
 func TestDemoPartnerFirstMinutes(t *testing.T) {
 	ln, err := net.Listen("tcp", "127.0.0.2:0") // a receiver the fetch guard is told to allow, as a test must
 	if err != nil {
@@ -89,6 +90,23 @@ func TestDemoPartnerFirstMinutes(t *testing.T) {
 			t.Errorf("webhook registration by the script: %s", out)
 		}
 		registered = true
+		out := script("POST", "/api/partner/v1/checkout-session", "",
+			`{"domain":"cheapflightsnow.com","return_url":"https://shop.example.com/thanks","cancel_url":"https://shop.example.com/"}`)
+		_, link, _ := strings.Cut(out, `"checkout_url":"`)
+		link, _, _ = strings.Cut(link, `"`)
+		u, err := url.Parse(link)
+		if err != nil || u.Path != "/checkout" {
+			t.Fatalf("hosted checkout by the script: %s", out)
+		}
+		res, err := http.Get("http://" + addr + u.RequestURI())
+		if err != nil {
+			t.Fatal(err)
+		}
+		page, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		if res.StatusCode != 200 || !strings.Contains(string(page), "Buy cheapflightsnow.com") || !strings.Contains(string(page), "4242 4242 4242 4242") {
+			t.Errorf("the checkout page = %d %s", res.StatusCode, page)
+		}
 	})
 	if !registered {
 		if err := c.PutJSON(ctx, "/api/partner/webhooks", map[string]string{"url": rcv.URL + "/hooks", "secret": hookSecret}, nil); err != nil {

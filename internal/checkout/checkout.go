@@ -108,7 +108,7 @@ func (s *Service) Create(ctx context.Context, partnerID, env string, n NewSessio
 	now := s.now().UTC()
 	cs := models.CheckoutSession{ID: secret.NewID("cs_"), PartnerID: partnerID, Environment: env, ListingID: offer.ListingID,
 		Domain: offer.Domain, ReturnURL: n.ReturnURL, CancelURL: n.CancelURL, BuyerEmail: n.BuyerEmail,
-		ExpiresAt: now.Add(TTL), CreatedAt: now}
+		ExpiresAt: now.Add(TTL).Truncate(time.Second), CreatedAt: now}
 	if err := s.db.WithContext(ctx).Create(&cs).Error; err != nil {
 		return Session{}, fmt.Errorf("store checkout session of %s: %w", cs.Domain, err)
 	}
