@@ -31,9 +31,9 @@ const TTL = 7 * 24 * time.Hour
 // PagePath is where the checkout page is served; its link adds ?pt=.
 const PagePath = "/checkout"
 
-// MaxDeclines is how many refused payments a session takes; after them it
+// maxDeclines is how many refused payments a session takes; after them it
 // takes no more (card testing).
-const MaxDeclines = 10
+const maxDeclines = 10
 
 // Options are what the checkout is built from.
 type Options struct {

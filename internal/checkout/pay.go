@@ -3,7 +3,6 @@ package checkout
 import (
 	"context"
 	"fmt"
-	"time"
 
 	"github.com/domaind/domaind/internal/fault"
 	"github.com/domaind/domaind/internal/order"
@@ -19,7 +18,6 @@ type Page struct {
 	BuyerEmail  string
 	ReturnURL   string
 	CancelURL   string
-	ExpiresAt   time.Time
 	// PriceCents and Currency are the name's price now.
 	PriceCents int64
 	Currency   string
@@ -42,7 +40,7 @@ func (s *Service) Open(ctx context.Context, token string) (Page, error) {
 	if err != nil {
 		return Page{}, err
 	}
-	p := Page{Token: token, Domain: cs.Domain, BuyerEmail: cs.BuyerEmail, ReturnURL: cs.ReturnURL, CancelURL: cs.CancelURL, ExpiresAt: cs.ExpiresAt.UTC()}
+	p := Page{Token: token, Domain: cs.Domain, BuyerEmail: cs.BuyerEmail, ReturnURL: cs.ReturnURL, CancelURL: cs.CancelURL}
 	if cs.OrderID != nil {
 		p.DoneURL = doneURL(cs)
 		return p, nil
@@ -53,7 +51,7 @@ func (s *Service) Open(ctx context.Context, token string) (Page, error) {
 	}
 	p.PartnerName = partner.Name
 	_, p.TestMode = s.opts.Providers[cs.Environment].(payment.Sandbox)
-	if cs.Declines >= MaxDeclines {
+	if cs.Declines >= maxDeclines {
 		p.Closed = errTooManyDeclines
 		return p, nil
 	}
@@ -100,7 +98,7 @@ func (s *Service) Pay(ctx context.Context, p Payment) (string, error) {
 	if cs.OrderID != nil {
 		return doneURL(cs), nil
 	}
-	if cs.Declines >= MaxDeclines {
+	if cs.Declines >= maxDeclines {
 		return "", errTooManyDeclines
 	}
 	provider := s.opts.Providers[cs.Environment]
