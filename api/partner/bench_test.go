@@ -8,20 +8,17 @@ import (
 	"net/netip"
 	"net/url"
 	"slices"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
-	"gorm.io/gorm"
-
 	"github.com/domaind/domaind/internal/demo"
 	"github.com/domaind/domaind/internal/metrics"
 	"github.com/domaind/domaind/internal/outbox"
-	"github.com/domaind/domaind/internal/platform"
 	"github.com/domaind/domaind/internal/webhook"
 	"github.com/domaind/domaind/models"
+	"github.com/domaind/domaind/models/modelstest"
 	"github.com/domaind/domaind/partnerclient"
 	"github.com/domaind/domaind/worker"
 )
@@ -82,25 +79,6 @@ func BenchmarkPartnerSearch100k(b *testing.B) {
 		len(took), seeded.Round(time.Millisecond), build.Round(time.Millisecond), p50, p99)
 }
 
-// openAgain opens a second connection pool to the test database at where.
-func openAgain(tb testing.TB, where string) *gorm.DB {
-	tb.Helper()
-	open := platform.OpenSQLite
-	if strings.HasPrefix(where, "postgres") {
-		open = platform.OpenPostgres
-	}
-	db, err := open(where)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() {
-		if sqlDB, err := db.DB(); err == nil {
-			sqlDB.Close()
-		}
-	})
-	return db
-}
-
 // BenchmarkOrdersToWebhooks records 200 orders of 200 names at once, with
 // a worker delivering their events to a local receiver, and reports
 // orders/s and the time from each order's commit (its event's created_at,
@@ -117,7 +95,7 @@ func BenchmarkOrdersToWebhooks(b *testing.B) {
 	}
 	// The worker runs on a connection pool of its own, as the worker
 	// process of a deployment does, not on the API's.
-	wdb := openAgain(b, e.where)
+	wdb := modelstest.Reopen(b, e.where)
 	allow := []netip.Prefix{netip.MustParsePrefix(receiverAddr + "/32")}
 	wob := outbox.New(wdb, e.redis.Client, slog.New(slog.DiscardHandler))
 	defer wob.Close()

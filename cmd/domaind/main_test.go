@@ -17,8 +17,8 @@ import (
 	"github.com/domaind/domaind/internal/account"
 	"github.com/domaind/domaind/internal/config"
 	"github.com/domaind/domaind/internal/password"
-	"github.com/domaind/domaind/internal/platform"
 	"github.com/domaind/domaind/models"
+	"github.com/domaind/domaind/models/modelstest"
 )
 
 // syncBuffer is a bytes.Buffer safe to read while run writes to it.
@@ -221,16 +221,7 @@ func TestRunSeedLoadsTheSandboxAndSyncsTLDs(t *testing.T) {
 // openDataDir opens the SQLite database of an embedded data directory.
 func openDataDir(tb testing.TB, dir string) *gorm.DB {
 	tb.Helper()
-	db, err := platform.OpenSQLite(filepath.Join(dir, "domaind.db"))
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() {
-		if sqlDB, err := db.DB(); err == nil {
-			sqlDB.Close()
-		}
-	})
-	return db
+	return modelstest.Reopen(tb, filepath.Join(dir, "domaind.db"))
 }
 
 func TestSeedMakesNoDemoAccountWhenDemoSeedingIsOff(t *testing.T) {

@@ -22,6 +22,7 @@ import (
 	"github.com/domaind/domaind/internal/order"
 	"github.com/domaind/domaind/internal/payment"
 	"github.com/domaind/domaind/internal/secret"
+	"github.com/domaind/domaind/internal/signedtoken"
 	"github.com/domaind/domaind/models"
 )
 
@@ -52,12 +53,13 @@ type Service struct {
 	db     *gorm.DB
 	orders *order.Service
 	opts   Options
+	links  *signedtoken.Signer
 	now    func() time.Time
 }
 
 // New returns the checkout of db, selling through orders.
 func New(db *gorm.DB, orders *order.Service, opts Options, now func() time.Time) *Service {
-	return &Service{db: db, orders: orders, opts: opts, now: now}
+	return &Service{db: db, orders: orders, opts: opts, links: signedtoken.New(opts.SecretKey, "checkout tokens", tokenPrefix), now: now}
 }
 
 // NewSession is a partner's request for a checkout (POST
@@ -86,7 +88,7 @@ func (s *Service) Create(ctx context.Context, partnerID, env string, n NewSessio
 		return Session{}, fault.Invalid("domain", "is required")
 	}
 	for _, f := range []struct{ name, url string }{{"return_url", n.ReturnURL}, {"cancel_url", n.CancelURL}} {
-		if !webURL(f.url) {
+		if !order.WebURL(f.url) {
 			return Session{}, fault.Invalid(f.name, "must be an absolute http(s) URL of at most 2000 characters")
 		}
 	}
@@ -114,11 +116,6 @@ func (s *Service) Create(ctx context.Context, partnerID, env string, n NewSessio
 	}
 	link := s.opts.BaseURL + PagePath + "?" + url.Values{"pt": {s.token(cs)}}.Encode()
 	return Session{ID: cs.ID, CheckoutURL: link, ExpiresAt: cs.ExpiresAt}, nil
-}
-
-func webURL(raw string) bool {
-	u, err := url.Parse(raw)
-	return err == nil && len(raw) <= 2000 && (u.Scheme == "https" || u.Scheme == "http") && u.Host != "" && u.User == nil
 }
 
 // session returns the session a link's token names: a bad request when

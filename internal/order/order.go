@@ -14,7 +14,6 @@ package order
 import (
 	"cmp"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -23,6 +22,7 @@ import (
 
 	"github.com/domaind/domaind/internal/fault"
 	"github.com/domaind/domaind/internal/outbox"
+	"github.com/domaind/domaind/internal/signedtoken"
 	"github.com/domaind/domaind/internal/webhook"
 	"github.com/domaind/domaind/models"
 )
@@ -58,6 +58,7 @@ type Service struct {
 	db        *gorm.DB
 	outbox    *outbox.Outbox
 	secretKey []byte
+	quotes    *signedtoken.Signer
 	opts      Options
 	now       func() time.Time
 }
@@ -73,7 +74,7 @@ const (
 func New(db *gorm.DB, ob *outbox.Outbox, secretKey []byte, opts Options, now func() time.Time) *Service {
 	opts.QuoteTTL = cmp.Or(opts.QuoteTTL, DefaultQuoteTTL)
 	opts.ReviewThresholdCents = cmp.Or(opts.ReviewThresholdCents, DefaultReviewThresholdCents)
-	return &Service{db: db, outbox: ob, secretKey: secretKey, opts: opts, now: now}
+	return &Service{db: db, outbox: ob, secretKey: secretKey, quotes: signedtoken.New(secretKey, "quote tokens", quoteTokenPrefix), opts: opts, now: now}
 }
 
 // Buyer is who the domain is sold to.
@@ -201,13 +202,4 @@ func find(db *gorm.DB, publicID string) (models.Order, error) {
 		return o, fmt.Errorf("find order %s: %w", publicID, err)
 	}
 	return o, nil
-}
-
-// mustJSON is for values that always marshal.
-func mustJSON(v any) []byte {
-	b, err := json.Marshal(v)
-	if err != nil {
-		panic(err)
-	}
-	return b
 }

@@ -61,7 +61,7 @@ func (n *NewOrder) check() error {
 		return fault.Invalid("quote_id", "is not a quote id")
 	}
 	for field, u := range map[string]string{"return_url": n.ReturnURL, "cancel_url": n.CancelURL} {
-		if u != "" && !webURL(u) {
+		if u != "" && !WebURL(u) {
 			return fault.Invalid(field, "must be an absolute http(s) URL of at most 2000 characters")
 		}
 	}
@@ -99,7 +99,9 @@ func countryCode(field, raw string) (string, error) {
 	return code, nil
 }
 
-func webURL(raw string) bool {
+// WebURL reports whether raw is an absolute http(s) URL without user
+// info, of at most 2000 characters: where a buyer may be sent back to.
+func WebURL(raw string) bool {
 	u, err := url.Parse(raw)
 	return err == nil && len(raw) <= 2000 && (u.Scheme == "https" || u.Scheme == "http") && u.Host != "" && u.User == nil
 }

@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"gorm.io/gorm"
@@ -89,4 +90,25 @@ func newSchema(tb testing.TB, base string) (*gorm.DB, string) {
 		tb.Fatalf("open schema %s: %v", schema, err)
 	}
 	return db, u.String()
+}
+
+// Reopen opens another connection pool to the database at where (a URL or
+// a SQLite file's path, as NewDBWithURL returns), closed when the test
+// ends: what a second process would have.
+func Reopen(tb testing.TB, where string) *gorm.DB {
+	tb.Helper()
+	open := platform.OpenSQLite
+	if strings.HasPrefix(where, "postgres") {
+		open = platform.OpenPostgres
+	}
+	db, err := open(where)
+	if err != nil {
+		tb.Fatalf("open %s: %v", where, err)
+	}
+	tb.Cleanup(func() {
+		if sqlDB, err := db.DB(); err == nil {
+			sqlDB.Close()
+		}
+	})
+	return db
 }
