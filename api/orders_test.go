@@ -2,8 +2,10 @@ package api
 
 import (
 	"context"
+	"encoding/json"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/domaind/domaind/internal/order"
 	"github.com/domaind/domaind/models"
@@ -85,5 +87,48 @@ func TestOpsListOrders(t *testing.T) {
 	wantError(t, "bad environment", opsRequest(env, "GET", "/api/ops/orders?environment=prod", ""), 400, "validation_error")
 	if w := env.request("GET", "/api/ops/orders", ""); w.Code != 401 {
 		t.Errorf("without the ops login = %d, want 401", w.Code)
+	}
+}
+
+// TestAQuoteLocksTheListingForV1: while a partner's quote holds a live
+// listing, the developer API's availability says locked; once the window
+// passes it is for sale again, and once sold it is gone.
+func TestAQuoteLocksTheListingForV1(t *testing.T) {
+	t.Parallel()
+	env := newTestEnv(t)
+	b := newBrowser(t, env)
+	csrf := b.signUp("dev@example.com", "developer-pw")
+	_, body := b.json("POST", "/api/v1/keys", `{}`, HeaderCSRFToken, csrf)
+	var k newKeyResponse
+	if err := json.Unmarshal([]byte(body), &k); err != nil {
+		t.Fatal(err)
+	}
+	price := int64(5000)
+	l := models.Listing{ID: models.NewID(), Domain: "quoted.io", TLD: "io", BINCents: &price, Currency: "USD",
+		Approved: true, MarketplaceVisible: true, CreatedAt: env.now}
+	if err := env.db.Create(&l).Error; err != nil {
+		t.Fatal(err)
+	}
+	available := func() string {
+		w := env.request("GET", "/api/v1/domains/available?domain=quoted.io", "", "x-api-key", k.Key, "x-api-secret", k.Secret)
+		return strings.TrimSpace(w.Body.String())
+	}
+	ctx := context.Background()
+	if _, err := env.srv.orders.Quote(ctx, "prt_a", models.EnvLive, "quoted.io"); err != nil {
+		t.Fatal(err)
+	}
+	if got := available(); !strings.Contains(got, `"available":false,"locked":true`) {
+		t.Errorf("while quoted: %s, want locked", got)
+	}
+	env.now = env.now.Add(11 * time.Minute)
+	if got := available(); !strings.Contains(got, `"available":true,"locked":false`) {
+		t.Errorf("after the quote's window: %s, want for sale", got)
+	}
+	if _, err := env.srv.orders.Record(ctx, "prt_b", models.EnvLive, order.NewOrder{Domain: "quoted.io", ExpectedPrice: &price,
+		Currency: "USD", ExternalPaymentRef: "pay_1", Buyer: &order.Buyer{Email: "b@example.com", Name: "B", Country: "FR"}}); err != nil {
+		t.Fatal(err)
+	}
+	if got := available(); !strings.Contains(got, `"available":false,"locked":false`) {
+		t.Errorf("once sold: %s, want not available", got)
 	}
 }
