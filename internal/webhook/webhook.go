@@ -281,8 +281,8 @@ func (s *Service) settle(ctx context.Context, d models.WebhookDelivery, e models
 		if res.Error != nil || res.RowsAffected == 0 {
 			return res.Error // settled by a concurrent run
 		}
-		if state == models.DeliveryDelivered {
-			return tx.Model(&models.WebhookEndpoint{ID: e.ID}).Update("failures", 0).Error
+		if state == models.DeliveryDelivered { // matching no row, it locks none: busy endpoints do not queue on it
+			return tx.Model(&models.WebhookEndpoint{ID: e.ID}).Where("failures > 0").Update("failures", 0).Error
 		}
 		if !e.Active {
 			return nil
