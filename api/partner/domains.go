@@ -55,6 +55,9 @@ type domainDetail struct {
 func (a *API) getDomain(c *gin.Context) error {
 	ctx := c.Request.Context()
 	it, err := a.Inventory.Find(ctx, credential(c).Environment, c.Param("name"))
+	if e, ok := fault.As(err); ok && e.Code == fault.Validation {
+		e.Field = "name" // the path's parameter
+	}
 	if err != nil {
 		return err
 	}

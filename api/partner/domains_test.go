@@ -146,6 +146,10 @@ func TestDomainDetailAvailabilityAndPricing(t *testing.T) {
 	}
 	err := c.GetJSON(ctx, "/api/partner/v1/domains/northstarlabs.com", nil, nil)
 	wantAPIError(t, "a live listing asked with a sandbox key", err, 404, "not_found")
+	err = c.GetJSON(ctx, "/api/partner/v1/domains/-bad-.com", nil, nil)
+	if ae := wantAPIError(t, "a malformed name", err, 400, "validation_error"); ae.Field != "name" {
+		t.Errorf("a malformed name names field %q, want name", ae.Field)
+	}
 
 	var avail struct {
 		Domain     string  `json:"domain"`
