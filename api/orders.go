@@ -1,7 +1,10 @@
 package api
 
 import (
+	"fmt"
 	"net/http"
+	"net/url"
+	"slices"
 
 	"github.com/gin-gonic/gin"
 
@@ -66,4 +69,58 @@ func (s *Server) moveOrder(action order.Action) func(c *gin.Context) error {
 		c.JSON(http.StatusOK, o)
 		return nil
 	}
+}
+
+// opsOrdersPageData is what the ops orders page shows.
+type opsOrdersPageData struct {
+	Title, Error, Done, Status string
+	Statuses                   []string
+	Orders                     []opsOrderRow
+}
+
+// opsOrderRow is an order as a row of the page.
+type opsOrderRow struct {
+	order.View
+	Price     string
+	CreatedAt string
+	Actions   []order.Action
+}
+
+// opsOrdersPage answers GET /ops/orders: the newest orders with a form for
+// each move their status allows.
+func (s *Server) opsOrdersPage(c *gin.Context) {
+	s.renderOpsOrders(c, http.StatusOK, "", c.Query("done"))
+}
+
+// renderOpsOrders shows the page with status and a problem or a notice.
+func (s *Server) renderOpsOrders(c *gin.Context, status int, problem, done string) {
+	page := opsOrdersPageData{Title: "Partner orders", Error: problem, Done: done, Status: c.Query("status"), Statuses: order.Statuses}
+	orders, _, err := s.orders.List(c.Request.Context(), order.Filter{Status: page.Status, Limit: order.MaxLimit})
+	if err != nil {
+		status, page.Error = s.formError(c, err)
+	}
+	for _, o := range orders {
+		page.Orders = append(page.Orders, opsOrderRow{View: o, Actions: order.Actions(o.Status, o.Review),
+			Price:     fmt.Sprintf("%s %d.%02d", o.Currency, o.SalePriceCents/100, o.SalePriceCents%100),
+			CreatedAt: o.CreatedAt.Format("2006-01-02 15:04 UTC")})
+	}
+	s.render(c, status, "ops_orders.html", page)
+}
+
+// opsOrderSubmit answers the page's move forms: back to the page (303)
+// after the move, or the page with what went wrong.
+func (s *Server) opsOrderSubmit(c *gin.Context) {
+	action := order.Action(c.Param("action"))
+	if !slices.Contains(order.AllActions, action) {
+		s.renderOpsOrders(c, http.StatusNotFound, fmt.Sprintf("%q is not a move of an order", action), "")
+		return
+	}
+	o, err := s.orders.Move(c.Request.Context(), c.Param("public_id"), action, order.MoveInput{Recipient: c.PostForm("recipient")})
+	if err != nil {
+		status, problem := s.formError(c, err)
+		s.renderOpsOrders(c, status, problem, "")
+		return
+	}
+	done := fmt.Sprintf("%s: %s, now %s", o.PublicID, action, o.Status)
+	c.Redirect(http.StatusSeeOther, "/ops/orders?"+url.Values{"done": {done}}.Encode())
 }

@@ -2,10 +2,16 @@ package api
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
+	"net/http/httptest"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/chromedp/cdproto/network"
+	"github.com/chromedp/chromedp"
 
 	"github.com/domaind/domaind/internal/order"
 	"github.com/domaind/domaind/models"
@@ -130,5 +136,98 @@ func TestAQuoteLocksTheListingForV1(t *testing.T) {
 	}
 	if got := available(); !strings.Contains(got, `"available":false,"locked":false`) {
 		t.Errorf("once sold: %s, want not available", got)
+	}
+}
+
+// opsForm posts a form of the ops pages with the ops login, as the
+// page's own origin.
+func opsForm(env *testEnv, path string, form url.Values) *httptest.ResponseRecorder {
+	r := httptest.NewRequest("POST", path, strings.NewReader(form.Encode()))
+	r.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	r.Header.Set("Sec-Fetch-Site", "same-origin")
+	r.SetBasicAuth("ops", "ops-secret")
+	return env.do(r)
+}
+
+// TestOpsOrdersPage: the page lists orders with the moves their status
+// allows; its forms move them, and a refused move shows why.
+func TestOpsOrdersPage(t *testing.T) {
+	t.Parallel()
+	env := newTestEnv(t)
+	held := sandboxOrder(t, env, "prt_a", "heldsale.com", 900_000)
+	small := sandboxOrder(t, env, "prt_b", "smallsale.com", 1_000)
+	w := opsRequest(env, "GET", "/ops/orders", "")
+	page := w.Body.String()
+	if w.Code != 200 || !strings.Contains(page, "heldsale.com") || !strings.Contains(page, "smallsale.com") ||
+		!strings.Contains(page, `action="/ops/orders/`+held.PublicID+`/clear-review"`) ||
+		strings.Contains(page, `action="/ops/orders/`+held.PublicID+`/start-transfer"`) ||
+		!strings.Contains(page, `action="/ops/orders/`+small.PublicID+`/start-transfer"`) {
+		t.Fatalf("page = %d:\n%s", w.Code, page)
+	}
+	w = opsForm(env, "/ops/orders/"+small.PublicID+"/start-transfer", url.Values{"recipient": {"buyer-registrar"}})
+	if w.Code != 303 || !strings.HasPrefix(w.Header().Get("Location"), "/ops/orders?done=") {
+		t.Fatalf("start-transfer form = %d %s", w.Code, w.Header().Get("Location"))
+	}
+	v, _ := env.srv.orders.Ops(context.Background(), small.PublicID)
+	if v.Status != models.OrderTransferInProgress {
+		t.Errorf("after the form: %s", v.Status)
+	}
+	w = opsForm(env, "/ops/orders/"+held.PublicID+"/confirm-delivery", nil)
+	if w.Code != 409 || !strings.Contains(w.Body.String(), "EXTERNALLY_PAID") || !strings.Contains(w.Body.String(), `id="orders"`) {
+		t.Errorf("a refused move = %d, want the page again with why:\n%s", w.Code, w.Body)
+	}
+	if w := opsForm(env, "/ops/orders/"+held.PublicID+"/teleport", nil); w.Code != 404 {
+		t.Errorf("an unknown move = %d, want 404", w.Code)
+	}
+	r := httptest.NewRequest("POST", "/ops/orders/"+held.PublicID+"/cancel", nil)
+	r.Header.Set("Sec-Fetch-Site", "cross-site")
+	r.SetBasicAuth("ops", "ops-secret")
+	if w := env.do(r); w.Code != 403 {
+		t.Errorf("a cross-site form = %d, want 403", w.Code)
+	}
+	if v, _ := env.srv.orders.Ops(context.Background(), held.PublicID); v.Status != models.OrderExternallyPaid {
+		t.Errorf("after refusals the held order is %s", v.Status)
+	}
+	if w := env.request("GET", "/ops/orders", ""); w.Code != 401 {
+		t.Errorf("without the ops login = %d, want 401", w.Code)
+	}
+}
+
+// An ops person clears a held order's review and starts its transfer on
+// the page, in a real browser.
+func TestBrowserOpsOrders(t *testing.T) {
+	ctx := newChromium(t)
+	env, srv := servedEnv(t)
+	o := sandboxOrder(t, env, "prt_a", "browserheld.com", 900_000)
+	auth := "Basic " + base64.StdEncoding.EncodeToString([]byte("ops:ops-secret"))
+	row := "#" + o.PublicID
+	if err := chromedp.Do(ctx, chromedp.Navigate("about:blank")); err != nil {
+		t.Fatal(err)
+	}
+	// The ops login, as a browser sends it once the person typed it in.
+	if _, err := chromedp.Call(ctx, network.Enable, network.EnableParams{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := chromedp.Call(ctx, network.SetExtraHTTPHeaders, network.SetExtraHTTPHeadersParams{Headers: network.Headers{"Authorization": auth}}); err != nil {
+		t.Fatal(err)
+	}
+	steps := chromedp.Steps(
+		chromedp.Navigate(srv.URL+"/ops/orders"),
+		chromedp.WaitVisible(chromedp.CSS(row)),
+		chromedp.Click(chromedp.CSS(row+` form[action$="/clear-review"] button`)),
+		chromedp.WaitVisible(chromedp.CSS(row+` form[action$="/start-transfer"]`)),
+		chromedp.SendKeys(chromedp.CSS(row+` input[name="recipient"]`), "buyer-registrar"),
+		chromedp.Click(chromedp.CSS(row+` form[action$="/start-transfer"] button`)),
+		chromedp.WaitVisible(chromedp.CSS(row+` form[action$="/confirm-delivery"]`)), // a move TRANSFER_IN_PROGRESS allows
+	)
+	if err := chromedp.Do(ctx, steps); err != nil {
+		t.Fatalf("the ops orders page: %v", err)
+	}
+	status, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(row+" .status")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if status != models.OrderTransferInProgress {
+		t.Errorf("the page shows %s, want TRANSFER_IN_PROGRESS", status)
 	}
 }

@@ -108,9 +108,12 @@ func (s *Server) routes(monitoring http.Handler, healthOnly bool) {
 	ops.DELETE("/listings/:id", s.resp.Handle(s.removeListing))
 	ops.GET("/orders", s.resp.Handle(s.listOrders))
 	ops.GET("/orders/:public_id", s.resp.Handle(s.getOrder))
-	for _, action := range []order.Action{order.ClearReview, order.StartTransfer, order.ConfirmDelivery, order.Cancel} {
+	for _, action := range order.AllActions {
 		ops.POST("/orders/:public_id/"+string(action), s.resp.Handle(s.moveOrder(action)))
 	}
+	opsPages := e.Group("/ops", s.opsOnly)
+	opsPages.GET("/orders", s.opsOrdersPage)
+	opsPages.POST("/orders/:public_id/:action", s.opsOrderSubmit)
 
 	e.POST("/api/partner/applications", s.withSession, s.requireSession, s.idempotent, s.resp.Handle(s.applyAsPartner))
 	pages.POST("/account/partner-application", s.applySubmit)

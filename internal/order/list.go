@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"time"
 
@@ -22,10 +23,10 @@ type Filter struct {
 	Cursor                 string
 }
 
-// statuses are the order statuses a list may filter on.
-var statuses = map[string]bool{
-	models.OrderExternallyPaid: true, models.OrderPaid: true, models.OrderTransferInProgress: true, models.OrderTransferCompleted: true,
-	models.OrderSettled: true, models.OrderRefunded: true, models.OrderCancelled: true,
+// Statuses are the order statuses, in the order of an order's life.
+var Statuses = []string{
+	models.OrderExternallyPaid, models.OrderPaid, models.OrderTransferInProgress, models.OrderTransferCompleted,
+	models.OrderSettled, models.OrderRefunded, models.OrderCancelled,
 }
 
 // Page sizes of order lists.
@@ -43,7 +44,7 @@ func (s *Service) List(ctx context.Context, f Filter) ([]View, string, error) {
 	if f.Limit < 1 || f.Limit > MaxLimit {
 		return nil, "", fault.Invalid("limit", "must be from 1 to %d", MaxLimit)
 	}
-	if f.Status != "" && !statuses[f.Status] {
+	if f.Status != "" && !slices.Contains(Statuses, f.Status) {
 		return nil, "", fault.Invalid("status", "is not an order status (EXTERNALLY_PAID, PAID, TRANSFER_IN_PROGRESS, TRANSFER_COMPLETED, SETTLED, REFUNDED, CANCELLED)")
 	}
 	fingerprint := pagecursor.Fingerprint("orders/v1", f.PartnerID, f.Environment, f.Status, f.Domain, timeKey(f.From), timeKey(f.To))

@@ -21,6 +21,9 @@ const (
 	Cancel          Action = "cancel"
 )
 
+// AllActions are the actions, in the order of an order's life.
+var AllActions = []Action{ClearReview, StartTransfer, ConfirmDelivery, Cancel}
+
 // move is where an action takes an order, and the event it emits.
 type move struct {
 	to    string
@@ -129,4 +132,19 @@ func (s *Service) Move(ctx context.Context, publicID string, action Action, in M
 		return View{}, err
 	}
 	return withTimeline(s.db.WithContext(ctx), newView(o))
+}
+
+// Actions lists what ops may try on an order in status with review, in
+// the order of an order's life (start-transfer on a transfer in progress
+// retries a failed push, and is refused while one is under way).
+func Actions(status, review string) []Action {
+	var out []Action
+	for _, a := range AllActions {
+		if _, ok := Moves[status][a]; !ok ||
+			(a == ClearReview && review != models.ReviewPending) || (a == StartTransfer && review == models.ReviewPending) {
+			continue
+		}
+		out = append(out, a)
+	}
+	return out
 }
