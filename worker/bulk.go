@@ -211,7 +211,9 @@ func (r *recorder) failure() error {
 	return r.err
 }
 
-// loop writes the outcomes every recordEvery until ctx ends.
+// loop writes the outcomes every recordEvery until ctx ends. A write under
+// way when ctx ends is finished, not cancelled: its outcomes are taken out
+// of the batch already, and were applied at the registry.
 func (r *recorder) loop(ctx context.Context) {
 	t := time.NewTicker(recordEvery)
 	defer t.Stop()
@@ -220,7 +222,7 @@ func (r *recorder) loop(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case <-t.C:
-			r.flush(ctx)
+			r.flush(context.WithoutCancel(ctx))
 		}
 	}
 }
