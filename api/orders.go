@@ -9,7 +9,6 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/domaind/domaind/api/httpjson"
-
 	partnerapi "github.com/domaind/domaind/api/partner"
 	"github.com/domaind/domaind/internal/fault"
 	"github.com/domaind/domaind/internal/order"
@@ -33,11 +32,7 @@ func (s *Server) listOrders(c *gin.Context) error {
 	if err != nil {
 		return err
 	}
-	var cursor *string
-	if next != "" {
-		cursor = &next
-	}
-	c.JSON(http.StatusOK, gin.H{"orders": orders, "next_cursor": cursor})
+	c.JSON(http.StatusOK, gin.H{"orders": orders, "next_cursor": httpjson.Nullable(next)})
 	return nil
 }
 

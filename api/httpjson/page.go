@@ -63,3 +63,11 @@ func NextLink(c *gin.Context, base, cursor string) {
 	q.Set("cursor", cursor)
 	c.Writer.Header().Add("Link", fmt.Sprintf(`<%s%s?%s>; rel="next"`, base, c.Request.URL.Path, q.Encode()))
 }
+
+// Nullable is s, or null (nil) when empty: a next_cursor after the last page.
+func Nullable(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}

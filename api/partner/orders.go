@@ -72,7 +72,7 @@ func (a *API) listOrders(c *gin.Context) error {
 	if err != nil {
 		return err
 	}
-	c.JSON(http.StatusOK, gin.H{"orders": orders, "next_cursor": nullable(next)})
+	c.JSON(http.StatusOK, gin.H{"orders": orders, "next_cursor": httpjson.Nullable(next)})
 	return nil
 }
 
@@ -119,14 +119,6 @@ func timeParam(c *gin.Context, name string, end bool) (*time.Time, error) {
 		t = t.AddDate(0, 0, 1)
 	}
 	return &t, nil
-}
-
-// nullable is s, or null when empty.
-func nullable(s string) *string {
-	if s == "" {
-		return nil
-	}
-	return &s
 }
 
 // getOrder answers GET /orders/{public_id}: one of the partner's orders

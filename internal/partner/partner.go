@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"gorm.io/gorm"
@@ -50,6 +51,9 @@ type Service struct {
 	db   *gorm.DB
 	seal *secret.Sealer
 	now  func() time.Time
+	// touched is when this process last recorded each key's use, so that
+	// Touch costs a signed request no database round trip within a minute.
+	touched sync.Map // key id → time.Time
 }
 
 // New returns a Service on db sealing secrets under secretKey
@@ -308,9 +312,16 @@ func (s *Service) Authenticate(ctx context.Context, keyID string) (Credential, e
 // Touch records that keyID was used now, at most once a minute per key.
 func (s *Service) Touch(ctx context.Context, keyID string) error {
 	now := s.now().UTC()
-	return s.db.WithContext(ctx).Model(&models.PartnerCredential{}).
+	if last, ok := s.touched.Load(keyID); ok && now.Sub(last.(time.Time)) < time.Minute {
+		return nil
+	}
+	err := s.db.WithContext(ctx).Model(&models.PartnerCredential{}).
 		Where("key_id = ? AND (last_used_at IS NULL OR last_used_at < ?)", keyID, now.Add(-time.Minute)).
 		Update("last_used_at", now).Error
+	if err == nil {
+		s.touched.Store(keyID, now)
+	}
+	return err
 }
 
 // OwnedBy returns the partner the person applied as, or a not_found error.
