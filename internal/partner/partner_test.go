@@ -141,3 +141,43 @@ func TestApplicationsGetASandboxCredentialShownOnce(t *testing.T) {
 		t.Error("approving again issued another credential")
 	}
 }
+
+// TestTouchRecordsUseAtMostOnceAMinute: a credential's last use is written
+// on its first request and again only a minute later.
+func TestTouchRecordsUseAtMostOnceAMinute(t *testing.T) {
+	t.Parallel()
+	now := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
+	s := New(modelstest.NewDB(t), []byte("test-secret-key-0123456789abcdef"), func() time.Time { return now })
+	ctx := context.Background()
+	p, err := s.Create(ctx, "Acme", "ops@acme.test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := s.IssueCredential(ctx, p.ID, models.EnvSandbox, []string{ScopeSearch})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lastUsed := func() time.Time {
+		var row models.PartnerCredential
+		s.db.Take(&row, "key_id = ?", c.KeyID)
+		if row.LastUsedAt == nil {
+			return time.Time{}
+		}
+		return row.LastUsedAt.UTC()
+	}
+	for _, step := range []struct {
+		after time.Duration
+		want  time.Time
+	}{
+		{0, now}, {30 * time.Second, now}, {61 * time.Second, now.Add(61 * time.Second)},
+	} {
+		at := now.Add(step.after)
+		s.now = func() time.Time { return at }
+		if err := s.Touch(ctx, c.KeyID); err != nil {
+			t.Fatal(err)
+		}
+		if got := lastUsed(); !got.Equal(step.want) {
+			t.Errorf("after %v: last used %v, want %v", step.after, got, step.want)
+		}
+	}
+}
