@@ -38,6 +38,7 @@ var migrations = []migration{
 	{14, "partners, credentials, sandbox inventory, webhooks and events", migrateV14},
 	{15, "quotes, orders, their timelines and refunds; listing holds and sales", migrateV15},
 	{16, "hosted checkout sessions", migrateV16},
+	{17, "webhook deliveries in order per subject", migrateV17},
 }
 
 // SchemaMigration records an applied migration.

@@ -5,9 +5,11 @@ package models
 import (
 	"unicode/utf8"
 
-	"github.com/domaind/domaind/internal/fault"
-
 	"github.com/google/uuid"
+	"gorm.io/gorm"
+	"gorm.io/gorm/clause"
+
+	"github.com/domaind/domaind/internal/fault"
 )
 
 // Errors shared by every query of this package. Callers compare with
@@ -19,6 +21,16 @@ var (
 
 // NewID returns a new opaque identifier for a row exposed to clients.
 func NewID() string { return uuid.NewString() }
+
+// ForUpdate locks the rows the query reads until the transaction ends. On
+// Postgres that is SELECT … FOR UPDATE; SQLite has one writer, whose write
+// transaction holds the whole database anyway.
+func ForUpdate(tx *gorm.DB) *gorm.DB {
+	if tx.Dialector.Name() == "postgres" {
+		return tx.Clauses(clause.Locking{Strength: "UPDATE"})
+	}
+	return tx
+}
 
 // ErrorText is err's message cut to fit an error column of maxLen bytes
 // (see Cut).

@@ -8,21 +8,26 @@ import (
 	"github.com/hibiken/asynq"
 	"gorm.io/gorm"
 
+	"github.com/domaind/domaind/internal/outbox"
 	"github.com/domaind/domaind/internal/webhook"
 	"github.com/domaind/domaind/tasks"
 )
 
 // webhookDeliver makes one attempt at a webhook delivery; asynq's retries,
 // on tasks.WebhookSchedule, are the later ones, and the last attempt
-// settles a failure for good.
-type webhookDeliver struct{ webhooks *webhook.Service }
+// settles a failure for good. Settling a delivery gives the next one of
+// its subject its task, through outbox.
+type webhookDeliver struct {
+	webhooks *webhook.Service
+	outbox   *outbox.Outbox
+}
 
 func (h *webhookDeliver) ProcessTask(ctx context.Context, t *asynq.Task) error {
 	p, err := tasks.ParseWebhookDeliver(t)
 	if err != nil {
 		return err
 	}
-	err = h.webhooks.Deliver(ctx, p.DeliveryID, lastAttempt(ctx))
+	err = h.webhooks.Deliver(ctx, h.outbox, p.DeliveryID, lastAttempt(ctx))
 	if errors.Is(err, gorm.ErrRecordNotFound) { // the delivery's rows are gone (kept 30 days)
 		return fmt.Errorf("%w: %w", err, asynq.SkipRetry)
 	}

@@ -4,24 +4,16 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"log/slog"
-	"net/netip"
 	"net/url"
 	"slices"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/domaind/domaind/internal/demo"
-	"github.com/domaind/domaind/internal/metrics"
-	"github.com/domaind/domaind/internal/outbox"
-	"github.com/domaind/domaind/internal/webhook"
 	"github.com/domaind/domaind/models"
-	"github.com/domaind/domaind/models/modelstest"
 	"github.com/domaind/domaind/partnerclient"
-	"github.com/domaind/domaind/worker"
 )
 
 // searchQueries are what partners' buyers type: paraphrases and keywords.
@@ -94,22 +86,7 @@ func BenchmarkOrdersToWebhooks(b *testing.B) {
 	for i := range n {
 		e.addSandbox(fmt.Sprintf("benchorder%03d.com", i), 10_000)
 	}
-	// On Postgres the worker runs on a connection pool of its own, as the
-	// worker process of a deployment does; the embedded SQLite has one
-	// writer, shared by every role of its one process.
-	wdb := e.db
-	if strings.HasPrefix(e.where, "postgres") {
-		wdb = modelstest.Reopen(b, e.where)
-	}
-	allow := []netip.Prefix{netip.MustParsePrefix(receiverAddr + "/32")}
-	wob := outbox.New(wdb, e.redis.Client, slog.New(slog.DiscardHandler))
-	defer wob.Close()
-	w := worker.New(worker.Deps{DB: wdb, Outbox: wob, Metrics: metrics.New(), Log: slog.New(slog.DiscardHandler),
-		RedisOpt: e.redis.Opt, Webhooks: webhook.New(wdb, testSecretKey, allow, time.Now)})
-	if err := w.Start(); err != nil {
-		b.Fatal(err)
-	}
-	defer w.Shutdown()
+	e.startWorker()
 
 	var mu sync.Mutex
 	arrived, committed := map[string]time.Time{}, map[string]time.Time{}

@@ -28,9 +28,11 @@ import (
 	"github.com/domaind/domaind/internal/platform"
 	"github.com/domaind/domaind/internal/platform/platformtest"
 	"github.com/domaind/domaind/internal/registry/sandbox"
+	"github.com/domaind/domaind/internal/webhook"
 	"github.com/domaind/domaind/models"
 	"github.com/domaind/domaind/models/modelstest"
 	"github.com/domaind/domaind/partnerclient"
+	"github.com/domaind/domaind/worker"
 )
 
 // receiverAddr is the loopback address webhook receivers listen on in
@@ -251,6 +253,31 @@ func (e *env) addLive(domain string, binCents int64) {
 }
 
 // parallel runs n copies of f at once and waits for them.
+// startWorker runs a worker on the env's database and Redis until the test
+// ends, delivering webhooks to the tests' receivers. On Postgres it runs
+// on a connection pool of its own, as the worker process of a deployment
+// does; the embedded SQLite has one writer, shared by every role of its
+// one process.
+func (e *env) startWorker() {
+	e.t.Helper()
+	wdb := e.db
+	if strings.HasPrefix(e.where, "postgres") {
+		wdb = modelstest.Reopen(e.t, e.where)
+	}
+	log := slog.New(slog.DiscardHandler)
+	allow := []netip.Prefix{netip.MustParsePrefix(receiverAddr + "/32")}
+	wob := outbox.New(wdb, e.redis.Client, log)
+	w := worker.New(worker.Deps{DB: wdb, Outbox: wob, Metrics: metrics.New(), Log: log,
+		RedisOpt: e.redis.Opt, Webhooks: webhook.New(wdb, testSecretKey, allow, time.Now)})
+	if err := w.Start(); err != nil {
+		e.t.Fatal(err)
+	}
+	e.t.Cleanup(func() {
+		w.Shutdown()
+		wob.Close()
+	})
+}
+
 func parallel(n int, f func(i int)) {
 	var wg sync.WaitGroup
 	for i := range n {

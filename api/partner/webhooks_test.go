@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"net/netip"
 	"net/url"
+	"slices"
 	"strconv"
 	"sync"
 	"testing"
@@ -82,9 +83,9 @@ func (e *env) deliverAll() {
 	e.t.Helper()
 	svc := webhook.New(e.db, testSecretKey, []netip.Prefix{netip.MustParsePrefix(receiverAddr + "/32")}, e.clock)
 	var ids []string
-	e.db.Model(&models.WebhookDelivery{}).Where("state = ?", "pending").Order("created_at").Pluck("id", &ids)
+	e.db.Model(&models.WebhookDelivery{}).Where("state = ?", "pending").Order("event_seq").Pluck("id", &ids)
 	for _, id := range ids {
-		if err := svc.Deliver(context.Background(), id, false); err != nil {
+		if err := svc.Deliver(context.Background(), e.outbox, id, false); err != nil {
 			e.t.Fatalf("deliver %s: %v", id, err)
 		}
 	}
@@ -230,15 +231,15 @@ func TestEventHistoryWalk(t *testing.T) {
 	var want []string
 	err := e.outbox.Transaction(ctx, func(tx *outbox.Tx) error {
 		for i := range 7 {
-			ev, err := webhook.Emit(tx, partnerID, models.EnvSandbox, "order.recorded", map[string]int{"n": i}, e.now)
+			ev, err := webhook.Emit(tx, partnerID, models.EnvSandbox, "", "order.recorded", map[string]int{"n": i}, e.now)
 			if err != nil {
 				return err
 			}
 			want = append(want, ev.ID)
-			if _, err := webhook.Emit(tx, partnerID, models.EnvLive, "order.recorded", map[string]int{"n": i}, e.now); err != nil {
+			if _, err := webhook.Emit(tx, partnerID, models.EnvLive, "", "order.recorded", map[string]int{"n": i}, e.now); err != nil {
 				return err
 			}
-			if _, err := webhook.Emit(tx, stranger, models.EnvSandbox, "order.recorded", map[string]int{"n": i}, e.now); err != nil {
+			if _, err := webhook.Emit(tx, stranger, models.EnvSandbox, "", "order.recorded", map[string]int{"n": i}, e.now); err != nil {
 				return err
 			}
 		}
@@ -339,5 +340,100 @@ func TestARetriedTestEventIsSentOnce(t *testing.T) {
 	}
 	if id, replayed := send(oc); id == first || replayed != "" {
 		t.Errorf("another credential with the same key got event %s (replayed %q)", id, replayed)
+	}
+}
+
+// An order's events reach the receiver in the order they happened, one at
+// a time, even when the first is slow to be acknowledged: the receiver
+// holds the first delivery until the test has made every later event and
+// a little longer, and a delivery arriving while one of the same order is
+// unanswered is a failure. Two orders are interleaved, so the order is
+// kept per order, not across them.
+func TestEventsOfAnOrderArriveInOrder(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.startWorker()
+	var mu sync.Mutex
+	arrived := map[string][]string{} // order → event ids, in arrival order
+	busy := map[string]bool{}        // order → a delivery is unanswered
+	done := make(chan struct{})      // closed when every event is made
+	held := false
+	url := serveOnReceiverAddr(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var env struct {
+			ID   string `json:"id"`
+			Data struct {
+				Order struct {
+					PublicID string `json:"public_id"`
+				} `json:"order"`
+			} `json:"data"`
+		}
+		b, _ := io.ReadAll(r.Body)
+		json.Unmarshal(b, &env)
+		o := env.Data.Order.PublicID
+		mu.Lock()
+		if busy[o] {
+			t.Errorf("event %s of %s arrived while an earlier one was unanswered", env.ID, o)
+		}
+		busy[o] = true
+		arrived[o] = append(arrived[o], env.ID)
+		hold := !held
+		held = true
+		mu.Unlock()
+		if hold { // long enough for out-of-order deliveries to arrive
+			<-done
+			time.Sleep(300 * time.Millisecond)
+		}
+		mu.Lock()
+		busy[o] = false
+		mu.Unlock()
+	})).URL
+	cred := e.credential(models.EnvSandbox, "buy", "webhook")
+	c := e.client(cred, 0)
+	if err := putWebhook(c, url+"/hooks", "whsec_ordered_receiver", nil); err != nil {
+		t.Fatal(err)
+	}
+	var orders []string
+	for _, d := range []string{"ordered-one.com", "ordered-two.com"} {
+		e.addSandbox(d, 10_000)
+		var o orderAnswer
+		post(t, c, "/api/partner/v1/orders", orderBody(d, 10_000, ""), d, &o)
+		orders = append(orders, o.PublicID)
+	}
+	for _, o := range orders {
+		post(t, c, "/api/partner/v1/refunds", []byte(`{"order_id":"`+o+`","reason":"part","amount_cents":2500}`), o+"-1", nil)
+	}
+	for _, o := range orders {
+		post(t, c, "/api/partner/v1/refunds", []byte(`{"order_id":"`+o+`","reason":"the rest"}`), o+"-2", nil)
+	}
+	close(done)
+
+	happened := map[string][]string{}
+	events, err := webhook.New(e.db, testSecretKey, nil, time.Now).History(context.Background(), e.partnerOf(cred), models.EnvSandbox, "", 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ev := range events {
+		var data struct {
+			Order struct {
+				PublicID string `json:"public_id"`
+			} `json:"order"`
+		}
+		json.Unmarshal(ev.Data, &data)
+		happened[data.Order.PublicID] = append(happened[data.Order.PublicID], ev.ID)
+	}
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		mu.Lock()
+		n := len(arrived[orders[0]]) + len(arrived[orders[1]])
+		mu.Unlock()
+		if n >= 6 {
+			break
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	for _, o := range orders {
+		if len(happened[o]) != 3 || !slices.Equal(arrived[o], happened[o]) {
+			t.Errorf("events of %s arrived as %v, happened as %v (3 of them)", o, arrived[o], happened[o])
+		}
 	}
 }

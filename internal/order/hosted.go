@@ -124,7 +124,7 @@ func (s *Service) RecordHosted(ctx context.Context, p HostedPayment) (View, erro
 	var o models.Order
 	err := s.outbox.Transaction(ctx, func(tx *outbox.Tx) error {
 		var cs models.CheckoutSession
-		if err := lockRow(tx.DB).Take(&cs, "id = ?", p.Session.ID).Error; err != nil {
+		if err := models.ForUpdate(tx.DB).Take(&cs, "id = ?", p.Session.ID).Error; err != nil {
 			return fmt.Errorf("find checkout session %s: %w", p.Session.ID, err)
 		}
 		if cs.OrderID != nil {

@@ -59,7 +59,7 @@ func findListing(tx *gorm.DB, env, domain, field string) (listing, error) {
 		return listing{}, &fault.Error{Code: fault.Validation, Field: field, Message: err.Error(), Err: err}
 	}
 	var l listing
-	err = table(lockRow(tx), env).Where("domain = ?", name.Registrable).Take(&l).Error
+	err = table(models.ForUpdate(tx), env).Where("domain = ?", name.Registrable).Take(&l).Error
 	if errors.Is(err, gorm.ErrRecordNotFound) {
 		return l, fault.New(fault.NotFound, "%s is not listed", name.Registrable)
 	}

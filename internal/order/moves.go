@@ -72,7 +72,7 @@ func (s *Service) Move(ctx context.Context, publicID string, action Action, in M
 	var o models.Order
 	err := s.outbox.Transaction(ctx, func(tx *outbox.Tx) error {
 		var err error
-		if o, err = find(lockRow(tx.DB), publicID); err != nil {
+		if o, err = find(models.ForUpdate(tx.DB), publicID); err != nil {
 			return err
 		}
 		m, ok := Moves[o.Status][action]

@@ -164,7 +164,7 @@ func (s *Service) recordStep(tx *outbox.Tx, o models.Order, actor, event, note s
 	for k, v := range extra {
 		data[k] = v
 	}
-	_, err := webhook.Emit(tx, o.PartnerID, o.Environment, event, data, now)
+	_, err := webhook.Emit(tx, o.PartnerID, o.Environment, o.PublicID, event, data, now)
 	return st.ID, err
 }
 

@@ -6,9 +6,6 @@ import (
 	"strings"
 	"time"
 
-	"gorm.io/gorm"
-	"gorm.io/gorm/clause"
-
 	"github.com/domaind/domaind/internal/fault"
 	"github.com/domaind/domaind/internal/outbox"
 	"github.com/domaind/domaind/internal/secret"
@@ -56,7 +53,7 @@ func (s *Service) Refund(ctx context.Context, partnerID, env string, r NewRefund
 	}
 	var out RefundView
 	err := s.outbox.Transaction(ctx, func(tx *outbox.Tx) error {
-		o, err := find(lockRow(tx.DB).Where("partner_id = ? AND environment = ?", partnerID, env), r.OrderID)
+		o, err := find(models.ForUpdate(tx.DB).Where("partner_id = ? AND environment = ?", partnerID, env), r.OrderID)
 		if err != nil {
 			return err
 		}
@@ -108,13 +105,4 @@ func addRefund(tx *outbox.Tx, o *models.Order, amount int64, reason, actor strin
 func newRefundView(rf models.Refund, o models.Order) RefundView {
 	return RefundView{ID: rf.ID, OrderID: o.PublicID, AmountCents: rf.AmountCents, Currency: rf.Currency, Reason: rf.Reason,
 		OrderStatus: o.Status, CreatedAt: rf.CreatedAt.UTC()}
-}
-
-// lockRow locks the row a query reads for the rest of the transaction
-// (Postgres; SQLite has one writer anyway).
-func lockRow(tx *gorm.DB) *gorm.DB {
-	if tx.Dialector.Name() == "postgres" {
-		return tx.Clauses(clause.Locking{Strength: "UPDATE"})
-	}
-	return tx
 }

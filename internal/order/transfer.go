@@ -56,7 +56,7 @@ func (s *Service) Push(ctx context.Context, p tasks.TransferPushPayload, reg reg
 	var requested, settled bool
 	err := s.outbox.Transaction(ctx, func(tx *outbox.Tx) error {
 		var err error
-		if o, err = find(lockRow(tx.DB), p.OrderID); err != nil {
+		if o, err = find(models.ForUpdate(tx.DB), p.OrderID); err != nil {
 			return err
 		}
 		var steps []models.OrderStep

@@ -9,6 +9,9 @@
 // same event id each time; a delivery out of retries is failed, and an
 // endpoint whose deliveries fail MaxFailures times in a row is set
 // inactive until the partner registers it again.
+//
+// The events of one subject (an order) are delivered in the order they
+// happened, one at a time: see Emit.
 package webhook
 
 import (
@@ -145,7 +148,12 @@ func (s *Service) Endpoint(ctx context.Context, partnerID, env string) (models.W
 // inside tx, and a delivery with its task when the partner has an active
 // endpoint for env. Call it in the transaction of the change the event
 // tells of.
-func Emit(tx *outbox.Tx, partnerID, env, typ string, data any, now time.Time) (models.Event, error) {
+//
+// Events of one subject (an order's public id, say; "" for none) reach the
+// endpoint in the order they happened: while an earlier delivery of the
+// subject is pending, the new one waits without a task, and settling the
+// earlier one (delivered, or failed for good) gives the next its task.
+func Emit(tx *outbox.Tx, partnerID, env, subject, typ string, data any, now time.Time) (models.Event, error) {
 	b, err := json.Marshal(data)
 	if err != nil {
 		return models.Event{}, fmt.Errorf("encode %s data: %w", typ, err)
@@ -162,21 +170,46 @@ func Emit(tx *outbox.Tx, partnerID, env, typ string, data any, now time.Time) (m
 	if err != nil {
 		return models.Event{}, fmt.Errorf("find the endpoint of %s: %w", partnerID, err)
 	}
-	_, err = addDelivery(tx, ev, e, now)
+	wait := false
+	if subject != "" {
+		// Locking the subject's pending deliveries orders this against
+		// settle: either this sees them pending (and the one settling
+		// then sees this delivery), or it waits for them to settle and
+		// sees none.
+		var ahead []string
+		err := models.ForUpdate(tx.Model(&models.WebhookDelivery{})).
+			Where("endpoint_id = ? AND subject = ? AND state = ?", e.ID, subject, models.DeliveryPending).
+			Pluck("id", &ahead).Error
+		if err != nil {
+			return models.Event{}, fmt.Errorf("find the pending deliveries of %s: %w", subject, err)
+		}
+		wait = len(ahead) > 0
+	}
+	_, err = addDelivery(tx, ev, e, subject, wait, now)
 	return ev, err
 }
 
-// addDelivery records a delivery of ev to e and its task, returning its id.
-func addDelivery(tx *outbox.Tx, ev models.Event, e models.WebhookEndpoint, now time.Time) (string, error) {
-	d := models.WebhookDelivery{ID: secret.NewID("whd_"), EventSeq: ev.Seq, EndpointID: e.ID, State: models.DeliveryPending, CreatedAt: now.UTC()}
+// addDelivery records a delivery of ev to e about subject, with its task
+// unless it waits for an earlier delivery, and returns its id.
+func addDelivery(tx *outbox.Tx, ev models.Event, e models.WebhookEndpoint, subject string, wait bool, now time.Time) (string, error) {
+	d := models.WebhookDelivery{ID: secret.NewID("whd_"), EventSeq: ev.Seq, EndpointID: e.ID, Subject: subject,
+		State: models.DeliveryPending, CreatedAt: now.UTC()}
 	if err := tx.Create(&d).Error; err != nil {
 		return "", fmt.Errorf("record delivery of %s: %w", ev.ID, err)
 	}
-	t, err := tasks.NewWebhookDeliverTask(d.ID)
-	if err != nil {
-		return "", err
+	if wait {
+		return d.ID, nil
 	}
-	return d.ID, tx.Add(t)
+	return d.ID, addTask(tx, d.ID)
+}
+
+// addTask adds the task that delivers delivery id.
+func addTask(tx *outbox.Tx, id string) error {
+	t, err := tasks.NewWebhookDeliverTask(id)
+	if err != nil {
+		return err
+	}
+	return tx.Add(t)
 }
 
 // Envelope is an event as partners receive it (SPEC §2.14).
@@ -201,7 +234,9 @@ var ErrRetry = errors.New("webhook: delivery failed")
 // delivery is settled (delivered, failed for good, or settled already by
 // an earlier run), or an error wrapping ErrRetry for an attempt to retry;
 // final says this is the last attempt, after which a failure is for good.
-func (s *Service) Deliver(ctx context.Context, id string, final bool) error {
+// Settling a delivery gives the next one of its subject its task, through
+// ob.
+func (s *Service) Deliver(ctx context.Context, ob *outbox.Outbox, id string, final bool) error {
 	db := s.db.WithContext(ctx)
 	var d models.WebhookDelivery
 	if err := db.Take(&d, "id = ?", id).Error; err != nil {
@@ -215,7 +250,7 @@ func (s *Service) Deliver(ctx context.Context, id string, final bool) error {
 		return fmt.Errorf("load endpoint of %s: %w", id, err)
 	}
 	if !e.Active {
-		return s.settle(ctx, d, e, models.DeliveryFailed, 0, "the endpoint is inactive")
+		return s.settle(ctx, ob, d, e, models.DeliveryFailed, 0, "the endpoint is inactive")
 	}
 	var ev models.Event
 	if err := db.Take(&ev, "seq = ?", d.EventSeq).Error; err != nil {
@@ -223,10 +258,10 @@ func (s *Service) Deliver(ctx context.Context, id string, final bool) error {
 	}
 	status, why := s.post(ctx, e, ev)
 	if status >= 200 && status < 300 {
-		return s.settle(ctx, d, e, models.DeliveryDelivered, status, "")
+		return s.settle(ctx, ob, d, e, models.DeliveryDelivered, status, "")
 	}
 	if final {
-		return s.settle(ctx, d, e, models.DeliveryFailed, status, why)
+		return s.settle(ctx, ob, d, e, models.DeliveryFailed, status, why)
 	}
 	if err := db.Model(&models.WebhookDelivery{ID: d.ID}).Where("state = ?", models.DeliveryPending).
 		Updates(map[string]any{"attempts": gorm.Expr("attempts + 1"), "last_status": status, "last_error": models.Cut(why, 500)}).Error; err != nil {
@@ -268,10 +303,12 @@ func (s *Service) post(ctx context.Context, e models.WebhookEndpoint, ev models.
 
 // settle gives a delivery its outcome and counts it on its endpoint: a
 // success clears the endpoint's failures, a failure for good adds one, and
-// MaxFailures of them in a row set the endpoint inactive.
-func (s *Service) settle(ctx context.Context, d models.WebhookDelivery, e models.WebhookEndpoint, state string, status int, why string) error {
+// MaxFailures of them in a row set the endpoint inactive. The next pending
+// delivery of the same subject, if any, gets its task in the same
+// transaction.
+func (s *Service) settle(ctx context.Context, ob *outbox.Outbox, d models.WebhookDelivery, e models.WebhookEndpoint, state string, status int, why string) error {
 	now := s.now().UTC()
-	return s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+	return ob.Transaction(ctx, func(tx *outbox.Tx) error {
 		set := map[string]any{"state": state, "attempts": gorm.Expr("attempts + 1"), "last_status": status,
 			"last_error": models.Cut(why, 500), "finished_at": now}
 		if state == models.DeliveryDelivered {
@@ -281,7 +318,24 @@ func (s *Service) settle(ctx context.Context, d models.WebhookDelivery, e models
 		if res.Error != nil || res.RowsAffected == 0 {
 			return res.Error // settled by a concurrent run
 		}
-		if state == models.DeliveryDelivered { // matching no row, it locks none: busy endpoints do not queue on it
+		if d.Subject != "" {
+			var next []string
+			err := tx.Model(&models.WebhookDelivery{}).
+				Where("endpoint_id = ? AND subject = ? AND state = ?", d.EndpointID, d.Subject, models.DeliveryPending).
+				Order("event_seq").Limit(1).Pluck("id", &next).Error
+			if err != nil {
+				return fmt.Errorf("find the next delivery of %s: %w", d.Subject, err)
+			}
+			if len(next) > 0 {
+				if err := addTask(tx, next[0]); err != nil {
+					return err
+				}
+			}
+		}
+		if state == models.DeliveryDelivered {
+			if e.Failures == 0 {
+				return nil
+			}
 			return tx.Model(&models.WebhookEndpoint{ID: e.ID}).Where("failures > 0").Update("failures", 0).Error
 		}
 		if !e.Active {
@@ -343,7 +397,7 @@ func (s *Service) Redeliver(ctx context.Context, ob *outbox.Outbox, partnerID, e
 		if err != nil {
 			return err
 		}
-		deliveryID, err = addDelivery(tx, ev, e, s.now())
+		deliveryID, err = addDelivery(tx, ev, e, "", false, s.now()) // a redelivery is on demand, outside any order
 		return err
 	})
 	return deliveryID, err
@@ -359,7 +413,7 @@ func (s *Service) SendTest(ctx context.Context, ob *outbox.Outbox, partnerID, en
 			return err
 		}
 		var err error
-		ev, err = Emit(tx, partnerID, env, TypeTest, map[string]string{
+		ev, err = Emit(tx, partnerID, env, "", TypeTest, map[string]string{
 			"message": "a test event: your receiver got it if you read this",
 		}, s.now())
 		return err

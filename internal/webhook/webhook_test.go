@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -57,10 +58,15 @@ func receiver(t *testing.T, h http.HandlerFunc) string {
 
 func (w *world) emit(t *testing.T, partner, env, typ string) models.Event {
 	t.Helper()
+	return w.emitAbout(t, partner, env, "", typ)
+}
+
+func (w *world) emitAbout(t *testing.T, partner, env, subject, typ string) models.Event {
+	t.Helper()
 	var ev models.Event
 	err := w.ob.Transaction(context.Background(), func(tx *outbox.Tx) error {
 		var err error
-		ev, err = Emit(tx, partner, env, typ, map[string]string{"hello": "partner"}, time.Now())
+		ev, err = Emit(tx, partner, env, subject, typ, map[string]string{"hello": "partner"}, time.Now())
 		return err
 	})
 	if err != nil {
@@ -143,14 +149,14 @@ func TestDeliveryRetriesWithTheSameEvent(t *testing.T) {
 		t.Errorf("the delivery's task = %+v, %v; want one in the outbox", entry, err)
 	}
 	for i := range 2 {
-		if err := w.s.Deliver(ctx, ds[0].ID, false); !errors.Is(err, ErrRetry) {
+		if err := w.s.Deliver(ctx, w.ob, ds[0].ID, false); !errors.Is(err, ErrRetry) {
 			t.Fatalf("attempt %d = %v, want a retry", i+1, err)
 		}
 	}
-	if err := w.s.Deliver(ctx, ds[0].ID, false); err != nil {
+	if err := w.s.Deliver(ctx, w.ob, ds[0].ID, false); err != nil {
 		t.Fatalf("third attempt = %v", err)
 	}
-	if err := w.s.Deliver(ctx, ds[0].ID, false); err != nil {
+	if err := w.s.Deliver(ctx, w.ob, ds[0].ID, false); err != nil {
 		t.Fatalf("a delivery run again after success = %v, want nothing done", err)
 	}
 	mu.Lock()
@@ -185,7 +191,7 @@ func TestARedirectFailsTheAttempt(t *testing.T) {
 	ctx := context.Background()
 	w.s.Register(ctx, "prt_1", models.EnvLive, url, receiverSecret)
 	ev := w.emit(t, "prt_1", models.EnvLive, TypeTest)
-	err := w.s.Deliver(ctx, w.deliveries(t, ev)[0].ID, false)
+	err := w.s.Deliver(ctx, w.ob, w.deliveries(t, ev)[0].ID, false)
 	if !errors.Is(err, ErrRetry) || !strings.Contains(err.Error(), "302") {
 		t.Errorf("attempt at a redirecting receiver = %v, want a retry for the 302", err)
 	}
@@ -210,7 +216,7 @@ func TestAHangingReceiverFailsTheAttempt(t *testing.T) {
 	w.s.Register(ctx, "prt_1", models.EnvLive, url, receiverSecret)
 	ev := w.emit(t, "prt_1", models.EnvLive, TypeTest)
 	start := time.Now()
-	err := w.s.Deliver(ctx, w.deliveries(t, ev)[0].ID, false)
+	err := w.s.Deliver(ctx, w.ob, w.deliveries(t, ev)[0].ID, false)
 	if !errors.Is(err, ErrRetry) || !strings.Contains(err.Error(), "no answer within 5s") {
 		t.Errorf("attempt at a hanging receiver = %v, want a retry for no answer", err)
 	}
@@ -230,7 +236,7 @@ func TestAnEndpointThatKeepsFailingGoesInactive(t *testing.T) {
 	w.s.Register(ctx, "prt_1", models.EnvLive, url, receiverSecret)
 	for i := range MaxFailures {
 		ev := w.emit(t, "prt_1", models.EnvLive, TypeTest)
-		if err := w.s.Deliver(ctx, w.deliveries(t, ev)[0].ID, true); err != nil {
+		if err := w.s.Deliver(ctx, w.ob, w.deliveries(t, ev)[0].ID, true); err != nil {
 			t.Fatalf("final attempt %d = %v, want the delivery settled", i+1, err)
 		}
 	}
@@ -319,7 +325,73 @@ func TestSendTest(t *testing.T) {
 	if len(ds) != 1 {
 		t.Fatalf("%d deliveries of the test event, want 1", len(ds))
 	}
-	if err := w.s.Deliver(ctx, ds[0].ID, false); err != nil {
+	if err := w.s.Deliver(ctx, w.ob, ds[0].ID, false); err != nil {
 		t.Errorf("delivering the test event = %v", err)
+	}
+}
+
+// Deliveries of one subject go one at a time, oldest event first: only the
+// oldest pending one has a task, a retry keeps the next one waiting, and
+// settling it (failed for good or delivered) gives the next its task.
+// Another subject's deliveries do not wait.
+func TestDeliveriesOfASubjectGoInOrder(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	var status atomic.Int32
+	url := receiver(t, func(rw http.ResponseWriter, r *http.Request) { rw.WriteHeader(int(status.Load())) })
+	ctx := context.Background()
+	if _, err := w.s.Register(ctx, "prt_1", models.EnvLive, url, receiverSecret); err != nil {
+		t.Fatal(err)
+	}
+	delivery := func(ev models.Event) string { return w.deliveries(t, ev)[0].ID }
+	a1 := delivery(w.emitAbout(t, "prt_1", models.EnvLive, "ord_a", "order.recorded"))
+	a2 := delivery(w.emitAbout(t, "prt_1", models.EnvLive, "ord_a", "order.refunded"))
+	b1 := delivery(w.emitAbout(t, "prt_1", models.EnvLive, "ord_b", "order.recorded"))
+	a3 := delivery(w.emitAbout(t, "prt_1", models.EnvLive, "ord_a", "order.refunded"))
+	loose := delivery(w.emit(t, "prt_1", models.EnvLive, TypeTest))
+	w.wantTasks(t, "after the events", a1, b1, loose)
+
+	status.Store(http.StatusServiceUnavailable)
+	if err := w.s.Deliver(ctx, w.ob, a1, false); !errors.Is(err, ErrRetry) {
+		t.Fatalf("first attempt at a1 = %v, want a retry", err)
+	}
+	w.wantTasks(t, "after a1 is retried", a1, b1, loose)
+	if err := w.s.Deliver(ctx, w.ob, a1, true); err != nil {
+		t.Fatalf("last attempt at a1 = %v", err)
+	}
+	w.wantTasks(t, "after a1 failed for good", a1, b1, loose, a2)
+	status.Store(http.StatusOK)
+	if err := w.s.Deliver(ctx, w.ob, a2, false); err != nil {
+		t.Fatalf("delivering a2 = %v", err)
+	}
+	w.wantTasks(t, "after a2 is delivered", a1, b1, loose, a2, a3)
+	if err := w.s.Deliver(ctx, w.ob, a2, false); err != nil {
+		t.Fatalf("delivering a2 again = %v", err)
+	}
+	w.wantTasks(t, "after a2 is run twice", a1, b1, loose, a2, a3)
+	if err := w.s.Deliver(ctx, w.ob, a3, false); err != nil {
+		t.Fatalf("delivering a3 = %v", err)
+	}
+	w.wantTasks(t, "after the last of ord_a", a1, b1, loose, a2, a3)
+}
+
+// wantTasks fails unless the outbox holds one webhook:deliver task for
+// each of the deliveries named, and no other.
+func (w *world) wantTasks(t *testing.T, when string, ids ...string) {
+	t.Helper()
+	var entries []models.OutboxEntry
+	w.s.db.Where("task_type = ?", tasks.TypeWebhookDeliver).Find(&entries)
+	var got []string
+	for _, e := range entries {
+		var p tasks.WebhookDeliverPayload
+		if err := json.Unmarshal(e.Payload, &p); err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, p.DeliveryID)
+	}
+	slices.Sort(got)
+	want := slices.Sorted(slices.Values(ids))
+	if !slices.Equal(got, want) {
+		t.Errorf("%s: tasks for %v, want %v", when, got, want)
 	}
 }
