@@ -172,18 +172,17 @@ func Emit(tx *outbox.Tx, partnerID, env, subject, typ string, data any, now time
 	}
 	wait := false
 	if subject != "" {
-		// Locking the subject's pending deliveries orders this against
-		// settle: either this sees them pending (and the one settling
-		// then sees this delivery), or it waits for them to settle and
-		// sees none.
-		var ahead []string
-		err := models.ForUpdate(tx.Model(&models.WebhookDelivery{})).
+		// Marking the subject's pending deliveries followed locks them,
+		// which orders this against settle: either this finds them pending
+		// (and settling them then sees the mark, and this delivery), or it
+		// waits for them to settle and finds none.
+		res := tx.Model(&models.WebhookDelivery{}).
 			Where("endpoint_id = ? AND subject = ? AND state = ?", e.ID, subject, models.DeliveryPending).
-			Pluck("id", &ahead).Error
-		if err != nil {
-			return models.Event{}, fmt.Errorf("find the pending deliveries of %s: %w", subject, err)
+			Update("followed", true)
+		if res.Error != nil {
+			return models.Event{}, fmt.Errorf("find the pending deliveries of %s: %w", subject, res.Error)
 		}
-		wait = len(ahead) > 0
+		wait = res.RowsAffected > 0
 	}
 	_, err = addDelivery(tx, ev, e, subject, wait, now)
 	return ev, err
@@ -237,37 +236,60 @@ var ErrRetry = errors.New("webhook: delivery failed")
 // Settling a delivery gives the next one of its subject its task, through
 // ob.
 func (s *Service) Deliver(ctx context.Context, ob *outbox.Outbox, id string, final bool) error {
-	db := s.db.WithContext(ctx)
-	var d models.WebhookDelivery
-	if err := db.Take(&d, "id = ?", id).Error; err != nil {
-		return fmt.Errorf("load delivery %s: %w", id, err)
+	a, err := s.load(ctx, id)
+	if err != nil {
+		return err
 	}
+	d, e := a.Delivery, a.Endpoint
 	if d.State != models.DeliveryPending {
 		return nil
-	}
-	var e models.WebhookEndpoint
-	if err := db.Take(&e, "id = ?", d.EndpointID).Error; err != nil {
-		return fmt.Errorf("load endpoint of %s: %w", id, err)
 	}
 	if !e.Active {
 		return s.settle(ctx, ob, d, e, models.DeliveryFailed, 0, "the endpoint is inactive")
 	}
-	var ev models.Event
-	if err := db.Take(&ev, "seq = ?", d.EventSeq).Error; err != nil {
-		return fmt.Errorf("load event of %s: %w", id, err)
-	}
-	status, why := s.post(ctx, e, ev)
+	status, why := s.post(ctx, e, a.Event)
 	if status >= 200 && status < 300 {
 		return s.settle(ctx, ob, d, e, models.DeliveryDelivered, status, "")
 	}
 	if final {
 		return s.settle(ctx, ob, d, e, models.DeliveryFailed, status, why)
 	}
-	if err := db.Model(&models.WebhookDelivery{ID: d.ID}).Where("state = ?", models.DeliveryPending).
+	if err := s.db.WithContext(ctx).Model(&models.WebhookDelivery{ID: d.ID}).Where("state = ?", models.DeliveryPending).
 		Updates(map[string]any{"attempts": gorm.Expr("attempts + 1"), "last_status": status, "last_error": models.Cut(why, 500)}).Error; err != nil {
 		return fmt.Errorf("record attempt of %s: %w", id, err)
 	}
 	return fmt.Errorf("%w: %s: %s", ErrRetry, e.URL, why)
+}
+
+// attempt is what one delivery attempt works with.
+type attempt struct {
+	Delivery models.WebhookDelivery `gorm:"embedded;embeddedPrefix:d_"`
+	Endpoint models.WebhookEndpoint `gorm:"embedded;embeddedPrefix:e_"`
+	Event    models.Event           `gorm:"embedded;embeddedPrefix:v_"`
+}
+
+// load reads delivery id with its endpoint and event in one query (a
+// worker delivering a burst spends its time in round trips), or returns
+// gorm.ErrRecordNotFound.
+func (s *Service) load(ctx context.Context, id string) (attempt, error) {
+	var a attempt
+	res := s.db.WithContext(ctx).Raw(`SELECT
+		d.id AS d_id, d.event_seq AS d_event_seq, d.endpoint_id AS d_endpoint_id, d.subject AS d_subject,
+		d.followed AS d_followed, d.state AS d_state,
+		e.id AS e_id, e.url AS e_url, e.secret_sealed AS e_secret_sealed, e.active AS e_active, e.failures AS e_failures,
+		v.seq AS v_seq, v.id AS v_id, v.partner_id AS v_partner_id, v.environment AS v_environment,
+		v.type AS v_type, v.data AS v_data, v.created_at AS v_created_at
+		FROM webhook_deliveries d
+		JOIN webhook_endpoints e ON e.id = d.endpoint_id
+		JOIN events v ON v.seq = d.event_seq
+		WHERE d.id = ?`, id).Scan(&a)
+	if res.Error != nil {
+		return a, fmt.Errorf("load delivery %s: %w", id, res.Error)
+	}
+	if res.RowsAffected == 0 {
+		return a, fmt.Errorf("load delivery %s: %w", id, gorm.ErrRecordNotFound)
+	}
+	return a, nil
 }
 
 // post sends the envelope, signed, and returns the receiver's status (0
@@ -308,29 +330,28 @@ func (s *Service) post(ctx context.Context, e models.WebhookEndpoint, ev models.
 // transaction.
 func (s *Service) settle(ctx context.Context, ob *outbox.Outbox, d models.WebhookDelivery, e models.WebhookEndpoint, state string, status int, why string) error {
 	now := s.now().UTC()
-	return ob.Transaction(ctx, func(tx *outbox.Tx) error {
-		set := map[string]any{"state": state, "attempts": gorm.Expr("attempts + 1"), "last_status": status,
-			"last_error": models.Cut(why, 500), "finished_at": now}
-		if state == models.DeliveryDelivered {
-			set["delivered_at"] = now
+	set := map[string]any{"state": state, "attempts": gorm.Expr("attempts + 1"), "last_status": status,
+		"last_error": models.Cut(why, 500), "finished_at": now}
+	if state == models.DeliveryDelivered {
+		set["delivered_at"] = now
+	}
+	if state == models.DeliveryDelivered && e.Failures == 0 && !d.Followed {
+		// The common case in one statement: nothing to count on the
+		// endpoint, and no delivery waits behind this one (unless one
+		// came since: then no row matches, and the way below is taken).
+		res := s.db.WithContext(ctx).Model(&models.WebhookDelivery{ID: d.ID}).
+			Where("state = ? AND NOT followed", models.DeliveryPending).Updates(set)
+		if res.Error != nil || res.RowsAffected == 1 {
+			return res.Error
 		}
+	}
+	return ob.Transaction(ctx, func(tx *outbox.Tx) error {
 		res := tx.Model(&models.WebhookDelivery{ID: d.ID}).Where("state = ?", models.DeliveryPending).Updates(set)
 		if res.Error != nil || res.RowsAffected == 0 {
 			return res.Error // settled by a concurrent run
 		}
-		if d.Subject != "" {
-			var next []string
-			err := tx.Model(&models.WebhookDelivery{}).
-				Where("endpoint_id = ? AND subject = ? AND state = ?", d.EndpointID, d.Subject, models.DeliveryPending).
-				Order("event_seq").Limit(1).Pluck("id", &next).Error
-			if err != nil {
-				return fmt.Errorf("find the next delivery of %s: %w", d.Subject, err)
-			}
-			if len(next) > 0 {
-				if err := addTask(tx, next[0]); err != nil {
-					return err
-				}
-			}
+		if err := releaseNext(tx, d); err != nil {
+			return err
 		}
 		if state == models.DeliveryDelivered {
 			if e.Failures == 0 {
@@ -346,6 +367,25 @@ func (s *Service) settle(ctx context.Context, ob *outbox.Outbox, d models.Webhoo
 			"active":   gorm.Expr("failures + 1 < ?", MaxFailures),
 		}).Error
 	})
+}
+
+// releaseNext gives the oldest pending delivery of d's subject, if any,
+// its task: d, just settled, was the one it waited for.
+func releaseNext(tx *outbox.Tx, d models.WebhookDelivery) error {
+	if d.Subject == "" {
+		return nil
+	}
+	var next []string
+	err := tx.Model(&models.WebhookDelivery{}).
+		Where("endpoint_id = ? AND subject = ? AND state = ?", d.EndpointID, d.Subject, models.DeliveryPending).
+		Order("event_seq").Limit(1).Pluck("id", &next).Error
+	if err != nil {
+		return fmt.Errorf("find the next delivery of %s: %w", d.Subject, err)
+	}
+	if len(next) == 0 {
+		return nil
+	}
+	return addTask(tx, next[0])
 }
 
 // History limits (GET /events).

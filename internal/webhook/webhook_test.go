@@ -395,3 +395,29 @@ func (w *world) wantTasks(t *testing.T, when string, ids ...string) {
 		t.Errorf("%s: tasks for %v, want %v", when, got, want)
 	}
 }
+
+// An event of the subject that comes while its delivery is on the wire
+// waits, and is released when that delivery settles.
+func TestAnEventDuringADeliveryWaitsForIt(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	var during atomic.Value // the delivery made while the first is on the wire
+	url := receiver(t, func(rw http.ResponseWriter, r *http.Request) {
+		if during.Load() == nil {
+			during.Store(w.deliveries(t, w.emitAbout(t, "prt_1", models.EnvLive, "ord_a", "order.refunded"))[0].ID)
+		}
+	})
+	ctx := context.Background()
+	if _, err := w.s.Register(ctx, "prt_1", models.EnvLive, url, receiverSecret); err != nil {
+		t.Fatal(err)
+	}
+	first := w.deliveries(t, w.emitAbout(t, "prt_1", models.EnvLive, "ord_a", "order.recorded"))[0].ID
+	if err := w.s.Deliver(ctx, w.ob, first, false); err != nil {
+		t.Fatalf("delivering the first = %v", err)
+	}
+	second, _ := during.Load().(string)
+	if second == "" {
+		t.Fatal("the receiver made no event")
+	}
+	w.wantTasks(t, "after the first is delivered", first, second)
+}
