@@ -70,14 +70,14 @@ func TestEmbeddedDefaults(t *testing.T) {
 func TestProduction(t *testing.T) {
 	c, err := Load(envOf(t, prod(map[string]string{
 		"DOMAIND_SANDBOX_LATENCY": "100ms", "DOMAIND_TRUSTED_PROXIES": "10.0.0.0/8, 192.0.2.7",
-		"DOMAIND_SEARCH_TLDS": "COM, .net,com,co.uk",
-		"DOMAIND_REDIS_URL":   "redis-sentinel://:pw@s1:26379/0?master=m&sentinel_password=sentinel-secret",
+		"DOMAIND_SEARCH_TLDS": "COM, .net,com,co.uk", "DOMAIND_DATABASE_MAX_CONNS": "25",
+		"DOMAIND_REDIS_URL": "redis-sentinel://:pw@s1:26379/0?master=m&sentinel_password=sentinel-secret",
 	})), false)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if c.Embedded() || c.SeedDemo || c.AutoMigrate || c.SandboxLatency != 100*time.Millisecond || len(c.TrustedProxies) != 2 ||
-		strings.Join(c.SearchTLDs, ",") != "com,net,co.uk" {
+		strings.Join(c.SearchTLDs, ",") != "com,net,co.uk" || c.DatabaseMaxConns != 25 {
 		t.Errorf("config = %+v", c)
 	}
 	logged := fmt.Sprint(c.LogValue())
@@ -111,6 +111,8 @@ func TestBadConfigNamesTheVariable(t *testing.T) {
 		{"rtr without customer", map[string]string{"DOMAIND_REGISTRY": "rtr", "DOMAIND_RTR_API_KEY": "k"}, "DOMAIND_RTR_CUSTOMER"},
 		{"bad latency", map[string]string{"DOMAIND_SANDBOX_LATENCY": "fast"}, "DOMAIND_SANDBOX_LATENCY"},
 		{"negative latency", map[string]string{"DOMAIND_SANDBOX_LATENCY": "-1s"}, "DOMAIND_SANDBOX_LATENCY"},
+		{"no database connections", map[string]string{"DOMAIND_DATABASE_MAX_CONNS": "0"}, "DOMAIND_DATABASE_MAX_CONNS"},
+		{"words for connections", map[string]string{"DOMAIND_DATABASE_MAX_CONNS": "many"}, "DOMAIND_DATABASE_MAX_CONNS"},
 		{"missing bootstrap file", map[string]string{"DOMAIND_RDAP_BOOTSTRAP": "/nonexistent/dns.json"}, "DOMAIND_RDAP_BOOTSTRAP"},
 		{"bad whois addr", map[string]string{"DOMAIND_WHOIS_IANA_ADDR": "whois.iana.org"}, "DOMAIND_WHOIS_IANA_ADDR"},
 		{"bad cidr", map[string]string{"DOMAIND_FETCH_ALLOW_CIDRS": "10.0.0.0/33"}, "DOMAIND_FETCH_ALLOW_CIDRS"},

@@ -43,7 +43,7 @@ func Open(ctx context.Context, cfg *config.Config, log *slog.Logger) (*Platform,
 	if cfg.DatabaseURL == "" {
 		p.DB, err = OpenSQLite(filepath.Join(cfg.DataDir, "domaind.db"))
 	} else {
-		p.DB, err = OpenPostgres(cfg.DatabaseURL)
+		p.DB, err = OpenPostgres(cfg.DatabaseURL, cfg.DatabaseMaxConns)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("open database (DOMAIND_DATABASE_URL): %w", err)
@@ -112,8 +112,9 @@ func (p *Platform) Check(ctx context.Context) map[string]error {
 	return res
 }
 
-// OpenPostgres opens a gorm handle on a Postgres URL.
-func OpenPostgres(url string) (*gorm.DB, error) {
+// OpenPostgres opens a gorm handle on a Postgres URL with at most maxConns
+// connections (DOMAIND_DATABASE_MAX_CONNS).
+func OpenPostgres(url string, maxConns int) (*gorm.DB, error) {
 	db, err := gorm.Open(postgres.Open(url), gormConfig())
 	if err != nil {
 		return nil, err
@@ -124,8 +125,8 @@ func OpenPostgres(url string) (*gorm.DB, error) {
 	}
 	// Idle connections are kept up to the open limit: closing one under a
 	// burst and opening it again costs a Postgres backend start.
-	sqlDB.SetMaxOpenConns(20)
-	sqlDB.SetMaxIdleConns(20)
+	sqlDB.SetMaxOpenConns(maxConns)
+	sqlDB.SetMaxIdleConns(maxConns)
 	sqlDB.SetConnMaxIdleTime(5 * time.Minute)
 	return db, nil
 }

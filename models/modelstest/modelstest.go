@@ -14,6 +14,7 @@ import (
 
 	"gorm.io/gorm"
 
+	"github.com/domaind/domaind/internal/config"
 	"github.com/domaind/domaind/internal/platform"
 	"github.com/domaind/domaind/models"
 )
@@ -62,7 +63,7 @@ func NewEmptyDB(tb testing.TB) (*gorm.DB, string) {
 
 func newSchema(tb testing.TB, base string) (*gorm.DB, string) {
 	tb.Helper()
-	admin, err := platform.OpenPostgres(base)
+	admin, err := platform.OpenPostgres(base, config.DefaultDatabaseMaxConns)
 	if err != nil {
 		tb.Fatalf("open %s: %v", base, err)
 	}
@@ -85,7 +86,7 @@ func newSchema(tb testing.TB, base string) (*gorm.DB, string) {
 	q := u.Query()
 	q.Set("search_path", schema)
 	u.RawQuery = q.Encode()
-	db, err := platform.OpenPostgres(u.String())
+	db, err := platform.OpenPostgres(u.String(), config.DefaultDatabaseMaxConns)
 	if err != nil {
 		tb.Fatalf("open schema %s: %v", schema, err)
 	}
@@ -99,7 +100,7 @@ func Reopen(tb testing.TB, where string) *gorm.DB {
 	tb.Helper()
 	open := platform.OpenSQLite
 	if strings.HasPrefix(where, "postgres") {
-		open = platform.OpenPostgres
+		open = func(url string) (*gorm.DB, error) { return platform.OpenPostgres(url, config.DefaultDatabaseMaxConns) }
 	}
 	db, err := open(where)
 	if err != nil {
