@@ -1,6 +1,7 @@
 package api
 
 import (
+	"cmp"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -18,15 +19,9 @@ import (
 // listOrders answers GET /api/ops/orders: every partner's orders, newest
 // first, with the partner API's filters, partner_id and environment.
 func (s *Server) listOrders(c *gin.Context) error {
-	f, err := partnerapi.OrderFilter(c)
+	f, err := opsOrderFilter(c)
 	if err != nil {
 		return err
-	}
-	f.PartnerID = c.Query("partner_id")
-	switch f.Environment = c.Query("environment"); f.Environment {
-	case "", models.EnvLive, models.EnvSandbox:
-	default:
-		return fault.Invalid("environment", "must be sandbox or live")
 	}
 	orders, next, err := s.orders.List(c.Request.Context(), f)
 	if err != nil {
@@ -34,6 +29,22 @@ func (s *Server) listOrders(c *gin.Context) error {
 	}
 	c.JSON(http.StatusOK, gin.H{"orders": orders, "next_cursor": httpjson.Nullable(next)})
 	return nil
+}
+
+// opsOrderFilter reads the ops order filters from the query: the partner
+// API's, plus partner_id and environment.
+func opsOrderFilter(c *gin.Context) (order.Filter, error) {
+	f, err := partnerapi.OrderFilter(c)
+	if err != nil {
+		return f, err
+	}
+	f.PartnerID = c.Query("partner_id")
+	switch f.Environment = c.Query("environment"); f.Environment {
+	case "", models.EnvLive, models.EnvSandbox:
+	default:
+		return f, fault.Invalid("environment", "must be sandbox or live")
+	}
+	return f, nil
 }
 
 // getOrder answers GET /api/ops/orders/{public_id}.
@@ -68,36 +79,76 @@ func (s *Server) moveOrder(action order.Action) func(c *gin.Context) error {
 
 // opsOrdersPageData is what the ops orders page shows.
 type opsOrdersPageData struct {
-	Title, Error, Done, Status string
-	Statuses                   []string
-	Orders                     []opsOrderRow
+	Title, Error, Done string
+	// The filters as asked, and what they can be.
+	Status, Environment, PartnerID, Domain string
+	Statuses, Environments                 []string
+	Partners                               []models.Partner
+	Orders                                 []opsOrderRow
+	// Next is the link to the next page ("" on the last).
+	Next string
 }
 
 // opsOrderRow is an order as a row of the page.
 type opsOrderRow struct {
 	order.View
+	Partner   string
 	Price     string
 	CreatedAt string
 	Actions   []order.Action
 }
 
-// opsOrdersPage answers GET /ops/orders: the newest orders with a form for
-// each move their status allows.
+// opsOrdersPage answers GET /ops/orders: a page of orders, newest first,
+// filtered as GET /api/ops/orders is, with a form for each move their
+// status allows.
 func (s *Server) opsOrdersPage(c *gin.Context) {
 	s.renderOpsOrders(c, http.StatusOK, "", c.Query("done"))
 }
 
-// renderOpsOrders shows the page with status and a problem or a notice.
+// renderOpsOrders shows the page of the query's filters with status and a
+// problem or a notice.
 func (s *Server) renderOpsOrders(c *gin.Context, status int, problem, done string) {
-	page := opsOrdersPageData{Title: "Partner orders", Error: problem, Done: done, Status: c.Query("status"), Statuses: order.Statuses}
-	orders, _, err := s.orders.List(c.Request.Context(), order.Filter{Status: page.Status, Limit: order.MaxLimit})
+	ctx := c.Request.Context()
+	page := opsOrdersPageData{Title: "Partner orders", Error: problem, Done: done, Statuses: order.Statuses,
+		Environments: []string{models.EnvLive, models.EnvSandbox},
+		Status:       c.Query("status"), Environment: c.Query("environment"), PartnerID: c.Query("partner_id"), Domain: c.Query("domain")}
+	fail := func(err error) {
+		if page.Error == "" {
+			status, page.Error = s.formError(c, err)
+		}
+	}
+	partners, err := s.partners.All(ctx)
 	if err != nil {
-		status, page.Error = s.formError(c, err)
+		fail(err)
+	}
+	page.Partners = partners
+	names := map[string]string{}
+	for _, p := range partners {
+		names[p.ID] = p.Name
+	}
+	var orders []order.View
+	var next string
+	f, err := opsOrderFilter(c)
+	if err == nil {
+		orders, next, err = s.orders.List(ctx, f)
+	}
+	if err != nil {
+		fail(err)
 	}
 	for _, o := range orders {
 		page.Orders = append(page.Orders, opsOrderRow{View: o, Actions: order.Actions(o.Status, o.Review),
+			Partner:   cmp.Or(names[o.PartnerID], o.PartnerID),
 			Price:     fmt.Sprintf("%s %d.%02d", o.Currency, o.SalePriceCents/100, o.SalePriceCents%100),
 			CreatedAt: o.CreatedAt.Format("2006-01-02 15:04 UTC")})
+	}
+	if next != "" {
+		q := url.Values{"cursor": {next}}
+		for _, k := range []string{"status", "environment", "partner_id", "domain"} {
+			if v := c.Query(k); v != "" {
+				q.Set(k, v)
+			}
+		}
+		page.Next = "/ops/orders?" + q.Encode()
 	}
 	s.render(c, status, "ops_orders.html", page)
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"html"
 	"net/http/httptest"
 	"net/url"
 	"strings"
@@ -190,6 +191,47 @@ func TestOpsOrdersPage(t *testing.T) {
 	}
 	if w := env.request("GET", "/ops/orders", ""); w.Code != 401 {
 		t.Errorf("without the ops login = %d, want 401", w.Code)
+	}
+}
+
+// The ops orders page names each order's partner, filters as the ops API
+// does, and pages with the API's cursor, keeping the filters.
+func TestOpsOrdersPageFiltersAndPages(t *testing.T) {
+	t.Parallel()
+	env := newTestEnv(t)
+	ctx := context.Background()
+	acme, err := env.srv.partners.Create(ctx, "Acme Registrar", "ops@acme.example")
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := sandboxOrder(t, env, acme.ID, "acme-one.com", 1_000)
+	env.now = env.now.Add(time.Minute)
+	second := sandboxOrder(t, env, acme.ID, "acme-two.com", 1_000)
+	other := sandboxOrder(t, env, "prt_other", "other-sale.com", 1_000)
+
+	page := opsRequest(env, "GET", "/ops/orders?partner_id="+acme.ID+"&limit=1", "").Body.String()
+	if !strings.Contains(page, second.PublicID) || strings.Contains(page, first.PublicID) || strings.Contains(page, other.PublicID) ||
+		!strings.Contains(page, `<td class="partner">Acme Registrar</td>`) || !strings.Contains(page, `rel="next"`) {
+		t.Fatalf("first page of Acme's orders:\n%s", page)
+	}
+	next := page[strings.Index(page, `href="/ops/orders?`)+len(`href="`):]
+	next = html.UnescapeString(next[:strings.IndexByte(next, '"')])
+	if !strings.Contains(next, "partner_id="+acme.ID) {
+		t.Errorf("the next page's link %q drops the partner filter", next)
+	}
+	page = opsRequest(env, "GET", next, "").Body.String()
+	if !strings.Contains(page, first.PublicID) || strings.Contains(page, second.PublicID) || strings.Contains(page, other.PublicID) {
+		t.Errorf("second page of Acme's orders:\n%s", page)
+	}
+	page = opsRequest(env, "GET", "/ops/orders?domain=OTHER-SALE.com", "").Body.String()
+	if !strings.Contains(page, other.PublicID) || strings.Contains(page, first.PublicID) || !strings.Contains(page, `<td class="partner">prt_other</td>`) {
+		t.Errorf("orders of other-sale.com:\n%s", page)
+	}
+	if w := opsRequest(env, "GET", "/ops/orders?environment=moon", ""); w.Code != 400 || !strings.Contains(w.Body.String(), "environment must be sandbox or live") {
+		t.Errorf("a bad filter = %d:\n%s", w.Code, w.Body)
+	}
+	if page := opsRequest(env, "GET", "/ops/orders?status=SETTLED", "").Body.String(); !strings.Contains(page, "No orders match these filters") {
+		t.Errorf("no settled orders:\n%s", page)
 	}
 }
 

@@ -292,7 +292,7 @@ func TestPostgresDownIs503AndWritesNothing(t *testing.T) {
 	u, _ := url.Parse(dbURL)
 	proxy := platformtest.NewProxy(t, u.Host)
 	u.Host = proxy.Addr
-	viaProxy, err := platform.OpenPostgres(u.String())
+	viaProxy, err := platform.OpenPostgres(u.String(), config.DefaultDatabaseMaxConns)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -88,6 +88,7 @@ type Buyer struct {
 // it (data.order).
 type View struct {
 	PublicID            string     `json:"public_id"`
+	PartnerID           string     `json:"partner_id"`
 	Domain              string     `json:"domain"`
 	Status              string     `json:"status"`
 	SalePriceCents      int64      `json:"sale_price_cents"`
@@ -116,7 +117,7 @@ type Step struct {
 }
 
 func newView(o models.Order) View {
-	v := View{PublicID: o.PublicID, Domain: o.Domain, Status: o.Status, SalePriceCents: o.SalePriceCents, Currency: o.Currency,
+	v := View{PublicID: o.PublicID, PartnerID: o.PartnerID, Domain: o.Domain, Status: o.Status, SalePriceCents: o.SalePriceCents, Currency: o.Currency,
 		PaymentModel: o.PaymentModel, Buyer: Buyer{Email: o.BuyerEmail, Name: o.BuyerName, Country: o.BuyerCountry},
 		ExternalPaymentRef: o.ExternalPaymentRef, QuoteID: o.QuoteID, Review: o.Review, RefundedCents: o.RefundedCents,
 		Environment: o.Environment, CreatedAt: o.CreatedAt.UTC(), UpdatedAt: o.UpdatedAt.UTC()}

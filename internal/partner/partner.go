@@ -287,6 +287,15 @@ func (s *Service) List(ctx context.Context) ([]Listed, error) {
 	return out, nil
 }
 
+// All returns every partner, by name.
+func (s *Service) All(ctx context.Context) ([]models.Partner, error) {
+	var ps []models.Partner
+	if err := s.db.WithContext(ctx).Order("name, id").Find(&ps).Error; err != nil {
+		return nil, fmt.Errorf("list partners: %w", err)
+	}
+	return ps, nil
+}
+
 // Authenticate returns the live credential of keyID with its secret
 // unsealed, or ErrUnknownKey.
 func (s *Service) Authenticate(ctx context.Context, keyID string) (Credential, error) {
