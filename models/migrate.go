@@ -39,6 +39,7 @@ var migrations = []migration{
 	{15, "quotes, orders, their timelines and refunds; listing holds and sales", migrateV15},
 	{16, "hosted checkout sessions", migrateV16},
 	{17, "webhook deliveries in order per subject", migrateV17},
+	{18, "the push of a transfer step", migrateV18},
 }
 
 // SchemaMigration records an applied migration.

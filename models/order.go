@@ -81,6 +81,9 @@ type OrderStep struct {
 	Status  string    `gorm:"size:24;not null"` // the order's status after the step
 	Event   string    `gorm:"size:64"`          // the event it emitted, if any
 	Note    string    `gorm:"size:500"`
+	// PushID is, on a transfer.* step, the push it belongs to: the id of
+	// the start-transfer step that asked for it.
+	PushID *int64 `gorm:"index"`
 }
 
 // Refund is money given back on an order, in full or in part.

@@ -118,7 +118,7 @@ func (s *Service) Move(ctx context.Context, publicID string, action Action, in M
 			Select("status", "review", "refunded_cents", "transfer_completed_at", "updated_at").Updates(&o).Error; err != nil {
 			return fmt.Errorf("move order %s: %w", o.PublicID, err)
 		}
-		step, err := s.recordStep(tx, o, ActorOps, m.event, string(action), extra)
+		step, err := s.recordStep(tx, o, models.OrderStep{Actor: ActorOps, Event: m.event, Note: string(action)}, extra)
 		if err != nil || action != StartTransfer {
 			return err
 		}

@@ -147,25 +147,26 @@ func withTimeline(db *gorm.DB, v View) (View, error) {
 // record writes a step of o's life and, when event is set, the event
 // (data.order, plus extra's fields), in tx.
 func (s *Service) record(tx *outbox.Tx, o models.Order, actor, event, note string, extra map[string]any) error {
-	_, err := s.recordStep(tx, o, actor, event, note, extra)
+	_, err := s.recordStep(tx, o, models.OrderStep{Actor: actor, Event: event, Note: note}, extra)
 	return err
 }
 
-// recordStep is record, returning the step's id.
-func (s *Service) recordStep(tx *outbox.Tx, o models.Order, actor, event, note string, extra map[string]any) (int64, error) {
+// recordStep is record of a step st (its actor, event, note and push; the
+// rest is filled in), returning the step's id.
+func (s *Service) recordStep(tx *outbox.Tx, o models.Order, st models.OrderStep, extra map[string]any) (int64, error) {
 	now := s.now().UTC()
-	st := models.OrderStep{OrderID: o.PublicID, At: now, Actor: actor, Status: o.Status, Event: event, Note: models.Cut(note, 500)}
+	st.OrderID, st.At, st.Status, st.Note = o.PublicID, now, o.Status, models.Cut(st.Note, 500)
 	if err := tx.Create(&st).Error; err != nil {
 		return 0, fmt.Errorf("record a step of %s: %w", o.PublicID, err)
 	}
-	if event == "" {
+	if st.Event == "" {
 		return st.ID, nil
 	}
 	data := map[string]any{"order": newView(o)}
 	for k, v := range extra {
 		data[k] = v
 	}
-	_, err := webhook.Emit(tx, o.PartnerID, o.Environment, o.PublicID, event, data, now)
+	_, err := webhook.Emit(tx, o.PartnerID, o.Environment, o.PublicID, st.Event, data, now)
 	return st.ID, err
 }
 

@@ -39,9 +39,11 @@ func lastTransferStep(tx *outbox.Tx, orderID string) (models.OrderStep, bool, er
 	return st, res.RowsAffected == 1, res.Error
 }
 
-// pushNote begins the note of every step of push n, by which a resumed
-// task finds what it did already.
-func pushNote(n int64) string { return fmt.Sprintf("push %d: ", n) }
+// pushStep is a step of push p, found again by its PushID when the task
+// is resumed.
+func pushStep(p tasks.TransferPushPayload, event, text string) models.OrderStep {
+	return models.OrderStep{Actor: ActorRegistry, Event: event, Note: fmt.Sprintf("push %d: %s", p.Push, text), PushID: &p.Push}
+}
 
 // Push runs the transfer:push task p with reg: it records
 // transfer.requested, asks the registry, and records transfer.completed
@@ -51,7 +53,6 @@ func pushNote(n int64) string { return fmt.Sprintf("push %d: ", n) }
 // repeats nothing it recorded (the registry is given the same change id).
 // An error is for asynq to retry.
 func (s *Service) Push(ctx context.Context, p tasks.TransferPushPayload, reg registry.Provider, final bool) error {
-	note := pushNote(p.Push)
 	var o models.Order
 	var requested, settled bool
 	err := s.outbox.Transaction(ctx, func(tx *outbox.Tx) error {
@@ -60,7 +61,7 @@ func (s *Service) Push(ctx context.Context, p tasks.TransferPushPayload, reg reg
 			return err
 		}
 		var steps []models.OrderStep
-		if err := tx.Where("order_id = ? AND note LIKE ?", o.PublicID, note+"%").Find(&steps).Error; err != nil {
+		if err := tx.Where("order_id = ? AND push_id = ?", o.PublicID, p.Push).Find(&steps).Error; err != nil {
 			return fmt.Errorf("read the push's steps: %w", err)
 		}
 		for _, st := range steps {
@@ -70,7 +71,8 @@ func (s *Service) Push(ctx context.Context, p tasks.TransferPushPayload, reg reg
 		if settled || requested || o.Status != models.OrderTransferInProgress {
 			return nil
 		}
-		return s.record(tx, o, ActorRegistry, EventTransferRequested, note+"to "+p.Recipient, transferData(p, ""))
+		_, err = s.recordStep(tx, o, pushStep(p, EventTransferRequested, "to "+p.Recipient), transferData(p, ""))
+		return err
 	})
 	if err != nil || settled || o.Status != models.OrderTransferInProgress {
 		return err
@@ -85,7 +87,8 @@ func (s *Service) Push(ctx context.Context, p tasks.TransferPushPayload, reg reg
 		event, text, reason = EventTransferFailed, pushErr.Error(), pushErr.Error()
 	}
 	return s.outbox.Transaction(ctx, func(tx *outbox.Tx) error {
-		return s.record(tx, o, ActorRegistry, event, note+text, transferData(p, reason))
+		_, err := s.recordStep(tx, o, pushStep(p, event, text), transferData(p, reason))
+		return err
 	})
 }
 
