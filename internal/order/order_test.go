@@ -217,8 +217,28 @@ func TestAnOrderAtTheThresholdWaitsForReview(t *testing.T) {
 	}
 }
 
+// allowedMoves are the cells of status/review/action that move an order,
+// written out by hand from the life of an order (not computed from
+// Moves): the status after and the event. Every other cell is refused.
+// start-transfer from TRANSFER_IN_PROGRESS is allowed only after a failed
+// push (TestARefusedPushFailsAndOpsRetry), which these orders have not had.
+var allowedMoves = map[string]string{
+	"EXTERNALLY_PAID/pending/clear-review":          "EXTERNALLY_PAID order.manual_review_cleared",
+	"EXTERNALLY_PAID/none/start-transfer":           "TRANSFER_IN_PROGRESS order.transfer_started",
+	"EXTERNALLY_PAID/none/cancel":                   "CANCELLED order.refunded",
+	"EXTERNALLY_PAID/pending/cancel":                "CANCELLED order.refunded",
+	"PAID/pending/clear-review":                     "PAID order.manual_review_cleared",
+	"PAID/none/start-transfer":                      "TRANSFER_IN_PROGRESS order.transfer_started",
+	"PAID/none/cancel":                              "CANCELLED order.refunded",
+	"PAID/pending/cancel":                           "CANCELLED order.refunded",
+	"TRANSFER_IN_PROGRESS/none/confirm-delivery":    "TRANSFER_COMPLETED order.transfer_completed",
+	"TRANSFER_IN_PROGRESS/pending/confirm-delivery": "TRANSFER_COMPLETED order.transfer_completed",
+	"TRANSFER_IN_PROGRESS/none/cancel":              "CANCELLED order.refunded",
+	"TRANSFER_IN_PROGRESS/pending/cancel":           "CANCELLED order.refunded",
+}
+
 // TestEveryCellOfTheMoveTable tries every action from every status, with
-// the review held and not, against Moves.
+// the review held and not, against allowedMoves.
 func TestEveryCellOfTheMoveTable(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t)
@@ -241,11 +261,8 @@ func TestEveryCellOfTheMoveTable(t *testing.T) {
 				w.db.Model(&models.SandboxListing{}).Where("id = ?", id).Update("sold_at", w.now)
 
 				got, err := w.s.Move(ctx, o.PublicID, action, MoveInput{Recipient: "buyer-registrar"})
-				m, allowed := Moves[status][action]
-				allowed = allowed && !(action == ClearReview && review != models.ReviewPending) &&
-					!(action == StartTransfer && review == models.ReviewPending) &&
-					!(action == StartTransfer && status == models.OrderTransferInProgress) // no failed push to retry here
 				cell := status + "/" + review + "/" + string(action)
+				want, allowed := allowedMoves[cell]
 				if !allowed {
 					wantCode(t, cell, err, fault.Conflict)
 					var after models.Order
@@ -255,13 +272,14 @@ func TestEveryCellOfTheMoveTable(t *testing.T) {
 					}
 					continue
 				}
-				if err != nil || got.Status != m.to {
-					t.Errorf("%s = %+v, %v; want %s", cell, got, err, m.to)
+				wantStatus, wantEvent, _ := strings.Cut(want, " ")
+				if err != nil || got.Status != wantStatus {
+					t.Errorf("%s = %+v, %v; want %s", cell, got, err, wantStatus)
 					continue
 				}
 				last := got.Timeline[len(got.Timeline)-1]
-				if last.Event == nil || *last.Event != m.event || last.Actor != ActorOps {
-					t.Errorf("%s: last step %+v, want %s by ops", cell, last, m.event)
+				if last.Event == nil || *last.Event != wantEvent || last.Actor != ActorOps {
+					t.Errorf("%s: last step %+v, want %s by ops", cell, last, wantEvent)
 				}
 				var l models.SandboxListing
 				w.db.Take(&l, "id = ?", id)
