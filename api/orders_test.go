@@ -22,6 +22,9 @@ import (
 // of it at price.
 func sandboxOrder(t *testing.T, env *testEnv, partnerID, domain string, price int64) order.View {
 	t.Helper()
+	if err := env.db.FirstOrCreate(&models.Partner{ID: partnerID, Status: "approved", CommissionBPS: 1500, CreatedAt: env.now}).Error; err != nil {
+		t.Fatal(err)
+	}
 	l := models.SandboxListing{ID: models.NewID(), Domain: domain, TLD: domain[strings.LastIndexByte(domain, '.')+1:],
 		BINCents: &price, Currency: "USD", CreatedAt: env.now}
 	if err := env.db.Create(&l).Error; err != nil {

@@ -40,6 +40,7 @@ var migrations = []migration{
 	{16, "hosted checkout sessions", migrateV16},
 	{17, "webhook deliveries in order per subject", migrateV17},
 	{18, "the push of a transfer step", migrateV18},
+	{19, "commission on orders, the ledger and settlement runs", migrateV19},
 }
 
 // SchemaMigration records an applied migration.

@@ -66,5 +66,6 @@ func All() []any {
 		&Partner{}, &PartnerCredential{}, &SandboxListing{}, &WebhookEndpoint{}, &Event{}, &WebhookDelivery{},
 		&Quote{}, &Order{}, &OrderStep{}, &Refund{},
 		&CheckoutSession{},
+		&LedgerEntry{}, &SettlementRun{},
 	}
 }

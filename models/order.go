@@ -65,10 +65,18 @@ type Order struct {
 	ReturnURL          string  `gorm:"size:2000"`
 	CancelURL          string  `gorm:"size:2000"`
 	// RefundedCents sums the order's refunds.
-	RefundedCents       int64 `gorm:"not null;default:0"`
+	RefundedCents int64 `gorm:"not null;default:0"`
+	// CommissionBPS and CommissionCents are the partner's rate when the
+	// order was made and its share of the sale at that rate (rounded half
+	// to even), so that a later rate change rewrites no history.
+	CommissionBPS       int   `gorm:"not null;default:0"`
+	CommissionCents     int64 `gorm:"not null;default:0"`
 	TransferCompletedAt *time.Time
-	CreatedAt           time.Time `gorm:"not null;index:idx_orders_partner_env_created,priority:3"`
-	UpdatedAt           time.Time
+	// SettledPeriod is the start of the settlement period whose run settled
+	// the order.
+	SettledPeriod *time.Time `gorm:"index"`
+	CreatedAt     time.Time  `gorm:"not null;index:idx_orders_partner_env_created,priority:3"`
+	UpdatedAt     time.Time
 }
 
 // OrderStep is one line of an order's timeline: a status move or an event,

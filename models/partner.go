@@ -22,8 +22,9 @@ type Partner struct {
 	Name         string `gorm:"size:200;not null"`
 	ContactEmail string `gorm:"size:254;not null"`
 	Status       string `gorm:"size:16;not null"`
-	// CommissionBPS is the commission the service keeps on the partner's
-	// sales, in basis points.
+	// CommissionBPS is the partner's share of its sales, in basis points:
+	// what it keeps of a sale it collected, or is paid for one the service
+	// collected. Each order records the rate of its day.
 	CommissionBPS int `gorm:"not null;default:1500"`
 	// OwnerUserID is the account that applied, for partners that applied
 	// themselves (their sandbox credential is shown on its account page).

@@ -155,8 +155,8 @@ func (s *Service) RecordHosted(ctx context.Context, p HostedPayment) (View, erro
 			Status: models.OrderPaid, Review: review, SalePriceCents: p.PriceCents, Currency: p.Currency,
 			PaymentModel: models.PaymentHosted, BuyerEmail: p.Buyer.Email, BuyerName: p.Buyer.Name, BuyerCountry: p.Buyer.Country,
 			ExternalPaymentRef: p.ChargeID, ReturnURL: cs.ReturnURL, CancelURL: cs.CancelURL, CreatedAt: now, UpdatedAt: now}
-		if err := tx.Create(&o).Error; err != nil {
-			return fmt.Errorf("record order of %s: %w", l.Domain, err)
+		if err := createSale(tx, &o); err != nil {
+			return err
 		}
 		res := tx.Model(&models.CheckoutSession{}).Where("id = ? AND order_id IS NULL", cs.ID).
 			Updates(map[string]any{"order_id": o.PublicID, "charge_id": p.ChargeID, "card_last4": p.CardLast4, "paid_at": now})

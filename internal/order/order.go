@@ -92,6 +92,7 @@ type View struct {
 	Domain              string     `json:"domain"`
 	Status              string     `json:"status"`
 	SalePriceCents      int64      `json:"sale_price_cents"`
+	CommissionCents     int64      `json:"commission_cents"`
 	Currency            string     `json:"currency"`
 	PaymentModel        string     `json:"payment_model"`
 	Buyer               Buyer      `json:"buyer"`
@@ -117,8 +118,8 @@ type Step struct {
 }
 
 func newView(o models.Order) View {
-	v := View{PublicID: o.PublicID, PartnerID: o.PartnerID, Domain: o.Domain, Status: o.Status, SalePriceCents: o.SalePriceCents, Currency: o.Currency,
-		PaymentModel: o.PaymentModel, Buyer: Buyer{Email: o.BuyerEmail, Name: o.BuyerName, Country: o.BuyerCountry},
+	v := View{PublicID: o.PublicID, PartnerID: o.PartnerID, Domain: o.Domain, Status: o.Status, SalePriceCents: o.SalePriceCents, CommissionCents: o.CommissionCents,
+		Currency: o.Currency, PaymentModel: o.PaymentModel, Buyer: Buyer{Email: o.BuyerEmail, Name: o.BuyerName, Country: o.BuyerCountry},
 		ExternalPaymentRef: o.ExternalPaymentRef, QuoteID: o.QuoteID, Review: o.Review, RefundedCents: o.RefundedCents,
 		Environment: o.Environment, CreatedAt: o.CreatedAt.UTC(), UpdatedAt: o.UpdatedAt.UTC()}
 	if t := o.TransferCompletedAt; t != nil {

@@ -13,6 +13,8 @@ import (
 	"gorm.io/gorm"
 
 	"github.com/domaind/domaind/internal/fault"
+	"github.com/domaind/domaind/internal/ledger"
+	"github.com/domaind/domaind/internal/ledger/ledgertest"
 	"github.com/domaind/domaind/internal/outbox"
 	"github.com/domaind/domaind/internal/platform/platformtest"
 	"github.com/domaind/domaind/models"
@@ -29,12 +31,19 @@ type world struct {
 func newWorld(t *testing.T) *world {
 	t.Helper()
 	db := modelstest.NewDB(t)
+	ledgertest.CheckAtEnd(t, db)
 	r := platformtest.NewRedis(t)
 	ob := outbox.New(db, r.Client, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	t.Cleanup(func() { ob.Close() })
 	w := &world{db: db, now: time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)}
 	w.s = New(db, ob, []byte("test-secret-key-0123456789abcdef"), Options{QuoteTTL: 10 * time.Minute, ReviewThresholdCents: 500_000},
 		func() time.Time { return w.now })
+	for _, id := range []string{"prt_a", "prt_b", "prt_c", "prt_d", "prt_e", "prt_f", "prt_g", "prt_h"} {
+		if err := db.Create(&models.Partner{ID: id, Name: id, ContactEmail: id + "@example.com", Status: "approved",
+			CommissionBPS: 1500, CreatedAt: w.now}).Error; err != nil {
+			t.Fatal(err)
+		}
+	}
 	return w
 }
 
@@ -257,7 +266,12 @@ func TestEveryCellOfTheMoveTable(t *testing.T) {
 					Domain: domain, Status: status, Review: review, SalePriceCents: 1000, Currency: "USD",
 					PaymentModel: models.PaymentPartnerCollected, BuyerEmail: "b@example.com", BuyerName: "B", BuyerCountry: "NL",
 					ExternalPaymentRef: "x", CreatedAt: w.now, UpdatedAt: w.now}
+				o.CommissionBPS, o.CommissionCents = 1500, 150
 				w.db.Create(&o)
+				ref := ledgerRef(o, ledger.KindSale)
+				if err := ledger.Post(w.db, ref, w.now, ledger.Sale(o.PaymentModel, o.SalePriceCents, o.CommissionCents)...); err != nil {
+					t.Fatal(err)
+				}
 				w.db.Model(&models.SandboxListing{}).Where("id = ?", id).Update("sold_at", w.now)
 
 				got, err := w.s.Move(ctx, o.PublicID, action, MoveInput{Recipient: "buyer-registrar"})

@@ -14,6 +14,7 @@ import (
 
 	"github.com/domaind/domaind/internal/account"
 	"github.com/domaind/domaind/internal/fault"
+	"github.com/domaind/domaind/internal/ledger"
 	"github.com/domaind/domaind/internal/outbox"
 	"github.com/domaind/domaind/internal/secret"
 	"github.com/domaind/domaind/models"
@@ -159,8 +160,8 @@ func (s *Service) Record(ctx context.Context, partnerID, env string, n NewOrder)
 			PaymentModel: models.PaymentPartnerCollected, BuyerEmail: n.Buyer.Email, BuyerName: n.Buyer.Name, BuyerCountry: n.Buyer.Country,
 			QuoteID: quoteID, ExternalPaymentRef: n.ExternalPaymentRef, ReturnURL: n.ReturnURL, CancelURL: n.CancelURL,
 			CreatedAt: now, UpdatedAt: now}
-		if err := tx.Create(&o).Error; err != nil {
-			return fmt.Errorf("record order of %s: %w", l.Domain, err)
+		if err := createSale(tx, &o); err != nil {
+			return err
 		}
 		note := "recorded by the partner"
 		if review == models.ReviewPending {
@@ -172,6 +173,25 @@ func (s *Service) Record(ctx context.Context, partnerID, env string, n NewOrder)
 		return View{}, err
 	}
 	return withTimeline(s.db.WithContext(ctx), newView(o))
+}
+
+// createSale records o, sold, with its partner's commission at today's
+// rate and the sale's ledger lines.
+func createSale(tx *outbox.Tx, o *models.Order) error {
+	var p models.Partner
+	if err := tx.Select("commission_bps").Take(&p, "id = ?", o.PartnerID).Error; err != nil {
+		return fmt.Errorf("find the commission rate of %s: %w", o.PartnerID, err)
+	}
+	o.CommissionBPS, o.CommissionCents = p.CommissionBPS, ledger.Share(o.SalePriceCents, p.CommissionBPS)
+	if err := tx.Create(o).Error; err != nil {
+		return fmt.Errorf("record order of %s: %w", o.Domain, err)
+	}
+	return ledger.Post(tx.DB, ledgerRef(*o, ledger.KindSale), o.CreatedAt, ledger.Sale(o.PaymentModel, o.SalePriceCents, o.CommissionCents)...)
+}
+
+// ledgerRef is the ledger reference of a transaction of kind about o.
+func ledgerRef(o models.Order, kind string) ledger.Ref {
+	return ledger.Ref{PartnerID: o.PartnerID, Environment: o.Environment, Currency: o.Currency, Kind: kind, OrderID: &o.PublicID}
 }
 
 // priceOf is what the partner pays for l: its live quote's price, or the

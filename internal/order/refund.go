@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/domaind/domaind/internal/fault"
+	"github.com/domaind/domaind/internal/ledger"
 	"github.com/domaind/domaind/internal/outbox"
 	"github.com/domaind/domaind/internal/secret"
 	"github.com/domaind/domaind/models"
@@ -89,13 +90,18 @@ func (s *Service) Refund(ctx context.Context, partnerID, env string, r NewRefund
 	return out, err
 }
 
-// addRefund records a refund of amount on o by actor, adding it to o's
-// refunded_cents (the caller saves o).
+// addRefund records a refund of amount on o by actor with its ledger
+// lines, adding it to o's refunded_cents (the caller saves o).
 func addRefund(tx *outbox.Tx, o *models.Order, amount int64, reason, actor string, now time.Time) (models.Refund, error) {
 	rf := models.Refund{ID: secret.NewID("rfd_"), OrderID: o.PublicID, AmountCents: amount, Currency: o.Currency,
 		Reason: reason, Actor: actor, CreatedAt: now}
 	if err := tx.Create(&rf).Error; err != nil {
 		return rf, fmt.Errorf("record refund of %s: %w", o.PublicID, err)
+	}
+	ref := ledgerRef(*o, ledger.KindRefund)
+	ref.RefundID = &rf.ID
+	if err := ledger.Post(tx.DB, ref, now, ledger.Refund(o.PaymentModel, o.SalePriceCents, o.CommissionCents, o.RefundedCents, amount)...); err != nil {
+		return rf, err
 	}
 	o.RefundedCents += amount
 	o.UpdatedAt = now

@@ -1,0 +1,132 @@
+// Package ledger is the service's book of money: a double-entry ledger in
+// integer cents (models.LedgerEntry). Every change of money (a sale, a
+// refund, a payout) is one transaction of lines that sum to zero, written
+// by Post in the database transaction of the change itself; statements,
+// transactions and payouts are queries over the lines, never a second
+// copy of the numbers.
+//
+// The accounts, per partner, environment and currency (debits positive):
+//
+//	sales               the marketplace's sales: credited the gross of each
+//	commission          the partners' share of sales: debited
+//	partner_receivable  owed by a partner that collected a sale itself
+//	partner_payable     owed to a partner for a sale the service collected
+//	cash                money the service holds: hosted payments in
+//
+// A partner-collected sale of G with commission C is sales −G,
+// commission +C, partner_receivable +(G−C): the partner keeps its share
+// and owes the rest. A hosted sale is cash +G, sales −G, commission +C,
+// partner_payable −C: the service owes the partner its share. A refund
+// reverses the sale in proportion, so that refunds adding up to the whole
+// sale reverse exactly its commission.
+package ledger
+
+import (
+	"fmt"
+	"math/big"
+	"time"
+
+	"gorm.io/gorm"
+
+	"github.com/domaind/domaind/internal/secret"
+	"github.com/domaind/domaind/models"
+)
+
+// Accounts.
+const (
+	Sales      = "sales"
+	Commission = "commission"
+	Receivable = "partner_receivable"
+	Payable    = "partner_payable"
+	Cash       = "cash"
+)
+
+// Kinds of transactions.
+const (
+	KindSale   = "sale"
+	KindRefund = "refund"
+	KindPayout = "payout"
+)
+
+// Line is an amount on an account: a debit when positive.
+type Line struct {
+	Account     string
+	AmountCents int64
+}
+
+// Ref is what a transaction is about and whose it is.
+type Ref struct {
+	PartnerID, Environment, Currency, Kind string
+	OrderID, RefundID, PayoutID            *string
+}
+
+// Post writes lines as one ledger transaction about ref in tx. Lines of
+// zero are left out; the rest must sum to zero.
+func Post(tx *gorm.DB, ref Ref, now time.Time, lines ...Line) error {
+	var sum int64
+	txn := secret.NewID("txn_")
+	entries := make([]models.LedgerEntry, 0, len(lines))
+	for _, l := range lines {
+		sum += l.AmountCents
+		if l.AmountCents == 0 {
+			continue
+		}
+		entries = append(entries, models.LedgerEntry{TxnID: txn, Account: l.Account, PartnerID: ref.PartnerID,
+			Environment: ref.Environment, Currency: ref.Currency, AmountCents: l.AmountCents, Kind: ref.Kind,
+			OrderID: ref.OrderID, RefundID: ref.RefundID, PayoutID: ref.PayoutID, CreatedAt: now.UTC()})
+	}
+	if sum != 0 {
+		return fmt.Errorf("ledger: the lines of a %s transaction sum to %d cents, not zero: %+v", ref.Kind, sum, lines)
+	}
+	if len(entries) == 0 {
+		return nil
+	}
+	if err := tx.Create(&entries).Error; err != nil {
+		return fmt.Errorf("ledger: post %s: %w", ref.Kind, err)
+	}
+	return nil
+}
+
+// Share returns bps basis points of cents, rounded half to even.
+func Share(cents int64, bps int) int64 { return MulDiv(cents, int64(bps), 10_000) }
+
+// MulDiv returns a·b/d rounded half to even, exactly (the product may
+// exceed 64 bits). d must be positive.
+func MulDiv(a, b, d int64) int64 {
+	n := new(big.Int).Mul(big.NewInt(a), big.NewInt(b))
+	q, r := new(big.Int).QuoRem(n, big.NewInt(d), new(big.Int))
+	// Compare twice the remainder with the divisor, by magnitude.
+	twice := new(big.Int).Abs(r)
+	twice.Lsh(twice, 1)
+	switch c := twice.Cmp(big.NewInt(d)); {
+	case c > 0 || (c == 0 && q.Bit(0) == 1):
+		if n.Sign() < 0 {
+			q.Sub(q, big.NewInt(1))
+		} else {
+			q.Add(q, big.NewInt(1))
+		}
+	}
+	return q.Int64()
+}
+
+// Sale returns the lines of a sale of gross cents with commission cents,
+// collected by the partner (partner_collected) or by the service (hosted).
+func Sale(paymentModel string, gross, commission int64) []Line {
+	if paymentModel == models.PaymentHosted {
+		return []Line{{Cash, gross}, {Sales, -gross}, {Commission, commission}, {Payable, -commission}}
+	}
+	return []Line{{Sales, -gross}, {Commission, commission}, {Receivable, gross - commission}}
+}
+
+// Refund returns the lines of refunding amount cents of a sale of gross
+// with commission, of which refunded cents were refunded before: the sale
+// reversed in proportion, its commission by the difference of the shares
+// before and after, so that the parts of a whole refund reverse exactly
+// the commission.
+func Refund(paymentModel string, gross, commission, refunded, amount int64) []Line {
+	back := MulDiv(commission, refunded+amount, gross) - MulDiv(commission, refunded, gross)
+	if paymentModel == models.PaymentHosted {
+		return []Line{{Cash, -amount}, {Sales, amount}, {Commission, -back}, {Payable, back}}
+	}
+	return []Line{{Sales, amount}, {Commission, -back}, {Receivable, back - amount}}
+}

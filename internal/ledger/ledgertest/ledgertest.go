@@ -1,0 +1,52 @@
+// Package ledgertest checks the ledger's invariants after a test.
+package ledgertest
+
+import (
+	"testing"
+
+	"gorm.io/gorm"
+
+	"github.com/domaind/domaind/internal/ledger"
+	"github.com/domaind/domaind/models"
+)
+
+// CheckAtEnd checks, when the test ends, that every ledger transaction in
+// db sums to zero in each currency, and that each order's sales lines are
+// its price less its refunds and its commission lines its commission less
+// what its refunds reversed (never below zero).
+func CheckAtEnd(t testing.TB, db *gorm.DB) {
+	t.Helper()
+	t.Cleanup(func() { Check(t, db) })
+}
+
+// Check checks the ledger of db now (see CheckAtEnd).
+func Check(t testing.TB, db *gorm.DB) {
+	t.Helper()
+	var unbalanced []struct {
+		TxnID    string
+		Currency string
+		Sum      int64
+	}
+	if err := db.Model(&models.LedgerEntry{}).Select("txn_id, currency, SUM(amount_cents) AS sum").
+		Group("txn_id, currency").Having("SUM(amount_cents) <> 0").Scan(&unbalanced).Error; err != nil {
+		t.Fatalf("ledger: %v", err)
+	}
+	for _, u := range unbalanced {
+		t.Errorf("ledger transaction %s sums to %d %s", u.TxnID, u.Sum, u.Currency)
+	}
+	var orders []models.Order
+	if err := db.Find(&orders).Error; err != nil {
+		t.Fatalf("ledger: %v", err)
+	}
+	for _, o := range orders {
+		var sales, commission int64
+		db.Model(&models.LedgerEntry{}).Where("order_id = ? AND account = ?", o.PublicID, ledger.Sales).Select("COALESCE(SUM(amount_cents), 0)").Scan(&sales)
+		db.Model(&models.LedgerEntry{}).Where("order_id = ? AND account = ?", o.PublicID, ledger.Commission).Select("COALESCE(SUM(amount_cents), 0)").Scan(&commission)
+		if -sales != o.SalePriceCents-o.RefundedCents {
+			t.Errorf("ledger: order %s sold %d, refunded %d, but its sales lines are %d", o.PublicID, o.SalePriceCents, o.RefundedCents, sales)
+		}
+		if want := o.CommissionCents - ledger.MulDiv(o.CommissionCents, o.RefundedCents, o.SalePriceCents); commission != want {
+			t.Errorf("ledger: order %s has commission lines of %d, want %d", o.PublicID, commission, want)
+		}
+	}
+}

@@ -1,0 +1,47 @@
+package models
+
+import "time"
+
+// LedgerEntry is one line of a double-entry ledger transaction: an amount
+// in cents on an account (debits positive, credits negative), in the
+// currency and environment of the order, refund or payout that caused it.
+// The lines of one TxnID sum to zero in each currency. Entries are only
+// ever added; statements, transactions and payouts are queries over them.
+type LedgerEntry struct {
+	ID          int64  `gorm:"primaryKey;autoIncrement"`
+	TxnID       string `gorm:"size:40;not null;index"`
+	Account     string `gorm:"size:40;not null"`
+	PartnerID   string `gorm:"size:40;not null;index:idx_ledger_partner_created,priority:1"`
+	Environment string `gorm:"size:8;not null;index:idx_ledger_partner_created,priority:2"`
+	Currency    string `gorm:"size:3;not null"`
+	AmountCents int64  `gorm:"not null"`
+	// Kind is what caused the line: sale, refund or payout.
+	Kind      string    `gorm:"size:16;not null"`
+	OrderID   *string   `gorm:"size:40;index"`
+	RefundID  *string   `gorm:"size:40"`
+	PayoutID  *string   `gorm:"size:40;index"`
+	CreatedAt time.Time `gorm:"not null;index:idx_ledger_partner_created,priority:3"`
+}
+
+// Settlement run states.
+const (
+	RunQueued  = "queued"
+	RunRunning = "running"
+	RunDone    = "done"
+	RunFailed  = "failed"
+)
+
+// SettlementRun settles the orders completed before the end of one
+// period: one run per period, however many times it is asked for.
+type SettlementRun struct {
+	ID          string    `gorm:"primaryKey;size:40"`
+	PeriodStart time.Time `gorm:"not null;uniqueIndex"`
+	PeriodEnd   time.Time `gorm:"not null"`
+	Status      string    `gorm:"size:16;not null"`
+	// Trigger is who asked first: schedule or ops.
+	Trigger    string `gorm:"size:16;not null"`
+	Error      string `gorm:"size:500"`
+	CreatedAt  time.Time
+	StartedAt  *time.Time
+	FinishedAt *time.Time
+}
