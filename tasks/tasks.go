@@ -74,6 +74,9 @@ var Specs = map[string]Spec{
 	// A push is one registry call; a registry that is down is retried for
 	// about 40 minutes (10 s, 20 s, 40 s …) before the push fails.
 	TypeTransferPush: {Queue: QueueBulk, MaxRetry: 8, Timeout: 2 * time.Minute, Backoff: 10 * time.Second},
+	// A run settles its orders in batches, each committed, so a retry
+	// resumes it; a run that fails 10 times is failed for finance to see.
+	TypeSettlementRun: {Queue: QueueSettlement, MaxRetry: 10, Timeout: 30 * time.Minute, Backoff: 10 * time.Second},
 }
 
 // HeaderRequestID is the task header carrying the id of the HTTP request

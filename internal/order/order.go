@@ -35,6 +35,7 @@ const (
 	EventTransferStart = "order.transfer_started"
 	EventTransferDone  = "order.transfer_completed"
 	EventRefunded      = "order.refunded"
+	EventSettled       = "order.settled"
 )
 
 // Actors of an order's timeline.
@@ -42,6 +43,8 @@ const (
 	ActorPartner  = "partner"
 	ActorOps      = "ops"
 	ActorRegistry = "registry"
+	// ActorSettlement is a settlement run.
+	ActorSettlement = "settlement"
 )
 
 // Options are the operator's settings.

@@ -1,0 +1,286 @@
+package settlement
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"gorm.io/gorm"
+
+	"github.com/domaind/domaind/internal/fault"
+	"github.com/domaind/domaind/internal/ledger/ledgertest"
+	"github.com/domaind/domaind/internal/order"
+	"github.com/domaind/domaind/internal/outbox"
+	"github.com/domaind/domaind/internal/platform/platformtest"
+	"github.com/domaind/domaind/models"
+	"github.com/domaind/domaind/models/modelstest"
+	"github.com/domaind/domaind/tasks"
+)
+
+type world struct {
+	db     *gorm.DB
+	orders *order.Service
+	s      *Service
+	now    time.Time
+}
+
+// The period the tests settle: Monday 2026-11-23, with periods of a day.
+var (
+	day     = time.Date(2026, 11, 23, 0, 0, 0, 0, time.UTC)
+	nextDay = day.AddDate(0, 0, 1)
+)
+
+func newWorld(t *testing.T) *world {
+	t.Helper()
+	db := modelstest.NewDB(t)
+	ledgertest.CheckAtEnd(t, db)
+	r := platformtest.NewRedis(t)
+	ob := outbox.New(db, r.Client, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	t.Cleanup(func() { ob.Close() })
+	w := &world{db: db, now: day.Add(9 * time.Hour)}
+	clock := func() time.Time { return w.now }
+	w.orders = order.New(db, ob, []byte("test-secret-key-0123456789abcdef"), order.Options{QuoteTTL: 10 * time.Minute, ReviewThresholdCents: 10_000_000}, clock)
+	length, _ := ParseLength("day")
+	w.s = New(db, ob, w.orders, length, clock)
+	for id, bps := range map[string]int{"prt_a": 1500, "prt_b": 1000} {
+		if err := db.Create(&models.Partner{ID: id, Name: id, ContactEmail: id + "@example.com", Status: "approved",
+			CommissionBPS: bps, CreatedAt: w.now}).Error; err != nil {
+			t.Fatal(err)
+		}
+	}
+	return w
+}
+
+// sell lists domain at price and records an order of partnerID for it
+// (partner-collected, or on the hosted checkout).
+func (w *world) sell(t *testing.T, partnerID, domain string, price int64, hosted bool) string {
+	t.Helper()
+	ctx := context.Background()
+	if err := w.db.Create(&models.SandboxListing{ID: models.NewID(), Domain: domain, TLD: "com", BINCents: &price,
+		Currency: "USD", CreatedAt: w.now}).Error; err != nil {
+		t.Fatal(err)
+	}
+	buyer := order.Buyer{Email: "ada@example.com", Name: "Ada Buyer", Country: "NL"}
+	if hosted {
+		cs := models.CheckoutSession{ID: "cs_" + models.NewID()[:8], PartnerID: partnerID, Environment: models.EnvSandbox, Domain: domain,
+			ReturnURL: "https://shop.test/thanks", CancelURL: "https://shop.test/", ExpiresAt: w.now.Add(time.Hour), CreatedAt: w.now}
+		if err := w.db.Create(&cs).Error; err != nil {
+			t.Fatal(err)
+		}
+		v, err := w.orders.RecordHosted(ctx, order.HostedPayment{Session: cs, PriceCents: price, Currency: "USD", Buyer: buyer,
+			ChargeID: "ch_test_" + domain, CardLast4: "4242"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v.PublicID
+	}
+	v, err := w.orders.Record(ctx, partnerID, models.EnvSandbox, order.NewOrder{Domain: domain, ExpectedPrice: &price, Currency: "USD",
+		ExternalPaymentRef: "pay_" + domain, Buyer: &buyer})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v.PublicID
+}
+
+// deliver takes order id through its transfer to TRANSFER_COMPLETED now.
+func (w *world) deliver(t *testing.T, id string) {
+	t.Helper()
+	ctx := context.Background()
+	if _, err := w.orders.Move(ctx, id, order.StartTransfer, order.MoveInput{Recipient: "buyer-registrar"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.orders.Move(ctx, id, order.ConfirmDelivery, order.MoveInput{}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// day23 sells and delivers the test's orders of 2026-11-23, and some that
+// the period's run must leave alone; it returns the ids settled.
+func (w *world) day23(t *testing.T) []string {
+	t.Helper()
+	ctx := context.Background()
+	a1 := w.sell(t, "prt_a", "thousand.com", 100_000, false) // commission 15,000; owes 85,000
+	a2 := w.sell(t, "prt_a", "refunded-part.com", 33_333, false)
+	// 15 % of 333.33 is 49.9995 → 5,000 cents; a refund of 33.33 reverses
+	// 5,000 × 3,333 / 33,333 = 499.95 → 500 of it: commission 4,500, sales
+	// 30,000, owed 25,500.
+	if _, err := w.orders.Refund(ctx, "prt_a", models.EnvSandbox, order.NewRefund{OrderID: a2, Reason: "part", AmountCents: ptr(int64(3_333))}); err != nil {
+		t.Fatal(err)
+	}
+	a3 := w.sell(t, "prt_a", "hosted-sale.com", 5_000, true) // commission 750, paid out
+	b1 := w.sell(t, "prt_b", "other-partner.com", 12_345, false)
+	// 10 % of 123.45 is 12.345 → 1,234 cents (half to even); owes 11,111.
+	for _, id := range []string{a1, a2, a3, b1} {
+		w.deliver(t, id)
+	}
+	w.sell(t, "prt_a", "not-delivered.com", 7_000, false) // stays EXTERNALLY_PAID
+	w.now = nextDay.Add(time.Hour)
+	late := w.sell(t, "prt_a", "delivered-late.com", 9_000, false)
+	w.deliver(t, late) // completed after the period's end
+	return []string{a1, a2, a3, b1}
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// A run settles the period's completed orders once, and the statements
+// are the hand-computed figures to the cent.
+func TestRunSettlesThePeriodToTheCent(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	ctx := context.Background()
+	settled := w.day23(t)
+	run, err := w.s.Request(ctx, day, TriggerOps)
+	if err != nil || run.Status != models.RunQueued || !run.PeriodEnd.Equal(nextDay) {
+		t.Fatalf("request = %+v, %v", run, err)
+	}
+	var entry models.OutboxEntry
+	if err := w.db.Take(&entry, "task_type = ?", tasks.TypeSettlementRun).Error; err != nil || !strings.Contains(string(entry.Payload), run.ID) {
+		t.Errorf("the run's task = %+v, %v", entry, err)
+	}
+	if err := w.s.Run(ctx, run.ID); err != nil {
+		t.Fatal(err)
+	}
+	got, err := w.s.Get(ctx, run.ID)
+	if err != nil || got.Status != models.RunDone || got.FinishedAt == nil {
+		t.Errorf("run after = %+v, %v", got, err)
+	}
+	w.wantSettledOnce(t, settled)
+
+	statements, more, err := w.s.Statements(ctx, StatementFilter{PeriodStart: &day, Limit: 10})
+	if err != nil || more || len(statements) != 2 {
+		t.Fatalf("statements = %+v, %v, %v", statements, more, err)
+	}
+	want := []Statement{
+		{PartnerID: "prt_a", Orders: 3, GrossCents: 138_333, RefundsCents: -3_333, CommissionCents: 20_250, AmountOwedCents: 110_500, PayoutCents: 750},
+		{PartnerID: "prt_b", Orders: 1, GrossCents: 12_345, RefundsCents: 0, CommissionCents: 1_234, AmountOwedCents: 11_111, PayoutCents: 0},
+	}
+	for i, st := range statements {
+		want[i].PeriodStart, want[i].PeriodEnd, want[i].Environment, want[i].Currency, want[i].Status = day, nextDay, models.EnvSandbox, "USD", "final"
+		if st != want[i] {
+			t.Errorf("statement %d = %+v\nwant          %+v", i, st, want[i])
+		}
+	}
+	again, err := w.s.Request(ctx, day, TriggerSchedule)
+	if err != nil || again.ID != run.ID || again.Status != models.RunDone {
+		t.Errorf("asking again = %+v, %v; want the done run", again, err)
+	}
+}
+
+// wantSettledOnce fails unless exactly ids are settled, each with one
+// order.settled step (its event is written with it).
+func (w *world) wantSettledOnce(t *testing.T, ids []string) {
+	t.Helper()
+	var settled []string
+	w.db.Model(&models.Order{}).Where("status = ?", models.OrderSettled).Order("public_id").Pluck("public_id", &settled)
+	if len(settled) != len(ids) {
+		t.Errorf("settled %v, want %v", settled, ids)
+	}
+	for _, id := range ids {
+		var n int64
+		w.db.Model(&models.OrderStep{}).Where("order_id = ? AND event = ? AND actor = ?", id, order.EventSettled, order.ActorSettlement).Count(&n)
+		if n != 1 {
+			t.Errorf("%s has %d order.settled events, want 1", id, n)
+		}
+	}
+}
+
+// A period that has not closed is a conflict, a time that starts no
+// period a validation error naming period_start.
+func TestRequestRefusesOpenAndUnalignedPeriods(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	ctx := context.Background()
+	if _, err := w.s.Request(ctx, day, TriggerOps); !isCode(err, fault.Conflict) || !strings.Contains(err.Error(), "has not closed") {
+		t.Errorf("the open day = %v, want a conflict", err)
+	}
+	w.now = nextDay.Add(time.Minute)
+	if _, err := w.s.Request(ctx, day.Add(5*time.Hour), TriggerOps); !isCode(err, fault.Validation) || !strings.Contains(err.Error(), "2026-11-23T00:00:00Z") {
+		t.Errorf("an unaligned start = %v, want a validation error naming the period's start", err)
+	}
+	var n int64
+	w.db.Model(&models.SettlementRun{}).Count(&n)
+	if n != 0 {
+		t.Errorf("refused requests made %d runs", n)
+	}
+}
+
+func isCode(err error, code fault.Code) bool {
+	e, ok := fault.As(err)
+	return ok && e.Code == code
+}
+
+// Two schedulers and a finance click at once: one run, each order settled
+// once, the same statements.
+func TestThreeRunsAtOnceSettleOnce(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	ctx := context.Background()
+	settled := w.day23(t)
+	var wg sync.WaitGroup
+	ids := make([]string, 3)
+	for i, trigger := range []string{TriggerSchedule, TriggerSchedule, TriggerOps} {
+		wg.Go(func() {
+			run, err := w.s.Request(ctx, day, trigger)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			ids[i] = run.ID
+			if err := w.s.Run(ctx, run.ID); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	wg.Wait()
+	if ids[0] != ids[1] || ids[1] != ids[2] {
+		t.Errorf("three requests made runs %v, want one", ids)
+	}
+	var tasksMade int64
+	w.db.Model(&models.OutboxEntry{}).Where("task_type = ?", tasks.TypeSettlementRun).Count(&tasksMade)
+	if tasksMade != 1 {
+		t.Errorf("%d settlement tasks, want 1", tasksMade)
+	}
+	w.wantSettledOnce(t, settled)
+	statements, _, err := w.s.Statements(ctx, StatementFilter{PeriodStart: &day, Limit: 10})
+	if err != nil || len(statements) != 2 || statements[0].GrossCents != 138_333 || statements[1].AmountOwedCents != 11_111 {
+		t.Errorf("statements = %+v, %v", statements, err)
+	}
+}
+
+func TestPeriods(t *testing.T) {
+	t.Parallel()
+	at := time.Date(2026, 11, 25, 15, 4, 5, 0, time.UTC) // a Wednesday
+	for _, tc := range []struct {
+		length     string
+		start, end time.Time
+	}{
+		{"week", time.Date(2026, 11, 23, 0, 0, 0, 0, time.UTC), time.Date(2026, 11, 30, 0, 0, 0, 0, time.UTC)},
+		{"day", time.Date(2026, 11, 25, 0, 0, 0, 0, time.UTC), time.Date(2026, 11, 26, 0, 0, 0, 0, time.UTC)},
+		{"15m", time.Date(2026, 11, 25, 15, 0, 0, 0, time.UTC), time.Date(2026, 11, 25, 15, 15, 0, 0, time.UTC)},
+		{"7m", time.Unix(at.Unix()-at.Unix()%420, 0).UTC(), time.Unix(at.Unix()-at.Unix()%420+420, 0).UTC()},
+	} {
+		l, err := ParseLength(tc.length)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p := l.Of(at); !p.Start.Equal(tc.start) || !p.End.Equal(tc.end) {
+			t.Errorf("%s period of %s = %s–%s, want %s–%s", tc.length, at, p.Start, p.End, tc.start, tc.end)
+		}
+		if closed := l.Closed(at); !closed.End.Equal(tc.start) {
+			t.Errorf("%s: the last closed period ends %s, want %s", tc.length, closed.End, tc.start)
+		}
+	}
+	sunday := time.Date(2026, 11, 29, 23, 59, 0, 0, time.UTC)
+	if p := Week.Of(sunday); !p.Start.Equal(time.Date(2026, 11, 23, 0, 0, 0, 0, time.UTC)) {
+		t.Errorf("Sunday's week starts %s", p.Start)
+	}
+	for _, bad := range []string{"fortnight", "30s", "-1h"} {
+		if _, err := ParseLength(bad); err == nil {
+			t.Errorf("ParseLength(%q) accepted", bad)
+		}
+	}
+}

@@ -1,0 +1,23 @@
+package tasks
+
+import "github.com/hibiken/asynq"
+
+// TypeSettlementRun runs the settlement of one period
+// (models.SettlementRun): it settles the period's completed orders in
+// batches, and is resumed where it stopped when run again.
+const TypeSettlementRun = "settlement:run"
+
+// SettlementRunPayload names the run.
+type SettlementRunPayload struct {
+	RunID string `json:"run_id"`
+}
+
+// NewSettlementRunTask makes the task of run id.
+func NewSettlementRunTask(id string) (*asynq.Task, error) {
+	return newTask(TypeSettlementRun, SettlementRunPayload{RunID: id})
+}
+
+// ParseSettlementRun decodes the payload of a TypeSettlementRun task.
+func ParseSettlementRun(t *asynq.Task) (SettlementRunPayload, error) {
+	return parse[SettlementRunPayload](t)
+}
