@@ -111,6 +111,9 @@ func (s *Server) routes(monitoring http.Handler, healthOnly bool) {
 	for _, action := range order.AllActions {
 		ops.POST("/orders/:public_id/"+string(action), s.resp.Handle(s.moveOrder(action)))
 	}
+	ops.POST("/settlements/runs", s.resp.Handle(s.requestRun))
+	ops.GET("/settlements/runs", s.resp.Handle(s.listRuns))
+	ops.GET("/settlements/runs/:id", s.resp.Handle(s.getRun))
 	opsPages := e.Group("/ops", s.opsOnly)
 	opsPages.GET("/orders", s.opsOrdersPage)
 	opsPages.POST("/orders/:public_id/:action", s.opsOrderSubmit)
@@ -118,7 +121,8 @@ func (s *Server) routes(monitoring http.Handler, healthOnly bool) {
 	e.POST("/api/partner/applications", s.withSession, s.requireSession, s.idempotent, s.resp.Handle(s.applyAsPartner))
 	pages.POST("/account/partner-application", s.applySubmit)
 	partnerapi.New(partnerapi.Deps{
-		Partners: s.partners, Inventory: s.inventory, Webhooks: s.webhooks, Orders: s.orders, Checkout: s.checkout, Outbox: s.outbox, Catalog: s.catalog,
+		Partners: s.partners, Inventory: s.inventory, Webhooks: s.webhooks, Orders: s.orders, Checkout: s.checkout, Settlements: s.settlements,
+		Outbox: s.outbox, Catalog: s.catalog,
 		Limiter: s.limiter, Nonces: nonce.NewStore(s.redis, nonce.TTL), Idempotent: s.idempotent, Log: s.log, Now: s.now,
 	}).Mount(e)
 }

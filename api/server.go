@@ -33,6 +33,7 @@ import (
 	"github.com/domaind/domaind/internal/ratelimit"
 	"github.com/domaind/domaind/internal/registry"
 	"github.com/domaind/domaind/internal/secret"
+	"github.com/domaind/domaind/internal/settlement"
 	"github.com/domaind/domaind/internal/tools"
 	"github.com/domaind/domaind/internal/webhook"
 )
@@ -98,6 +99,8 @@ type Server struct {
 	webhooks  *webhook.Service
 	orders    *order.Service
 	checkout  *checkout.Service
+	// settlements are finance's settlement runs and the partners' statements.
+	settlements *settlement.Service
 	// deprecations are the deprecated operations (deprecation.go).
 	deprecations map[string]Deprecation
 	engine       *gin.Engine
@@ -140,6 +143,7 @@ func New(d Deps) *Server {
 
 		deprecations: maps.Clone(deprecations),
 	}
+	s.settlements = settlement.New(d.DB, d.Outbox, s.orders, d.Config.SettlementPeriod, d.Config.SecretKey, now)
 	s.checkout = checkout.New(d.DB, s.orders, checkout.Options{BaseURL: s.base(), SecretKey: d.Config.SecretKey,
 		Providers: paymentProviders(d.Config)}, now)
 	s.warmups = newWarmups(s.warmLookup)

@@ -158,7 +158,7 @@ func newWhoisResult(r domaininfo.Record) whoisResult {
 		Domain: r.Domain, Status: strings.Join(r.Statuses, ", "),
 		Registrar: r.Registrar, Registrant: r.Registrant,
 		CreationDate: formatDate(r.Created), ExpirationDate: formatDate(r.Expires), UpdateDate: formatDate(r.Updated),
-		Nameservers: nonNil(r.Nameservers), Emails: nonNil(r.Emails), RawSource: string(r.Source),
+		Nameservers: httpjson.NonNil(r.Nameservers), Emails: httpjson.NonNil(r.Emails), RawSource: string(r.Source),
 	}
 }
 
@@ -168,11 +168,4 @@ func formatDate(t time.Time) string {
 		return ""
 	}
 	return t.UTC().Format(time.RFC3339)
-}
-
-func nonNil(s []string) []string {
-	if s == nil {
-		return []string{}
-	}
-	return s
 }

@@ -16,11 +16,23 @@ import (
 	"github.com/domaind/domaind/tasks"
 )
 
-// Entry is one line of the table: every Every (aligned to the Unix epoch, so
-// every scheduler agrees on the slots), enqueue the task New makes.
+// Entry is one line of the table: every Every, Offset after each multiple
+// of Every since the Unix epoch (so every scheduler agrees on the slots),
+// enqueue the task New makes.
 type Entry struct {
-	Every time.Duration
-	New   func() *asynq.Task
+	Every  time.Duration
+	Offset time.Duration
+	New    func() *asynq.Task
+}
+
+// slot is the start of e's slot that now falls in.
+func (e Entry) slot(now time.Time) time.Time {
+	n, every := now.UnixNano()-int64(e.Offset), int64(e.Every)
+	start := n - n%every
+	if n%every < 0 {
+		start -= every
+	}
+	return time.Unix(0, start+int64(e.Offset)).UTC()
 }
 
 // Table is the schedule of the service.
@@ -44,9 +56,8 @@ type Scheduler struct {
 func New(client *asynq.Client, log *slog.Logger, table []Entry) *Scheduler {
 	s := &Scheduler{cron: cron.New(cron.WithLocation(time.UTC)), client: client, log: log, table: table}
 	for _, e := range table {
-		s.cron.Schedule(aligned(e.Every), cron.FuncJob(func() {
-			slot := time.Now().UTC().Truncate(e.Every)
-			if err := s.Enqueue(context.Background(), e, slot); err != nil {
+		s.cron.Schedule(aligned(e), cron.FuncJob(func() {
+			if err := s.Enqueue(context.Background(), e, e.slot(time.Now())); err != nil {
 				s.log.Warn("periodic enqueue failed", "err", err)
 			}
 		}))
@@ -62,7 +73,7 @@ func New(client *asynq.Client, log *slog.Logger, table []Entry) *Scheduler {
 func (s *Scheduler) Start(ctx context.Context) {
 	now := time.Now().UTC()
 	for _, e := range s.table {
-		if err := s.Enqueue(ctx, e, now.Truncate(e.Every)); err != nil {
+		if err := s.Enqueue(ctx, e, e.slot(now)); err != nil {
 			s.log.WarnContext(ctx, "catch-up enqueue failed; the next slot will run", "err", err)
 		}
 	}
@@ -96,10 +107,7 @@ func SlotTaskID(typ string, slot time.Time) string {
 	return typ + "@" + slot.UTC().Format(time.RFC3339)
 }
 
-// aligned fires at every multiple of d since the Unix epoch.
-type aligned time.Duration
+// aligned fires at the start of every slot of an entry.
+type aligned Entry
 
-func (a aligned) Next(t time.Time) time.Time {
-	d := time.Duration(a)
-	return t.Truncate(d).Add(d)
-}
+func (a aligned) Next(t time.Time) time.Time { return Entry(a).slot(t).Add(a.Every) }

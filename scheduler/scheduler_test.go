@@ -45,7 +45,7 @@ func TestTwoSchedulersEnqueueASlotOnce(t *testing.T) {
 }
 
 func TestAlignedScheduleAgreesAcrossStartTimes(t *testing.T) {
-	every := aligned(5 * time.Second)
+	every := aligned(Entry{Every: 5 * time.Second})
 	for _, start := range []time.Time{
 		time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC),
 		time.Date(2026, 11, 22, 10, 0, 3, 700, time.UTC),
@@ -54,6 +54,19 @@ func TestAlignedScheduleAgreesAcrossStartTimes(t *testing.T) {
 		if got, want := every.Next(start), time.Date(2026, 11, 22, 10, 0, 5, 0, time.UTC); !got.Equal(want) {
 			t.Errorf("Next(%v) = %v, want %v", start, got, want)
 		}
+	}
+}
+
+// An entry with an offset fires that long after each multiple of its
+// interval since the epoch: the weekly settlement on Mondays at 03:00 UTC.
+func TestOffsetSchedule(t *testing.T) {
+	weekly := Entry{Every: 7 * 24 * time.Hour, Offset: 4*24*time.Hour + 3*time.Hour}
+	wednesday := time.Date(2026, 11, 25, 15, 0, 0, 0, time.UTC)
+	if got, want := aligned(weekly).Next(wednesday), time.Date(2026, 11, 30, 3, 0, 0, 0, time.UTC); !got.Equal(want) {
+		t.Errorf("next weekly slot after %v = %v, want Monday %v", wednesday, got, want)
+	}
+	if got, want := weekly.slot(wednesday), time.Date(2026, 11, 23, 3, 0, 0, 0, time.UTC); !got.Equal(want) {
+		t.Errorf("the slot of %v = %v, want %v", wednesday, got, want)
 	}
 }
 

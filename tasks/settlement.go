@@ -21,3 +21,10 @@ func NewSettlementRunTask(id string) (*asynq.Task, error) {
 func ParseSettlementRun(t *asynq.Task) (SettlementRunPayload, error) {
 	return parse[SettlementRunPayload](t)
 }
+
+// TypeSettlementSchedule asks for the run of the settlement period that
+// closed last; the scheduler enqueues it shortly after each period ends.
+const TypeSettlementSchedule = "settlement:schedule"
+
+// NewSettlementScheduleTask makes the scheduler's settlement task.
+func NewSettlementScheduleTask() *asynq.Task { return asynq.NewTask(TypeSettlementSchedule, nil) }

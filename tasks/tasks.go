@@ -76,7 +76,8 @@ var Specs = map[string]Spec{
 	TypeTransferPush: {Queue: QueueBulk, MaxRetry: 8, Timeout: 2 * time.Minute, Backoff: 10 * time.Second},
 	// A run settles its orders in batches, each committed, so a retry
 	// resumes it; a run that fails 10 times is failed for finance to see.
-	TypeSettlementRun: {Queue: QueueSettlement, MaxRetry: 10, Timeout: 30 * time.Minute, Backoff: 10 * time.Second},
+	TypeSettlementRun:      {Queue: QueueSettlement, MaxRetry: 10, Timeout: 30 * time.Minute, Backoff: 10 * time.Second},
+	TypeSettlementSchedule: {Queue: QueueSettlement, MaxRetry: 3, Timeout: time.Minute},
 }
 
 // HeaderRequestID is the task header carrying the id of the HTTP request

@@ -50,6 +50,7 @@ import (
 	"github.com/domaind/domaind/internal/rdap"
 	"github.com/domaind/domaind/internal/registry"
 	"github.com/domaind/domaind/internal/requestid"
+	"github.com/domaind/domaind/internal/settlement"
 	"github.com/domaind/domaind/internal/tools"
 	"github.com/domaind/domaind/internal/webhook"
 	"github.com/domaind/domaind/models"
@@ -78,6 +79,8 @@ type Deps struct {
 	Webhooks *webhook.Service
 	// Orders push sold domains to their buyers' registrars.
 	Orders *order.Service
+	// Settlements run the settlement periods.
+	Settlements *settlement.Service
 }
 
 // Worker is a started or startable asynq server with the service's handlers.
@@ -129,6 +132,8 @@ func New(d Deps) *Worker {
 	mux.Handle(tasks.TypeBulkRun, &bulkRun{db: d.DB, registry: d.Registry, concurrency: BulkConcurrency, backoff: itemBackoff})
 	mux.Handle(tasks.TypeWebhookDeliver, &webhookDeliver{webhooks: d.Webhooks, outbox: d.Outbox})
 	mux.Handle(tasks.TypeTransferPush, &transferPush{orders: d.Orders, registry: d.Registry})
+	mux.Handle(tasks.TypeSettlementRun, &settlementRun{settlements: d.Settlements})
+	mux.Handle(tasks.TypeSettlementSchedule, &settlementSchedule{settlements: d.Settlements})
 	mux.Handle(tasks.TypeRDAPBootstrapRefresh, &rdapBootstrapRefresh{db: d.DB, hc: d.HTTP, source: d.BootstrapSource, client: d.RDAP, log: d.Log})
 	return &Worker{srv: srv, mux: mux, inspector: inspector}
 }

@@ -71,3 +71,11 @@ func Nullable(s string) *string {
 	}
 	return &s
 }
+
+// NonNil is s, or an empty slice for nil, so that a list is [] in JSON.
+func NonNil[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
+}

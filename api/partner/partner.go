@@ -24,6 +24,7 @@ import (
 	"github.com/domaind/domaind/internal/outbox"
 	partners "github.com/domaind/domaind/internal/partner"
 	"github.com/domaind/domaind/internal/ratelimit"
+	"github.com/domaind/domaind/internal/settlement"
 	"github.com/domaind/domaind/internal/webhook"
 )
 
@@ -34,7 +35,9 @@ type Deps struct {
 	Webhooks  *webhook.Service
 	Orders    *order.Service
 	Checkout  *checkout.Service
-	Outbox    *outbox.Outbox
+	// Settlements are the partner's statements.
+	Settlements *settlement.Service
+	Outbox      *outbox.Outbox
 	// Catalog gives the TLD metadata of a domain's detail.
 	Catalog *catalog.Catalog
 	Limiter *ratelimit.Limiter

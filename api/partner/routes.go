@@ -31,6 +31,7 @@ func (a *API) Mount(r gin.IRouter) {
 	buy.GET(Prefix+"/orders", a.resp.Handle(a.listOrders))
 	buy.GET(Prefix+"/orders/:public_id", a.resp.Handle(a.getOrder))
 	buy.POST(Prefix+"/refunds", requireIdempotencyKey(a), a.Idempotent, a.resp.Handle(a.createRefund))
+	buy.GET(Prefix+"/settlements", a.resp.Handle(a.listSettlements))
 
 	hooks := scoped(partners.ScopeWebhook)
 	hooks.PUT("/api/partner/webhooks", a.resp.Handle(a.registerWebhook)) // unversioned (SPEC §9)

@@ -190,6 +190,7 @@ func TestEachScopeIsNeeded(t *testing.T) {
 		{partners.ScopeWebhook, "POST", "/api/partner/v1/webhooks/test", ""},
 		{partners.ScopeWebhook, "GET", "/api/partner/v1/events", ""},
 		{partners.ScopeWebhook, "POST", "/api/partner/v1/events/evt_none/redeliver", ""},
+		{partners.ScopeBuy, "GET", "/api/partner/v1/settlements", ""},
 	}
 	for _, r := range routes {
 		var others []string

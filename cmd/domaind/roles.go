@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"slices"
 	"time"
 
 	"github.com/hibiken/asynq"
@@ -23,9 +24,11 @@ import (
 	"github.com/domaind/domaind/internal/outbox"
 	"github.com/domaind/domaind/internal/partner"
 	"github.com/domaind/domaind/internal/platform"
+	"github.com/domaind/domaind/internal/settlement"
 	"github.com/domaind/domaind/internal/webhook"
 	"github.com/domaind/domaind/models"
 	"github.com/domaind/domaind/scheduler"
+	"github.com/domaind/domaind/tasks"
 	"github.com/domaind/domaind/worker"
 )
 
@@ -132,13 +135,15 @@ func start(ctx context.Context, cmd command, getenv func(string) string, isTermi
 		if err != nil {
 			return err
 		}
+		orders := order.New(p.DB, ob, cfg.SecretKey,
+			order.Options{QuoteTTL: cfg.QuoteTTL, ReviewThresholdCents: cfg.ReviewThresholdCents}, time.Now)
 		w := worker.New(worker.Deps{
 			DB: p.DB, Outbox: ob, Metrics: m, Log: log, RedisOpt: p.RedisOpt, Registry: reg,
 			Resolver: lk.resolver, LookupCache: lookup.NewCache(p.Redis),
 			RDAP: lk.rdap, BootstrapSource: lk.bootstrapSource, HTTP: lk.http, Tools: freeTools,
-			Webhooks: webhook.New(p.DB, cfg.SecretKey, cfg.FetchAllowCIDRs, time.Now),
-			Orders: order.New(p.DB, ob, cfg.SecretKey,
-				order.Options{QuoteTTL: cfg.QuoteTTL, ReviewThresholdCents: cfg.ReviewThresholdCents}, time.Now),
+			Webhooks:    webhook.New(p.DB, cfg.SecretKey, cfg.FetchAllowCIDRs, time.Now),
+			Orders:      orders,
+			Settlements: settlement.New(p.DB, ob, orders, cfg.SettlementPeriod, cfg.SecretKey, time.Now),
 		})
 		if err := w.Start(); err != nil {
 			return fmt.Errorf("start worker: %w", err)
@@ -146,7 +151,9 @@ func start(ctx context.Context, cmd command, getenv func(string) string, isTermi
 		defer w.Shutdown() // hands unfinished tasks back to the queue
 	}
 	if role == "all" || role == "scheduler" {
-		s := scheduler.New(client, log, scheduler.Table)
+		every, offset := cfg.SettlementPeriod.Schedule()
+		table := append(slices.Clone(scheduler.Table), scheduler.Entry{Every: every, Offset: offset, New: tasks.NewSettlementScheduleTask})
+		s := scheduler.New(client, log, table)
 		s.Start(ctx)
 		defer s.Stop()
 	}

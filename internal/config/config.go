@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/domaind/domaind/internal/domainname"
+	"github.com/domaind/domaind/internal/period"
 )
 
 // DefaultDatabaseMaxConns is each process's default cap on Postgres
@@ -72,6 +73,8 @@ type Config struct {
 	// ReviewThresholdCents holds partner orders at or above it for ops'
 	// manual review before the transfer.
 	ReviewThresholdCents int64
+	// SettlementPeriod is how long a settlement period is.
+	SettlementPeriod period.Length
 
 	SeedDemo  bool
 	LogLevel  slog.Level
@@ -177,6 +180,9 @@ func Load(getenv func(string) string, isTerminal bool) (*Config, error) {
 	}
 	if c.DatabaseMaxConns, err = strconv.Atoi(env("DOMAIND_DATABASE_MAX_CONNS", strconv.Itoa(DefaultDatabaseMaxConns))); err != nil || c.DatabaseMaxConns < 1 || c.DatabaseMaxConns > 1000 {
 		return nil, &Error{"DOMAIND_DATABASE_MAX_CONNS", "want a whole number from 1 to 1000 such as 10"}
+	}
+	if c.SettlementPeriod, err = period.ParseLength(env("DOMAIND_SETTLEMENT_PERIOD", "week")); err != nil {
+		return nil, &Error{"DOMAIND_SETTLEMENT_PERIOD", err.Error()}
 	}
 	if c.QuoteTTL, err = time.ParseDuration(env("DOMAIND_QUOTE_TTL", "10m")); err != nil || c.QuoteTTL < time.Second || c.QuoteTTL > 24*time.Hour {
 		return nil, &Error{"DOMAIND_QUOTE_TTL", "want a duration from 1s to 24h such as 10m"}

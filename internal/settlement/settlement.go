@@ -1,6 +1,6 @@
 // Package settlement settles partner orders period by period, for finance.
 //
-// A run belongs to one period (a week by default, see Length) and is
+// A run belongs to one period (a week by default, see package period) and is
 // created once: Request, by the scheduler when a period has closed or by
 // finance by hand, makes the period's run and its settlement:run task in
 // one transaction, or returns the run that exists. The task settles every
@@ -29,6 +29,7 @@ import (
 	"github.com/domaind/domaind/internal/fault"
 	"github.com/domaind/domaind/internal/order"
 	"github.com/domaind/domaind/internal/outbox"
+	"github.com/domaind/domaind/internal/period"
 	"github.com/domaind/domaind/internal/secret"
 	"github.com/domaind/domaind/models"
 	"github.com/domaind/domaind/tasks"
@@ -45,20 +46,25 @@ const Batch = 500
 
 // Service runs settlements over one database.
 type Service struct {
-	db     *gorm.DB
-	outbox *outbox.Outbox
-	orders *order.Service
-	length Length
-	now    func() time.Time
+	db        *gorm.DB
+	secretKey []byte // seals the statements' cursors
+	outbox    *outbox.Outbox
+	orders    *order.Service
+	length    period.Length
+	now       func() time.Time
 }
 
-// New returns a Service with periods of length.
-func New(db *gorm.DB, ob *outbox.Outbox, orders *order.Service, length Length, now func() time.Time) *Service {
-	return &Service{db: db, outbox: ob, orders: orders, length: length, now: now}
+// New returns a Service with periods of length, sealing its cursors with
+// secretKey (DOMAIND_SECRET_KEY).
+func New(db *gorm.DB, ob *outbox.Outbox, orders *order.Service, length period.Length, secretKey []byte, now func() time.Time) *Service {
+	return &Service{db: db, outbox: ob, orders: orders, length: length, secretKey: secretKey, now: now}
 }
 
 // Length is the service's period length.
-func (s *Service) Length() Length { return s.length }
+func (s *Service) Length() period.Length { return s.length }
+
+// Now is the service's clock.
+func (s *Service) Now() time.Time { return s.now() }
 
 // Request returns the run of the period starting at start, creating it
 // with its task when there is none, or queueing a failed one again. A

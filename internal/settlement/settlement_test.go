@@ -15,6 +15,7 @@ import (
 	"github.com/domaind/domaind/internal/ledger/ledgertest"
 	"github.com/domaind/domaind/internal/order"
 	"github.com/domaind/domaind/internal/outbox"
+	"github.com/domaind/domaind/internal/period"
 	"github.com/domaind/domaind/internal/platform/platformtest"
 	"github.com/domaind/domaind/models"
 	"github.com/domaind/domaind/models/modelstest"
@@ -44,8 +45,8 @@ func newWorld(t *testing.T) *world {
 	w := &world{db: db, now: day.Add(9 * time.Hour)}
 	clock := func() time.Time { return w.now }
 	w.orders = order.New(db, ob, []byte("test-secret-key-0123456789abcdef"), order.Options{QuoteTTL: 10 * time.Minute, ReviewThresholdCents: 10_000_000}, clock)
-	length, _ := ParseLength("day")
-	w.s = New(db, ob, w.orders, length, clock)
+	length, _ := period.ParseLength("day")
+	w.s = New(db, ob, w.orders, length, []byte("test-secret-key-0123456789abcdef"), clock)
 	for id, bps := range map[string]int{"prt_a": 1500, "prt_b": 1000} {
 		if err := db.Create(&models.Partner{ID: id, Name: id, ContactEmail: id + "@example.com", Status: "approved",
 			CommissionBPS: bps, CreatedAt: w.now}).Error; err != nil {
@@ -150,9 +151,9 @@ func TestRunSettlesThePeriodToTheCent(t *testing.T) {
 	}
 	w.wantSettledOnce(t, settled)
 
-	statements, more, err := w.s.Statements(ctx, StatementFilter{PeriodStart: &day, Limit: 10})
-	if err != nil || more || len(statements) != 2 {
-		t.Fatalf("statements = %+v, %v, %v", statements, more, err)
+	statements, next, err := w.s.Statements(ctx, StatementFilter{PeriodStart: &day, Limit: 10})
+	if err != nil || next != "" || len(statements) != 2 {
+		t.Fatalf("statements = %+v, %q, %v", statements, next, err)
 	}
 	want := []Statement{
 		{PartnerID: "prt_a", Orders: 3, GrossCents: 138_333, RefundsCents: -3_333, CommissionCents: 20_250, AmountOwedCents: 110_500, PayoutCents: 750},
@@ -163,6 +164,16 @@ func TestRunSettlesThePeriodToTheCent(t *testing.T) {
 		if st != want[i] {
 			t.Errorf("statement %d = %+v\nwant          %+v", i, st, want[i])
 		}
+	}
+	page, next, err := w.s.Statements(ctx, StatementFilter{Limit: 1})
+	if err != nil || len(page) != 1 || page[0].PartnerID != "prt_a" || next == "" {
+		t.Fatalf("first page of one = %+v, %q, %v", page, next, err)
+	}
+	if page, last, err := w.s.Statements(ctx, StatementFilter{Limit: 1, Cursor: next}); err != nil || len(page) != 1 || page[0].PartnerID != "prt_b" || last != "" {
+		t.Errorf("second page = %+v, %q, %v; want prt_b's, the last", page, last, err)
+	}
+	if _, _, err := w.s.Statements(ctx, StatementFilter{Limit: 1, PartnerID: "prt_a", Cursor: next}); !isCode(err, fault.InvalidCursor) {
+		t.Errorf("a cursor of another list = %v, want invalid_cursor", err)
 	}
 	again, err := w.s.Request(ctx, day, TriggerSchedule)
 	if err != nil || again.ID != run.ID || again.Status != models.RunDone {
@@ -248,39 +259,5 @@ func TestThreeRunsAtOnceSettleOnce(t *testing.T) {
 	statements, _, err := w.s.Statements(ctx, StatementFilter{PeriodStart: &day, Limit: 10})
 	if err != nil || len(statements) != 2 || statements[0].GrossCents != 138_333 || statements[1].AmountOwedCents != 11_111 {
 		t.Errorf("statements = %+v, %v", statements, err)
-	}
-}
-
-func TestPeriods(t *testing.T) {
-	t.Parallel()
-	at := time.Date(2026, 11, 25, 15, 4, 5, 0, time.UTC) // a Wednesday
-	for _, tc := range []struct {
-		length     string
-		start, end time.Time
-	}{
-		{"week", time.Date(2026, 11, 23, 0, 0, 0, 0, time.UTC), time.Date(2026, 11, 30, 0, 0, 0, 0, time.UTC)},
-		{"day", time.Date(2026, 11, 25, 0, 0, 0, 0, time.UTC), time.Date(2026, 11, 26, 0, 0, 0, 0, time.UTC)},
-		{"15m", time.Date(2026, 11, 25, 15, 0, 0, 0, time.UTC), time.Date(2026, 11, 25, 15, 15, 0, 0, time.UTC)},
-		{"7m", time.Unix(at.Unix()-at.Unix()%420, 0).UTC(), time.Unix(at.Unix()-at.Unix()%420+420, 0).UTC()},
-	} {
-		l, err := ParseLength(tc.length)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if p := l.Of(at); !p.Start.Equal(tc.start) || !p.End.Equal(tc.end) {
-			t.Errorf("%s period of %s = %s–%s, want %s–%s", tc.length, at, p.Start, p.End, tc.start, tc.end)
-		}
-		if closed := l.Closed(at); !closed.End.Equal(tc.start) {
-			t.Errorf("%s: the last closed period ends %s, want %s", tc.length, closed.End, tc.start)
-		}
-	}
-	sunday := time.Date(2026, 11, 29, 23, 59, 0, 0, time.UTC)
-	if p := Week.Of(sunday); !p.Start.Equal(time.Date(2026, 11, 23, 0, 0, 0, 0, time.UTC)) {
-		t.Errorf("Sunday's week starts %s", p.Start)
-	}
-	for _, bad := range []string{"fortnight", "30s", "-1h"} {
-		if _, err := ParseLength(bad); err == nil {
-			t.Errorf("ParseLength(%q) accepted", bad)
-		}
 	}
 }

@@ -2,10 +2,15 @@ package settlement
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
+	"github.com/domaind/domaind/internal/fault"
 	"github.com/domaind/domaind/internal/ledger"
+	"github.com/domaind/domaind/internal/pagecursor"
 )
 
 // Statement is one partner's settled orders of one period, environment
@@ -36,16 +41,28 @@ type Statement struct {
 type StatementFilter struct {
 	PartnerID, Environment string
 	PeriodStart            *time.Time
-	// Before pages: statements of periods before it.
-	Before *time.Time
+	// Limit is the page's size (1 to MaxStatements); Cursor the page's
+	// start, the next_cursor of the page before.
 	Limit  int
+	Cursor string
 }
 
-// Statements returns up to f.Limit statements f picks, newest period
-// first, and whether there are more. A page ends with whole periods of a
-// partner only when its currencies fit: page with Before set to the last
-// statement's period.
-func (s *Service) Statements(ctx context.Context, f StatementFilter) ([]Statement, bool, error) {
+// Page sizes of statement lists.
+const (
+	DefaultStatements = 50
+	MaxStatements     = 100
+)
+
+// Statements returns a page of the statements f picks, newest period
+// first (then by partner, environment and currency), and the cursor of
+// the next page ("" after the last).
+func (s *Service) Statements(ctx context.Context, f StatementFilter) ([]Statement, string, error) {
+	if f.Limit == 0 {
+		f.Limit = DefaultStatements
+	}
+	if f.Limit < 1 || f.Limit > MaxStatements {
+		return nil, "", fault.Invalid("limit", "must be from 1 to %d", MaxStatements)
+	}
 	q := s.db.WithContext(ctx).Table("orders o").
 		Joins("JOIN settlement_runs r ON r.period_start = o.settled_period").
 		Joins("JOIN ledger_entries l ON l.order_id = o.public_id")
@@ -58,8 +75,16 @@ func (s *Service) Statements(ctx context.Context, f StatementFilter) ([]Statemen
 	if f.PeriodStart != nil {
 		q = q.Where("o.settled_period = ?", f.PeriodStart.UTC())
 	}
-	if f.Before != nil {
-		q = q.Where("o.settled_period < ?", f.Before.UTC())
+	fingerprint := pagecursor.Fingerprint("statements/v1", f.PartnerID, f.Environment, timeKey(f.PeriodStart))
+	if f.Cursor != "" {
+		c, err := pagecursor.Decode(s.secretKey, f.Cursor, fingerprint)
+		if errors.Is(err, pagecursor.ErrInvalid) {
+			return nil, "", fault.New(fault.InvalidCursor, "the cursor is not one of this list's: start again without it")
+		}
+		// The key is the last statement's period; its ID the rest of its
+		// sort key, partner, environment and currency.
+		at := time.Unix(0, c.Key).UTC()
+		q = q.Where("o.settled_period < ? OR (o.settled_period = ? AND o.partner_id || ' ' || o.environment || ' ' || l.currency > ?)", at, at, c.ID)
 	}
 	var rows []struct {
 		PeriodStart, PeriodEnd                          time.Time
@@ -79,11 +104,14 @@ func (s *Service) Statements(ctx context.Context, f StatementFilter) ([]Statemen
 		Order("r.period_start DESC, o.partner_id, o.environment, l.currency").
 		Limit(f.Limit + 1).Scan(&rows).Error
 	if err != nil {
-		return nil, false, fmt.Errorf("sum statements: %w", err)
+		return nil, "", fmt.Errorf("sum statements: %w", err)
 	}
-	more := len(rows) > f.Limit
-	if more {
+	next := ""
+	if len(rows) > f.Limit {
 		rows = rows[:f.Limit]
+		last := rows[len(rows)-1]
+		next = pagecursor.Encode(s.secretKey, pagecursor.Cursor{Query: fingerprint, Key: last.PeriodStart.UnixNano(),
+			ID: last.PartnerID + " " + last.Environment + " " + last.Currency})
 	}
 	out := make([]Statement, len(rows))
 	for i, r := range rows {
@@ -91,22 +119,45 @@ func (s *Service) Statements(ctx context.Context, f StatementFilter) ([]Statemen
 			Currency: r.Currency, Orders: r.Orders, GrossCents: r.Gross, RefundsCents: r.Refunds,
 			CommissionCents: r.Commission, AmountOwedCents: r.Receivable, PayoutCents: r.Payable, Status: "final"}
 	}
-	return out, more, nil
+	return out, next, nil
 }
 
-// Totals sums statements (of one currency each) by currency.
-func Totals(statements []Statement) map[string]Statement {
-	by := map[string]Statement{}
+func timeKey(t *time.Time) string {
+	if t == nil {
+		return ""
+	}
+	return t.UTC().Format(time.RFC3339Nano)
+}
+
+// Total is what statements of one currency add up to.
+type Total struct {
+	Currency        string `json:"currency"`
+	Orders          int    `json:"orders"`
+	GrossCents      int64  `json:"gross_cents"`
+	RefundsCents    int64  `json:"refunds_cents"`
+	CommissionCents int64  `json:"commission_cents"`
+	AmountOwedCents int64  `json:"amount_owed_cents"`
+	PayoutCents     int64  `json:"payout_cents"`
+}
+
+// Totals adds statements up by currency, in the order of the currencies.
+func Totals(statements []Statement) []Total {
+	at := map[string]int{}
+	out := []Total{}
 	for _, st := range statements {
-		t := by[st.Currency]
-		t.Currency = st.Currency
+		i, ok := at[st.Currency]
+		if !ok {
+			i, at[st.Currency] = len(out), len(out)
+			out = append(out, Total{Currency: st.Currency})
+		}
+		t := &out[i]
 		t.Orders += st.Orders
 		t.GrossCents += st.GrossCents
 		t.RefundsCents += st.RefundsCents
 		t.CommissionCents += st.CommissionCents
 		t.AmountOwedCents += st.AmountOwedCents
 		t.PayoutCents += st.PayoutCents
-		by[st.Currency] = t
 	}
-	return by
+	slices.SortFunc(out, func(a, b Total) int { return strings.Compare(a.Currency, b.Currency) })
+	return out
 }

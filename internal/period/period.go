@@ -1,13 +1,15 @@
-package settlement
+// Package period cuts time into settlement periods
+// (DOMAIND_SETTLEMENT_PERIOD): calendar weeks from Monday 00:00 UTC, days
+// from 00:00 UTC, or a fixed duration of at least a minute aligned to the
+// Unix epoch.
+package period
 
 import (
 	"fmt"
 	"time"
 )
 
-// Length is how long a settlement period is (DOMAIND_SETTLEMENT_PERIOD):
-// a calendar week from Monday 00:00 UTC, a day from 00:00 UTC, or a fixed
-// duration of at least a minute, its periods aligned to the Unix epoch.
+// Length is how long a period is: a week, a day or a duration.
 type Length struct {
 	name string
 	d    time.Duration // for durations; 0 for week and day
@@ -31,8 +33,14 @@ func ParseLength(s string) (Length, error) {
 	return Length{name: d.String(), d: d}, nil
 }
 
-// String is the length as DOMAIND_SETTLEMENT_PERIOD writes it.
-func (l Length) String() string { return l.name }
+// String is the length as DOMAIND_SETTLEMENT_PERIOD writes it. The zero
+// Length is a week.
+func (l Length) String() string {
+	if l.name == "" {
+		return Week.name
+	}
+	return l.name
+}
 
 // Period is one settlement period: from Start (included) to End.
 type Period struct{ Start, End time.Time }
@@ -69,4 +77,20 @@ func (l Length) Starting(start time.Time) (Period, bool) {
 // Closed returns the latest period that ended at or before now.
 func (l Length) Closed(now time.Time) Period {
 	return l.Of(l.Of(now).Start.Add(-time.Nanosecond))
+}
+
+// Schedule is when the scheduler asks for the run of a period just closed:
+// every Every, Offset after each multiple of it since the Unix epoch. A
+// week's run is asked for on Mondays at 03:00 UTC (the epoch was a
+// Thursday), a day's at 00:30, a shorter period's a tenth of it after its
+// end.
+func (l Length) Schedule() (every, offset time.Duration) {
+	switch {
+	case l.d > 0:
+		return l.d, l.d / 10
+	case l.name == "day":
+		return 24 * time.Hour, 30 * time.Minute
+	default:
+		return 7 * 24 * time.Hour, 4*24*time.Hour + 3*time.Hour
+	}
 }

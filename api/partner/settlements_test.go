@@ -1,0 +1,63 @@
+package partner_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/domaind/domaind/internal/ledger/ledgertest"
+	"github.com/domaind/domaind/internal/order"
+	"github.com/domaind/domaind/internal/period"
+	"github.com/domaind/domaind/internal/settlement"
+	"github.com/domaind/domaind/models"
+)
+
+// A partner lists its statements of settled weeks, in its environment
+// only; another partner sees none of them.
+func TestPartnerListsItsSettlements(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	ledgertest.CheckAtEnd(t, e.db)
+	ctx := context.Background()
+	cred := e.credential(models.EnvSandbox, "buy")
+	c := e.client(cred, 0)
+	e.addSandbox("weekly-sale.com", 20_000)
+	var o orderAnswer
+	post(t, c, "/api/partner/v1/orders", orderBody("weekly-sale.com", 20_000, ""), "k1", &o)
+	orders := order.New(e.db, e.outbox, testSecretKey, order.Options{QuoteTTL: time.Minute, ReviewThresholdCents: 10_000_000}, e.clock)
+	for _, a := range []order.Action{order.StartTransfer, order.ConfirmDelivery} {
+		if _, err := orders.Move(ctx, o.PublicID, a, order.MoveInput{Recipient: "buyer-registrar"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	week := period.Week.Of(e.now)
+	later := func() time.Time { return week.End.Add(time.Hour) }
+	settlements := settlement.New(e.db, e.outbox, orders, period.Week, testSecretKey, later)
+	run, err := settlements.Request(ctx, week.Start, settlement.TriggerOps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := settlements.Run(ctx, run.ID); err != nil {
+		t.Fatal(err)
+	}
+
+	var got struct {
+		Settlements []settlement.Statement `json:"settlements"`
+		NextCursor  *string                `json:"next_cursor"`
+	}
+	if err := c.GetJSON(ctx, "/api/partner/v1/settlements", nil, &got); err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Settlements) != 1 || got.NextCursor != nil {
+		t.Fatalf("settlements = %+v", got)
+	}
+	st := got.Settlements[0]
+	if !st.PeriodStart.Equal(week.Start) || !st.PeriodEnd.Equal(week.End) || st.Orders != 1 || st.GrossCents != 20_000 ||
+		st.CommissionCents != 3_000 || st.AmountOwedCents != 17_000 || st.Environment != models.EnvSandbox || st.Status != "final" {
+		t.Errorf("statement = %+v", st)
+	}
+	other := e.client(e.credential(models.EnvSandbox, "buy"), 0)
+	if err := other.GetJSON(ctx, "/api/partner/v1/settlements", nil, &got); err != nil || len(got.Settlements) != 0 {
+		t.Errorf("another partner's settlements = %+v, %v; want none", got, err)
+	}
+}

@@ -1,0 +1,95 @@
+package api
+
+import (
+	"net/http"
+	"time"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/domaind/domaind/api/httpjson"
+	"github.com/domaind/domaind/internal/fault"
+	"github.com/domaind/domaind/internal/settlement"
+	"github.com/domaind/domaind/models"
+)
+
+// runView is a settlement run as ops see it.
+type runView struct {
+	ID          string     `json:"id"`
+	PeriodStart time.Time  `json:"period_start"`
+	PeriodEnd   time.Time  `json:"period_end"`
+	Status      string     `json:"status"`
+	Trigger     string     `json:"trigger"`
+	Error       *string    `json:"error"`
+	StatusURL   string     `json:"status_url"`
+	CreatedAt   time.Time  `json:"created_at"`
+	StartedAt   *time.Time `json:"started_at"`
+	FinishedAt  *time.Time `json:"finished_at"`
+}
+
+func newRunView(r models.SettlementRun) runView {
+	v := runView{ID: r.ID, PeriodStart: r.PeriodStart.UTC(), PeriodEnd: r.PeriodEnd.UTC(), Status: r.Status, Trigger: r.Trigger,
+		StatusURL: "/api/ops/settlements/runs/" + r.ID, CreatedAt: r.CreatedAt.UTC(), StartedAt: utc(r.StartedAt), FinishedAt: utc(r.FinishedAt)}
+	if r.Error != "" {
+		v.Error = &r.Error
+	}
+	return v
+}
+
+// requestRun answers POST /api/ops/settlements/runs {period_start}: 202
+// with the period's run, queued now or as it already is.
+func (s *Server) requestRun(c *gin.Context) error {
+	var in struct {
+		PeriodStart *time.Time `json:"period_start"`
+	}
+	if err := httpjson.DecodeJSON(c, &in, false); err != nil {
+		return err
+	}
+	if in.PeriodStart == nil {
+		return fault.Invalid("period_start", "is required: the start of a closed settlement period, in RFC 3339")
+	}
+	run, err := s.settlements.Request(c.Request.Context(), *in.PeriodStart, settlement.TriggerOps)
+	if err != nil {
+		return err
+	}
+	c.Header("Location", "/api/ops/settlements/runs/"+run.ID)
+	c.JSON(http.StatusAccepted, newRunView(run))
+	return nil
+}
+
+// listRuns answers GET /api/ops/settlements/runs: the newest runs.
+func (s *Server) listRuns(c *gin.Context) error {
+	runs, err := s.settlements.Runs(c.Request.Context())
+	if err != nil {
+		return err
+	}
+	out := make([]runView, len(runs))
+	for i, r := range runs {
+		out[i] = newRunView(r)
+	}
+	c.JSON(http.StatusOK, gin.H{"runs": out})
+	return nil
+}
+
+// getRun answers GET /api/ops/settlements/runs/{id}: the run, its period's
+// statements (every partner's) and their totals by currency.
+func (s *Server) getRun(c *gin.Context) error {
+	ctx := c.Request.Context()
+	run, err := s.settlements.Get(ctx, c.Param("id"))
+	if err != nil {
+		return err
+	}
+	var statements []settlement.Statement
+	for cursor := ""; ; {
+		page, next, err := s.settlements.Statements(ctx, settlement.StatementFilter{PeriodStart: &run.PeriodStart,
+			Limit: settlement.MaxStatements, Cursor: cursor})
+		if err != nil {
+			return err
+		}
+		statements = append(statements, page...)
+		if cursor = next; next == "" {
+			break
+		}
+	}
+	c.JSON(http.StatusOK, gin.H{"run": newRunView(run), "statements": httpjson.NonNil(statements), "totals": settlement.Totals(statements)})
+	return nil
+}

@@ -1,0 +1,80 @@
+package api
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/domaind/domaind/internal/ledger/ledgertest"
+	"github.com/domaind/domaind/internal/settlement"
+	"github.com/domaind/domaind/models"
+)
+
+// Finance settles a closed week by hand over the ops API: an open week is
+// refused, a time that starts no week names the week's start, the run is
+// queued once, and, once run, shows the week's statement to the cent.
+func TestOpsSettlementRun(t *testing.T) {
+	t.Parallel()
+	env := newTestEnv(t)
+	ledgertest.CheckAtEnd(t, env.db)
+	o := sandboxOrder(t, env, "prt_a", "settle-me.com", 10_000) // 15 %: 1,500 commission, 8,500 owed
+	for _, action := range []string{"start-transfer", "confirm-delivery"} {
+		if w := opsRequest(env, "POST", "/api/ops/orders/"+o.PublicID+"/"+action, `{"recipient":"buyer-registrar"}`); w.Code != 200 {
+			t.Fatalf("%s = %d %s", action, w.Code, w.Body)
+		}
+	}
+	week := `{"period_start":"2026-11-16T00:00:00Z"}` // Monday of env.now's week (Sunday 22nd)
+	wantError(t, "an open week", opsRequest(env, "POST", "/api/ops/settlements/runs", week), 409, "conflict")
+	env.now = time.Date(2026, 11, 23, 4, 0, 0, 0, time.UTC)
+	tuesday := opsRequest(env, "POST", "/api/ops/settlements/runs", `{"period_start":"2026-11-17T00:00:00Z"}`)
+	wantError(t, "a Tuesday", tuesday, 400, "validation_error")
+	if !strings.Contains(tuesday.Body.String(), "2026-11-16T00:00:00Z") {
+		t.Errorf("a Tuesday = %s, want the week's start named", tuesday.Body)
+	}
+	wantError(t, "no period", opsRequest(env, "POST", "/api/ops/settlements/runs", `{}`), 400, "validation_error")
+
+	type runAnswer struct {
+		ID        string `json:"id"`
+		Status    string `json:"status"`
+		StatusURL string `json:"status_url"`
+	}
+	rec := opsRequest(env, "POST", "/api/ops/settlements/runs", week)
+	var run, again runAnswer
+	if rec.Code != 202 || json.Unmarshal(rec.Body.Bytes(), &run) != nil || run.Status != models.RunQueued || rec.Header().Get("Location") != run.StatusURL {
+		t.Fatalf("request = %d %s (Location %q)", rec.Code, rec.Body, rec.Header().Get("Location"))
+	}
+	if rec := opsRequest(env, "POST", "/api/ops/settlements/runs", week); json.Unmarshal(rec.Body.Bytes(), &again) != nil || again.ID != run.ID {
+		t.Errorf("asking again = %s, want run %s", rec.Body, run.ID)
+	}
+	if err := env.srv.settlements.Run(context.Background(), run.ID); err != nil {
+		t.Fatal(err)
+	}
+	rec = opsRequest(env, "GET", "/api/ops/settlements/runs/"+run.ID, "")
+	var got struct {
+		Run        struct{ Status string }
+		Statements []settlement.Statement
+		Totals     []settlement.Total
+	}
+	if rec.Code != 200 || json.Unmarshal(rec.Body.Bytes(), &got) != nil || got.Run.Status != models.RunDone || len(got.Statements) != 1 || len(got.Totals) != 1 {
+		t.Fatalf("run = %d %s", rec.Code, rec.Body)
+	}
+	st := got.Statements[0]
+	if st.PartnerID != "prt_a" || st.Orders != 1 || st.GrossCents != 10_000 || st.CommissionCents != 1_500 || st.AmountOwedCents != 8_500 ||
+		st.PayoutCents != 0 || got.Totals[0].GrossCents != 10_000 {
+		t.Errorf("statement = %+v, totals %+v", st, got.Totals)
+	}
+	if v, _ := env.srv.orders.Ops(context.Background(), o.PublicID); v.Status != models.OrderSettled {
+		t.Errorf("the order is %s after the run", v.Status)
+	}
+	var runs struct{ Runs []runAnswer }
+	if rec := opsRequest(env, "GET", "/api/ops/settlements/runs", ""); rec.Code != 200 || json.Unmarshal(rec.Body.Bytes(), &runs) != nil ||
+		len(runs.Runs) != 1 || runs.Runs[0].ID != run.ID || runs.Runs[0].Status != models.RunDone {
+		t.Errorf("runs = %d %s", rec.Code, rec.Body)
+	}
+	wantError(t, "an unknown run", opsRequest(env, "GET", "/api/ops/settlements/runs/stl_nosuch", ""), 404, "not_found")
+	if w := env.request("GET", "/api/ops/settlements/runs", ""); w.Code != 401 {
+		t.Errorf("without the ops login = %d, want 401", w.Code)
+	}
+}

@@ -1,0 +1,38 @@
+package worker
+
+import (
+	"context"
+
+	"github.com/hibiken/asynq"
+
+	"github.com/domaind/domaind/internal/settlement"
+	"github.com/domaind/domaind/tasks"
+)
+
+// settlementRun carries out a settlement run; its last failed attempt
+// marks the run failed, for finance to see and ask for again.
+type settlementRun struct{ settlements *settlement.Service }
+
+func (h *settlementRun) ProcessTask(ctx context.Context, t *asynq.Task) error {
+	p, err := tasks.ParseSettlementRun(t)
+	if err != nil {
+		return err
+	}
+	err = h.settlements.Run(ctx, p.RunID)
+	if err != nil && lastAttempt(ctx) {
+		if ferr := h.settlements.Fail(context.WithoutCancel(ctx), p.RunID, err); ferr != nil {
+			return ferr
+		}
+	}
+	return err
+}
+
+// settlementSchedule asks for the run of the period that closed last (the
+// scheduler's slot task): a run that exists already is left as it is.
+type settlementSchedule struct{ settlements *settlement.Service }
+
+func (h *settlementSchedule) ProcessTask(ctx context.Context, _ *asynq.Task) error {
+	s := h.settlements
+	_, err := s.Request(ctx, s.Length().Closed(s.Now()).Start, settlement.TriggerSchedule)
+	return err
+}
