@@ -22,9 +22,7 @@ import (
 // of it at price.
 func sandboxOrder(t *testing.T, env *testEnv, partnerID, domain string, price int64) order.View {
 	t.Helper()
-	if err := env.db.FirstOrCreate(&models.Partner{ID: partnerID, Status: "approved", CommissionBPS: 1500, CreatedAt: env.now}).Error; err != nil {
-		t.Fatal(err)
-	}
+	ensurePartner(t, env, partnerID)
 	l := models.SandboxListing{ID: models.NewID(), Domain: domain, TLD: domain[strings.LastIndexByte(domain, '.')+1:],
 		BINCents: &price, Currency: "USD", CreatedAt: env.now}
 	if err := env.db.Create(&l).Error; err != nil {
@@ -36,6 +34,14 @@ func sandboxOrder(t *testing.T, env *testEnv, partnerID, domain string, price in
 		t.Fatal(err)
 	}
 	return o
+}
+
+// ensurePartner makes partner id (at the default 15 %) unless it exists.
+func ensurePartner(t *testing.T, env *testEnv, id string) {
+	t.Helper()
+	if err := env.db.FirstOrCreate(&models.Partner{ID: id, Status: "approved", CommissionBPS: 1500, CreatedAt: env.now}).Error; err != nil {
+		t.Fatal(err)
+	}
 }
 
 // TestOpsMoveOrders: ops take an order through review, transfer and
@@ -134,6 +140,7 @@ func TestAQuoteLocksTheListingForV1(t *testing.T) {
 	if got := available(); !strings.Contains(got, `"available":true,"locked":false`) {
 		t.Errorf("after the quote's window: %s, want for sale", got)
 	}
+	ensurePartner(t, env, "prt_b")
 	if _, err := env.srv.orders.Record(ctx, "prt_b", models.EnvLive, order.NewOrder{Domain: "quoted.io", ExpectedPrice: &price,
 		Currency: "USD", ExternalPaymentRef: "pay_1", Buyer: &order.Buyer{Email: "b@example.com", Name: "B", Country: "FR"}}); err != nil {
 		t.Fatal(err)
