@@ -9,6 +9,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/domaind/domaind/api/httpjson"
+	"github.com/domaind/domaind/internal/fault"
 	"github.com/domaind/domaind/internal/inventory"
 	"github.com/domaind/domaind/models"
 )
@@ -107,6 +108,26 @@ func (s *Server) listPartners(c *gin.Context) error {
 // approvePartner answers POST /api/ops/partners/{id}/approve.
 func (s *Server) approvePartner(c *gin.Context) error {
 	p, err := s.partners.Approve(c.Request.Context(), c.Param("id"))
+	if err != nil {
+		return err
+	}
+	c.JSON(http.StatusOK, newPartnerView(p))
+	return nil
+}
+
+// updatePartner answers PATCH /api/ops/partners/{id} {commission_bps}: the
+// partner with its new terms.
+func (s *Server) updatePartner(c *gin.Context) error {
+	var req struct {
+		CommissionBPS *int `json:"commission_bps"`
+	}
+	if err := httpjson.DecodeJSON(c, &req, false); err != nil {
+		return err
+	}
+	if req.CommissionBPS == nil {
+		return fault.Invalid("commission_bps", "is required: the partner's share of its sales in basis points (1500 is 15 %%)")
+	}
+	p, err := s.partners.SetCommission(c.Request.Context(), c.Param("id"), *req.CommissionBPS)
 	if err != nil {
 		return err
 	}

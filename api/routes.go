@@ -101,6 +101,7 @@ func (s *Server) routes(monitoring http.Handler, healthOnly bool) {
 	ops.GET("/canaries/:id", s.resp.Handle(s.getCanary))
 	ops.POST("/partners", s.idempotent, s.resp.Handle(s.createPartner))
 	ops.GET("/partners", s.resp.Handle(s.listPartners))
+	ops.PATCH("/partners/:id", s.resp.Handle(s.updatePartner))
 	ops.POST("/partners/:id/approve", s.resp.Handle(s.approvePartner))
 	ops.POST("/partners/:id/credentials", s.resp.Handle(s.issueCredential))
 	ops.DELETE("/partners/:id/credentials/:key_id", s.resp.Handle(s.revokeCredential))

@@ -78,3 +78,24 @@ func TestOpsSettlementRun(t *testing.T) {
 		t.Errorf("without the ops login = %d, want 401", w.Code)
 	}
 }
+
+// Ops change a partner's rate; orders made before keep theirs.
+func TestOpsSetCommission(t *testing.T) {
+	t.Parallel()
+	env := newTestEnv(t)
+	ledgertest.CheckAtEnd(t, env.db)
+	before := sandboxOrder(t, env, "prt_a", "before-change.com", 10_000)
+	wantError(t, "a rate over 100 %", opsRequest(env, "PATCH", "/api/ops/partners/prt_a", `{"commission_bps":10001}`), 400, "validation_error")
+	wantError(t, "no rate", opsRequest(env, "PATCH", "/api/ops/partners/prt_a", `{}`), 400, "validation_error")
+	wantError(t, "an unknown partner", opsRequest(env, "PATCH", "/api/ops/partners/prt_nosuch", `{"commission_bps":1000}`), 404, "not_found")
+	if w := opsRequest(env, "PATCH", "/api/ops/partners/prt_a", `{"commission_bps":1250}`); w.Code != 200 || !strings.Contains(w.Body.String(), `"commission_bps":1250`) {
+		t.Fatalf("set the rate = %d %s", w.Code, w.Body)
+	}
+	after := sandboxOrder(t, env, "prt_a", "after-change.com", 10_000)
+	if before.CommissionCents != 1_500 || after.CommissionCents != 1_250 {
+		t.Errorf("commission before the change %d, after %d; want 1500 and 1250", before.CommissionCents, after.CommissionCents)
+	}
+	if v, _ := env.srv.orders.Ops(context.Background(), before.PublicID); v.CommissionCents != 1_500 {
+		t.Errorf("the earlier order's commission became %d", v.CommissionCents)
+	}
+}

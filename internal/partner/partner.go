@@ -182,6 +182,31 @@ func (s *Service) Approve(ctx context.Context, id string) (models.Partner, error
 	return p, nil
 }
 
+// MaxCommissionBPS is the highest commission rate: the whole sale.
+const MaxCommissionBPS = 10_000
+
+// SetCommission sets the partner's commission rate, in basis points (0 to
+// MaxCommissionBPS), for its orders from now on: each order keeps the rate
+// of its day.
+func (s *Service) SetCommission(ctx context.Context, id string, bps int) (models.Partner, error) {
+	if bps < 0 || bps > MaxCommissionBPS {
+		return models.Partner{}, fault.Invalid("commission_bps", "must be from 0 to %d basis points (1500 is 15 %%)", MaxCommissionBPS)
+	}
+	var p models.Partner
+	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		var err error
+		if p, err = get(tx, id); err != nil {
+			return err
+		}
+		p.CommissionBPS = bps
+		return tx.Model(&models.Partner{ID: p.ID}).Update("commission_bps", bps).Error
+	})
+	if err != nil {
+		return models.Partner{}, fmt.Errorf("set the commission of %s: %w", id, err)
+	}
+	return p, nil
+}
+
 // IssueCredential makes a credential of the partner for environment with
 // scopes, returning its secret this once. A live credential needs an
 // approved partner (a conflict otherwise).
