@@ -142,7 +142,7 @@ func (s *Server) listDomains(c *gin.Context) error {
 	if q.cursor != "" {
 		cur, err := pagecursor.Decode(s.cfg.SecretKey, q.cursor, fp)
 		if err != nil {
-			return errInvalidCursor
+			return err
 		}
 		rows = rows.Where("name > ?", cur.ID)
 	} else {

@@ -83,10 +83,6 @@ func (q listingsQuery) fingerprint() string {
 var errMaxNeedsScope = &fault.Error{Code: fault.Validation, Field: "max",
 	Message: "max filters on buy-now prices, which are shown only to a bearer token with scope " + scopePricingRead + "; sort by price instead, or send such a token"}
 
-// errInvalidCursor answers a cursor that does not fit the request.
-var errInvalidCursor = fault.New(fault.InvalidCursor,
-	"cursor is malformed or was issued for other filters or another sort; start again without it")
-
 func parseListingsQuery(c *gin.Context) (listingsQuery, error) {
 	q := listingsQuery{sort: c.DefaultQuery("sort", "newest")}
 	var err error
@@ -158,7 +154,7 @@ func (s *Server) listListings(c *gin.Context) error {
 	if q.cursor != "" {
 		cur, err := pagecursor.Decode(s.cfg.SecretKey, q.cursor, q.fingerprint())
 		if err != nil {
-			return errInvalidCursor
+			return err
 		}
 		rows = rows.Where(order.after, keyArg(q.sort, cur.Key), cur.ID)
 	} else {

@@ -2,7 +2,6 @@ package order
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -69,8 +68,8 @@ func (s *Service) List(ctx context.Context, f Filter) ([]View, string, error) {
 	}
 	if f.Cursor != "" {
 		c, err := pagecursor.Decode(s.secretKey, f.Cursor, fingerprint)
-		if errors.Is(err, pagecursor.ErrInvalid) {
-			return nil, "", fault.New(fault.InvalidCursor, "the cursor is not one of this list's: start again without it")
+		if err != nil {
+			return nil, "", err
 		}
 		at := time.Unix(0, c.Key).UTC()
 		q = q.Where("created_at < ? OR (created_at = ? AND public_id < ?)", at, at, c.ID)

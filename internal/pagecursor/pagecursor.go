@@ -12,9 +12,9 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"strings"
 
+	"github.com/domaind/domaind/internal/fault"
 	"github.com/domaind/domaind/internal/secret"
 )
 
@@ -38,8 +38,10 @@ func Fingerprint(parts ...string) string {
 	return hex.EncodeToString(sum[:12])
 }
 
-// ErrInvalid is a cursor that is malformed, forged or from another query.
-var ErrInvalid = errors.New("pagecursor: invalid cursor")
+// ErrInvalid is a cursor that is malformed, forged or from another query,
+// coded for the client (400 invalid_cursor).
+var ErrInvalid = fault.New(fault.InvalidCursor,
+	"cursor is malformed or was issued for another list, other filters or another sort; start again without it")
 
 var b64 = base64.RawURLEncoding
 
