@@ -156,8 +156,8 @@ func TestRunSettlesThePeriodToTheCent(t *testing.T) {
 		t.Fatalf("statements = %+v, %q, %v", statements, next, err)
 	}
 	want := []Statement{
-		{PartnerID: "prt_a", Orders: 3, GrossCents: 138_333, RefundsCents: -3_333, CommissionCents: 20_250, AmountOwedCents: 110_500, PayoutCents: 750},
-		{PartnerID: "prt_b", Orders: 1, GrossCents: 12_345, RefundsCents: 0, CommissionCents: 1_234, AmountOwedCents: 11_111, PayoutCents: 0},
+		{PartnerID: "prt_a", Total: Total{Orders: 3, GrossCents: 138_333, RefundsCents: -3_333, CommissionCents: 20_250, AmountOwedCents: 110_500, PayoutCents: 750}},
+		{PartnerID: "prt_b", Total: Total{Orders: 1, GrossCents: 12_345, RefundsCents: 0, CommissionCents: 1_234, AmountOwedCents: 11_111, PayoutCents: 0}},
 	}
 	for i, st := range statements {
 		want[i].PeriodStart, want[i].PeriodEnd, want[i].Environment, want[i].Currency, want[i].Status = day, nextDay, models.EnvSandbox, "USD", "final"

@@ -2,7 +2,6 @@ package settlement
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -14,24 +13,13 @@ import (
 )
 
 // Statement is one partner's settled orders of one period, environment
-// and currency, summed from their ledger lines. Amounts are cents:
-// GrossCents the sales, RefundsCents the refunds before delivery (zero or
-// negative), CommissionCents the partner's share after refunds,
-// AmountOwedCents what the partner owes for the sales it collected, and
-// PayoutCents what the service owes the partner for the sales it
-// collected on the hosted checkout.
+// and currency, summed from their ledger lines (Total).
 type Statement struct {
-	PeriodStart     time.Time `json:"period_start"`
-	PeriodEnd       time.Time `json:"period_end"`
-	PartnerID       string    `json:"partner_id"`
-	Environment     string    `json:"environment"`
-	Currency        string    `json:"currency"`
-	Orders          int       `json:"orders"`
-	GrossCents      int64     `json:"gross_cents"`
-	RefundsCents    int64     `json:"refunds_cents"`
-	CommissionCents int64     `json:"commission_cents"`
-	AmountOwedCents int64     `json:"amount_owed_cents"`
-	PayoutCents     int64     `json:"payout_cents"`
+	PeriodStart time.Time `json:"period_start"`
+	PeriodEnd   time.Time `json:"period_end"`
+	PartnerID   string    `json:"partner_id"`
+	Environment string    `json:"environment"`
+	Total
 	// Status is final: a statement's orders are settled, and settled
 	// orders do not change.
 	Status string `json:"status"`
@@ -78,8 +66,8 @@ func (s *Service) Statements(ctx context.Context, f StatementFilter) ([]Statemen
 	fingerprint := pagecursor.Fingerprint("statements/v1", f.PartnerID, f.Environment, timeKey(f.PeriodStart))
 	if f.Cursor != "" {
 		c, err := pagecursor.Decode(s.secretKey, f.Cursor, fingerprint)
-		if errors.Is(err, pagecursor.ErrInvalid) {
-			return nil, "", fault.New(fault.InvalidCursor, "the cursor is not one of this list's: start again without it")
+		if err != nil {
+			return nil, "", err
 		}
 		// The key is the last statement's period; its ID the rest of its
 		// sort key, partner, environment and currency.
@@ -116,8 +104,8 @@ func (s *Service) Statements(ctx context.Context, f StatementFilter) ([]Statemen
 	out := make([]Statement, len(rows))
 	for i, r := range rows {
 		out[i] = Statement{PeriodStart: r.PeriodStart.UTC(), PeriodEnd: r.PeriodEnd.UTC(), PartnerID: r.PartnerID, Environment: r.Environment,
-			Currency: r.Currency, Orders: r.Orders, GrossCents: r.Gross, RefundsCents: r.Refunds,
-			CommissionCents: r.Commission, AmountOwedCents: r.Receivable, PayoutCents: r.Payable, Status: "final"}
+			Total: Total{Currency: r.Currency, Orders: r.Orders, GrossCents: r.Gross, RefundsCents: r.Refunds,
+				CommissionCents: r.Commission, AmountOwedCents: r.Receivable, PayoutCents: r.Payable}, Status: "final"}
 	}
 	return out, next, nil
 }
@@ -129,7 +117,12 @@ func timeKey(t *time.Time) string {
 	return t.UTC().Format(time.RFC3339Nano)
 }
 
-// Total is what statements of one currency add up to.
+// Total is the orders of a statement, or of statements of one currency
+// added up, and their amounts in cents: GrossCents the sales, RefundsCents
+// the refunds before delivery (zero or negative), CommissionCents the
+// partners' share after refunds, AmountOwedCents what partners owe for the
+// sales they collected, PayoutCents what the service owes partners for the
+// sales it collected on the hosted checkout.
 type Total struct {
 	Currency        string `json:"currency"`
 	Orders          int    `json:"orders"`
@@ -138,6 +131,16 @@ type Total struct {
 	CommissionCents int64  `json:"commission_cents"`
 	AmountOwedCents int64  `json:"amount_owed_cents"`
 	PayoutCents     int64  `json:"payout_cents"`
+}
+
+// add adds u's orders and amounts to t's.
+func (t *Total) add(u Total) {
+	t.Orders += u.Orders
+	t.GrossCents += u.GrossCents
+	t.RefundsCents += u.RefundsCents
+	t.CommissionCents += u.CommissionCents
+	t.AmountOwedCents += u.AmountOwedCents
+	t.PayoutCents += u.PayoutCents
 }
 
 // Totals adds statements up by currency, in the order of the currencies.
@@ -150,13 +153,7 @@ func Totals(statements []Statement) []Total {
 			i, at[st.Currency] = len(out), len(out)
 			out = append(out, Total{Currency: st.Currency})
 		}
-		t := &out[i]
-		t.Orders += st.Orders
-		t.GrossCents += st.GrossCents
-		t.RefundsCents += st.RefundsCents
-		t.CommissionCents += st.CommissionCents
-		t.AmountOwedCents += st.AmountOwedCents
-		t.PayoutCents += st.PayoutCents
+		out[i].add(st.Total)
 	}
 	slices.SortFunc(out, func(a, b Total) int { return strings.Compare(a.Currency, b.Currency) })
 	return out
