@@ -14,6 +14,7 @@ import (
 	"net/url"
 	"os"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -52,6 +53,30 @@ func newTestEnv(t testing.TB, mutate ...func(*config.Config)) *testEnv {
 	return newTestEnvOn(t, modelstest.NewDB(t), mutate...)
 }
 
+// failureLog is a logger of warnings and errors that the test shows if it
+// fails (a 500 says only "internal error"; the log says why).
+func failureLog(t testing.TB) *slog.Logger {
+	var mu sync.Mutex
+	var b strings.Builder
+	t.Cleanup(func() {
+		mu.Lock()
+		defer mu.Unlock()
+		if t.Failed() && b.Len() > 0 {
+			t.Logf("service log:\n%s", b.String())
+		}
+	})
+	w := writerFunc(func(p []byte) (int, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		return b.Write(p)
+	})
+	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: slog.LevelWarn}))
+}
+
+type writerFunc func(p []byte) (int, error)
+
+func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
+
 // newTestEnvOn is newTestEnv on a given database.
 func newTestEnvOn(t testing.TB, db *gorm.DB, mutate ...func(*config.Config)) *testEnv {
 	t.Helper()
@@ -69,7 +94,7 @@ func newTestEnvOn(t testing.TB, db *gorm.DB, mutate ...func(*config.Config)) *te
 	for _, m := range mutate {
 		m(cfg)
 	}
-	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	log := failureLog(t)
 	p := &platform.Platform{DB: env.db, Redis: rc}
 	ob := outbox.New(env.db, rc, log)
 	t.Cleanup(func() { ob.Close() })
