@@ -308,6 +308,7 @@ func (c *Config) LogValue() slog.Value {
 		slog.Int("fetch_allow_cidrs", len(c.FetchAllowCIDRs)),
 		slog.Duration("quote_ttl", c.QuoteTTL),
 		slog.Int64("review_threshold_cents", c.ReviewThresholdCents),
+		slog.String("settlement_period", c.SettlementPeriod.String()),
 		slog.Bool("seed_demo", c.SeedDemo),
 		slog.Bool("auto_migrate", c.AutoMigrate),
 	)
