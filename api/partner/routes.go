@@ -33,6 +33,9 @@ func (a *API) Mount(r gin.IRouter) {
 	buy.POST(Prefix+"/refunds", requireIdempotencyKey(a), a.Idempotent, a.resp.Handle(a.createRefund))
 	buy.GET(Prefix+"/settlements", a.resp.Handle(a.listSettlements))
 
+	report := scoped(partners.ScopeReport)
+	report.GET(Prefix+"/transactions", a.resp.Handle(a.listTransactions))
+
 	hooks := scoped(partners.ScopeWebhook)
 	hooks.PUT("/api/partner/webhooks", a.resp.Handle(a.registerWebhook)) // unversioned (SPEC §9)
 	hooks.POST(Prefix+"/webhooks/test", a.Idempotent, a.resp.Handle(a.sendTestEvent))

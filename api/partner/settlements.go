@@ -2,10 +2,14 @@ package partner
 
 import (
 	"net/http"
+	"slices"
+	"strings"
 
 	"github.com/gin-gonic/gin"
 
 	"github.com/domaind/domaind/api/httpjson"
+	"github.com/domaind/domaind/internal/fault"
+	"github.com/domaind/domaind/internal/order"
 	"github.com/domaind/domaind/internal/settlement"
 )
 
@@ -24,5 +28,34 @@ func (a *API) listSettlements(c *gin.Context) error {
 		return err
 	}
 	c.JSON(http.StatusOK, gin.H{"settlements": httpjson.NonNil(statements), "next_cursor": httpjson.Nullable(next)})
+	return nil
+}
+
+// listTransactions answers GET /api/partner/v1/transactions: the partner's
+// sales and refunds in its credential's environment, newest first, with
+// from, to (on when they happened), status (the order's), payment_model,
+// limit and cursor, and the totals of the whole filter.
+func (a *API) listTransactions(c *gin.Context) error {
+	cred := credential(c)
+	f := settlement.TransactionFilter{PartnerID: cred.PartnerID, Environment: cred.Environment,
+		OrderStatus: c.Query("status"), PaymentModel: c.Query("payment_model"), Cursor: c.Query("cursor")}
+	if f.OrderStatus != "" && !slices.Contains(order.Statuses, f.OrderStatus) {
+		return fault.Invalid("status", "is not an order status (%s)", strings.Join(order.Statuses, ", "))
+	}
+	var err error
+	if f.From, err = timeParam(c, "from", false); err != nil {
+		return err
+	}
+	if f.To, err = timeParam(c, "to", true); err != nil {
+		return err
+	}
+	if f.Limit, err = httpjson.IntParam(c, "limit", settlement.DefaultStatements, 1, settlement.MaxStatements); err != nil {
+		return err
+	}
+	txns, next, totals, err := a.Settlements.Transactions(c.Request.Context(), f)
+	if err != nil {
+		return err
+	}
+	c.JSON(http.StatusOK, gin.H{"transactions": httpjson.NonNil(txns), "next_cursor": httpjson.Nullable(next), "totals": totals})
 	return nil
 }

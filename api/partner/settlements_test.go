@@ -2,6 +2,8 @@ package partner_test
 
 import (
 	"context"
+	"net/url"
+	"strings"
 	"testing"
 	"time"
 
@@ -55,6 +57,26 @@ func TestPartnerListsItsSettlements(t *testing.T) {
 	if !st.PeriodStart.Equal(week.Start) || !st.PeriodEnd.Equal(week.End) || st.Orders != 1 || st.GrossCents != 20_000 ||
 		st.CommissionCents != 3_000 || st.AmountOwedCents != 17_000 || st.Environment != models.EnvSandbox || st.Status != "final" {
 		t.Errorf("statement = %+v", st)
+	}
+	reportCred, err := e.partners.IssueCredential(ctx, e.partnerOf(cred), models.EnvSandbox, []string{"report"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	reporter := e.client(reportCred, 0)
+	var txns struct {
+		Transactions []settlement.Transaction       `json:"transactions"`
+		Totals       []settlement.TransactionTotals `json:"totals"`
+	}
+	if err := reporter.GetJSON(ctx, "/api/partner/v1/transactions", url.Values{"status": {"SETTLED"}}, &txns); err != nil {
+		t.Fatal(err)
+	}
+	if len(txns.Transactions) != 1 || txns.Transactions[0].AmountCents != 20_000 || txns.Transactions[0].CommissionCents != 3_000 ||
+		len(txns.Totals) != 1 || txns.Totals[0].GMVCents != 20_000 || txns.Totals[0].Count != 1 {
+		t.Errorf("transactions = %+v", txns)
+	}
+	if res, body, err := reporter.Do(ctx, "GET", "/api/partner/v1/transactions", url.Values{"status": {"LOST"}}, nil); err != nil || res.StatusCode != 400 ||
+		!strings.Contains(string(body), `"field":"status"`) {
+		t.Errorf("an unknown status = %v %s", err, body)
 	}
 	other := e.client(e.credential(models.EnvSandbox, "buy"), 0)
 	if err := other.GetJSON(ctx, "/api/partner/v1/settlements", nil, &got); err != nil || len(got.Settlements) != 0 {

@@ -191,6 +191,7 @@ func TestEachScopeIsNeeded(t *testing.T) {
 		{partners.ScopeWebhook, "GET", "/api/partner/v1/events", ""},
 		{partners.ScopeWebhook, "POST", "/api/partner/v1/events/evt_none/redeliver", ""},
 		{partners.ScopeBuy, "GET", "/api/partner/v1/settlements", ""},
+		{partners.ScopeReport, "GET", "/api/partner/v1/transactions", ""},
 	}
 	for _, r := range routes {
 		var others []string

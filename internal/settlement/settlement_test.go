@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -259,5 +260,57 @@ func TestThreeRunsAtOnceSettleOnce(t *testing.T) {
 	statements, _, err := w.s.Statements(ctx, StatementFilter{PeriodStart: &day, Limit: 10})
 	if err != nil || len(statements) != 2 || statements[0].GrossCents != 138_333 || statements[1].AmountOwedCents != 11_111 {
 		t.Errorf("statements = %+v, %v", statements, err)
+	}
+}
+
+// A partner's transactions are its sales and refunds from the ledger,
+// newest first, with totals over the whole filter.
+func TestTransactions(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	ctx := context.Background()
+	w.day23(t)
+	all := TransactionFilter{PartnerID: "prt_a", Environment: models.EnvSandbox}
+	txns, next, totals, err := w.s.Transactions(ctx, all)
+	if err != nil || next != "" || len(txns) != 6 {
+		t.Fatalf("transactions = %+v, %q, %v", txns, next, err)
+	}
+	// 1000.00 + 333.33 − 33.33 (refund) + 50.00 (hosted) + 70.00 + 90.00;
+	// commission 150.00 + 50.00 − 5.00 + 7.50 + 10.50 + 13.50.
+	want := []TransactionTotals{{Currency: "USD", GMVCents: 151_000, CommissionCents: 22_650, Count: 6}}
+	if !slices.Equal(totals, want) {
+		t.Errorf("totals = %+v, want %+v", totals, want)
+	}
+	var refund *Transaction
+	for i := range txns {
+		if txns[i].Kind == "refund" {
+			refund = &txns[i]
+		}
+	}
+	if refund == nil || refund.AmountCents != -3_333 || refund.CommissionCents != -500 || refund.Domain != "refunded-part.com" {
+		t.Errorf("the refund = %+v", refund)
+	}
+	hosted := all
+	hosted.PaymentModel = models.PaymentHosted
+	if txns, _, totals, err := w.s.Transactions(ctx, hosted); err != nil || len(txns) != 1 || txns[0].AmountCents != 5_000 || totals[0].CommissionCents != 750 {
+		t.Errorf("hosted = %+v, %+v, %v", txns, totals, err)
+	}
+	page := all
+	page.Limit = 4
+	first, next, totals, err := w.s.Transactions(ctx, page)
+	if err != nil || len(first) != 4 || next == "" || totals[0].Count != 6 {
+		t.Fatalf("first page of 4 = %d, %q, %+v, %v", len(first), next, totals, err)
+	}
+	page.Cursor = next
+	second, last, _, err := w.s.Transactions(ctx, page)
+	if err != nil || len(second) != 2 || last != "" || second[0].ID == first[3].ID {
+		t.Errorf("second page = %+v, %q, %v", second, last, err)
+	}
+	hosted.Cursor = next
+	if _, _, _, err := w.s.Transactions(ctx, hosted); !isCode(err, fault.InvalidCursor) {
+		t.Errorf("a cursor of other filters = %v, want invalid_cursor", err)
+	}
+	if _, _, _, err := w.s.Transactions(ctx, TransactionFilter{PartnerID: "prt_a", Environment: models.EnvSandbox, PaymentModel: "cash"}); !isCode(err, fault.Validation) {
+		t.Errorf("payment_model cash = %v, want a validation error", err)
 	}
 }
