@@ -115,6 +115,7 @@ func (s *Server) routes(monitoring http.Handler, healthOnly bool) {
 	ops.POST("/settlements/runs", s.resp.Handle(s.requestRun))
 	ops.GET("/settlements/runs", s.resp.Handle(s.listRuns))
 	ops.GET("/settlements/runs/:id", s.resp.Handle(s.getRun))
+	ops.GET("/settlements/runs/:id/statements.csv", s.resp.Handle(s.runCSV))
 	opsPages := e.Group("/ops", s.opsOnly)
 	opsPages.GET("/orders", s.opsOrdersPage)
 	opsPages.POST("/orders/:public_id/:action", s.opsOrderSubmit)

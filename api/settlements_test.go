@@ -73,7 +73,15 @@ func TestOpsSettlementRun(t *testing.T) {
 		len(runs.Runs) != 1 || runs.Runs[0].ID != run.ID || runs.Runs[0].Status != models.RunDone {
 		t.Errorf("runs = %d %s", rec.Code, rec.Body)
 	}
+	csvAnswer := opsRequest(env, "GET", "/api/ops/settlements/runs/"+run.ID+"/statements.csv", "")
+	wantCSV := "period_start,period_end,partner_id,environment,currency,orders,gross_cents,refunds_cents,commission_cents,amount_owed_cents,payout_cents\n" +
+		"2026-11-16T00:00:00Z,2026-11-23T00:00:00Z,prt_a,sandbox,USD,1,10000,0,1500,8500,0\n"
+	if csvAnswer.Code != 200 || csvAnswer.Body.String() != wantCSV || !strings.HasPrefix(csvAnswer.Header().Get("Content-Type"), "text/csv") ||
+		!strings.Contains(csvAnswer.Header().Get("Content-Disposition"), "settlement-2026-11-16.csv") {
+		t.Errorf("csv = %d %q %v", csvAnswer.Code, csvAnswer.Body, csvAnswer.Header())
+	}
 	wantError(t, "an unknown run", opsRequest(env, "GET", "/api/ops/settlements/runs/stl_nosuch", ""), 404, "not_found")
+	wantError(t, "an unknown run's CSV", opsRequest(env, "GET", "/api/ops/settlements/runs/stl_nosuch/statements.csv", ""), 404, "not_found")
 	if w := env.request("GET", "/api/ops/settlements/runs", ""); w.Code != 401 {
 		t.Errorf("without the ops login = %d, want 401", w.Code)
 	}
