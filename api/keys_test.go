@@ -63,8 +63,9 @@ func TestDeveloperKeysThroughTheAPI(t *testing.T) {
 	}
 }
 
-func TestMarketAvailability(t *testing.T) {
-	env := newTestEnv(t)
+// developerKey signs a developer up and makes a key for the v1 API.
+func developerKey(t *testing.T, env *testEnv) newKeyResponse {
+	t.Helper()
 	b := newBrowser(t, env)
 	csrf := b.signUp("dev@example.com", "developer-pw")
 	_, body := b.json("POST", "/api/v1/keys", `{}`, HeaderCSRFToken, csrf)
@@ -72,6 +73,12 @@ func TestMarketAvailability(t *testing.T) {
 	if err := json.Unmarshal([]byte(body), &k); err != nil {
 		t.Fatal(err)
 	}
+	return k
+}
+
+func TestMarketAvailability(t *testing.T) {
+	env := newTestEnv(t)
+	k := developerKey(t, env)
 	cents := func(v int64) *int64 { return &v }
 	lockedUntil := env.now.Add(5 * time.Minute)
 	expired := env.now.Add(-time.Minute)

@@ -3,7 +3,6 @@ package api
 import (
 	"context"
 	"encoding/base64"
-	"encoding/json"
 	"html"
 	"net/http/httptest"
 	"net/url"
@@ -112,13 +111,7 @@ func TestOpsListOrders(t *testing.T) {
 func TestAQuoteLocksTheListingForV1(t *testing.T) {
 	t.Parallel()
 	env := newTestEnv(t)
-	b := newBrowser(t, env)
-	csrf := b.signUp("dev@example.com", "developer-pw")
-	_, body := b.json("POST", "/api/v1/keys", `{}`, HeaderCSRFToken, csrf)
-	var k newKeyResponse
-	if err := json.Unmarshal([]byte(body), &k); err != nil {
-		t.Fatal(err)
-	}
+	k := developerKey(t, env)
 	price := int64(5000)
 	l := models.Listing{ID: models.NewID(), Domain: "quoted.io", TLD: "io", BINCents: &price, Currency: "USD",
 		Approved: true, MarketplaceVisible: true, CreatedAt: env.now}

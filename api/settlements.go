@@ -119,7 +119,7 @@ func (s *Server) runStatements(c *gin.Context) (models.SettlementRun, []settleme
 	var statements []settlement.Statement
 	for cursor := ""; ; {
 		page, next, err := s.settlements.Statements(ctx, settlement.StatementFilter{PeriodStart: &run.PeriodStart,
-			Limit: settlement.MaxStatements, Cursor: cursor})
+			Limit: settlement.MaxLimit, Cursor: cursor})
 		if err != nil {
 			return run, nil, err
 		}

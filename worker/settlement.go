@@ -32,7 +32,6 @@ func (h *settlementRun) ProcessTask(ctx context.Context, t *asynq.Task) error {
 type settlementSchedule struct{ settlements *settlement.Service }
 
 func (h *settlementSchedule) ProcessTask(ctx context.Context, _ *asynq.Task) error {
-	s := h.settlements
-	_, err := s.Request(ctx, s.Length().Closed(s.Now()).Start, settlement.TriggerSchedule)
+	_, err := h.settlements.RequestClosed(ctx)
 	return err
 }

@@ -18,7 +18,7 @@ import (
 // limit and cursor.
 func (a *API) listSettlements(c *gin.Context) error {
 	cred := credential(c)
-	limit, err := httpjson.IntParam(c, "limit", settlement.DefaultStatements, 1, settlement.MaxStatements)
+	limit, err := httpjson.IntParam(c, "limit", settlement.DefaultLimit, 1, settlement.MaxLimit)
 	if err != nil {
 		return err
 	}
@@ -49,7 +49,7 @@ func (a *API) listTransactions(c *gin.Context) error {
 	if f.To, err = timeParam(c, "to", true); err != nil {
 		return err
 	}
-	if f.Limit, err = httpjson.IntParam(c, "limit", settlement.DefaultStatements, 1, settlement.MaxStatements); err != nil {
+	if f.Limit, err = httpjson.IntParam(c, "limit", settlement.DefaultLimit, 1, settlement.MaxLimit); err != nil {
 		return err
 	}
 	txns, next, totals, err := a.Settlements.Transactions(c.Request.Context(), f)

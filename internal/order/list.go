@@ -37,11 +37,9 @@ const (
 // List returns a page of the orders f selects and the cursor of the next
 // page ("" after the last).
 func (s *Service) List(ctx context.Context, f Filter) ([]View, string, error) {
-	if f.Limit == 0 {
-		f.Limit = DefaultLimit
-	}
-	if f.Limit < 1 || f.Limit > MaxLimit {
-		return nil, "", fault.Invalid("limit", "must be from 1 to %d", MaxLimit)
+	var err error
+	if f.Limit, err = pagecursor.Limit(f.Limit, DefaultLimit, MaxLimit); err != nil {
+		return nil, "", err
 	}
 	if f.Status != "" && !slices.Contains(Statuses, f.Status) {
 		return nil, "", fault.Invalid("status", "is not an order status (EXTERNALLY_PAID, PAID, TRANSFER_IN_PROGRESS, TRANSFER_COMPLETED, SETTLED, REFUNDED, CANCELLED)")

@@ -73,3 +73,15 @@ func Decode(secretKey []byte, s, query string) (Cursor, error) {
 	}
 	return c, nil
 }
+
+// Limit is a page size asked for: def when limit is 0, else limit if it is
+// from 1 to max, else a validation error naming limit.
+func Limit(limit, def, max int) (int, error) {
+	if limit == 0 {
+		return def, nil
+	}
+	if limit < 1 || limit > max {
+		return 0, fault.Invalid("limit", "must be from 1 to %d", max)
+	}
+	return limit, nil
+}

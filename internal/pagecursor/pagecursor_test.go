@@ -72,3 +72,16 @@ func FuzzDecode(f *testing.F) {
 		}
 	})
 }
+
+func TestLimit(t *testing.T) {
+	for _, tc := range []struct{ in, want int }{{0, 50}, {1, 1}, {100, 100}} {
+		if got, err := Limit(tc.in, 50, 100); err != nil || got != tc.want {
+			t.Errorf("Limit(%d) = %d, %v; want %d", tc.in, got, err, tc.want)
+		}
+	}
+	for _, bad := range []int{-1, 101} {
+		if _, err := Limit(bad, 50, 100); err == nil || !strings.Contains(err.Error(), "limit must be from 1 to 100") {
+			t.Errorf("Limit(%d) = %v, want a validation error", bad, err)
+		}
+	}
+}

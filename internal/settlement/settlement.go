@@ -60,12 +60,6 @@ func New(db *gorm.DB, ob *outbox.Outbox, orders *order.Service, length period.Le
 	return &Service{db: db, outbox: ob, orders: orders, length: length, secretKey: secretKey, now: now}
 }
 
-// Length is the service's period length.
-func (s *Service) Length() period.Length { return s.length }
-
-// Now is the service's clock.
-func (s *Service) Now() time.Time { return s.now() }
-
 // Request returns the run of the period starting at start, creating it
 // with its task when there is none, or queueing a failed one again. A
 // start that begins no period is a validation error; a period not closed
@@ -109,6 +103,12 @@ func (s *Service) Request(ctx context.Context, start time.Time, trigger string) 
 		return tx.Add(t)
 	})
 	return run, err
+}
+
+// RequestClosed requests, for the scheduler, the run of the period that
+// closed last.
+func (s *Service) RequestClosed(ctx context.Context) (models.SettlementRun, error) {
+	return s.Request(ctx, s.length.Closed(s.now()).Start, TriggerSchedule)
 }
 
 // Run carries run id out: it settles the period's orders batch by batch

@@ -7,7 +7,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/domaind/domaind/internal/fault"
 	"github.com/domaind/domaind/internal/ledger"
 	"github.com/domaind/domaind/internal/pagecursor"
 )
@@ -29,27 +28,25 @@ type Statement struct {
 type StatementFilter struct {
 	PartnerID, Environment string
 	PeriodStart            *time.Time
-	// Limit is the page's size (1 to MaxStatements); Cursor the page's
+	// Limit is the page's size (1 to MaxLimit); Cursor the page's
 	// start, the next_cursor of the page before.
 	Limit  int
 	Cursor string
 }
 
-// Page sizes of statement lists.
+// Page sizes of statement and transaction lists.
 const (
-	DefaultStatements = 50
-	MaxStatements     = 100
+	DefaultLimit = 50
+	MaxLimit     = 100
 )
 
 // Statements returns a page of the statements f picks, newest period
 // first (then by partner, environment and currency), and the cursor of
 // the next page ("" after the last).
 func (s *Service) Statements(ctx context.Context, f StatementFilter) ([]Statement, string, error) {
-	if f.Limit == 0 {
-		f.Limit = DefaultStatements
-	}
-	if f.Limit < 1 || f.Limit > MaxStatements {
-		return nil, "", fault.Invalid("limit", "must be from 1 to %d", MaxStatements)
+	var err error
+	if f.Limit, err = pagecursor.Limit(f.Limit, DefaultLimit, MaxLimit); err != nil {
+		return nil, "", err
 	}
 	q := s.db.WithContext(ctx).Table("orders o").
 		Joins("JOIN settlement_runs r ON r.period_start = o.settled_period").
@@ -80,7 +77,7 @@ func (s *Service) Statements(ctx context.Context, f StatementFilter) ([]Statemen
 		Orders                                          int
 		Gross, Refunds, Commission, Receivable, Payable int64
 	}
-	err := q.Select(`r.period_start, r.period_end, o.partner_id, o.environment, l.currency,
+	err = q.Select(`r.period_start, r.period_end, o.partner_id, o.environment, l.currency,
 		COUNT(DISTINCT o.public_id) AS orders,
 		COALESCE(SUM(CASE WHEN l.account = ? AND l.kind = ? THEN -l.amount_cents ELSE 0 END), 0) AS gross,
 		COALESCE(SUM(CASE WHEN l.account = ? AND l.kind = ? THEN -l.amount_cents ELSE 0 END), 0) AS refunds,

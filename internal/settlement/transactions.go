@@ -55,11 +55,9 @@ type TransactionFilter struct {
 // the cursor of the next page ("" after the last), and the totals of all
 // of them.
 func (s *Service) Transactions(ctx context.Context, f TransactionFilter) ([]Transaction, string, []TransactionTotals, error) {
-	if f.Limit == 0 {
-		f.Limit = DefaultStatements
-	}
-	if f.Limit < 1 || f.Limit > MaxStatements {
-		return nil, "", nil, fault.Invalid("limit", "must be from 1 to %d", MaxStatements)
+	var err error
+	if f.Limit, err = pagecursor.Limit(f.Limit, DefaultLimit, MaxLimit); err != nil {
+		return nil, "", nil, err
 	}
 	if f.PaymentModel != "" && !slices.Contains([]string{models.PaymentPartnerCollected, models.PaymentHosted}, f.PaymentModel) {
 		return nil, "", nil, fault.Invalid("payment_model", "must be partner_collected or hosted")
@@ -92,7 +90,7 @@ func (s *Service) Transactions(ctx context.Context, f TransactionFilter) ([]Tran
 		page = page.Where("l.created_at < ? OR (l.created_at = ? AND l.txn_id < ?)", at, at, c.ID)
 	}
 	var rows []Transaction
-	err := page.Select(`l.txn_id AS id, l.kind, l.order_id, o.domain, o.status AS order_status, o.payment_model, l.currency,
+	err = page.Select(`l.txn_id AS id, l.kind, l.order_id, o.domain, o.status AS order_status, o.payment_model, l.currency,
 		l.created_at, `+sumsOf("amount_cents"), ledger.Sales, ledger.Commission).
 		Group("l.txn_id, l.kind, l.order_id, o.domain, o.status, o.payment_model, l.currency, l.created_at").
 		Order("l.created_at DESC, l.txn_id DESC").Limit(f.Limit + 1).Scan(&rows).Error
