@@ -116,6 +116,8 @@ func (s *Server) routes(monitoring http.Handler, healthOnly bool) {
 	ops.GET("/settlements/runs", s.resp.Handle(s.listRuns))
 	ops.GET("/settlements/runs/:id", s.resp.Handle(s.getRun))
 	ops.GET("/settlements/runs/:id/statements.csv", s.resp.Handle(s.runCSV))
+	ops.GET("/payouts", s.resp.Handle(s.listPayouts))
+	ops.POST("/payouts/:id/mark-paid", s.resp.Handle(s.markPayoutPaid))
 	opsPages := e.Group("/ops", s.opsOnly)
 	opsPages.GET("/orders", s.opsOrdersPage)
 	opsPages.POST("/orders/:public_id/:action", s.opsOrderSubmit)
@@ -123,7 +125,7 @@ func (s *Server) routes(monitoring http.Handler, healthOnly bool) {
 	e.POST("/api/partner/applications", s.withSession, s.requireSession, s.idempotent, s.resp.Handle(s.applyAsPartner))
 	pages.POST("/account/partner-application", s.applySubmit)
 	partnerapi.New(partnerapi.Deps{
-		Partners: s.partners, Inventory: s.inventory, Webhooks: s.webhooks, Orders: s.orders, Checkout: s.checkout, Settlements: s.settlements,
+		Partners: s.partners, Inventory: s.inventory, Webhooks: s.webhooks, Orders: s.orders, Checkout: s.checkout, Settlements: s.settlements, Payouts: s.payouts,
 		Outbox: s.outbox, Catalog: s.catalog,
 		Limiter: s.limiter, Nonces: nonce.NewStore(s.redis, nonce.TTL), Idempotent: s.idempotent, Log: s.log, Now: s.now,
 	}).Mount(e)

@@ -30,6 +30,7 @@ import (
 	"github.com/domaind/domaind/internal/outbox"
 	"github.com/domaind/domaind/internal/partner"
 	"github.com/domaind/domaind/internal/password"
+	"github.com/domaind/domaind/internal/payout"
 	"github.com/domaind/domaind/internal/ratelimit"
 	"github.com/domaind/domaind/internal/registry"
 	"github.com/domaind/domaind/internal/secret"
@@ -101,6 +102,8 @@ type Server struct {
 	checkout  *checkout.Service
 	// settlements are finance's settlement runs and the partners' statements.
 	settlements *settlement.Service
+	// payouts are what the service owes partners, marked paid by finance.
+	payouts *payout.Service
 	// deprecations are the deprecated operations (deprecation.go).
 	deprecations map[string]Deprecation
 	engine       *gin.Engine
@@ -144,6 +147,7 @@ func New(d Deps) *Server {
 		deprecations: maps.Clone(deprecations),
 	}
 	s.settlements = settlement.New(d.DB, d.Outbox, s.orders, d.Config.SettlementPeriod, d.Config.SecretKey, now)
+	s.payouts = payout.New(d.DB, d.Config.SecretKey, now)
 	s.checkout = checkout.New(d.DB, s.orders, checkout.Options{BaseURL: s.base(), SecretKey: d.Config.SecretKey,
 		Providers: paymentProviders(d.Config)}, now)
 	s.warmups = newWarmups(s.warmLookup)

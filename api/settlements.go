@@ -11,6 +11,7 @@ import (
 
 	"github.com/domaind/domaind/api/httpjson"
 	"github.com/domaind/domaind/internal/fault"
+	"github.com/domaind/domaind/internal/payout"
 	"github.com/domaind/domaind/internal/settlement"
 	"github.com/domaind/domaind/models"
 )
@@ -128,4 +129,37 @@ func (s *Server) runStatements(c *gin.Context) (models.SettlementRun, []settleme
 			return run, statements, nil
 		}
 	}
+}
+
+// listPayouts answers GET /api/ops/payouts: payouts, newest period first,
+// filtered by status, partner_id and environment, with limit and cursor.
+func (s *Server) listPayouts(c *gin.Context) error {
+	limit, err := httpjson.IntParam(c, "limit", payout.DefaultLimit, 1, payout.MaxLimit)
+	if err != nil {
+		return err
+	}
+	payouts, next, err := s.payouts.List(c.Request.Context(), payout.Filter{PartnerID: c.Query("partner_id"),
+		Environment: c.Query("environment"), Status: c.Query("status"), Limit: limit, Cursor: c.Query("cursor")})
+	if err != nil {
+		return err
+	}
+	c.JSON(http.StatusOK, gin.H{"payouts": payout.Views(payouts), "next_cursor": httpjson.Nullable(next)})
+	return nil
+}
+
+// markPayoutPaid answers POST /api/ops/payouts/{id}/mark-paid {reference}:
+// finance has paid the payout; its ledger lines are written.
+func (s *Server) markPayoutPaid(c *gin.Context) error {
+	var in struct {
+		Reference string `json:"reference"`
+	}
+	if err := httpjson.DecodeJSON(c, &in, false); err != nil {
+		return err
+	}
+	p, err := s.payouts.MarkPaid(c.Request.Context(), c.Param("id"), in.Reference)
+	if err != nil {
+		return err
+	}
+	c.JSON(http.StatusOK, payout.NewView(p))
+	return nil
 }

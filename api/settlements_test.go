@@ -7,7 +7,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/domaind/domaind/internal/ledger"
 	"github.com/domaind/domaind/internal/ledger/ledgertest"
+	"github.com/domaind/domaind/internal/payout"
 	"github.com/domaind/domaind/internal/settlement"
 	"github.com/domaind/domaind/models"
 )
@@ -105,5 +107,44 @@ func TestOpsSetCommission(t *testing.T) {
 	}
 	if v, _ := env.srv.orders.Ops(context.Background(), before.PublicID); v.CommissionCents != 1_500 {
 		t.Errorf("the earlier order's commission became %d", v.CommissionCents)
+	}
+}
+
+// Finance lists pending payouts and marks one paid with a reference; the
+// payout's ledger lines are written once.
+func TestOpsMarkPayoutPaid(t *testing.T) {
+	t.Parallel()
+	env := newTestEnv(t)
+	ledgertest.CheckAtEnd(t, env.db)
+	start := time.Date(2026, 11, 16, 0, 0, 0, 0, time.UTC)
+	if err := env.db.Create(&models.Payout{ID: "po_ops1", PartnerID: "prt_a", Environment: models.EnvLive, Currency: "USD",
+		PeriodStart: start, PeriodEnd: start.AddDate(0, 0, 7), AmountCents: 4_321, Status: models.PayoutPending, CreatedAt: env.now}).Error; err != nil {
+		t.Fatal(err)
+	}
+	var list struct {
+		Payouts []payout.View `json:"payouts"`
+	}
+	if rec := opsRequest(env, "GET", "/api/ops/payouts?status=pending", ""); rec.Code != 200 || json.Unmarshal(rec.Body.Bytes(), &list) != nil ||
+		len(list.Payouts) != 1 || list.Payouts[0].ID != "po_ops1" || list.Payouts[0].PartnerID != "prt_a" {
+		t.Fatalf("pending payouts = %d %s", rec.Code, rec.Body)
+	}
+	wantError(t, "no reference", opsRequest(env, "POST", "/api/ops/payouts/po_ops1/mark-paid", `{}`), 400, "validation_error")
+	wantError(t, "an unknown payout", opsRequest(env, "POST", "/api/ops/payouts/po_none/mark-paid", `{"reference":"wire-9"}`), 404, "not_found")
+	wantError(t, "a bad status", opsRequest(env, "GET", "/api/ops/payouts?status=sent", ""), 400, "validation_error")
+	var paid payout.View
+	for range 2 {
+		rec := opsRequest(env, "POST", "/api/ops/payouts/po_ops1/mark-paid", `{"reference":"wire-42"}`)
+		if rec.Code != 200 || json.Unmarshal(rec.Body.Bytes(), &paid) != nil || paid.Status != models.PayoutPaid || *paid.Reference != "wire-42" || paid.PaidAt == nil {
+			t.Fatalf("mark paid = %d %s", rec.Code, rec.Body)
+		}
+	}
+	wantError(t, "another reference", opsRequest(env, "POST", "/api/ops/payouts/po_ops1/mark-paid", `{"reference":"wire-43"}`), 409, "conflict")
+	var lines []models.LedgerEntry
+	env.db.Where("payout_id = ?", "po_ops1").Order("account").Find(&lines)
+	if len(lines) != 2 || lines[0].Account != ledger.Cash || lines[0].AmountCents != -4_321 || lines[1].Account != ledger.Payable || lines[1].AmountCents != 4_321 {
+		t.Errorf("ledger lines = %+v", lines)
+	}
+	if w := env.request("POST", "/api/ops/payouts/po_ops1/mark-paid", `{"reference":"wire-42"}`); w.Code != 401 {
+		t.Errorf("without the ops login = %d, want 401", w.Code)
 	}
 }

@@ -41,6 +41,7 @@ var migrations = []migration{
 	{17, "webhook deliveries in order per subject", migrateV17},
 	{18, "the push of a transfer step", migrateV18},
 	{19, "commission on orders, the ledger and settlement runs", migrateV19},
+	{20, "payouts to partners", migrateV20},
 }
 
 // SchemaMigration records an applied migration.

@@ -23,6 +23,7 @@ import (
 	"github.com/domaind/domaind/internal/order"
 	"github.com/domaind/domaind/internal/outbox"
 	partners "github.com/domaind/domaind/internal/partner"
+	"github.com/domaind/domaind/internal/payout"
 	"github.com/domaind/domaind/internal/ratelimit"
 	"github.com/domaind/domaind/internal/settlement"
 	"github.com/domaind/domaind/internal/webhook"
@@ -37,7 +38,9 @@ type Deps struct {
 	Checkout  *checkout.Service
 	// Settlements are the partner's statements.
 	Settlements *settlement.Service
-	Outbox      *outbox.Outbox
+	// Payouts are what the service owes the partner.
+	Payouts *payout.Service
+	Outbox  *outbox.Outbox
 	// Catalog gives the TLD metadata of a domain's detail.
 	Catalog *catalog.Catalog
 	Limiter *ratelimit.Limiter

@@ -35,6 +35,7 @@ func (a *API) Mount(r gin.IRouter) {
 
 	report := scoped(partners.ScopeReport)
 	report.GET(Prefix+"/transactions", a.resp.Handle(a.listTransactions))
+	report.GET(Prefix+"/payouts", a.resp.Handle(a.listPayouts))
 
 	hooks := scoped(partners.ScopeWebhook)
 	hooks.PUT("/api/partner/webhooks", a.resp.Handle(a.registerWebhook)) // unversioned (SPEC §9)

@@ -10,6 +10,7 @@ import (
 	"github.com/domaind/domaind/api/httpjson"
 	"github.com/domaind/domaind/internal/fault"
 	"github.com/domaind/domaind/internal/order"
+	"github.com/domaind/domaind/internal/payout"
 	"github.com/domaind/domaind/internal/settlement"
 )
 
@@ -57,5 +58,23 @@ func (a *API) listTransactions(c *gin.Context) error {
 		return err
 	}
 	c.JSON(http.StatusOK, gin.H{"transactions": httpjson.NonNil(txns), "next_cursor": httpjson.Nullable(next), "totals": totals})
+	return nil
+}
+
+// listPayouts answers GET /api/partner/v1/payouts: what the service has
+// owed and paid the partner in its credential's environment, newest
+// period first, with status, limit and cursor.
+func (a *API) listPayouts(c *gin.Context) error {
+	cred := credential(c)
+	limit, err := httpjson.IntParam(c, "limit", payout.DefaultLimit, 1, payout.MaxLimit)
+	if err != nil {
+		return err
+	}
+	payouts, next, err := a.Payouts.List(c.Request.Context(), payout.Filter{PartnerID: cred.PartnerID, Environment: cred.Environment,
+		Status: c.Query("status"), Limit: limit, Cursor: c.Query("cursor")})
+	if err != nil {
+		return err
+	}
+	c.JSON(http.StatusOK, gin.H{"payouts": payout.Views(payouts), "next_cursor": httpjson.Nullable(next)})
 	return nil
 }

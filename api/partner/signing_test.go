@@ -192,6 +192,7 @@ func TestEachScopeIsNeeded(t *testing.T) {
 		{partners.ScopeWebhook, "POST", "/api/partner/v1/events/evt_none/redeliver", ""},
 		{partners.ScopeBuy, "GET", "/api/partner/v1/settlements", ""},
 		{partners.ScopeReport, "GET", "/api/partner/v1/transactions", ""},
+		{partners.ScopeReport, "GET", "/api/partner/v1/payouts", ""},
 	}
 	for _, r := range routes {
 		var others []string

@@ -13,8 +13,9 @@
 // environment and currency, summed from the ledger (package ledger): the
 // gross of the sales, the refunds (negative), the partner's commission,
 // what the partner owes for sales it collected, and what is owed to it
-// for sales the service collected (a payout). Nothing of a statement is
-// stored but the period its orders were settled in.
+// for sales the service collected. Nothing of a statement is stored but
+// the period its orders were settled in; a run that finishes opens the
+// period's payouts (package payout).
 package settlement
 
 import (
@@ -29,6 +30,7 @@ import (
 	"github.com/domaind/domaind/internal/fault"
 	"github.com/domaind/domaind/internal/order"
 	"github.com/domaind/domaind/internal/outbox"
+	"github.com/domaind/domaind/internal/payout"
 	"github.com/domaind/domaind/internal/period"
 	"github.com/domaind/domaind/internal/secret"
 	"github.com/domaind/domaind/models"
@@ -146,7 +148,13 @@ func (s *Service) Run(ctx context.Context, id string) error {
 			break
 		}
 	}
-	return db.Model(&run).Updates(map[string]any{"status": models.RunDone, "error": "", "finished_at": s.now().UTC()}).Error
+	now = s.now().UTC()
+	return db.Transaction(func(tx *gorm.DB) error {
+		if err := payout.Open(tx, period.Period{Start: run.PeriodStart, End: run.PeriodEnd}, now); err != nil {
+			return fmt.Errorf("settlement run %s: %w", id, err)
+		}
+		return tx.Model(&run).Updates(map[string]any{"status": models.RunDone, "error": "", "finished_at": now}).Error
+	})
 }
 
 // Fail marks run id failed with why: its task gave up.

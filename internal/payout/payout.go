@@ -1,0 +1,227 @@
+// Package payout pays partners what the service owes them: the commission
+// of the sales the service collected for them (hosted checkout).
+//
+// A settlement run opens the payouts of its period (Open), one per
+// partner, environment and currency whose settled orders leave the
+// service owing money, in the transaction that finishes the run: the
+// amount is the period's partner_payable lines, read from the ledger.
+// Finance pays outside the service and marks the payout paid with the
+// transfer's reference (MarkPaid), which posts payable to cash in the
+// ledger; marking it paid again with the same reference changes nothing.
+package payout
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+	"unicode"
+
+	"gorm.io/gorm"
+	"gorm.io/gorm/clause"
+
+	"github.com/domaind/domaind/internal/fault"
+	"github.com/domaind/domaind/internal/ledger"
+	"github.com/domaind/domaind/internal/pagecursor"
+	"github.com/domaind/domaind/internal/period"
+	"github.com/domaind/domaind/internal/secret"
+	"github.com/domaind/domaind/models"
+)
+
+// Page sizes of payout lists.
+const (
+	DefaultLimit = 50
+	MaxLimit     = 100
+)
+
+// MaxReference bounds a payment reference.
+const MaxReference = 100
+
+// Service lists payouts and marks them paid.
+type Service struct {
+	db        *gorm.DB
+	secretKey []byte // seals the lists' cursors
+	now       func() time.Time
+}
+
+// New returns a Service over db, sealing its cursors with secretKey
+// (DOMAIND_SECRET_KEY).
+func New(db *gorm.DB, secretKey []byte, now func() time.Time) *Service {
+	return &Service{db: db, secretKey: secretKey, now: now}
+}
+
+// Open writes in tx a pending payout for each partner, environment and
+// currency that the orders settled in period p leave the service owing
+// money. Payouts the period has already are left as they are.
+func Open(tx *gorm.DB, p period.Period, now time.Time) error {
+	var owed []struct {
+		PartnerID, Environment, Currency string
+		Amount                           int64
+	}
+	err := tx.Table("ledger_entries l").Joins("JOIN orders o ON o.public_id = l.order_id").
+		Where("o.settled_period = ? AND l.account = ?", p.Start, ledger.Payable).
+		Select("l.partner_id, l.environment, l.currency, -SUM(l.amount_cents) AS amount").
+		Group("l.partner_id, l.environment, l.currency").Having("SUM(l.amount_cents) < 0").Scan(&owed).Error
+	if err != nil {
+		return fmt.Errorf("sum the payouts of %s: %w", p.Start, err)
+	}
+	if len(owed) == 0 {
+		return nil
+	}
+	payouts := make([]models.Payout, len(owed))
+	for i, o := range owed {
+		payouts[i] = models.Payout{ID: secret.NewID("po_"), PartnerID: o.PartnerID, Environment: o.Environment, Currency: o.Currency,
+			PeriodStart: p.Start, PeriodEnd: p.End, AmountCents: o.Amount, Status: models.PayoutPending, CreatedAt: now.UTC()}
+	}
+	if err := tx.Clauses(clause.OnConflict{DoNothing: true}).CreateInBatches(payouts, 500).Error; err != nil {
+		return fmt.Errorf("open the payouts of %s: %w", p.Start, err)
+	}
+	return nil
+}
+
+// MarkPaid records payout id as paid by the transfer of reference and
+// posts it to the ledger. A payout paid with the same reference is
+// returned as it is; with another, it is a conflict.
+func (s *Service) MarkPaid(ctx context.Context, id, reference string) (models.Payout, error) {
+	reference = strings.TrimSpace(reference)
+	if err := checkReference(reference); err != nil {
+		return models.Payout{}, err
+	}
+	var p models.Payout
+	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		err := models.ForUpdate(tx).Take(&p, "id = ?", id).Error
+		if errors.Is(err, gorm.ErrRecordNotFound) {
+			return fault.New(fault.NotFound, "no payout %s", id)
+		}
+		if err != nil {
+			return fmt.Errorf("find payout %s: %w", id, err)
+		}
+		if p.Status == models.PayoutPaid {
+			if p.Reference == reference {
+				return nil
+			}
+			return fault.New(fault.Conflict, "payout %s was already paid, with reference %q", id, p.Reference)
+		}
+		now := s.now().UTC()
+		ref := ledger.Ref{PartnerID: p.PartnerID, Environment: p.Environment, Currency: p.Currency, Kind: ledger.KindPayout, PayoutID: &p.ID}
+		if err := ledger.Post(tx, ref, now, ledger.Line{Account: ledger.Payable, AmountCents: p.AmountCents},
+			ledger.Line{Account: ledger.Cash, AmountCents: -p.AmountCents}); err != nil {
+			return err
+		}
+		p.Status, p.Reference, p.PaidAt = models.PayoutPaid, reference, &now
+		return tx.Model(&p).Select("status", "reference", "paid_at").Updates(&p).Error
+	})
+	return p, err
+}
+
+func checkReference(ref string) error {
+	if ref == "" {
+		return fault.Invalid("reference", "is required: the reference of the bank transfer or payment that paid the payout")
+	}
+	if len(ref) > MaxReference {
+		return fault.Invalid("reference", "is longer than %d bytes", MaxReference)
+	}
+	if strings.IndexFunc(ref, func(r rune) bool { return !unicode.IsPrint(r) }) >= 0 {
+		return fault.Invalid("reference", "holds a control character")
+	}
+	return nil
+}
+
+// Filter picks payouts; empty fields pick all.
+type Filter struct {
+	PartnerID, Environment, Status string
+	// Limit is the page's size (1 to MaxLimit); Cursor the page's start,
+	// the next_cursor of the page before.
+	Limit  int
+	Cursor string
+}
+
+// Statuses are the states a Filter may pick.
+var Statuses = []string{models.PayoutPending, models.PayoutPaid}
+
+// List returns a page of the payouts f picks, newest period first, and
+// the cursor of the next page ("" after the last).
+func (s *Service) List(ctx context.Context, f Filter) ([]models.Payout, string, error) {
+	var err error
+	if f.Limit, err = pagecursor.Limit(f.Limit, DefaultLimit, MaxLimit); err != nil {
+		return nil, "", err
+	}
+	if f.Status != "" && !slices.Contains(Statuses, f.Status) {
+		return nil, "", fault.Invalid("status", "must be one of %s", strings.Join(Statuses, ", "))
+	}
+	q := s.db.WithContext(ctx).Model(&models.Payout{})
+	if f.PartnerID != "" {
+		q = q.Where("partner_id = ?", f.PartnerID)
+	}
+	if f.Environment != "" {
+		q = q.Where("environment = ?", f.Environment)
+	}
+	if f.Status != "" {
+		q = q.Where("status = ?", f.Status)
+	}
+	fingerprint := pagecursor.Fingerprint("payouts/v1", f.PartnerID, f.Environment, f.Status)
+	if f.Cursor != "" {
+		c, err := pagecursor.Decode(s.secretKey, f.Cursor, fingerprint)
+		if err != nil {
+			return nil, "", err
+		}
+		at := time.Unix(0, c.Key).UTC()
+		q = q.Where("period_start < ? OR (period_start = ? AND id < ?)", at, at, c.ID)
+	}
+	var out []models.Payout
+	if err := q.Order("period_start DESC, id DESC").Limit(f.Limit + 1).Find(&out).Error; err != nil {
+		return nil, "", fmt.Errorf("list payouts: %w", err)
+	}
+	next := ""
+	if len(out) > f.Limit {
+		out = out[:f.Limit]
+		last := out[len(out)-1]
+		next = pagecursor.Encode(s.secretKey, pagecursor.Cursor{Query: fingerprint, Key: last.PeriodStart.UnixNano(), ID: last.ID})
+	}
+	return out, next, nil
+}
+
+// View is a payout as the API shows it.
+type View struct {
+	ID          string     `json:"id"`
+	PartnerID   string     `json:"partner_id"`
+	Environment string     `json:"environment"`
+	AmountCents int64      `json:"amount_cents"`
+	Currency    string     `json:"currency"`
+	Period      Span       `json:"period"`
+	Status      string     `json:"status"`
+	Reference   *string    `json:"reference"`
+	PaidAt      *time.Time `json:"paid_at"`
+	CreatedAt   time.Time  `json:"created_at"`
+}
+
+// Span is the settlement period a payout is for.
+type Span struct {
+	Start time.Time `json:"start"`
+	End   time.Time `json:"end"`
+}
+
+// NewView returns p's view.
+func NewView(p models.Payout) View {
+	v := View{ID: p.ID, PartnerID: p.PartnerID, Environment: p.Environment, AmountCents: p.AmountCents, Currency: p.Currency,
+		Period: Span{Start: p.PeriodStart.UTC(), End: p.PeriodEnd.UTC()}, Status: p.Status, CreatedAt: p.CreatedAt.UTC()}
+	if p.Reference != "" {
+		v.Reference = &p.Reference
+	}
+	if p.PaidAt != nil {
+		at := p.PaidAt.UTC()
+		v.PaidAt = &at
+	}
+	return v
+}
+
+// Views returns the views of ps.
+func Views(ps []models.Payout) []View {
+	out := make([]View, len(ps))
+	for i, p := range ps {
+		out[i] = NewView(p)
+	}
+	return out
+}
