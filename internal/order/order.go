@@ -166,12 +166,17 @@ func (s *Service) recordStep(tx *outbox.Tx, o models.Order, st models.OrderStep,
 	if st.Event == "" {
 		return st.ID, nil
 	}
+	_, err := webhook.Emit(tx, o.PartnerID, o.Environment, o.PublicID, st.Event, eventData(o, extra), now)
+	return st.ID, err
+}
+
+// eventData is the data of an event about o: the order, and extra.
+func eventData(o models.Order, extra map[string]any) map[string]any {
 	data := map[string]any{"order": newView(o)}
 	for k, v := range extra {
 		data[k] = v
 	}
-	_, err := webhook.Emit(tx, o.PartnerID, o.Environment, o.PublicID, st.Event, data, now)
-	return st.ID, err
+	return data
 }
 
 // Get returns the partner's order in env with its timeline; another

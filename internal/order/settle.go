@@ -6,46 +6,67 @@ import (
 	"time"
 
 	"github.com/domaind/domaind/internal/outbox"
+	"github.com/domaind/domaind/internal/webhook"
 	"github.com/domaind/domaind/models"
 )
 
 // SettleBatch settles, in one transaction, up to limit orders that
-// reached TRANSFER_COMPLETED before end and are not settled: each becomes
-// SETTLED in the period starting at start, with a step by the settlement
-// and the event order.settled. It returns how many it settled. Orders are
-// locked as they are read, so two runs at once settle each order once
-// (and one may find none while the other holds the rest: see Unsettled).
-func (s *Service) SettleBatch(ctx context.Context, start, end time.Time, limit int) (int, error) {
-	var n int
-	err := s.outbox.Transaction(ctx, func(tx *outbox.Tx) error {
+// reached TRANSFER_COMPLETED before end and are not settled, of ids after
+// after (in byte order; "" for the first): each becomes SETTLED in the
+// period starting at start, with a step by the settlement and the event
+// order.settled. It returns how many it settled and the last one's id,
+// where the next batch starts. Orders are locked as they are read, so two
+// runs at once settle each order once (and one may find none while the
+// other holds the rest: see Unsettled).
+func (s *Service) SettleBatch(ctx context.Context, start, end time.Time, after string, limit int) (n int, last string, err error) {
+	err = s.outbox.Transaction(ctx, func(tx *outbox.Tx) error {
 		var orders []models.Order
-		err := models.ForUpdate(tx.DB).Where("status = ? AND transfer_completed_at < ?", models.OrderTransferCompleted, end.UTC()).
+		// Starting after the last batch, rather than skipping past the rows
+		// settled before, keeps a run over n orders linear in n.
+		err := models.ForUpdate(tx.DB).Where("status = ? AND transfer_completed_at < ? AND public_id > ?", models.OrderTransferCompleted, end.UTC(), after).
 			Order("public_id").Limit(limit).Find(&orders).Error
 		if err != nil {
 			return fmt.Errorf("find orders to settle: %w", err)
 		}
+		if len(orders) == 0 {
+			return nil
+		}
 		now := s.now().UTC()
 		period := start.UTC()
-		for _, o := range orders {
-			o.Status, o.SettledPeriod, o.UpdatedAt = models.OrderSettled, &period, now
-			res := tx.Model(&models.Order{PublicID: o.PublicID}).Where("status = ?", models.OrderTransferCompleted).
-				Select("status", "settled_period", "updated_at").Updates(&o)
-			if res.Error != nil {
-				return fmt.Errorf("settle order %s: %w", o.PublicID, res.Error)
-			}
-			if res.RowsAffected == 0 {
-				continue // settled by another run meanwhile
-			}
-			note := fmt.Sprintf("settled in the period from %s", period.Format(time.RFC3339))
-			data := map[string]any{"settlement": map[string]any{"period_start": period, "period_end": end.UTC()}}
-			if err := s.record(tx, o, ActorSettlement, EventSettled, note, data); err != nil {
-				return err
-			}
-			n++
+		ids := make([]string, len(orders))
+		for i := range orders {
+			ids[i] = orders[i].PublicID
 		}
+		// The rows are locked as read (a run at once waits for them, then
+		// finds them settled), so each is still TRANSFER_COMPLETED.
+		res := tx.Model(&models.Order{}).Where("public_id IN ? AND status = ?", ids, models.OrderTransferCompleted).
+			Updates(map[string]any{"status": models.OrderSettled, "settled_period": period, "updated_at": now})
+		if res.Error != nil {
+			return fmt.Errorf("settle %d orders: %w", len(ids), res.Error)
+		}
+		if res.RowsAffected != int64(len(ids)) {
+			return fmt.Errorf("settle %d orders: %d changed meanwhile; the batch is rolled back", len(ids), int64(len(ids))-res.RowsAffected)
+		}
+		note := fmt.Sprintf("settled in the period from %s", period.Format(time.RFC3339))
+		extra := map[string]any{"settlement": map[string]any{"period_start": period, "period_end": end.UTC()}}
+		steps := make([]models.OrderStep, len(orders))
+		events := make([]webhook.Emission, len(orders))
+		for i, o := range orders {
+			o.Status, o.SettledPeriod, o.UpdatedAt = models.OrderSettled, &period, now
+			steps[i] = models.OrderStep{OrderID: o.PublicID, At: now, Status: o.Status, Actor: ActorSettlement, Event: EventSettled, Note: note}
+			events[i] = webhook.Emission{PartnerID: o.PartnerID, Environment: o.Environment, Subject: o.PublicID, Type: EventSettled,
+				Data: eventData(o, extra)}
+		}
+		if err := tx.CreateInBatches(steps, len(steps)).Error; err != nil {
+			return fmt.Errorf("record the steps of %d settled orders: %w", len(steps), err)
+		}
+		if _, err := webhook.EmitAll(tx, events, now); err != nil {
+			return err
+		}
+		n, last = len(orders), ids[len(ids)-1]
 		return nil
 	})
-	return n, err
+	return n, last, err
 }
 
 // Unsettled counts the orders that reached TRANSFER_COMPLETED before end

@@ -130,16 +130,18 @@ func (s *Service) Run(ctx context.Context, id string) error {
 		Updates(map[string]any{"status": models.RunRunning, "started_at": gorm.Expr("COALESCE(started_at, ?)", now)}).Error; err != nil {
 		return fmt.Errorf("start settlement run %s: %w", id, err)
 	}
-	for {
-		n, err := s.orders.SettleBatch(ctx, run.PeriodStart, run.PeriodEnd, Batch)
+	for after := ""; ; {
+		n, last, err := s.orders.SettleBatch(ctx, run.PeriodStart, run.PeriodEnd, after, Batch)
 		if err != nil {
 			return fmt.Errorf("settlement run %s: %w", id, err)
 		}
 		if n > 0 {
+			after = last
 			continue
 		}
-		// An empty batch may only mean that a run at once holds the rest:
-		// done is when nothing is left.
+		// The end of the orders may only mean that a run at once held some
+		// of them: done is when nothing is left, else start over.
+		after = ""
 		left, err := s.orders.Unsettled(ctx, run.PeriodEnd)
 		if err != nil {
 			return fmt.Errorf("settlement run %s: %w", id, err)

@@ -25,6 +25,7 @@ import (
 	"net/http"
 	"net/netip"
 	"net/url"
+	"slices"
 	"strconv"
 	"time"
 
@@ -154,38 +155,128 @@ func (s *Service) Endpoint(ctx context.Context, partnerID, env string) (models.W
 // subject is pending, the new one waits without a task, and settling the
 // earlier one (delivered, or failed for good) gives the next its task.
 func Emit(tx *outbox.Tx, partnerID, env, subject, typ string, data any, now time.Time) (models.Event, error) {
-	b, err := json.Marshal(data)
+	evs, err := EmitAll(tx, []Emission{{PartnerID: partnerID, Environment: env, Subject: subject, Type: typ, Data: data}}, now)
 	if err != nil {
-		return models.Event{}, fmt.Errorf("encode %s data: %w", typ, err)
+		return models.Event{}, err
 	}
-	ev := models.Event{ID: secret.NewID("evt_"), PartnerID: partnerID, Environment: env, Type: typ, Data: b, CreatedAt: now.UTC()}
-	if err := tx.Create(&ev).Error; err != nil {
-		return models.Event{}, fmt.Errorf("record %s event: %w", typ, err)
-	}
-	var e models.WebhookEndpoint
-	err = tx.Take(&e, "partner_id = ? AND environment = ? AND active", partnerID, env).Error
-	if errors.Is(err, gorm.ErrRecordNotFound) {
-		return ev, nil // kept for the history; nothing to deliver to
-	}
-	if err != nil {
-		return models.Event{}, fmt.Errorf("find the endpoint of %s: %w", partnerID, err)
-	}
-	wait := false
-	if subject != "" {
-		// Marking the subject's pending deliveries followed locks them,
-		// which orders this against settle: either this finds them pending
-		// (and settling them then sees the mark, and this delivery), or it
-		// waits for them to settle and finds none.
-		res := tx.Model(&models.WebhookDelivery{}).
-			Where("endpoint_id = ? AND subject = ? AND state = ?", e.ID, subject, models.DeliveryPending).
-			Update("followed", true)
-		if res.Error != nil {
-			return models.Event{}, fmt.Errorf("find the pending deliveries of %s: %w", subject, res.Error)
+	return evs[0], nil
+}
+
+// batch is how many rows one INSERT of EmitAll writes.
+const batch = 500
+
+// Emission is an event to emit: Emit's arguments.
+type Emission struct {
+	PartnerID, Environment, Subject, Type string
+	Data                                  any
+}
+
+// EmitAll is Emit of each of es, in their order, in a few statements
+// however many they are (a settlement run emits an event per order).
+func EmitAll(tx *outbox.Tx, es []Emission, now time.Time) ([]models.Event, error) {
+	evs := make([]models.Event, len(es))
+	partners := make([]string, 0, len(es))
+	for i, em := range es {
+		b, err := json.Marshal(em.Data)
+		if err != nil {
+			return nil, fmt.Errorf("encode %s data: %w", em.Type, err)
 		}
-		wait = res.RowsAffected > 0
+		evs[i] = models.Event{ID: secret.NewID("evt_"), PartnerID: em.PartnerID, Environment: em.Environment, Type: em.Type, Data: b, CreatedAt: now.UTC()}
+		if !slices.Contains(partners, em.PartnerID) {
+			partners = append(partners, em.PartnerID)
+		}
 	}
-	_, err = addDelivery(tx, ev, e, subject, wait, now)
-	return ev, err
+	if err := tx.CreateInBatches(evs, batch).Error; err != nil {
+		return nil, fmt.Errorf("record %d events: %w", len(evs), err)
+	}
+	var endpoints []models.WebhookEndpoint
+	if err := tx.Where("partner_id IN ? AND active", partners).Find(&endpoints).Error; err != nil {
+		return nil, fmt.Errorf("find the endpoints of %d partners: %w", len(partners), err)
+	}
+	if len(endpoints) == 0 {
+		return evs, nil // kept for the history; nothing to deliver to
+	}
+	type key struct{ partner, env string }
+	endpointOf := map[key]models.WebhookEndpoint{}
+	ids := make([]string, len(endpoints))
+	for i, e := range endpoints {
+		endpointOf[key{e.PartnerID, e.Environment}] = e
+		ids[i] = e.ID
+	}
+	pending, err := markFollowed(tx, ids, es)
+	if err != nil {
+		return nil, err
+	}
+	var deliveries []models.WebhookDelivery
+	last := map[queue]int{} // the index of each queue's latest delivery here
+	for i, em := range es {
+		e, ok := endpointOf[key{em.PartnerID, em.Environment}]
+		if !ok {
+			continue
+		}
+		wait := false
+		if em.Subject != "" {
+			q := queue{e.ID, em.Subject}
+			if j, ok := last[q]; ok {
+				deliveries[j].Followed, wait = true, true
+			} else {
+				wait = pending[q]
+			}
+			last[q] = len(deliveries)
+		}
+		d := models.WebhookDelivery{ID: secret.NewID("whd_"), EventSeq: evs[i].Seq, EndpointID: e.ID, Subject: em.Subject,
+			State: models.DeliveryPending, CreatedAt: now.UTC()}
+		deliveries = append(deliveries, d)
+		if !wait {
+			if err := addTask(tx, d.ID); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if err := tx.CreateInBatches(deliveries, batch).Error; err != nil {
+		return nil, fmt.Errorf("record %d deliveries: %w", len(deliveries), err)
+	}
+	return evs, nil
+}
+
+// queue is the deliveries of one subject to one endpoint, which go in
+// order.
+type queue struct{ endpoint, subject string }
+
+// markFollowed marks the pending deliveries to endpoints of the subjects
+// of es followed, and returns their queues. Marking them locks them, which
+// orders this against settle: either this finds them pending (and settling
+// them then sees the mark, and the new delivery behind), or it waits for
+// them to settle and finds none.
+func markFollowed(tx *outbox.Tx, endpoints []string, es []Emission) (map[queue]bool, error) {
+	var subjects []string
+	for _, em := range es {
+		if em.Subject != "" && !slices.Contains(subjects, em.Subject) {
+			subjects = append(subjects, em.Subject)
+		}
+	}
+	pending := map[queue]bool{}
+	if len(subjects) == 0 {
+		return pending, nil
+	}
+	var found []models.WebhookDelivery
+	err := models.ForUpdate(tx.DB).Select("id", "endpoint_id", "subject").
+		Where("endpoint_id IN ? AND subject IN ? AND state = ?", endpoints, subjects, models.DeliveryPending).Find(&found).Error
+	if err != nil {
+		return nil, fmt.Errorf("find the pending deliveries of %d subjects: %w", len(subjects), err)
+	}
+	if len(found) == 0 {
+		return pending, nil
+	}
+	ids := make([]string, len(found))
+	for i, d := range found {
+		ids[i] = d.ID
+		pending[queue{d.EndpointID, d.Subject}] = true
+	}
+	if err := tx.Model(&models.WebhookDelivery{}).Where("id IN ?", ids).Update("followed", true).Error; err != nil {
+		return nil, fmt.Errorf("mark %d deliveries followed: %w", len(ids), err)
+	}
+	return pending, nil
 }
 
 // addDelivery records a delivery of ev to e about subject, with its task

@@ -421,3 +421,49 @@ func TestAnEventDuringADeliveryWaitsForIt(t *testing.T) {
 	}
 	w.wantTasks(t, "after the first is delivered", first, second)
 }
+
+// EmitAll keeps each subject's order across one call and the calls
+// before it: a subject with a pending delivery, or twice in the call,
+// waits; partners without an endpoint get events and no deliveries.
+func TestEmitAllKeepsTheOrderOfEachSubject(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	url := receiver(t, func(rw http.ResponseWriter, r *http.Request) { rw.WriteHeader(http.StatusOK) })
+	ctx := context.Background()
+	if _, err := w.s.Register(ctx, "prt_1", models.EnvLive, url, receiverSecret); err != nil {
+		t.Fatal(err)
+	}
+	delivery := func(ev models.Event) string { return w.deliveries(t, ev)[0].ID }
+	a1 := delivery(w.emitAbout(t, "prt_1", models.EnvLive, "ord_a", "order.recorded"))
+	var evs []models.Event
+	err := w.ob.Transaction(ctx, func(tx *outbox.Tx) error {
+		var err error
+		evs, err = EmitAll(tx, []Emission{
+			{PartnerID: "prt_1", Environment: models.EnvLive, Subject: "ord_a", Type: "order.settled"},    // behind a1
+			{PartnerID: "prt_1", Environment: models.EnvLive, Subject: "ord_b", Type: "order.settled"},    // free
+			{PartnerID: "prt_1", Environment: models.EnvLive, Subject: "ord_b", Type: "order.refunded"},   // behind the one before
+			{PartnerID: "prt_2", Environment: models.EnvLive, Subject: "ord_c", Type: "order.settled"},    // no endpoint
+			{PartnerID: "prt_1", Environment: models.EnvSandbox, Subject: "ord_d", Type: "order.settled"}, // no endpoint there
+		}, time.Now())
+		return err
+	})
+	if err != nil || len(evs) != 5 {
+		t.Fatalf("EmitAll = %d events, %v", len(evs), err)
+	}
+	for i, ev := range evs {
+		if ev.Seq == 0 || (i > 0 && ev.Seq <= evs[i-1].Seq) {
+			t.Errorf("event %d has seq %d after %d: want increasing", i, ev.Seq, evs[max(i-1, 0)].Seq)
+		}
+	}
+	if n := len(w.deliveries(t, evs[3])) + len(w.deliveries(t, evs[4])); n != 0 {
+		t.Errorf("%d deliveries without an endpoint", n)
+	}
+	a2, b1, b2 := delivery(evs[0]), delivery(evs[1]), delivery(evs[2])
+	w.wantTasks(t, "after EmitAll", a1, b1)
+	for _, d := range []struct{ id, next string }{{a1, a2}, {b1, b2}} {
+		if err := w.s.Deliver(ctx, w.ob, d.id, false); err != nil {
+			t.Fatalf("delivering %s = %v", d.id, err)
+		}
+	}
+	w.wantTasks(t, "after the first of each is delivered", a1, b1, a2, b2)
+}
