@@ -2,6 +2,7 @@ package api
 
 import (
 	"context"
+	"encoding/base64"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -12,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/chromedp"
 	"golang.org/x/oauth2"
 
@@ -50,6 +52,24 @@ func newChromium(t *testing.T) context.Context {
 	ctx, cancel := chromedp.NewContext(alloc)
 	ctx, cancelTimeout := context.WithTimeout(ctx, time.Minute)
 	t.Cleanup(func() { cancelTimeout(); cancel(); cancelAlloc() })
+	return ctx
+}
+
+// opsChromium is newChromium signed in as ops: it sends the ops login
+// with every request, as a browser does once the person typed it in.
+func opsChromium(t *testing.T) context.Context {
+	t.Helper()
+	ctx := newChromium(t)
+	if err := chromedp.Do(ctx, chromedp.Navigate("about:blank")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := chromedp.Call(ctx, network.Enable, network.EnableParams{}); err != nil {
+		t.Fatal(err)
+	}
+	auth := "Basic " + base64.StdEncoding.EncodeToString([]byte("ops:ops-secret"))
+	if _, err := chromedp.Call(ctx, network.SetExtraHTTPHeaders, network.SetExtraHTTPHeadersParams{Headers: network.Headers{"Authorization": auth}}); err != nil {
+		t.Fatal(err)
+	}
 	return ctx
 }
 

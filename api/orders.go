@@ -138,8 +138,8 @@ func (s *Server) renderOpsOrders(c *gin.Context, status int, problem, done strin
 	for _, o := range orders {
 		page.Orders = append(page.Orders, opsOrderRow{View: o, Actions: order.Actions(o.Status, o.Review),
 			Partner:   cmp.Or(names[o.PartnerID], o.PartnerID),
-			Price:     fmt.Sprintf("%s %d.%02d", o.Currency, o.SalePriceCents/100, o.SalePriceCents%100),
-			CreatedAt: o.CreatedAt.Format("2006-01-02 15:04 UTC")})
+			Price:     money(o.Currency, o.SalePriceCents),
+			CreatedAt: o.CreatedAt.Format(pageTime)})
 	}
 	if next != "" {
 		q := url.Values{"cursor": {next}}

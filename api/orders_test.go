@@ -2,7 +2,6 @@ package api
 
 import (
 	"context"
-	"encoding/base64"
 	"html"
 	"net/http/httptest"
 	"net/url"
@@ -10,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/chromedp"
 
 	"github.com/domaind/domaind/internal/order"
@@ -241,21 +239,10 @@ func TestOpsOrdersPageFiltersAndPages(t *testing.T) {
 // An ops person clears a held order's review and starts its transfer on
 // the page, in a real browser.
 func TestBrowserOpsOrders(t *testing.T) {
-	ctx := newChromium(t)
+	ctx := opsChromium(t)
 	env, srv := servedEnv(t)
 	o := sandboxOrder(t, env, "prt_a", "browserheld.com", 900_000)
-	auth := "Basic " + base64.StdEncoding.EncodeToString([]byte("ops:ops-secret"))
 	row := "#" + o.PublicID
-	if err := chromedp.Do(ctx, chromedp.Navigate("about:blank")); err != nil {
-		t.Fatal(err)
-	}
-	// The ops login, as a browser sends it once the person typed it in.
-	if _, err := chromedp.Call(ctx, network.Enable, network.EnableParams{}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := chromedp.Call(ctx, network.SetExtraHTTPHeaders, network.SetExtraHTTPHeadersParams{Headers: network.Headers{"Authorization": auth}}); err != nil {
-		t.Fatal(err)
-	}
 	steps := chromedp.Steps(
 		chromedp.Navigate(srv.URL+"/ops/orders"),
 		chromedp.WaitVisible(chromedp.CSS(row)),

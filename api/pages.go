@@ -3,6 +3,7 @@ package api
 import (
 	"cmp"
 	"embed"
+	"fmt"
 	"html/template"
 	"net/http"
 	"net/url"
@@ -46,6 +47,19 @@ const formActionCtxKey = "domaind.form_action"
 // own stylesheet loads, no script runs, forms post here, and no site may
 // frame them (clickjacking).
 const pagePolicy = "default-src 'none'; style-src 'self'; img-src 'self' data:; base-uri 'none'; frame-ancestors 'none'; form-action 'self'"
+
+// pageTime is how the pages write a time, which must be in UTC.
+const pageTime = "2006-01-02 15:04 UTC"
+
+// money writes cents of currency as the pages show an amount: "USD 12.34",
+// "USD -0.50".
+func money(currency string, cents int64) string {
+	sign := ""
+	if cents < 0 {
+		sign, cents = "-", -cents
+	}
+	return fmt.Sprintf("%s %s%d.%02d", currency, sign, cents/100, cents%100)
+}
 
 // render writes the page template name with data. Pages carry forms with
 // CSRF tokens, so they are never cached.

@@ -9,6 +9,24 @@ import (
 	"unicode"
 )
 
+// Amounts on the pages: refunds are negative, also under a unit.
+func TestMoney(t *testing.T) {
+	for _, tc := range []struct {
+		cents int64
+		want  string
+	}{
+		{123_456, "USD 1234.56"},
+		{5, "USD 0.05"},
+		{0, "USD 0.00"},
+		{-50, "USD -0.50"},
+		{-1_234, "USD -12.34"},
+	} {
+		if got := money("USD", tc.cents); got != tc.want {
+			t.Errorf("money(USD, %d) = %q, want %q", tc.cents, got, tc.want)
+		}
+	}
+}
+
 // The known ways past a naive "starts with one slash" check, each as the
 // value the handler reads from the query or form (already decoded once).
 func TestSafeNext(t *testing.T) {

@@ -121,6 +121,9 @@ func (s *Server) routes(monitoring http.Handler, healthOnly bool) {
 	opsPages := e.Group("/ops", s.opsOnly)
 	opsPages.GET("/orders", s.opsOrdersPage)
 	opsPages.POST("/orders/:public_id/:action", s.opsOrderSubmit)
+	opsPages.GET("/settlements", s.opsSettlementsPage)
+	opsPages.POST("/settlements/runs", s.opsSettlementSubmit)
+	opsPages.GET("/settlements/:id", s.opsSettlementPage)
 
 	e.POST("/api/partner/applications", s.withSession, s.requireSession, s.idempotent, s.resp.Handle(s.applyAsPartner))
 	pages.POST("/account/partner-application", s.applySubmit)

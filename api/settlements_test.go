@@ -3,16 +3,35 @@ package api
 import (
 	"context"
 	"encoding/json"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/chromedp/chromedp"
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/domaind/domaind/internal/ledger"
-	"github.com/domaind/domaind/internal/ledger/ledgertest"
 	"github.com/domaind/domaind/internal/payout"
+
+	"github.com/domaind/domaind/internal/ledger/ledgertest"
+	"github.com/domaind/domaind/internal/order"
 	"github.com/domaind/domaind/internal/settlement"
 	"github.com/domaind/domaind/models"
 )
+
+// completedOrder is sandboxOrder taken by ops through transfer and
+// delivery, ready to settle.
+func completedOrder(t *testing.T, env *testEnv, partnerID, domain string, price int64) order.View {
+	t.Helper()
+	o := sandboxOrder(t, env, partnerID, domain, price)
+	for _, action := range []string{"start-transfer", "confirm-delivery"} {
+		if w := opsRequest(env, "POST", "/api/ops/orders/"+o.PublicID+"/"+action, `{"recipient":"buyer-registrar"}`); w.Code != 200 {
+			t.Fatalf("%s = %d %s", action, w.Code, w.Body)
+		}
+	}
+	return o
+}
 
 // Finance settles a closed week by hand over the ops API: an open week is
 // refused, a time that starts no week names the week's start, the run is
@@ -21,13 +40,8 @@ func TestOpsSettlementRun(t *testing.T) {
 	t.Parallel()
 	env := newTestEnv(t)
 	ledgertest.CheckAtEnd(t, env.db)
-	o := sandboxOrder(t, env, "prt_a", "settle-me.com", 10_000) // 15 %: 1,500 commission, 8,500 owed
-	for _, action := range []string{"start-transfer", "confirm-delivery"} {
-		if w := opsRequest(env, "POST", "/api/ops/orders/"+o.PublicID+"/"+action, `{"recipient":"buyer-registrar"}`); w.Code != 200 {
-			t.Fatalf("%s = %d %s", action, w.Code, w.Body)
-		}
-	}
-	week := `{"period_start":"2026-11-16T00:00:00Z"}` // Monday of env.now's week (Sunday 22nd)
+	o := completedOrder(t, env, "prt_a", "settle-me.com", 10_000) // 15 %: 1,500 commission, 8,500 owed
+	week := `{"period_start":"2026-11-16T00:00:00Z"}`             // Monday of env.now's week (Sunday 22nd)
 	wantError(t, "an open week", opsRequest(env, "POST", "/api/ops/settlements/runs", week), 409, "conflict")
 	env.now = time.Date(2026, 11, 23, 4, 0, 0, 0, time.UTC)
 	tuesday := opsRequest(env, "POST", "/api/ops/settlements/runs", `{"period_start":"2026-11-17T00:00:00Z"}`)
@@ -146,5 +160,127 @@ func TestOpsMarkPayoutPaid(t *testing.T) {
 	}
 	if w := env.request("POST", "/api/ops/payouts/po_ops1/mark-paid", `{"reference":"wire-42"}`); w.Code != 401 {
 		t.Errorf("without the ops login = %d, want 401", w.Code)
+	}
+}
+
+// The ops settlements page offers the week closed last; its Run now form
+// shows why it refuses an open week, a time that starts no week and a
+// time it cannot read, keeping what was typed and queueing nothing, and
+// queues a closed week's run, which the page then lists and shows.
+func TestOpsSettlementsPage(t *testing.T) {
+	t.Parallel()
+	env := newTestEnv(t) // Sunday 22 November: the week closed last began on the 9th
+	page := opsRequest(env, "GET", "/ops/settlements", "")
+	if body := page.Body.String(); page.Code != 200 || !strings.Contains(body, `name="period_start" value="2026-11-09T00:00:00Z"`) ||
+		!strings.Contains(body, "No runs yet") || !strings.Contains(body, `href="/ops/orders"`) {
+		t.Fatalf("page = %d:\n%s", page.Code, body)
+	}
+	for _, tc := range []struct {
+		name, start string
+		status      int
+		want        string
+	}{
+		{"an open week", "2026-11-16T00:00:00Z", 409, "has not closed yet: it ends at 2026-11-23T00:00:00Z"},
+		{"a Tuesday", "2026-11-10T00:00:00Z", 400, "the period around it starts at 2026-11-09T00:00:00Z"},
+		{"not a time", "last week", 400, "must be a time in RFC 3339, such as 2026-11-09T00:00:00Z"},
+	} {
+		w := opsForm(env, "/ops/settlements/runs", url.Values{"period_start": {tc.start}})
+		if body := w.Body.String(); w.Code != tc.status || !strings.Contains(body, tc.want) || !strings.Contains(body, `value="`+tc.start+`"`) ||
+			!strings.Contains(body, `id="runs"`) {
+			t.Errorf("%s = %d, want %d with %q and the form as typed:\n%s", tc.name, w.Code, tc.status, tc.want, body)
+		}
+	}
+	if runs, err := env.srv.settlements.Runs(context.Background()); err != nil || len(runs) != 0 {
+		t.Fatalf("after refused forms: runs %v, %v", runs, err)
+	}
+
+	w := opsForm(env, "/ops/settlements/runs", url.Values{"period_start": {"2026-11-09T00:00:00Z"}})
+	runs, err := env.srv.settlements.Runs(context.Background())
+	if err != nil || len(runs) != 1 || runs[0].Trigger != settlement.TriggerOps || runs[0].Status != models.RunQueued {
+		t.Fatalf("after the form: runs %+v, %v", runs, err)
+	}
+	if w.Code != 303 || !strings.HasPrefix(w.Header().Get("Location"), "/ops/settlements?done=") {
+		t.Fatalf("the form = %d %s", w.Code, w.Header().Get("Location"))
+	}
+	page = opsRequest(env, "GET", w.Header().Get("Location"), "")
+	if body := page.Body.String(); !strings.Contains(body, "The run of 2026-11-09 00:00 UTC: queued") ||
+		!strings.Contains(body, `<a href="/ops/settlements/`+runs[0].ID+`">2026-11-09 00:00 UTC</a>`) {
+		t.Errorf("the page after the form:\n%s", body)
+	}
+	page = opsRequest(env, "GET", "/ops/settlements/"+runs[0].ID, "")
+	if body := page.Body.String(); page.Code != 200 || !strings.Contains(body, "No orders settled in this period yet") ||
+		!strings.Contains(body, `href="/api/ops/settlements/runs/`+runs[0].ID+`/statements.csv"`) {
+		t.Errorf("the run's page = %d:\n%s", page.Code, body)
+	}
+	if w := opsRequest(env, "GET", "/ops/settlements/stl_nosuch", ""); w.Code != 404 || !strings.Contains(w.Body.String(), "no settlement run stl_nosuch") {
+		t.Errorf("an unknown run's page = %d:\n%s", w.Code, w.Body)
+	}
+	if w := env.request("GET", "/ops/settlements", ""); w.Code != 401 {
+		t.Errorf("without the ops login = %d, want 401", w.Code)
+	}
+}
+
+// An ops person runs the week closed last from the page, in a real
+// browser, and reads its statement, to the cent, once it has run.
+func TestBrowserOpsSettlements(t *testing.T) {
+	ctx := opsChromium(t)
+	env, srv := servedEnv(t)
+	completedOrder(t, env, "prt_a", "browser-settled.com", 10_000) // Sunday 22 November
+	env.now = time.Date(2026, 11, 23, 4, 0, 0, 0, time.UTC)        // its week has closed
+	steps := chromedp.Steps(
+		chromedp.Navigate(srv.URL+"/ops/orders"),
+		chromedp.Click(chromedp.CSS(`nav a[href="/ops/settlements"]`)),
+		chromedp.WaitVisible(chromedp.CSS("#run-now")),
+	)
+	if err := chromedp.Do(ctx, steps); err != nil {
+		t.Fatalf("from the orders page to the settlements page: %v", err)
+	}
+	start, err := chromedp.Run(ctx, chromedp.Value(chromedp.CSS(`#run-now input[name="period_start"]`)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if start != "2026-11-16T00:00:00Z" {
+		t.Errorf("the form offers %q, want the week closed last, 2026-11-16T00:00:00Z", start)
+	}
+	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS("#run-now button")), chromedp.WaitVisible(chromedp.CSS(".notice"))); err != nil {
+		t.Fatalf("run now: %v", err)
+	}
+	runs, err := env.srv.settlements.Runs(context.Background())
+	if err != nil || len(runs) != 1 {
+		t.Fatalf("runs after Run now: %+v, %v", runs, err)
+	}
+	row := "#" + runs[0].ID
+	status, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(row+" .status")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if status != models.RunQueued {
+		t.Errorf("the page lists the run %s, want queued", status)
+	}
+	if err := env.srv.settlements.Run(context.Background(), runs[0].ID); err != nil { // the worker's part
+		t.Fatal(err)
+	}
+	steps = chromedp.Steps(
+		chromedp.Reload(),
+		chromedp.Click(chromedp.CSS(row+" a")),
+		chromedp.WaitVisible(chromedp.CSS("#statements")),
+	)
+	if err := chromedp.Do(ctx, steps); err != nil {
+		t.Fatalf("open the run: %v", err)
+	}
+	statement, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS("#statements tbody tr")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := strings.Fields("prt_a sandbox USD 1 USD 100.00 USD 0.00 USD 15.00 USD 85.00 USD 0.00")
+	if diff := cmp.Diff(want, strings.Fields(statement)); diff != "" {
+		t.Errorf("the statement's row (-want +got):\n%s", diff)
+	}
+	csvLink, err := chromedp.Run(ctx, chromedp.AttributeValue(chromedp.CSS("#csv"), "href"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "/api/ops/settlements/runs/" + runs[0].ID + "/statements.csv"; csvLink.Value != want {
+		t.Errorf("the CSV link is %q, want %q", csvLink.Value, want)
 	}
 }

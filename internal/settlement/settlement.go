@@ -110,7 +110,13 @@ func (s *Service) Request(ctx context.Context, start time.Time, trigger string) 
 // RequestClosed requests, for the scheduler, the run of the period that
 // closed last.
 func (s *Service) RequestClosed(ctx context.Context) (models.SettlementRun, error) {
-	return s.Request(ctx, s.length.Closed(s.now()).Start, TriggerSchedule)
+	return s.Request(ctx, s.Closed().Start, TriggerSchedule)
+}
+
+// Closed returns the period that closed last, the one a run is asked for
+// unless someone says otherwise.
+func (s *Service) Closed() period.Period {
+	return s.length.Closed(s.now())
 }
 
 // Run carries run id out: it settles the period's orders batch by batch
