@@ -45,3 +45,25 @@ type SettlementRun struct {
 	StartedAt  *time.Time
 	FinishedAt *time.Time
 }
+
+// LedgerDay is the sales and refunds of a partner's orders of one payment
+// model on one closed UTC day, in one environment and currency, added up
+// from the ledger once the day is over, so that totals over long spans
+// read a row a day instead of every line. A day is rolled up for every
+// partner at once, in order (LedgerRollup).
+type LedgerDay struct {
+	PartnerID       string    `gorm:"primaryKey;size:40"`
+	Environment     string    `gorm:"primaryKey;size:8"`
+	Day             time.Time `gorm:"primaryKey"`
+	Currency        string    `gorm:"primaryKey;size:3"`
+	PaymentModel    string    `gorm:"primaryKey;size:24"`
+	GMVCents        int64     `gorm:"not null"`
+	CommissionCents int64     `gorm:"not null"`
+	Count           int64     `gorm:"not null"`
+}
+
+// LedgerRollup records a UTC day rolled up into LedgerDay rows.
+type LedgerRollup struct {
+	Day    time.Time `gorm:"primaryKey"`
+	DoneAt time.Time `gorm:"not null"`
+}

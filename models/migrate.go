@@ -42,6 +42,7 @@ var migrations = []migration{
 	{18, "the push of a transfer step", migrateV18},
 	{19, "commission on orders, the ledger and settlement runs", migrateV19},
 	{20, "payouts to partners", migrateV20},
+	{21, "daily roll-ups of the ledger; orders indexed by status and id", migrateV21},
 }
 
 // SchemaMigration records an applied migration.

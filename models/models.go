@@ -67,6 +67,6 @@ func All() []any {
 		&Quote{}, &Order{}, &OrderStep{}, &Refund{},
 		&CheckoutSession{},
 		&LedgerEntry{}, &SettlementRun{},
-		&Payout{},
+		&Payout{}, &LedgerDay{}, &LedgerRollup{},
 	}
 }

@@ -45,14 +45,16 @@ type Quote struct {
 
 // Order is a sale of a listing through a partner. Amounts are cents.
 type Order struct {
-	PublicID    string `gorm:"primaryKey;size:40"`
+	PublicID    string `gorm:"primaryKey;size:40;index:idx_orders_status_public_id,priority:2"`
 	PartnerID   string `gorm:"size:40;not null;index:idx_orders_partner_env_created,priority:1"`
 	Environment string `gorm:"size:8;not null;index:idx_orders_partner_env_created,priority:2"`
 	// ListingID is the listing sold (of Listing or SandboxListing, by
 	// Environment).
-	ListingID          string  `gorm:"size:36;not null;index"`
-	Domain             string  `gorm:"size:253;not null;index"`
-	Status             string  `gorm:"size:24;not null;index"`
+	ListingID string `gorm:"size:36;not null;index"`
+	Domain    string `gorm:"size:253;not null;index"`
+	// Status leads an index with PublicID: a settlement run reads the
+	// orders of a status in id order, a batch at a time.
+	Status             string  `gorm:"size:24;not null;index:idx_orders_status_public_id,priority:1"`
 	Review             string  `gorm:"size:8;not null"`
 	SalePriceCents     int64   `gorm:"not null"`
 	Currency           string  `gorm:"size:3;not null"`

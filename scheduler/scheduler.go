@@ -13,6 +13,7 @@ import (
 	"github.com/hibiken/asynq"
 	"github.com/robfig/cron/v3"
 
+	"github.com/domaind/domaind/internal/settlement"
 	"github.com/domaind/domaind/tasks"
 )
 
@@ -40,6 +41,7 @@ var Table = []Entry{
 	{Every: 5 * time.Second, New: tasks.NewOutboxSweepTask},
 	{Every: time.Minute, New: tasks.NewJobsRescueTask},
 	{Every: time.Hour, New: tasks.NewMaintenanceCleanupTask},
+	{Every: time.Hour, Offset: settlement.RollupGrace, New: tasks.NewLedgerRollupTask},
 	{Every: 6 * time.Hour, New: tasks.NewTLDSyncTask},
 	{Every: 24 * time.Hour, New: tasks.NewRDAPBootstrapRefreshTask},
 }

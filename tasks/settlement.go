@@ -28,3 +28,11 @@ const TypeSettlementSchedule = "settlement:schedule"
 
 // NewSettlementScheduleTask makes the scheduler's settlement task.
 func NewSettlementScheduleTask() *asynq.Task { return asynq.NewTask(TypeSettlementSchedule, nil) }
+
+// TypeLedgerRollup adds up the ledger's sales and refunds of each closed
+// day not rolled up yet, so that transaction totals over long spans read a
+// row a day; the scheduler enqueues it every hour.
+const TypeLedgerRollup = "ledger:rollup"
+
+// NewLedgerRollupTask makes the scheduler's roll-up task.
+func NewLedgerRollupTask() *asynq.Task { return asynq.NewTask(TypeLedgerRollup, nil) }

@@ -78,6 +78,7 @@ var Specs = map[string]Spec{
 	// resumes it; a run that fails 10 times is failed for finance to see.
 	TypeSettlementRun:      {Queue: QueueSettlement, MaxRetry: 10, Timeout: 30 * time.Minute, Backoff: 10 * time.Second},
 	TypeSettlementSchedule: {Queue: QueueSettlement, MaxRetry: 3, Timeout: time.Minute},
+	TypeLedgerRollup:       {Queue: QueueSettlement, MaxRetry: 3, Timeout: 30 * time.Minute},
 }
 
 // HeaderRequestID is the task header carrying the id of the HTTP request

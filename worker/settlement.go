@@ -35,3 +35,12 @@ func (h *settlementSchedule) ProcessTask(ctx context.Context, _ *asynq.Task) err
 	_, err := h.settlements.RequestClosed(ctx)
 	return err
 }
+
+// ledgerRollup rolls the ledger's closed days up (the scheduler's hourly
+// slot task).
+type ledgerRollup struct{ settlements *settlement.Service }
+
+func (h *ledgerRollup) ProcessTask(ctx context.Context, _ *asynq.Task) error {
+	_, err := h.settlements.RollUp(ctx)
+	return err
+}

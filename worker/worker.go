@@ -134,6 +134,7 @@ func New(d Deps) *Worker {
 	mux.Handle(tasks.TypeTransferPush, &transferPush{orders: d.Orders, registry: d.Registry})
 	mux.Handle(tasks.TypeSettlementRun, &settlementRun{settlements: d.Settlements})
 	mux.Handle(tasks.TypeSettlementSchedule, &settlementSchedule{settlements: d.Settlements})
+	mux.Handle(tasks.TypeLedgerRollup, &ledgerRollup{settlements: d.Settlements})
 	mux.Handle(tasks.TypeRDAPBootstrapRefresh, &rdapBootstrapRefresh{db: d.DB, hc: d.HTTP, source: d.BootstrapSource, client: d.RDAP, log: d.Log})
 	return &Worker{srv: srv, mux: mux, inspector: inspector}
 }

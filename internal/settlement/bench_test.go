@@ -7,6 +7,8 @@ import (
 	"log/slog"
 	"os"
 	"runtime"
+	"slices"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -64,6 +66,7 @@ func settleOnce(b *testing.B, n, partners int) runFigures {
 	orders := order.New(db, ob, []byte("test-secret-key-0123456789abcdef"), order.Options{QuoteTTL: time.Minute, ReviewThresholdCents: 1 << 40}, later)
 	s := New(db, ob, orders, period.Week, []byte("test-secret-key-0123456789abcdef"), later)
 	seedCompleted(b, db, week, n, partners)
+	db.Exec("ANALYZE") // as autovacuum would have
 
 	run, err := s.Request(context.Background(), week.Start, TriggerOps)
 	if err != nil {
@@ -169,4 +172,117 @@ func seedCompleted(b *testing.B, db *gorm.DB, week period.Period, n, partners in
 			b.Fatal(err)
 		}
 	}
+}
+
+// BenchmarkTransactions1M asks for pages of one partner's transactions,
+// with the totals of the whole filter, over a year of 1,000,000 ledger
+// lines (250,000 sales, a third of them refunded), after the scheduler's
+// daily roll-ups, and reports the p50 and p99 of a page for the filters a
+// partner's dashboard uses. Run it with -benchtime 1x on real Postgres and
+// Redis (make bench).
+func BenchmarkTransactions1M(b *testing.B) {
+	if os.Getenv("DOMAIND_TEST_DATABASE_URL") == "" {
+		b.Skip("the transactions benchmark needs real Postgres: make bench sets DOMAIND_TEST_DATABASE_URL")
+	}
+	db := modelstest.NewDB(b)
+	r := platformtest.NewRedis(b)
+	ob := outbox.New(db, r.Client, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	defer ob.Close()
+	year := time.Date(2025, 11, 1, 0, 0, 0, 0, time.UTC)
+	now := year.AddDate(1, 0, 0).Add(12 * time.Hour)
+	clock := func() time.Time { return now }
+	orders := order.New(db, ob, []byte("test-secret-key-0123456789abcdef"), order.Options{QuoteTTL: time.Minute}, clock)
+	s := New(db, ob, orders, period.Week, []byte("test-secret-key-0123456789abcdef"), clock)
+	lines := seedYear(b, db, year, 250_000)
+	if _, err := s.RollUp(context.Background()); err != nil {
+		b.Fatal(err)
+	}
+	db.Exec("ANALYZE") // as autovacuum would have
+
+	from, to := year.AddDate(0, 3, 0).Add(7*time.Hour), year.AddDate(0, 9, 0).Add(15*time.Hour)
+	cases := []struct {
+		name string
+		f    TransactionFilter
+	}{
+		{"everything", TransactionFilter{}},
+		{"six months, part days at the ends", TransactionFilter{From: &from, To: &to}},
+		{"hosted", TransactionFilter{PaymentModel: models.PaymentHosted}},
+		{"by order status (no roll-up)", TransactionFilter{OrderStatus: models.OrderSettled}},
+	}
+	for b.Loop() {
+		for _, c := range cases {
+			f := c.f
+			f.PartnerID, f.Environment = benchPartner, models.EnvLive
+			var took []time.Duration
+			for i := range 41 {
+				start := time.Now()
+				txns, next, totals, err := s.Transactions(context.Background(), f)
+				if i > 0 { // the first warms the cache
+					took = append(took, time.Since(start))
+				}
+				if err != nil || len(txns) != DefaultLimit || next == "" || len(totals) != 1 {
+					b.Fatalf("%s: %d transactions, next %q, totals %+v, %v", c.name, len(txns), next, totals, err)
+				}
+				f.Cursor = ""
+				if i%2 == 1 {
+					f.Cursor = next // every other page is a next page
+				}
+			}
+			slices.Sort(took)
+			p50, p99 := took[len(took)/2], took[len(took)*99/100]
+			b.ReportMetric(float64(p50.Microseconds())/1000, "ms-p50-"+strings.ReplaceAll(strings.Fields(c.name)[0], ",", ""))
+			fmt.Printf("transactions over %d ledger lines, %s: p50 %.1f ms, p99 %.1f ms\n", lines, c.name,
+				float64(p50.Microseconds())/1000, float64(p99.Microseconds())/1000)
+		}
+	}
+}
+
+// benchPartner owns the transactions benchmark's ledger.
+const benchPartner = "prt_bench_ledger"
+
+// seedYear writes n sales of benchPartner spread over the year from start
+// (one in five on the hosted checkout, one in three refunded a day later)
+// with their ledger lines, in set-based SQL, and returns how many lines
+// it wrote.
+func seedYear(b *testing.B, db *gorm.DB, start time.Time, n int) int64 {
+	b.Helper()
+	steps := []string{
+		`INSERT INTO orders (public_id, partner_id, environment, listing_id, domain, status, review, sale_price_cents, currency,
+			payment_model, buyer_email, buyer_name, buyer_country, external_payment_ref, refunded_cents, commission_bps, commission_cents,
+			created_at, updated_at)
+		SELECT 'ord_y_' || i, @partner, 'live', 'lst_' || i, 'year-' || i || '.com',
+			CASE WHEN i % 3 = 0 THEN 'REFUNDED' WHEN i % 2 = 0 THEN 'SETTLED' ELSE 'TRANSFER_COMPLETED' END, 'none',
+			1000 + i % 9000, 'USD', CASE WHEN i % 5 = 0 THEN 'hosted' ELSE 'partner_collected' END, 'b@example.com', 'B', 'NL', 'x',
+			CASE WHEN i % 3 = 0 THEN 1000 + i % 9000 ELSE 0 END, 1500, ((1000 + i % 9000) * 15 + 50) / 100,
+			@start::timestamptz + (i * interval '1 second' * 31536000 / @n), @start::timestamptz
+		FROM generate_series(1, @n) AS i`,
+		// A sale's lines (ledger.Sale), and a refund's a day later (ledger.Refund).
+		`INSERT INTO ledger_entries (txn_id, account, partner_id, environment, currency, amount_cents, kind, order_id, created_at)
+		SELECT 'txn_s_' || o.public_id, CASE WHEN a.account <> 'partner' THEN a.account
+			WHEN o.payment_model = 'hosted' THEN 'partner_payable' ELSE 'partner_receivable' END, o.partner_id, o.environment, o.currency,
+			CASE a.account WHEN 'sales' THEN -o.sale_price_cents WHEN 'commission' THEN o.commission_cents
+				WHEN 'cash' THEN o.sale_price_cents ELSE CASE WHEN o.payment_model = 'hosted' THEN -o.commission_cents
+				ELSE o.sale_price_cents - o.commission_cents END END,
+			'sale', o.public_id, o.created_at
+		FROM orders o CROSS JOIN (VALUES ('sales'), ('commission'), ('partner'), ('cash')) AS a(account)
+		WHERE o.partner_id = @partner AND (a.account <> 'cash' OR o.payment_model = 'hosted')`,
+		`INSERT INTO ledger_entries (txn_id, account, partner_id, environment, currency, amount_cents, kind, order_id, created_at)
+		SELECT 'txn_r_' || o.public_id, CASE WHEN a.account <> 'partner' THEN a.account
+			WHEN o.payment_model = 'hosted' THEN 'partner_payable' ELSE 'partner_receivable' END, o.partner_id, o.environment, o.currency,
+			-CASE a.account WHEN 'sales' THEN -o.sale_price_cents WHEN 'commission' THEN o.commission_cents
+				WHEN 'cash' THEN o.sale_price_cents ELSE CASE WHEN o.payment_model = 'hosted' THEN -o.commission_cents
+				ELSE o.sale_price_cents - o.commission_cents END END,
+			'refund', o.public_id, o.created_at + interval '1 day'
+		FROM orders o CROSS JOIN (VALUES ('sales'), ('commission'), ('partner'), ('cash')) AS a(account)
+		WHERE o.partner_id = @partner AND o.status = 'REFUNDED' AND (a.account <> 'cash' OR o.payment_model = 'hosted')`,
+	}
+	args := map[string]any{"partner": benchPartner, "start": start, "n": n}
+	for _, q := range steps {
+		if err := db.Exec(q, args).Error; err != nil {
+			b.Fatal(err)
+		}
+	}
+	var lines int64
+	db.Model(&models.LedgerEntry{}).Where("partner_id = ?", benchPartner).Count(&lines)
+	return lines
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"gorm.io/gorm"
@@ -62,25 +63,15 @@ func (s *Service) Transactions(ctx context.Context, f TransactionFilter) ([]Tran
 	if f.PaymentModel != "" && !slices.Contains([]string{models.PaymentPartnerCollected, models.PaymentHosted}, f.PaymentModel) {
 		return nil, "", nil, fault.Invalid("payment_model", "must be partner_collected or hosted")
 	}
-	filtered := func() *gorm.DB {
-		q := s.db.WithContext(ctx).Table("ledger_entries l").Joins("JOIN orders o ON o.public_id = l.order_id").
-			Where("l.partner_id = ? AND l.environment = ? AND l.kind IN ?", f.PartnerID, f.Environment, []string{ledger.KindSale, ledger.KindRefund})
-		if f.From != nil {
-			q = q.Where("l.created_at >= ?", f.From.UTC())
-		}
-		if f.To != nil {
-			q = q.Where("l.created_at < ?", f.To.UTC())
-		}
-		if f.OrderStatus != "" {
-			q = q.Where("o.status = ?", f.OrderStatus)
-		}
-		if f.PaymentModel != "" {
-			q = q.Where("o.payment_model = ?", f.PaymentModel)
-		}
-		return q
+	db := s.db.WithContext(ctx)
+	page := s.lines(db, f).Where("l.account = ?", ledger.Sales) // one a transaction
+	if f.From != nil {
+		page = page.Where("l.created_at >= ?", f.From.UTC())
+	}
+	if f.To != nil {
+		page = page.Where("l.created_at < ?", f.To.UTC())
 	}
 	fingerprint := pagecursor.Fingerprint("transactions/v1", f.PartnerID, f.Environment, timeKey(f.From), timeKey(f.To), f.OrderStatus, f.PaymentModel)
-	page := filtered()
 	if f.Cursor != "" {
 		c, err := pagecursor.Decode(s.secretKey, f.Cursor, fingerprint)
 		if err != nil {
@@ -91,9 +82,9 @@ func (s *Service) Transactions(ctx context.Context, f TransactionFilter) ([]Tran
 	}
 	var rows []Transaction
 	err = page.Select(`l.txn_id AS id, l.kind, l.order_id, o.domain, o.status AS order_status, o.payment_model, l.currency,
-		l.created_at, `+sumsOf("amount_cents"), ledger.Sales, ledger.Commission).
-		Group("l.txn_id, l.kind, l.order_id, o.domain, o.status, o.payment_model, l.currency, l.created_at").
-		Order("l.created_at DESC, l.txn_id DESC").Limit(f.Limit + 1).Scan(&rows).Error
+		l.created_at, -l.amount_cents AS amount_cents,
+		COALESCE((SELECT SUM(c.amount_cents) FROM ledger_entries c WHERE c.txn_id = l.txn_id AND c.account = ?), 0) AS commission_cents`,
+		ledger.Commission).Order("l.created_at DESC, l.txn_id DESC").Limit(f.Limit + 1).Scan(&rows).Error
 	if err != nil {
 		return nil, "", nil, fmt.Errorf("list transactions: %w", err)
 	}
@@ -106,19 +97,92 @@ func (s *Service) Transactions(ctx context.Context, f TransactionFilter) ([]Tran
 	for i := range rows {
 		rows[i].CreatedAt = rows[i].CreatedAt.UTC()
 	}
-	totals := []TransactionTotals{}
-	err = filtered().Select(`l.currency, COUNT(DISTINCT l.txn_id) AS count, `+sumsOf("gmv_cents"), ledger.Sales, ledger.Commission).
-		Group("l.currency").Order("l.currency").Scan(&totals).Error
+	totals, err := s.transactionTotals(db, f)
 	if err != nil {
 		return nil, "", nil, fmt.Errorf("total transactions: %w", err)
 	}
 	return rows, next, totals, nil
 }
 
-// sumsOf selects the buyer's side of ledger lines as the column named
-// amount (the sales lines, negated) and the partner's as commission_cents;
-// its arguments are ledger.Sales and ledger.Commission.
-func sumsOf(amount string) string {
-	return `COALESCE(SUM(CASE WHEN l.account = ? THEN -l.amount_cents ELSE 0 END), 0) AS ` + amount + `,
-		COALESCE(SUM(CASE WHEN l.account = ? THEN l.amount_cents ELSE 0 END), 0) AS commission_cents`
+// lines picks the ledger lines l of f's sales and refunds, joined with
+// their orders o, by every filter but time.
+func (s *Service) lines(db *gorm.DB, f TransactionFilter) *gorm.DB {
+	q := db.Table("ledger_entries l").Joins("JOIN orders o ON o.public_id = l.order_id").
+		Where("l.partner_id = ? AND l.environment = ? AND l.kind IN ?", f.PartnerID, f.Environment, []string{ledger.KindSale, ledger.KindRefund})
+	if f.OrderStatus != "" {
+		q = q.Where("o.status = ?", f.OrderStatus)
+	}
+	if f.PaymentModel != "" {
+		q = q.Where("o.payment_model = ?", f.PaymentModel)
+	}
+	return q
+}
+
+// transactionTotals adds up every transaction f picks. The whole days of
+// [From, To) that are rolled up (RollUp) are read from their LedgerDay
+// rows, a row a day, and only the rest from the lines: the part days at
+// the ends and the days since the last roll-up. A filter on the orders'
+// status reads every line, as a roll-up cannot know the status its orders
+// have now.
+func (s *Service) transactionTotals(db *gorm.DB, f TransactionFilter) ([]TransactionTotals, error) {
+	var lo, hi time.Time // the days read from roll-ups
+	if f.OrderStatus == "" {
+		var err error
+		if hi, err = s.watermark(db); err != nil {
+			return nil, err
+		}
+		if f.From != nil {
+			lo = f.From.UTC().Truncate(oneDay)
+			if lo.Before(f.From.UTC()) {
+				lo = lo.Add(oneDay)
+			}
+		}
+		if f.To != nil && f.To.UTC().Truncate(oneDay).Before(hi) {
+			hi = f.To.UTC().Truncate(oneDay)
+		}
+	}
+	raw := s.lines(db, f)
+	if f.From != nil {
+		raw = raw.Where("l.created_at >= ?", f.From.UTC())
+	}
+	if f.To != nil {
+		raw = raw.Where("l.created_at < ?", f.To.UTC())
+	}
+	var rolled []TransactionTotals
+	if lo.Before(hi) {
+		raw = raw.Where("l.created_at < ? OR l.created_at >= ?", lo, hi)
+		q := db.Model(&models.LedgerDay{}).Where("partner_id = ? AND environment = ? AND day >= ? AND day < ?", f.PartnerID, f.Environment, lo, hi)
+		if f.PaymentModel != "" {
+			q = q.Where("payment_model = ?", f.PaymentModel)
+		}
+		err := q.Select("currency, SUM(gmv_cents) AS gmv_cents, SUM(commission_cents) AS commission_cents, SUM(count) AS count").
+			Group("currency").Scan(&rolled).Error
+		if err != nil {
+			return nil, err
+		}
+	}
+	var read []TransactionTotals
+	err := raw.Select("l.currency, "+totalsOf("gmv_cents", "count"), ledger.Sales, ledger.Commission, ledger.Sales).
+		Group("l.currency").Scan(&read).Error
+	if err != nil {
+		return nil, err
+	}
+	return addTotals(rolled, read), nil
+}
+
+// addTotals adds two lists of totals up by currency, in currency order.
+func addTotals(a, b []TransactionTotals) []TransactionTotals {
+	out := []TransactionTotals{}
+	for _, t := range slices.Concat(a, b) {
+		i := slices.IndexFunc(out, func(u TransactionTotals) bool { return u.Currency == t.Currency })
+		if i < 0 {
+			out = append(out, TransactionTotals{Currency: t.Currency})
+			i = len(out) - 1
+		}
+		out[i].GMVCents += t.GMVCents
+		out[i].CommissionCents += t.CommissionCents
+		out[i].Count += t.Count
+	}
+	slices.SortFunc(out, func(x, y TransactionTotals) int { return strings.Compare(x.Currency, y.Currency) })
+	return out
 }

@@ -198,12 +198,16 @@ func EmitAll(tx *outbox.Tx, es []Emission, now time.Time) ([]models.Event, error
 	}
 	type key struct{ partner, env string }
 	endpointOf := map[key]models.WebhookEndpoint{}
-	ids := make([]string, len(endpoints))
-	for i, e := range endpoints {
+	for _, e := range endpoints {
 		endpointOf[key{e.PartnerID, e.Environment}] = e
-		ids[i] = e.ID
 	}
-	pending, err := markFollowed(tx, ids, es)
+	var queues []queue
+	for _, em := range es {
+		if e, ok := endpointOf[key{em.PartnerID, em.Environment}]; ok && em.Subject != "" {
+			queues = append(queues, queue{e.ID, em.Subject})
+		}
+	}
+	pending, err := markFollowed(tx, queues)
 	if err != nil {
 		return nil, err
 	}
@@ -243,27 +247,27 @@ func EmitAll(tx *outbox.Tx, es []Emission, now time.Time) ([]models.Event, error
 // order.
 type queue struct{ endpoint, subject string }
 
-// markFollowed marks the pending deliveries to endpoints of the subjects
-// of es followed, and returns their queues. Marking them locks them, which
-// orders this against settle: either this finds them pending (and settling
-// them then sees the mark, and the new delivery behind), or it waits for
-// them to settle and finds none.
-func markFollowed(tx *outbox.Tx, endpoints []string, es []Emission) (map[queue]bool, error) {
-	var subjects []string
-	for _, em := range es {
-		if em.Subject != "" && !slices.Contains(subjects, em.Subject) {
-			subjects = append(subjects, em.Subject)
-		}
-	}
+// markFollowed marks the pending deliveries of queues followed, and
+// returns the queues that have some. Marking them locks them, which orders
+// this against settle: either this finds them pending (and settling them
+// then sees the mark, and the new delivery behind), or it waits for them
+// to settle and finds none.
+func markFollowed(tx *outbox.Tx, queues []queue) (map[queue]bool, error) {
 	pending := map[queue]bool{}
-	if len(subjects) == 0 {
+	if len(queues) == 0 {
 		return pending, nil
 	}
+	pairs := make([][]any, len(queues))
+	for i, q := range queues {
+		pairs[i] = []any{q.endpoint, q.subject}
+	}
+	// Pairs rather than endpoints and subjects apart: each pair is one
+	// probe of the pending deliveries' index.
 	var found []models.WebhookDelivery
 	err := models.ForUpdate(tx.DB).Select("id", "endpoint_id", "subject").
-		Where("endpoint_id IN ? AND subject IN ? AND state = ?", endpoints, subjects, models.DeliveryPending).Find(&found).Error
+		Where("(endpoint_id, subject) IN ? AND state = ?", pairs, models.DeliveryPending).Find(&found).Error
 	if err != nil {
-		return nil, fmt.Errorf("find the pending deliveries of %d subjects: %w", len(subjects), err)
+		return nil, fmt.Errorf("find the pending deliveries of %d subjects: %w", len(queues), err)
 	}
 	if len(found) == 0 {
 		return pending, nil
