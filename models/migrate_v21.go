@@ -6,9 +6,10 @@ import (
 	"gorm.io/gorm"
 )
 
-// Step 21: daily roll-ups of the ledger's sales and refunds, and orders
+// Step 21: daily roll-ups of the ledger's sales and refunds; orders
 // indexed by status and id (a settlement run's batches) instead of status
-// alone.
+// alone; pending webhook deliveries indexed by subject first (a batch of
+// events looks their subjects up).
 
 type orderV21 struct {
 	PublicID string `gorm:"primaryKey;size:40;index:idx_orders_status_public_id,priority:2"`
@@ -16,6 +17,28 @@ type orderV21 struct {
 }
 
 func (orderV21) TableName() string { return "orders" }
+
+type webhookDeliveryV21 struct {
+	EventSeq   int64  `gorm:"index:idx_deliveries_pending_subject,priority:3,where:state = 'pending'"`
+	EndpointID string `gorm:"size:40;index:idx_deliveries_pending_subject,priority:2,where:state = 'pending'"`
+	Subject    string `gorm:"size:80;index:idx_deliveries_pending_subject,priority:1,where:state = 'pending'"`
+}
+
+func (webhookDeliveryV21) TableName() string { return "webhook_deliveries" }
+
+// replaceIndex creates index add of model, then drops index drop, each
+// unless done already.
+func replaceIndex(m gorm.Migrator, model any, add, drop string) error {
+	if !m.HasIndex(model, add) {
+		if err := m.CreateIndex(model, add); err != nil {
+			return err
+		}
+	}
+	if m.HasIndex(model, drop) {
+		return m.DropIndex(model, drop)
+	}
+	return nil
+}
 
 type ledgerDayV21 struct {
 	PartnerID       string    `gorm:"primaryKey;size:40"`
@@ -39,15 +62,11 @@ func (ledgerRollupV21) TableName() string { return "ledger_rollups" }
 
 func migrateV21(tx *gorm.DB) error {
 	m := tx.Migrator()
-	if !m.HasIndex(&orderV21{}, "idx_orders_status_public_id") {
-		if err := m.CreateIndex(&orderV21{}, "idx_orders_status_public_id"); err != nil {
-			return err
-		}
+	if err := replaceIndex(m, &orderV21{}, "idx_orders_status_public_id", "idx_orders_status"); err != nil {
+		return err
 	}
-	if m.HasIndex(&orderV21{}, "idx_orders_status") {
-		if err := m.DropIndex(&orderV21{}, "idx_orders_status"); err != nil {
-			return err
-		}
+	if err := replaceIndex(m, &webhookDeliveryV21{}, "idx_deliveries_pending_subject", "idx_deliveries_subject_pending"); err != nil {
+		return err
 	}
 	return tx.AutoMigrate(&ledgerDayV21{}, &ledgerRollupV21{})
 }

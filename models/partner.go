@@ -113,9 +113,11 @@ const (
 // subject has a task, and settling it gives the next one its task.
 type WebhookDelivery struct {
 	ID         string `gorm:"primaryKey;size:40"`
-	EventSeq   int64  `gorm:"not null;index;index:idx_deliveries_subject_pending,priority:3,where:state = 'pending'"`
-	EndpointID string `gorm:"size:40;not null;index;index:idx_deliveries_subject_pending,priority:1,where:state = 'pending'"`
-	Subject    string `gorm:"size:80;not null;default:'';index:idx_deliveries_subject_pending,priority:2,where:state = 'pending'"`
+	EventSeq   int64  `gorm:"not null;index;index:idx_deliveries_pending_subject,priority:3,where:state = 'pending'"`
+	EndpointID string `gorm:"size:40;not null;index;index:idx_deliveries_pending_subject,priority:2,where:state = 'pending'"`
+	// Subject leads the index of pending deliveries, so that a batch of
+	// events finds its subjects' pending deliveries a probe each.
+	Subject string `gorm:"size:80;not null;default:'';index:idx_deliveries_pending_subject,priority:1,where:state = 'pending'"`
 	// Followed says a later delivery of the subject may wait behind this one.
 	Followed    bool   `gorm:"not null;default:false"`
 	State       string `gorm:"size:16;not null"`

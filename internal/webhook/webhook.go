@@ -257,18 +257,24 @@ func markFollowed(tx *outbox.Tx, queues []queue) (map[queue]bool, error) {
 	if len(queues) == 0 {
 		return pending, nil
 	}
-	pairs := make([][]any, len(queues))
-	for i, q := range queues {
-		pairs[i] = []any{q.endpoint, q.subject}
+	asked := map[queue]bool{}
+	subjects := make([]string, 0, len(queues))
+	for _, q := range queues {
+		if !asked[q] {
+			asked[q] = true
+			subjects = append(subjects, q.subject)
+		}
 	}
-	// Pairs rather than endpoints and subjects apart: each pair is one
-	// probe of the pending deliveries' index.
+	// By subject alone, a probe each of the pending deliveries' index
+	// (their subjects are orders, each of one endpoint); the pairs asked
+	// are picked here.
 	var found []models.WebhookDelivery
 	err := models.ForUpdate(tx.DB).Select("id", "endpoint_id", "subject").
-		Where("(endpoint_id, subject) IN ? AND state = ?", pairs, models.DeliveryPending).Find(&found).Error
+		Where("subject IN ? AND state = ?", subjects, models.DeliveryPending).Find(&found).Error
 	if err != nil {
-		return nil, fmt.Errorf("find the pending deliveries of %d subjects: %w", len(queues), err)
+		return nil, fmt.Errorf("find the pending deliveries of %d subjects: %w", len(subjects), err)
 	}
+	found = slices.DeleteFunc(found, func(d models.WebhookDelivery) bool { return !asked[queue{d.EndpointID, d.Subject}] })
 	if len(found) == 0 {
 		return pending, nil
 	}
