@@ -9,29 +9,13 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/domaind/domaind/internal/checkout"
-	"github.com/domaind/domaind/internal/config"
 	"github.com/domaind/domaind/internal/fault"
-	"github.com/domaind/domaind/internal/payment"
 	"github.com/domaind/domaind/internal/ratelimit"
-	"github.com/domaind/domaind/models"
 )
 
 // checkoutPayLimit bounds the payments tried from one address: a payment
 // form is where stolen card numbers get tested.
 var checkoutPayLimit = ratelimit.PerMinute("checkout-pay", 20)
-
-// paymentProviders charge the hosted checkout's cards, by environment: the
-// sandbox's always through the sandbox provider; live ones only on the
-// embedded deployment, whose live inventory is demo data. No real
-// processor is built in yet, and a live sale paid with a test card would
-// give a name away, so elsewhere live sessions are refused.
-func paymentProviders(cfg *config.Config) map[string]payment.Provider {
-	p := map[string]payment.Provider{models.EnvSandbox: payment.Sandbox{}}
-	if cfg.Embedded() {
-		p[models.EnvLive] = payment.Sandbox{}
-	}
-	return p
-}
 
 // checkoutPage is what the checkout page shows: the session, and the form
 // as the buyer sent it but the card's number and code, never sent back.

@@ -13,6 +13,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/domaind/domaind/internal/config"
+	"github.com/domaind/domaind/internal/payment"
 	"github.com/domaind/domaind/models"
 	"github.com/domaind/domaind/partnerclient"
 )
@@ -170,7 +171,7 @@ func TestBrowserHostedCheckout(t *testing.T) {
 // refused; the sandbox's are not.
 func TestLiveCheckoutNeedsAPaymentProvider(t *testing.T) {
 	t.Parallel()
-	if p := paymentProviders(&config.Config{}); p[models.EnvLive] == nil || p[models.EnvSandbox] == nil {
+	if p := payment.Providers((&config.Config{}).Embedded()); p[models.EnvLive] == nil || p[models.EnvSandbox] == nil {
 		t.Errorf("embedded providers = %v, want both environments", p)
 	}
 	srv := httptest.NewServer(nil)

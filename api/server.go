@@ -30,6 +30,7 @@ import (
 	"github.com/domaind/domaind/internal/outbox"
 	"github.com/domaind/domaind/internal/partner"
 	"github.com/domaind/domaind/internal/password"
+	"github.com/domaind/domaind/internal/payment"
 	"github.com/domaind/domaind/internal/payout"
 	"github.com/domaind/domaind/internal/ratelimit"
 	"github.com/domaind/domaind/internal/registry"
@@ -149,7 +150,7 @@ func New(d Deps) *Server {
 	s.settlements = settlement.New(d.DB, d.Outbox, s.orders, d.Config.SettlementPeriod, d.Config.SecretKey, now)
 	s.payouts = payout.New(d.DB, d.Config.SecretKey, now)
 	s.checkout = checkout.New(d.DB, s.orders, checkout.Options{BaseURL: s.base(), SecretKey: d.Config.SecretKey,
-		Providers: paymentProviders(d.Config)}, now)
+		Providers: payment.Providers(d.Config.Embedded())}, now)
 	s.warmups = newWarmups(s.warmLookup)
 	gin.SetMode(gin.ReleaseMode)
 	e := gin.New()

@@ -43,6 +43,7 @@ var migrations = []migration{
 	{19, "commission on orders, the ledger and settlement runs", migrateV19},
 	{20, "payouts to partners", migrateV20},
 	{21, "daily roll-ups of the ledger; orders indexed by status and id", migrateV21},
+	{22, "card refunds of hosted orders", migrateV22},
 }
 
 // SchemaMigration records an applied migration.

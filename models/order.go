@@ -104,5 +104,20 @@ type Refund struct {
 	Currency    string `gorm:"size:3;not null"`
 	Reason      string `gorm:"size:500;not null"`
 	Actor       string `gorm:"size:16;not null"`
-	CreatedAt   time.Time
+	// CardStatus is, for a hosted order's refund, where giving the money
+	// back to the buyer's card stands: pending, sent or failed ("" for a
+	// partner-collected order, whose partner refunds its buyer).
+	CardStatus string `gorm:"size:16;not null;default:''"`
+	// CardRefundID is the payment provider's id of the card refund, once
+	// sent; CardError why it failed.
+	CardRefundID string `gorm:"size:64;not null;default:''"`
+	CardError    string `gorm:"size:500;not null;default:''"`
+	CreatedAt    time.Time
 }
+
+// Card refund states of a hosted order's refund.
+const (
+	CardRefundPending = "pending"
+	CardRefundSent    = "sent"
+	CardRefundFailed  = "failed"
+)

@@ -79,6 +79,7 @@ var Specs = map[string]Spec{
 	TypeSettlementRun:      {Queue: QueueSettlement, MaxRetry: 10, Timeout: 30 * time.Minute, Backoff: 10 * time.Second},
 	TypeSettlementSchedule: {Queue: QueueSettlement, MaxRetry: 3, Timeout: time.Minute},
 	TypeLedgerRollup:       {Queue: QueueSettlement, MaxRetry: 3, Timeout: 30 * time.Minute},
+	TypePaymentRefund:      {Queue: QueueSettlement, MaxRetry: 8, Timeout: time.Minute, Backoff: 30 * time.Second}, // about two hours of retries
 }
 
 // HeaderRequestID is the task header carrying the id of the HTTP request

@@ -24,3 +24,22 @@ func NewTransferPushTask(p TransferPushPayload) (*asynq.Task, error) {
 func ParseTransferPush(t *asynq.Task) (TransferPushPayload, error) {
 	return parse[TransferPushPayload](t)
 }
+
+// TypePaymentRefund gives a hosted order's refund (models.Refund) back to
+// the buyer's card through the payment provider, once.
+const TypePaymentRefund = "payment:refund"
+
+// PaymentRefundPayload names the refund.
+type PaymentRefundPayload struct {
+	RefundID string `json:"refund_id"`
+}
+
+// NewPaymentRefundTask makes the task of refund id.
+func NewPaymentRefundTask(id string) (*asynq.Task, error) {
+	return newTask(TypePaymentRefund, PaymentRefundPayload{RefundID: id})
+}
+
+// ParsePaymentRefund decodes the payload of a TypePaymentRefund task.
+func ParsePaymentRefund(t *asynq.Task) (PaymentRefundPayload, error) {
+	return parse[PaymentRefundPayload](t)
+}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/domaind/domaind/internal/fault"
 	"github.com/domaind/domaind/internal/order"
+	"github.com/domaind/domaind/internal/payment"
 	"github.com/domaind/domaind/internal/registry"
 	"github.com/domaind/domaind/tasks"
 )
@@ -28,6 +29,28 @@ func (h *transferPush) ProcessTask(ctx context.Context, t *asynq.Task) error {
 	err = h.orders.Push(ctx, p, h.registry, lastAttempt(ctx))
 	if e, ok := fault.As(err); ok && e.Code == fault.NotFound { // the order is gone: nothing to push
 		return fmt.Errorf("%w: %w", err, asynq.SkipRetry)
+	}
+	return err
+}
+
+// cardRefund gives a hosted order's refund back to the buyer's card; a
+// provider that fails is retried on the type's backoff, and the last
+// attempt records the failure for ops.
+type cardRefund struct {
+	orders    *order.Service
+	providers map[string]payment.Provider
+}
+
+func (h *cardRefund) ProcessTask(ctx context.Context, t *asynq.Task) error {
+	p, err := tasks.ParsePaymentRefund(t)
+	if err != nil {
+		return err
+	}
+	err = h.orders.ReturnToCard(ctx, h.providers, p.RefundID)
+	if err != nil && lastAttempt(ctx) {
+		if ferr := h.orders.FailCardRefund(context.WithoutCancel(ctx), p.RefundID, err); ferr != nil {
+			return ferr
+		}
 	}
 	return err
 }

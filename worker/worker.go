@@ -46,6 +46,7 @@ import (
 	"github.com/domaind/domaind/internal/metrics"
 	"github.com/domaind/domaind/internal/order"
 	"github.com/domaind/domaind/internal/outbox"
+	"github.com/domaind/domaind/internal/payment"
 	"github.com/domaind/domaind/internal/queuewake"
 	"github.com/domaind/domaind/internal/rdap"
 	"github.com/domaind/domaind/internal/registry"
@@ -79,6 +80,9 @@ type Deps struct {
 	Webhooks *webhook.Service
 	// Orders push sold domains to their buyers' registrars.
 	Orders *order.Service
+	// Payments give hosted orders' refunds back to the cards, by
+	// environment (payment.Providers).
+	Payments map[string]payment.Provider
 	// Settlements run the settlement periods.
 	Settlements *settlement.Service
 }
@@ -132,6 +136,7 @@ func New(d Deps) *Worker {
 	mux.Handle(tasks.TypeBulkRun, &bulkRun{db: d.DB, registry: d.Registry, concurrency: BulkConcurrency, backoff: itemBackoff})
 	mux.Handle(tasks.TypeWebhookDeliver, &webhookDeliver{webhooks: d.Webhooks, outbox: d.Outbox})
 	mux.Handle(tasks.TypeTransferPush, &transferPush{orders: d.Orders, registry: d.Registry})
+	mux.Handle(tasks.TypePaymentRefund, &cardRefund{orders: d.Orders, providers: d.Payments})
 	mux.Handle(tasks.TypeSettlementRun, &settlementRun{settlements: d.Settlements})
 	mux.Handle(tasks.TypeSettlementSchedule, &settlementSchedule{settlements: d.Settlements})
 	mux.Handle(tasks.TypeLedgerRollup, &ledgerRollup{settlements: d.Settlements})

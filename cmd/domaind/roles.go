@@ -23,6 +23,7 @@ import (
 	"github.com/domaind/domaind/internal/order"
 	"github.com/domaind/domaind/internal/outbox"
 	"github.com/domaind/domaind/internal/partner"
+	"github.com/domaind/domaind/internal/payment"
 	"github.com/domaind/domaind/internal/platform"
 	"github.com/domaind/domaind/internal/settlement"
 	"github.com/domaind/domaind/internal/webhook"
@@ -143,6 +144,7 @@ func start(ctx context.Context, cmd command, getenv func(string) string, isTermi
 			RDAP: lk.rdap, BootstrapSource: lk.bootstrapSource, HTTP: lk.http, Tools: freeTools,
 			Webhooks:    webhook.New(p.DB, cfg.SecretKey, cfg.FetchAllowCIDRs, time.Now),
 			Orders:      orders,
+			Payments:    payment.Providers(cfg.Embedded()),
 			Settlements: settlement.New(p.DB, ob, orders, cfg.SettlementPeriod, cfg.SecretKey, time.Now),
 		})
 		if err := w.Start(); err != nil {

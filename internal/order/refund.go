@@ -11,6 +11,7 @@ import (
 	"github.com/domaind/domaind/internal/outbox"
 	"github.com/domaind/domaind/internal/secret"
 	"github.com/domaind/domaind/models"
+	"github.com/domaind/domaind/tasks"
 )
 
 // NewRefund is a partner's refund request (POST /refunds).
@@ -91,10 +92,15 @@ func (s *Service) Refund(ctx context.Context, partnerID, env string, r NewRefund
 }
 
 // addRefund records a refund of amount on o by actor with its ledger
-// lines, adding it to o's refunded_cents (the caller saves o).
+// lines, adding it to o's refunded_cents (the caller saves o). A hosted
+// order's refund also gets its payment:refund task, which gives the money
+// back to the buyer's card (ReturnToCard).
 func addRefund(tx *outbox.Tx, o *models.Order, amount int64, reason, actor string, now time.Time) (models.Refund, error) {
 	rf := models.Refund{ID: secret.NewID("rfd_"), OrderID: o.PublicID, AmountCents: amount, Currency: o.Currency,
 		Reason: reason, Actor: actor, CreatedAt: now}
+	if o.PaymentModel == models.PaymentHosted {
+		rf.CardStatus = models.CardRefundPending
+	}
 	if err := tx.Create(&rf).Error; err != nil {
 		return rf, fmt.Errorf("record refund of %s: %w", o.PublicID, err)
 	}
@@ -102,6 +108,15 @@ func addRefund(tx *outbox.Tx, o *models.Order, amount int64, reason, actor strin
 	ref.RefundID = &rf.ID
 	if err := ledger.Post(tx.DB, ref, now, ledger.Refund(o.PaymentModel, o.SalePriceCents, o.CommissionCents, o.RefundedCents, amount)...); err != nil {
 		return rf, err
+	}
+	if rf.CardStatus == models.CardRefundPending {
+		t, err := tasks.NewPaymentRefundTask(rf.ID)
+		if err != nil {
+			return rf, err
+		}
+		if err := tx.Add(t); err != nil {
+			return rf, err
+		}
 	}
 	o.RefundedCents += amount
 	o.UpdatedAt = now

@@ -15,16 +15,43 @@ import (
 	"time"
 
 	"github.com/domaind/domaind/internal/fault"
+	"github.com/domaind/domaind/models"
 )
 
-// Provider charges cards. A provider's refusal is a fault.CardDeclined
-// error with a message for the buyer; a card it judges malformed is a
-// fault.Validation error naming the field.
+// Provider charges cards and refunds charges. A provider's refusal is a
+// fault.CardDeclined error with a message for the buyer; a card it judges
+// malformed is a fault.Validation error naming the field.
 type Provider interface {
 	// Charge takes ch.AmountCents from the card and returns the charge's
 	// id. Two calls with one IdempotencyKey are one charge: the second
 	// returns the first's id (or its refusal) and charges nothing.
 	Charge(ctx context.Context, ch Charge) (chargeID string, err error)
+	// Refund gives r.AmountCents of charge r.ChargeID back to its card and
+	// returns the refund's id. Two calls with one IdempotencyKey are one
+	// refund.
+	Refund(ctx context.Context, r Refund) (refundID string, err error)
+}
+
+// Refund is money to give back of a charge.
+type Refund struct {
+	ChargeID    string
+	AmountCents int64
+	Currency    string
+	// IdempotencyKey names the refund, so that a retry refunds once.
+	IdempotencyKey string
+}
+
+// Providers returns the providers of the hosted checkout by environment:
+// the sandbox's is always the sandbox provider; a live one only on the
+// embedded deployment, whose live inventory is demo data. No real
+// processor is built in yet, and a live sale paid with a test card would
+// give a name away, so elsewhere live sessions are refused.
+func Providers(embedded bool) map[string]Provider {
+	p := map[string]Provider{models.EnvSandbox: Sandbox{}}
+	if embedded {
+		p[models.EnvLive] = Sandbox{}
+	}
+	return p
 }
 
 // Charge is one payment to take.

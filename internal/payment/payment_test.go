@@ -115,3 +115,28 @@ func isCode(err error, code fault.Code) bool {
 	e, ok := fault.As(err)
 	return ok && e.Code == code
 }
+
+// The sandbox refunds its own charges, once per idempotency key, and
+// nothing else.
+func TestSandboxRefunds(t *testing.T) {
+	ctx := context.Background()
+	r := Refund{ChargeID: "ch_test_0123", AmountCents: 500, Currency: "USD", IdempotencyKey: "rfd_1"}
+	a, err := Sandbox{}.Refund(ctx, r)
+	b, err2 := Sandbox{}.Refund(ctx, r)
+	if err != nil || err2 != nil || a != b || !strings.HasPrefix(a, "re_test_") {
+		t.Errorf("two refunds of one key = %q %v, %q %v; want one id", a, err, b, err2)
+	}
+	r.IdempotencyKey = "rfd_2"
+	if c, _ := (Sandbox{}).Refund(ctx, r); c == a {
+		t.Errorf("another key gave the same refund %q", c)
+	}
+	for _, bad := range []Refund{
+		{ChargeID: "ch_live_9", AmountCents: 500, Currency: "USD", IdempotencyKey: "k"},
+		{ChargeID: "ch_test_1", AmountCents: 0, Currency: "USD", IdempotencyKey: "k"},
+		{ChargeID: "ch_test_1", AmountCents: 5, Currency: "USD"},
+	} {
+		if _, err := (Sandbox{}).Refund(ctx, bad); err == nil {
+			t.Errorf("refund %+v: no error", bad)
+		}
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"strings"
 
 	"github.com/domaind/domaind/internal/fault"
 )
@@ -47,4 +48,15 @@ func (Sandbox) Charge(_ context.Context, ch Charge) (string, error) {
 // caller, not the buyer's.
 func errBadCharge(ch Charge) error {
 	return fmt.Errorf("payment: charge of %d %q with idempotency key %q is not one to make", ch.AmountCents, ch.Currency, ch.IdempotencyKey)
+}
+
+// Refund refunds a sandbox charge (its id starts ch_test_). A refund's id
+// follows from its idempotency key, as a charge's does.
+func (Sandbox) Refund(_ context.Context, r Refund) (string, error) {
+	if r.IdempotencyKey == "" || r.AmountCents < 1 || len(r.Currency) != 3 || !strings.HasPrefix(r.ChargeID, "ch_test_") {
+		return "", fmt.Errorf("payment: refund of %d %q of charge %q with idempotency key %q is not one to make",
+			r.AmountCents, r.Currency, r.ChargeID, r.IdempotencyKey)
+	}
+	sum := sha256.Sum256([]byte("sandbox refund\x00" + r.IdempotencyKey))
+	return "re_test_" + hex.EncodeToString(sum[:12]), nil
 }

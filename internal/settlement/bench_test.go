@@ -254,7 +254,7 @@ func seedYear(b *testing.B, db *gorm.DB, start time.Time, n int) int64 {
 			CASE WHEN i % 3 = 0 THEN 'REFUNDED' WHEN i % 2 = 0 THEN 'SETTLED' ELSE 'TRANSFER_COMPLETED' END, 'none',
 			1000 + i % 9000, 'USD', CASE WHEN i % 5 = 0 THEN 'hosted' ELSE 'partner_collected' END, 'b@example.com', 'B', 'NL', 'x',
 			CASE WHEN i % 3 = 0 THEN 1000 + i % 9000 ELSE 0 END, 1500, ((1000 + i % 9000) * 15 + 50) / 100,
-			@start::timestamptz + (i * interval '1 second' * 31536000 / @n), @start::timestamptz
+			CAST(@start AS timestamptz) + (i * interval '1 second' * 31536000 / @n), CAST(@start AS timestamptz)
 		FROM generate_series(1, @n) AS i`,
 		// A sale's lines (ledger.Sale), and a refund's a day later (ledger.Refund).
 		`INSERT INTO ledger_entries (txn_id, account, partner_id, environment, currency, amount_cents, kind, order_id, created_at)

@@ -1,0 +1,83 @@
+package order
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"gorm.io/gorm"
+
+	"github.com/domaind/domaind/internal/outbox"
+	"github.com/domaind/domaind/internal/payment"
+	"github.com/domaind/domaind/models"
+)
+
+// ActorPayment is the payment provider, in a timeline.
+const ActorPayment = "payment"
+
+// ReturnToCard gives refund id of a hosted order back to the buyer's card
+// through the provider of the order's environment, with the refund's id as
+// the provider's idempotency key, so that running it again (a retry, a
+// second delivery of its task) refunds the card once. It records on the
+// refund and in the order's timeline that the money was sent; a refund
+// sent already, or not pending, is left alone.
+func (s *Service) ReturnToCard(ctx context.Context, providers map[string]payment.Provider, id string) error {
+	var rf models.Refund
+	err := s.db.WithContext(ctx).Take(&rf, "id = ?", id).Error
+	if errors.Is(err, gorm.ErrRecordNotFound) {
+		return fmt.Errorf("no refund %s", id)
+	}
+	if err != nil {
+		return fmt.Errorf("find refund %s: %w", id, err)
+	}
+	if rf.CardStatus != models.CardRefundPending {
+		return nil
+	}
+	o, err := find(s.db.WithContext(ctx), rf.OrderID)
+	if err != nil {
+		return err
+	}
+	p := providers[o.Environment]
+	if p == nil {
+		return fmt.Errorf("refund %s: no payment provider takes %s payments", id, o.Environment)
+	}
+	refundID, err := p.Refund(ctx, payment.Refund{ChargeID: o.ExternalPaymentRef, AmountCents: rf.AmountCents, Currency: rf.Currency,
+		IdempotencyKey: rf.ID})
+	if err != nil {
+		return fmt.Errorf("refund %s to the card: %w", id, err)
+	}
+	note := fmt.Sprintf("refund %s: %d cents given back to the buyer's card (%s)", rf.ID, rf.AmountCents, refundID)
+	return s.settleCardRefund(ctx, o, rf.ID, map[string]any{"card_status": models.CardRefundSent, "card_refund_id": refundID, "card_error": ""}, note)
+}
+
+// FailCardRefund records that refund id could not be given back to the
+// card (its task gave up), on the refund and in the order's timeline, for
+// ops to see and pay back by hand.
+func (s *Service) FailCardRefund(ctx context.Context, id string, why error) error {
+	var rf models.Refund
+	if err := s.db.WithContext(ctx).Take(&rf, "id = ?", id).Error; err != nil {
+		return fmt.Errorf("find refund %s: %w", id, err)
+	}
+	o, err := find(s.db.WithContext(ctx), rf.OrderID)
+	if err != nil {
+		return err
+	}
+	text := models.ErrorText(why, 500)
+	note := fmt.Sprintf("refund %s: giving %d cents back to the buyer's card failed; pay it back by hand (%s)", rf.ID, rf.AmountCents, text)
+	return s.settleCardRefund(ctx, o, rf.ID, map[string]any{"card_status": models.CardRefundFailed, "card_error": text}, note)
+}
+
+// settleCardRefund moves pending refund id of o to the state of changes,
+// with a step of note, unless it has left pending meanwhile.
+func (s *Service) settleCardRefund(ctx context.Context, o models.Order, id string, changes map[string]any, note string) error {
+	return s.outbox.Transaction(ctx, func(tx *outbox.Tx) error {
+		res := tx.Model(&models.Refund{}).Where("id = ? AND card_status = ?", id, models.CardRefundPending).Updates(changes)
+		if res.Error != nil {
+			return fmt.Errorf("record the card refund of %s: %w", id, res.Error)
+		}
+		if res.RowsAffected == 0 {
+			return nil // settled meanwhile by another run
+		}
+		return s.record(tx, o, ActorPayment, "", note, nil)
+	})
+}

@@ -1,0 +1,117 @@
+package order
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/domaind/domaind/internal/payment"
+	"github.com/domaind/domaind/models"
+	"github.com/domaind/domaind/tasks"
+)
+
+// countingProvider is the sandbox provider counting its refunds, or
+// failing them while fail is set.
+type countingProvider struct {
+	payment.Sandbox
+	refunds atomic.Int32
+	fail    atomic.Bool
+}
+
+func (p *countingProvider) Refund(ctx context.Context, r payment.Refund) (string, error) {
+	if p.fail.Load() {
+		return "", errors.New("the processor is down")
+	}
+	p.refunds.Add(1)
+	return p.Sandbox.Refund(ctx, r)
+}
+
+// A hosted order's refund goes back to the buyer's card once, through its
+// payment:refund task, however often the task runs; one the provider
+// keeps refusing is marked failed in the order's timeline for ops. A
+// partner-collected order's refund has no card to go back to.
+func TestHostedRefundsGoBackToTheCardOnce(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	ctx := context.Background()
+	w.list(t, "refundme.com", 50_000)
+	v, err := w.s.RecordHosted(ctx, hostedPayment(w.session(t, "prt_a", "refundme.com"), 50_000))
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, err := w.s.Refund(ctx, "prt_a", models.EnvSandbox, NewRefund{OrderID: v.PublicID, Reason: "changed mind", AmountCents: new(int64(20_000))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	second, err := w.s.Refund(ctx, "prt_a", models.EnvSandbox, NewRefund{OrderID: v.PublicID, Reason: "the rest"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var queued int64
+	w.db.Model(&models.OutboxEntry{}).Where("task_type = ?", tasks.TypePaymentRefund).Count(&queued)
+	if queued != 2 {
+		t.Errorf("%d payment:refund tasks, want one per refund", queued)
+	}
+
+	p := &countingProvider{}
+	providers := map[string]payment.Provider{models.EnvSandbox: p}
+	for range 2 { // a retried task refunds once
+		if err := w.s.ReturnToCard(ctx, providers, first.ID); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var rf models.Refund
+	w.db.Take(&rf, "id = ?", first.ID)
+	if p.refunds.Load() != 1 || rf.CardStatus != models.CardRefundSent || !strings.HasPrefix(rf.CardRefundID, "re_test_") {
+		t.Errorf("after two runs: %d provider refunds, refund %+v", p.refunds.Load(), rf)
+	}
+
+	p.fail.Store(true)
+	if err := w.s.ReturnToCard(ctx, providers, second.ID); err == nil {
+		t.Fatal("a provider that is down: no error")
+	}
+	if err := w.s.FailCardRefund(ctx, second.ID, errors.New("the processor is down")); err != nil {
+		t.Fatal(err)
+	}
+	p.fail.Store(false)
+	if err := w.s.ReturnToCard(ctx, providers, second.ID); err != nil || p.refunds.Load() != 1 {
+		t.Errorf("a failed card refund ran again: %v, %d provider refunds; want it left to ops", err, p.refunds.Load())
+	}
+	rf = models.Refund{}
+	w.db.Take(&rf, "id = ?", second.ID)
+	if rf.CardStatus != models.CardRefundFailed || !strings.Contains(rf.CardError, "processor is down") {
+		t.Errorf("the failed refund = %+v", rf)
+	}
+	view, err := w.s.Ops(ctx, v.PublicID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var notes []string
+	for _, st := range view.Timeline {
+		if st.Actor == ActorPayment {
+			notes = append(notes, st.Note)
+		}
+	}
+	if len(notes) != 2 || !strings.Contains(notes[0], "given back to the buyer's card (re_test_") || !strings.Contains(notes[1], "pay it back by hand") {
+		t.Errorf("the payment steps = %q", notes)
+	}
+
+	w.list(t, "collected.com", 10_000)
+	o, err := w.s.Record(ctx, "prt_a", models.EnvSandbox, NewOrder{Domain: "collected.com", ExpectedPrice: new(int64(10_000)), Currency: "USD",
+		ExternalPaymentRef: "pay_1", Buyer: &Buyer{Email: "b@example.com", Name: "B", Country: "NL"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	collected, err := w.s.Refund(ctx, "prt_a", models.EnvSandbox, NewRefund{OrderID: o.PublicID, Reason: "partner refunds it"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rf = models.Refund{}
+	w.db.Take(&rf, "id = ?", collected.ID)
+	w.db.Model(&models.OutboxEntry{}).Where("task_type = ?", tasks.TypePaymentRefund).Count(&queued)
+	if rf.CardStatus != "" || queued != 2 {
+		t.Errorf("a partner-collected refund: card status %q, %d refund tasks; want none", rf.CardStatus, queued)
+	}
+}
