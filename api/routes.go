@@ -8,6 +8,7 @@ import (
 	"github.com/domaind/domaind/api/httpjson"
 	"github.com/domaind/domaind/api/openapi"
 	partnerapi "github.com/domaind/domaind/api/partner"
+	"github.com/domaind/domaind/internal/brokerage"
 	"github.com/domaind/domaind/internal/checkout"
 	"github.com/domaind/domaind/internal/fault"
 	"github.com/domaind/domaind/internal/nonce"
@@ -95,6 +96,7 @@ func (s *Server) routes(monitoring http.Handler, healthOnly bool) {
 	pages.POST("/logout", s.signOutSubmit)
 	e.GET(checkout.PagePath, s.checkoutForm)
 	e.POST(checkout.PagePath, s.limit(checkoutPayLimit), s.checkoutSubmit)
+	e.GET(brokerage.ProgressPath, s.brokerageProgress)
 
 	ops := e.Group("/api/ops", s.opsOnly)
 	ops.POST("/canaries", s.idempotent, s.resp.Handle(s.createCanary))
@@ -112,6 +114,9 @@ func (s *Server) routes(monitoring http.Handler, healthOnly bool) {
 	for _, action := range order.AllActions {
 		ops.POST("/orders/:public_id/"+string(action), s.resp.Handle(s.moveOrder(action)))
 	}
+	for _, action := range brokerage.AllActions {
+		ops.POST("/brokerage/:case_id/"+string(action), s.resp.Handle(s.moveCase(action)))
+	}
 	ops.POST("/settlements/runs", s.resp.Handle(s.requestRun))
 	ops.GET("/settlements/runs", s.resp.Handle(s.listRuns))
 	ops.GET("/settlements/runs/:id", s.resp.Handle(s.getRun))
@@ -124,12 +129,14 @@ func (s *Server) routes(monitoring http.Handler, healthOnly bool) {
 	opsPages.GET("/settlements", s.opsSettlementsPage)
 	opsPages.POST("/settlements/runs", s.opsSettlementSubmit)
 	opsPages.GET("/settlements/:id", s.opsSettlementPage)
+	opsPages.GET("/brokerage", s.opsCasesPage)
+	opsPages.POST("/brokerage/:case_id/:action", s.opsCaseSubmit)
 
 	e.POST("/api/partner/applications", s.withSession, s.requireSession, s.idempotent, s.resp.Handle(s.applyAsPartner))
 	pages.POST("/account/partner-application", s.applySubmit)
 	partnerapi.New(partnerapi.Deps{
 		Partners: s.partners, Inventory: s.inventory, Webhooks: s.webhooks, Orders: s.orders, Checkout: s.checkout, Settlements: s.settlements, Payouts: s.payouts,
-		Outbox: s.outbox, Catalog: s.catalog,
+		Outbox: s.outbox, Catalog: s.catalog, Brokerage: s.brokerage,
 		Limiter: s.limiter, Nonces: nonce.NewStore(s.redis, nonce.TTL), Idempotent: s.idempotent, Log: s.log, Now: s.now,
 	}).Mount(e)
 }

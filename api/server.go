@@ -17,6 +17,7 @@ import (
 	"github.com/domaind/domaind/api/httpjson"
 	"github.com/domaind/domaind/internal/account"
 	"github.com/domaind/domaind/internal/availability"
+	"github.com/domaind/domaind/internal/brokerage"
 	"github.com/domaind/domaind/internal/catalog"
 	"github.com/domaind/domaind/internal/checkout"
 	"github.com/domaind/domaind/internal/config"
@@ -105,6 +106,8 @@ type Server struct {
 	settlements *settlement.Service
 	// payouts are what the service owes partners, marked paid by finance.
 	payouts *payout.Service
+	// brokerage is the partners' brokerage cases, worked by ops.
+	brokerage *brokerage.Service
 	// deprecations are the deprecated operations (deprecation.go).
 	deprecations map[string]Deprecation
 	engine       *gin.Engine
@@ -149,6 +152,7 @@ func New(d Deps) *Server {
 	}
 	s.settlements = settlement.New(d.DB, d.Outbox, s.orders, d.Config.SettlementPeriod, d.Config.SecretKey, now)
 	s.payouts = payout.New(d.DB, d.Config.SecretKey, now)
+	s.brokerage = brokerage.New(d.DB, d.Outbox, s.checker, s.inventory, brokerage.Options{BaseURL: s.base(), SecretKey: d.Config.SecretKey}, now)
 	s.checkout = checkout.New(d.DB, s.orders, checkout.Options{BaseURL: s.base(), SecretKey: d.Config.SecretKey,
 		Providers: payment.Providers(d.Config.Embedded())}, now)
 	s.warmups = newWarmups(s.warmLookup)

@@ -4,9 +4,10 @@ import "time"
 
 // LedgerEntry is one line of a double-entry ledger transaction: an amount
 // in cents on an account (debits positive, credits negative), in the
-// currency and environment of the order, refund or payout that caused it.
-// The lines of one TxnID sum to zero in each currency. Entries are only
-// ever added; statements, transactions and payouts are queries over them.
+// currency and environment of the order, refund, payout or brokerage
+// case that caused it. The lines of one TxnID sum to zero in each
+// currency. Entries are only ever added; statements, transactions and
+// payouts are queries over them.
 type LedgerEntry struct {
 	ID          int64  `gorm:"primaryKey;autoIncrement"`
 	TxnID       string `gorm:"size:40;not null;index"`
@@ -15,11 +16,13 @@ type LedgerEntry struct {
 	Environment string `gorm:"size:8;not null;index:idx_ledger_partner_created,priority:2"`
 	Currency    string `gorm:"size:3;not null"`
 	AmountCents int64  `gorm:"not null"`
-	// Kind is what caused the line: sale, refund or payout.
-	Kind      string    `gorm:"size:16;not null"`
-	OrderID   *string   `gorm:"size:40;index"`
-	RefundID  *string   `gorm:"size:40"`
-	PayoutID  *string   `gorm:"size:40;index"`
+	// Kind is what caused the line: sale, refund, payout or brokerage.
+	Kind     string  `gorm:"size:16;not null"`
+	OrderID  *string `gorm:"size:40;index"`
+	RefundID *string `gorm:"size:40"`
+	PayoutID *string `gorm:"size:40;index"`
+	// CaseID is the brokerage case of a brokerage line.
+	CaseID    *string   `gorm:"size:40;index"`
 	CreatedAt time.Time `gorm:"not null;index:idx_ledger_partner_created,priority:3"`
 }
 

@@ -44,6 +44,7 @@ var migrations = []migration{
 	{20, "payouts to partners", migrateV20},
 	{21, "daily roll-ups of the ledger; orders indexed by status and id", migrateV21},
 	{22, "card refunds of hosted orders", migrateV22},
+	{23, "brokerage cases, their timelines and site checks; the case of a ledger line", migrateV23},
 }
 
 // SchemaMigration records an applied migration.

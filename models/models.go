@@ -68,5 +68,6 @@ func All() []any {
 		&CheckoutSession{},
 		&LedgerEntry{}, &SettlementRun{},
 		&Payout{}, &LedgerDay{}, &LedgerRollup{},
+		&BrokerageCase{}, &BrokerageStep{}, &SiteCheck{},
 	}
 }

@@ -76,6 +76,9 @@ var Specs = map[string]Spec{
 	TypeTransferPush: {Queue: QueueBulk, MaxRetry: 8, Timeout: 2 * time.Minute, Backoff: 10 * time.Second},
 	// A run settles its orders in batches, each committed, so a retry
 	// resumes it; a run that fails 10 times is failed for finance to see.
+	// A probe is at most six bounded fetches of someone's web site, like a
+	// tool's crawl; a partner polls eligibility for its answer.
+	TypeBrokerageProbe:     {Queue: QueueTools, MaxRetry: 3, Timeout: 2 * time.Minute, Backoff: 2 * time.Second},
 	TypeSettlementRun:      {Queue: QueueSettlement, MaxRetry: 10, Timeout: 30 * time.Minute, Backoff: 10 * time.Second},
 	TypeSettlementSchedule: {Queue: QueueSettlement, MaxRetry: 3, Timeout: time.Minute},
 	TypeLedgerRollup:       {Queue: QueueSettlement, MaxRetry: 3, Timeout: 30 * time.Minute},

@@ -41,6 +41,7 @@ import (
 	"github.com/redis/go-redis/v9"
 	"gorm.io/gorm"
 
+	"github.com/domaind/domaind/internal/fetch"
 	"github.com/domaind/domaind/internal/logging"
 	"github.com/domaind/domaind/internal/lookup"
 	"github.com/domaind/domaind/internal/metrics"
@@ -85,6 +86,9 @@ type Deps struct {
 	Payments map[string]payment.Provider
 	// Settlements run the settlement periods.
 	Settlements *settlement.Service
+	// Fetch is the SSRF-safe client the brokerage's site probes fetch
+	// home pages through.
+	Fetch *fetch.Client
 }
 
 // Worker is a started or startable asynq server with the service's handlers.
@@ -137,6 +141,7 @@ func New(d Deps) *Worker {
 	mux.Handle(tasks.TypeWebhookDeliver, &webhookDeliver{webhooks: d.Webhooks, outbox: d.Outbox})
 	mux.Handle(tasks.TypeTransferPush, &transferPush{orders: d.Orders, registry: d.Registry})
 	mux.Handle(tasks.TypePaymentRefund, &cardRefund{orders: d.Orders, providers: d.Payments})
+	mux.Handle(tasks.TypeBrokerageProbe, &brokerageProbe{db: d.DB, fetch: d.Fetch, now: time.Now})
 	mux.Handle(tasks.TypeSettlementRun, &settlementRun{settlements: d.Settlements})
 	mux.Handle(tasks.TypeSettlementSchedule, &settlementSchedule{settlements: d.Settlements})
 	mux.Handle(tasks.TypeLedgerRollup, &ledgerRollup{settlements: d.Settlements})

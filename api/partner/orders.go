@@ -33,11 +33,11 @@ func (a *API) createQuote(c *gin.Context) error {
 }
 
 // requireIdempotencyKey refuses a request without an Idempotency-Key:
-// recording a sale twice is what it prevents (SPEC §4.2).
+// recording a sale (or opening a case) twice is what it prevents (SPEC §4.2).
 func requireIdempotencyKey(a *API) gin.HandlerFunc {
 	return func(c *gin.Context) {
 		if c.GetHeader("Idempotency-Key") == "" {
-			a.resp.Error(c, fault.New(fault.MissingIdempotencyKey, "send an Idempotency-Key (a UUID is fine) and reuse it when you retry this order"))
+			a.resp.Error(c, fault.New(fault.MissingIdempotencyKey, "send an Idempotency-Key (a UUID is fine) and reuse it when you retry this request"))
 			return
 		}
 		c.Next()

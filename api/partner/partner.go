@@ -16,6 +16,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/domaind/domaind/api/httpjson"
+	"github.com/domaind/domaind/internal/brokerage"
 	"github.com/domaind/domaind/internal/catalog"
 	"github.com/domaind/domaind/internal/checkout"
 	"github.com/domaind/domaind/internal/inventory"
@@ -40,7 +41,9 @@ type Deps struct {
 	Settlements *settlement.Service
 	// Payouts are what the service owes the partner.
 	Payouts *payout.Service
-	Outbox  *outbox.Outbox
+	// Brokerage is the partner's brokerage cases.
+	Brokerage *brokerage.Service
+	Outbox    *outbox.Outbox
 	// Catalog gives the TLD metadata of a domain's detail.
 	Catalog *catalog.Catalog
 	Limiter *ratelimit.Limiter

@@ -33,7 +33,13 @@ func (a *API) Mount(r gin.IRouter) {
 	buy.POST(Prefix+"/refunds", requireIdempotencyKey(a), a.Idempotent, a.resp.Handle(a.createRefund))
 	buy.GET(Prefix+"/settlements", a.resp.Handle(a.listSettlements))
 
+	broker := scoped(partners.ScopeBroker)
+	broker.GET(Prefix+"/brokerage/eligibility", a.resp.Handle(a.getEligibility))
+	broker.POST(Prefix+"/brokerage", requireIdempotencyKey(a), a.Idempotent, a.resp.Handle(a.createCase))
+	broker.GET(Prefix+"/brokerage/:case_id", a.resp.Handle(a.getCase))
+
 	report := scoped(partners.ScopeReport)
+	report.GET(Prefix+"/brokerage", a.resp.Handle(a.listCases))
 	report.GET(Prefix+"/transactions", a.resp.Handle(a.listTransactions))
 	report.GET(Prefix+"/payouts", a.resp.Handle(a.listPayouts))
 

@@ -193,6 +193,10 @@ func TestEachScopeIsNeeded(t *testing.T) {
 		{partners.ScopeBuy, "GET", "/api/partner/v1/settlements", ""},
 		{partners.ScopeReport, "GET", "/api/partner/v1/transactions", ""},
 		{partners.ScopeReport, "GET", "/api/partner/v1/payouts", ""},
+		{partners.ScopeBroker, "GET", "/api/partner/v1/brokerage/eligibility?domain=example.com", ""},
+		{partners.ScopeBroker, "POST", "/api/partner/v1/brokerage", `{"domain":"example.com","tier":"managed","buyer_email":"ada@buyer.example","budget_cents":100}`},
+		{partners.ScopeBroker, "GET", "/api/partner/v1/brokerage/bc_none", ""},
+		{partners.ScopeReport, "GET", "/api/partner/v1/brokerage", ""},
 	}
 	for _, r := range routes {
 		var others []string

@@ -16,6 +16,7 @@ import (
 	"github.com/domaind/domaind/api"
 	"github.com/domaind/domaind/dashboard"
 	"github.com/domaind/domaind/internal/config"
+	"github.com/domaind/domaind/internal/fetch"
 	"github.com/domaind/domaind/internal/httpserver"
 	"github.com/domaind/domaind/internal/logging"
 	"github.com/domaind/domaind/internal/lookup"
@@ -146,6 +147,7 @@ func start(ctx context.Context, cmd command, getenv func(string) string, isTermi
 			Orders:      orders,
 			Payments:    payment.Providers(cfg.Embedded()),
 			Settlements: settlement.New(p.DB, ob, orders, cfg.SettlementPeriod, cfg.SecretKey, time.Now),
+			Fetch:       fetch.New(fetch.Options{Allow: cfg.FetchAllowCIDRs}),
 		})
 		if err := w.Start(); err != nil {
 			return fmt.Errorf("start worker: %w", err)

@@ -12,13 +12,17 @@
 //	partner_receivable  owed by a partner that collected a sale itself
 //	partner_payable     owed to a partner for a sale the service collected
 //	cash                money the service holds: hosted payments in
+//	brokerage_fees      the marketplace's fees of brokered deals: credited
 //
 // A partner-collected sale of G with commission C is sales −G,
 // commission +C, partner_receivable +(G−C): the partner keeps its share
 // and owes the rest. A hosted sale is cash +G, sales −G, commission +C,
 // partner_payable −C: the service owes the partner its share. A refund
 // reverses the sale in proportion, so that refunds adding up to the whole
-// sale reverse exactly its commission.
+// sale reverse exactly its commission. A brokered deal whose fee is F, of
+// which the partner that opened the case earns C, is cash +F,
+// brokerage_fees −F, commission +C, partner_payable −C: the fee is the
+// service's, and it owes the partner its share (internal/brokerage).
 package ledger
 
 import (
@@ -39,6 +43,8 @@ const (
 	Receivable = "partner_receivable"
 	Payable    = "partner_payable"
 	Cash       = "cash"
+	// BrokerageFees is credited the fee of each brokered deal.
+	BrokerageFees = "brokerage_fees"
 )
 
 // Kinds of transactions.
@@ -46,6 +52,8 @@ const (
 	KindSale   = "sale"
 	KindRefund = "refund"
 	KindPayout = "payout"
+	// KindBrokerage is a brokered deal's fee and commission.
+	KindBrokerage = "brokerage"
 )
 
 // Line is an amount on an account: a debit when positive.
@@ -57,7 +65,7 @@ type Line struct {
 // Ref is what a transaction is about and whose it is.
 type Ref struct {
 	PartnerID, Environment, Currency, Kind string
-	OrderID, RefundID, PayoutID            *string
+	OrderID, RefundID, PayoutID, CaseID    *string
 }
 
 // Post writes lines as one ledger transaction about ref in tx. Lines of
@@ -73,7 +81,7 @@ func Post(tx *gorm.DB, ref Ref, now time.Time, lines ...Line) error {
 		}
 		entries = append(entries, models.LedgerEntry{TxnID: txn, Account: l.Account, PartnerID: ref.PartnerID,
 			Environment: ref.Environment, Currency: ref.Currency, AmountCents: l.AmountCents, Kind: ref.Kind,
-			OrderID: ref.OrderID, RefundID: ref.RefundID, PayoutID: ref.PayoutID, CreatedAt: now.UTC()})
+			OrderID: ref.OrderID, RefundID: ref.RefundID, PayoutID: ref.PayoutID, CaseID: ref.CaseID, CreatedAt: now.UTC()})
 	}
 	if sum != 0 {
 		return fmt.Errorf("ledger: the lines of a %s transaction sum to %d cents, not zero: %+v", ref.Kind, sum, lines)
@@ -129,4 +137,10 @@ func Refund(paymentModel string, gross, commission, refunded, amount int64) []Li
 		return []Line{{Cash, -amount}, {Sales, amount}, {Commission, -back}, {Payable, back}}
 	}
 	return []Line{{Sales, amount}, {Commission, -back}, {Receivable, back - amount}}
+}
+
+// Brokerage returns the lines of a brokered deal whose fee is fee cents,
+// commission cents of which the partner earns.
+func Brokerage(fee, commission int64) []Line {
+	return []Line{{Cash, fee}, {BrokerageFees, -fee}, {Commission, commission}, {Payable, -commission}}
 }

@@ -1,5 +1,7 @@
 // Package payout pays partners what the service owes them: the commission
-// of the sales the service collected for them (hosted checkout).
+// of the sales the service collected for them (hosted checkout), and their
+// commission of the fees of the brokered deals they brought
+// (internal/brokerage).
 //
 // A settlement run opens the payouts of its period (Open), one per
 // partner, environment and currency whose settled orders leave the
@@ -53,19 +55,45 @@ func New(db *gorm.DB, secretKey []byte, now func() time.Time) *Service {
 }
 
 // Open writes in tx a pending payout for each partner, environment and
-// currency that the orders settled in period p leave the service owing
-// money. Payouts the period has already are left as they are.
+// currency that period p leaves the service owing money: the
+// partner_payable lines of the orders settled in p, and those of the
+// brokered deals closed in p (lines created from p.Start to before p.End).
+// Payouts the period has already are left as they are.
 func Open(tx *gorm.DB, p period.Period, now time.Time) error {
-	var owed []struct {
+	type owing struct {
 		PartnerID, Environment, Currency string
 		Amount                           int64
 	}
+	var sales, deals []owing
 	err := tx.Table("ledger_entries l").Joins("JOIN orders o ON o.public_id = l.order_id").
 		Where("o.settled_period = ? AND l.account = ?", p.Start, ledger.Payable).
 		Select("l.partner_id, l.environment, l.currency, -SUM(l.amount_cents) AS amount").
-		Group("l.partner_id, l.environment, l.currency").Having("SUM(l.amount_cents) < 0").Scan(&owed).Error
+		Group("l.partner_id, l.environment, l.currency").Scan(&sales).Error
 	if err != nil {
 		return fmt.Errorf("sum the payouts of %s: %w", p.Start, err)
+	}
+	err = tx.Table("ledger_entries l").
+		Where("l.case_id IS NOT NULL AND l.account = ? AND l.created_at >= ? AND l.created_at < ?", ledger.Payable, p.Start, p.End).
+		Select("l.partner_id, l.environment, l.currency, -SUM(l.amount_cents) AS amount").
+		Group("l.partner_id, l.environment, l.currency").Scan(&deals).Error
+	if err != nil {
+		return fmt.Errorf("sum the brokerage payouts of %s: %w", p.Start, err)
+	}
+	sums := map[owing]int64{}
+	var keys []owing
+	for _, o := range append(sales, deals...) {
+		k := owing{PartnerID: o.PartnerID, Environment: o.Environment, Currency: o.Currency}
+		if _, ok := sums[k]; !ok {
+			keys = append(keys, k)
+		}
+		sums[k] += o.Amount
+	}
+	var owed []owing
+	for _, k := range keys {
+		if sums[k] > 0 {
+			k.Amount = sums[k]
+			owed = append(owed, k)
+		}
 	}
 	if len(owed) == 0 {
 		return nil

@@ -13,7 +13,10 @@ import (
 // CheckAtEnd checks, when the test ends, that every ledger transaction in
 // db sums to zero in each currency, and that each order's sales lines are
 // its price less its refunds and its commission lines its commission less
-// what its refunds reversed (never below zero).
+// what its refunds reversed (never below zero); and that each brokerage
+// case's brokerage_fees and commission lines are the fee and commission
+// recorded on it (none before a deal). Lines of no order are checked by
+// the case or payout they are about.
 func CheckAtEnd(t testing.TB, db *gorm.DB) {
 	t.Helper()
 	t.Cleanup(func() { Check(t, db) })
@@ -47,6 +50,19 @@ func Check(t testing.TB, db *gorm.DB) {
 		}
 		if want := o.CommissionCents - ledger.MulDiv(o.CommissionCents, o.RefundedCents, o.SalePriceCents); commission != want {
 			t.Errorf("ledger: order %s has commission lines of %d, want %d", o.PublicID, commission, want)
+		}
+	}
+	var cases []models.BrokerageCase
+	if err := db.Find(&cases).Error; err != nil {
+		t.Fatalf("ledger: %v", err)
+	}
+	for _, c := range cases {
+		var fees, commission int64
+		db.Model(&models.LedgerEntry{}).Where("case_id = ? AND account = ?", c.ID, ledger.BrokerageFees).Select("COALESCE(SUM(amount_cents), 0)").Scan(&fees)
+		db.Model(&models.LedgerEntry{}).Where("case_id = ? AND account = ?", c.ID, ledger.Commission).Select("COALESCE(SUM(amount_cents), 0)").Scan(&commission)
+		if -fees != c.FeeCents || commission != c.CommissionCents {
+			t.Errorf("ledger: brokerage case %s (%s) has fee %d and commission %d, but its lines are %d and %d",
+				c.ID, c.Status, c.FeeCents, c.CommissionCents, -fees, commission)
 		}
 	}
 }

@@ -1,0 +1,196 @@
+package api
+
+import (
+	"cmp"
+	"fmt"
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/domaind/domaind/api/httpjson"
+	"github.com/domaind/domaind/internal/brokerage"
+	"github.com/domaind/domaind/internal/fault"
+	"github.com/domaind/domaind/models"
+)
+
+// moveCase answers POST /api/ops/brokerage/{case_id}/{action}: the case
+// after the move, or 409 naming its status when the move is not allowed.
+// record-offer takes {"amount_cents", "note"}, close-deal
+// {"price_cents"}, close-no-deal {"reason"} (optional), contact-owner no
+// body.
+func (s *Server) moveCase(action brokerage.Action) func(c *gin.Context) error {
+	return func(c *gin.Context) error {
+		var in brokerage.MoveInput
+		if action != brokerage.ContactOwner {
+			if err := httpjson.DecodeJSON(c, &in, action == brokerage.CloseNoDeal); err != nil {
+				return err
+			}
+		}
+		v, err := s.brokerage.Move(c.Request.Context(), c.Param("case_id"), action, in)
+		if err != nil {
+			return err
+		}
+		c.JSON(http.StatusOK, v)
+		return nil
+	}
+}
+
+// progressPage is what the buyer's progress page shows: no notes, no
+// money but the offers and the price.
+type progressPage struct {
+	Title, Domain, Status, Budget, Price, Opened string
+	Closed                                       bool
+	Steps                                        []progressStep
+}
+
+type progressStep struct {
+	At, Status, Amount string
+}
+
+// statusLabels name the case statuses for the buyer.
+var statusLabels = map[string]string{
+	models.CaseOpen:            "Case opened",
+	models.CaseContactingOwner: "Contacting the owner",
+	models.CaseNegotiating:     "Negotiating with the owner",
+	models.CaseClosedDeal:      "Deal closed",
+	models.CaseClosedNoDeal:    "Closed without a deal",
+}
+
+// brokerageProgress answers GET /brokerage/progress?t=: the buyer's
+// no-login page of a case's status and timeline; the signed token in the
+// link is the whole authority.
+func (s *Server) brokerageProgress(c *gin.Context) {
+	v, err := s.brokerage.Progress(c.Request.Context(), c.Query("t"))
+	if err != nil {
+		status, msg := s.formError(c, err)
+		s.render(c, status, "brokerage_progress_error.html", gin.H{"Title": "Progress link error", "Message": msg})
+		return
+	}
+	page := progressPage{Title: "Brokerage of " + v.Domain, Domain: v.Domain, Status: statusLabels[v.Status],
+		Budget: formatMoney(v.BudgetCents, v.Currency), Opened: v.CreatedAt.Format("2 January 2006"), Closed: v.ClosedAt != nil}
+	if v.Deal != nil {
+		page.Price = formatMoney(v.Deal.PriceCents, v.Currency)
+	}
+	for _, st := range v.Timeline {
+		ps := progressStep{At: st.At.Format("2006-01-02 15:04 UTC"), Status: statusLabels[st.Status]}
+		if st.AmountCents != nil {
+			ps.Amount = formatMoney(*st.AmountCents, v.Currency)
+		}
+		page.Steps = append(page.Steps, ps)
+	}
+	s.render(c, http.StatusOK, "brokerage_progress.html", page)
+}
+
+// opsCasesPageData is what the ops brokerage page shows.
+type opsCasesPageData struct {
+	Title, Error, Done string
+	Status             string
+	Statuses           []string
+	Cases              []opsCaseRow
+	// Next is the link to the next page ("" on the last).
+	Next string
+}
+
+// opsCaseRow is a case as a row of the page.
+type opsCaseRow struct {
+	brokerage.View
+	Partner, Budget, Outcome, CreatedAt string
+	Actions                             []brokerage.Action
+}
+
+// opsCasesPage answers GET /ops/brokerage: a page of cases, newest first,
+// optionally of one status, with a form for each move their status
+// allows.
+func (s *Server) opsCasesPage(c *gin.Context) {
+	s.renderOpsCases(c, http.StatusOK, "", c.Query("done"))
+}
+
+// renderOpsCases shows the page of the query's filter with status and a
+// problem or a notice.
+func (s *Server) renderOpsCases(c *gin.Context, status int, problem, done string) {
+	ctx := c.Request.Context()
+	page := opsCasesPageData{Title: "Brokerage cases", Error: problem, Done: done, Statuses: brokerage.Statuses, Status: c.Query("status")}
+	fail := func(err error) {
+		if page.Error == "" {
+			status, page.Error = s.formError(c, err)
+		}
+	}
+	partners, err := s.partners.All(ctx)
+	if err != nil {
+		fail(err)
+	}
+	names := map[string]string{}
+	for _, p := range partners {
+		names[p.ID] = p.Name
+	}
+	cases, next, err := s.brokerage.List(ctx, brokerage.Filter{Status: page.Status, Cursor: c.Query("cursor")})
+	if err != nil {
+		fail(err)
+	}
+	for _, v := range cases {
+		row := opsCaseRow{View: v, Actions: brokerage.Actions(v.Status), Partner: cmp.Or(names[v.PartnerID], v.PartnerID),
+			Budget: formatMoney(v.BudgetCents, v.Currency), CreatedAt: v.CreatedAt.Format("2006-01-02 15:04 UTC")}
+		if d := v.Deal; d != nil {
+			row.Outcome = fmt.Sprintf("%s, fee %s, commission %s", formatMoney(d.PriceCents, v.Currency),
+				formatMoney(d.FeeCents, v.Currency), formatMoney(d.CommissionCents, v.Currency))
+		}
+		page.Cases = append(page.Cases, row)
+	}
+	if next != "" {
+		q := url.Values{"cursor": {next}}
+		if page.Status != "" {
+			q.Set("status", page.Status)
+		}
+		page.Next = "/ops/brokerage?" + q.Encode()
+	}
+	s.render(c, status, "ops_brokerage.html", page)
+}
+
+// opsCaseSubmit answers the page's move forms: back to the page (303)
+// after the move, or the page with what went wrong. Amounts are typed in
+// dollars and cents ("1250.50").
+func (s *Server) opsCaseSubmit(c *gin.Context) {
+	action := brokerage.Action(c.Param("action"))
+	if !slices.Contains(brokerage.AllActions, action) {
+		s.renderOpsCases(c, http.StatusNotFound, fmt.Sprintf("%q is not a move of a brokerage case", action), "")
+		return
+	}
+	in := brokerage.MoveInput{Note: c.PostForm("note"), Reason: c.PostForm("reason")}
+	var err error
+	if action == brokerage.RecordOffer {
+		in.AmountCents, err = formCents("amount_cents", c.PostForm("amount"))
+	}
+	if action == brokerage.CloseDeal {
+		in.PriceCents, err = formCents("price_cents", c.PostForm("price"))
+	}
+	var v brokerage.View
+	if err == nil {
+		v, err = s.brokerage.Move(c.Request.Context(), c.Param("case_id"), action, in)
+	}
+	if err != nil {
+		status, problem := s.formError(c, err)
+		s.renderOpsCases(c, status, problem, "")
+		return
+	}
+	done := fmt.Sprintf("%s: %s, now %s", v.CaseID, action, v.Status)
+	c.Redirect(http.StatusSeeOther, "/ops/brokerage?"+url.Values{"done": {done}}.Encode())
+}
+
+// formCents reads an amount typed in dollars ("1250", "1,250.5") as
+// cents, a validation error naming field otherwise.
+func formCents(field, v string) (int64, error) {
+	whole, frac, _ := strings.Cut(strings.ReplaceAll(strings.TrimSpace(v), ",", ""), ".")
+	if len(frac) < 2 {
+		frac += strings.Repeat("0", 2-len(frac))
+	}
+	d, err1 := strconv.ParseInt(whole, 10, 64)
+	cents, err2 := strconv.ParseInt(frac, 10, 64)
+	if whole == "" || err1 != nil || err2 != nil || len(frac) > 2 || d < 0 || cents < 0 || d > brokerage.MaxBudgetCents/100 {
+		return 0, fault.Invalid(field, "must be an amount in dollars, such as 1250 or 1250.50")
+	}
+	return d*100 + cents, nil
+}

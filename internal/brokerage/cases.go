@@ -1,0 +1,178 @@
+package brokerage
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/mail"
+	"slices"
+	"strings"
+	"time"
+
+	"gorm.io/gorm"
+
+	"github.com/domaind/domaind/internal/fault"
+	"github.com/domaind/domaind/internal/outbox"
+	"github.com/domaind/domaind/internal/pagecursor"
+	"github.com/domaind/domaind/internal/secret"
+	"github.com/domaind/domaind/internal/webhook"
+	"github.com/domaind/domaind/models"
+)
+
+// MaxBudgetCents bounds a buyer's budget: a billion dollars.
+const MaxBudgetCents = 100_000_000_000
+
+// Tiers are the brokerage tiers.
+var Tiers = []string{models.TierManaged, models.TierSelfServe}
+
+// NewCase is what a partner opens a case with.
+type NewCase struct {
+	Domain      string `json:"domain"`
+	Tier        string `json:"tier"`
+	BuyerEmail  string `json:"buyer_email"`
+	BudgetCents int64  `json:"budget_cents"`
+}
+
+// check validates in, returning the domain's name as stored.
+func (in NewCase) check() (string, error) {
+	name, err := parseDomain(in.Domain)
+	if err != nil {
+		return "", err
+	}
+	if !slices.Contains(Tiers, in.Tier) {
+		return "", fault.Invalid("tier", "must be one of %s", strings.Join(Tiers, ", "))
+	}
+	if a, err := mail.ParseAddress(in.BuyerEmail); err != nil || a.Address != in.BuyerEmail || len(in.BuyerEmail) > 254 {
+		return "", fault.Invalid("buyer_email", "must be an email address (ada@example.com), at most 254 bytes")
+	}
+	if in.BudgetCents < 1 || in.BudgetCents > MaxBudgetCents {
+		return "", fault.Invalid("budget_cents", "must be from 1 to %d (cents of %s)", MaxBudgetCents, Currency)
+	}
+	return name.ASCII, nil
+}
+
+// Open opens a case for the partner in env, if the domain is eligible:
+// otherwise it is a conflict naming the reasons (site_check_pending among
+// them while the site is looked at; ask again later). Of two cases racing
+// for one domain, one is opened.
+func (s *Service) Open(ctx context.Context, partnerID, env string, in NewCase) (View, error) {
+	domain, err := in.check()
+	if err != nil {
+		return View{}, err
+	}
+	e, err := s.Eligibility(ctx, env, domain)
+	if err != nil {
+		return View{}, err
+	}
+	if e.Status != Eligible {
+		return View{}, notEligible(domain, e.Reasons)
+	}
+	now := s.now().UTC()
+	c := models.BrokerageCase{ID: secret.NewID("bc_"), PartnerID: partnerID, Environment: env, Domain: domain, Tier: in.Tier,
+		BuyerEmail: in.BuyerEmail, BudgetCents: in.BudgetCents, Currency: Currency, Status: models.CaseOpen, CreatedAt: now, UpdatedAt: now}
+	err = s.outbox.Transaction(ctx, func(tx *outbox.Tx) error {
+		if err := tx.Create(&c).Error; err != nil {
+			if errors.Is(err, gorm.ErrDuplicatedKey) {
+				return notEligible(domain, []string{ReasonInOpenCase})
+			}
+			return fmt.Errorf("open a brokerage case for %s: %w", domain, err)
+		}
+		return s.recordStep(tx, c, models.BrokerageStep{Actor: ActorPartner, Note: "opened by the partner, tier " + in.Tier}, nil)
+	})
+	if err != nil {
+		return View{}, err
+	}
+	return withTimeline(s.db.WithContext(ctx), s.newView(c))
+}
+
+// notEligible is the conflict of a case refused for reasons.
+func notEligible(domain string, reasons []string) error {
+	msg := fmt.Sprintf("%s is not eligible for brokerage: %s", domain, strings.Join(reasons, ", "))
+	if slices.Contains(reasons, ReasonSiteCheckPending) {
+		msg += " (its site is being checked: poll GET /api/partner/v1/brokerage/eligibility until it is decided)"
+	}
+	return fault.New(fault.Conflict, "%s", msg)
+}
+
+// recordStep writes a step of c's life (its actor, event, amount and
+// note; the rest is filled in) and, when the step has an event, the event
+// with the case and extra's fields, in tx.
+func (s *Service) recordStep(tx *outbox.Tx, c models.BrokerageCase, st models.BrokerageStep, extra map[string]any) error {
+	now := s.now().UTC()
+	st.CaseID, st.At, st.Status, st.Note = c.ID, now, c.Status, models.Cut(st.Note, 500)
+	if err := tx.Create(&st).Error; err != nil {
+		return fmt.Errorf("record a step of %s: %w", c.ID, err)
+	}
+	if st.Event == "" {
+		return nil
+	}
+	data := map[string]any{"case": s.newView(c)}
+	for k, v := range extra {
+		data[k] = v
+	}
+	_, err := webhook.Emit(tx, c.PartnerID, c.Environment, c.ID, st.Event, data, now)
+	return err
+}
+
+// Filter selects cases, newest first. An empty PartnerID or Environment
+// means every partner or environment (ops).
+type Filter struct {
+	PartnerID, Environment, Status string
+	Limit                          int
+	Cursor                         string
+}
+
+// Statuses are the case statuses, in the order of a case's life.
+var Statuses = []string{models.CaseOpen, models.CaseContactingOwner, models.CaseNegotiating, models.CaseClosedDeal, models.CaseClosedNoDeal}
+
+// Page sizes of case lists.
+const (
+	DefaultLimit = 50
+	MaxLimit     = 100
+)
+
+// List returns a page of the cases f selects, without their timelines,
+// and the cursor of the next page ("" after the last).
+func (s *Service) List(ctx context.Context, f Filter) ([]View, string, error) {
+	var err error
+	if f.Limit, err = pagecursor.Limit(f.Limit, DefaultLimit, MaxLimit); err != nil {
+		return nil, "", err
+	}
+	if f.Status != "" && !slices.Contains(Statuses, f.Status) {
+		return nil, "", fault.Invalid("status", "must be one of %s", strings.Join(Statuses, ", "))
+	}
+	fingerprint := pagecursor.Fingerprint("brokerage/v1", f.PartnerID, f.Environment, f.Status)
+	q := s.db.WithContext(ctx).Model(&models.BrokerageCase{})
+	if f.PartnerID != "" {
+		q = q.Where("partner_id = ?", f.PartnerID)
+	}
+	if f.Environment != "" {
+		q = q.Where("environment = ?", f.Environment)
+	}
+	if f.Status != "" {
+		q = q.Where("status = ?", f.Status)
+	}
+	if f.Cursor != "" {
+		c, err := pagecursor.Decode(s.opts.SecretKey, f.Cursor, fingerprint)
+		if err != nil {
+			return nil, "", err
+		}
+		at := time.Unix(0, c.Key).UTC()
+		q = q.Where("created_at < ? OR (created_at = ? AND id < ?)", at, at, c.ID)
+	}
+	var cases []models.BrokerageCase
+	if err := q.Order("created_at DESC, id DESC").Limit(f.Limit + 1).Find(&cases).Error; err != nil {
+		return nil, "", fmt.Errorf("list brokerage cases: %w", err)
+	}
+	next := ""
+	if len(cases) > f.Limit {
+		cases = cases[:f.Limit]
+		last := cases[len(cases)-1]
+		next = pagecursor.Encode(s.opts.SecretKey, pagecursor.Cursor{Query: fingerprint, Key: last.CreatedAt.UnixNano(), ID: last.ID})
+	}
+	out := make([]View, len(cases))
+	for i, c := range cases {
+		out[i] = s.newView(c)
+	}
+	return out, next, nil
+}

@@ -1,0 +1,34 @@
+package worker
+
+import (
+	"context"
+	"time"
+
+	"github.com/hibiken/asynq"
+	"gorm.io/gorm"
+
+	"github.com/domaind/domaind/internal/brokerage"
+	"github.com/domaind/domaind/internal/fetch"
+	"github.com/domaind/domaind/internal/siteprobe"
+	"github.com/domaind/domaind/tasks"
+)
+
+// brokerageProbe looks at a domain's home page for the brokerage and
+// records whether it runs an active site. The probe's fetches go through
+// the SSRF-safe client; a site that does not answer is a verdict
+// (unreachable, not active), so only a database that fails is retried.
+type brokerageProbe struct {
+	db    *gorm.DB
+	fetch *fetch.Client
+	now   func() time.Time
+}
+
+func (h *brokerageProbe) ProcessTask(ctx context.Context, t *asynq.Task) error {
+	p, err := tasks.ParseBrokerageProbe(t)
+	if err != nil {
+		return err
+	}
+	r := siteprobe.Probe(ctx, h.fetch, p.Domain)
+	r.Domain = p.Domain // the check's key, as the brokerage wrote it
+	return brokerage.RecordProbe(ctx, h.db, r, h.now())
+}
