@@ -1,0 +1,165 @@
+package api
+
+import (
+	"context"
+	"encoding/base64"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/chromedp/cdproto/network"
+	"github.com/chromedp/chromedp"
+
+	"github.com/domaind/domaind/internal/brokerage"
+	"github.com/domaind/domaind/models"
+)
+
+// openCase writes a case of a new partner for domain, open, as the
+// partner API would, and returns it.
+func openCase(t *testing.T, env *testEnv, domain string) brokerage.View {
+	t.Helper()
+	ctx := context.Background()
+	p := models.Partner{ID: "prt_" + domain[:4], Name: "Acme " + domain, ContactEmail: "ops@acme.example", Status: "approved", CommissionBPS: 1500, CreatedAt: env.now}
+	c := models.BrokerageCase{ID: "bc_" + strings.ReplaceAll(domain, ".", "_"), PartnerID: p.ID, Environment: models.EnvLive, Domain: domain,
+		Tier: models.TierManaged, BuyerEmail: "ada@buyer.example", BudgetCents: 1_500_000, Currency: "USD", Status: models.CaseOpen,
+		CreatedAt: env.now, UpdatedAt: env.now}
+	for _, row := range []any{&p, &c, &models.BrokerageStep{CaseID: c.ID, At: env.now, Actor: brokerage.ActorPartner, Status: models.CaseOpen}} {
+		if err := env.db.Create(row).Error; err != nil {
+			t.Fatal(err)
+		}
+	}
+	v, err := env.srv.brokerage.Ops(ctx, c.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+// The buyer follows a case on its progress page, without an account: the
+// status, the timeline with the offer, and the price once agreed; a link
+// changed by a character shows an error page.
+func TestBrowserBrokerageProgress(t *testing.T) {
+	ctx := newChromium(t)
+	env, srv := servedEnv(t)
+	v := openCase(t, env, "progress.com")
+	for _, m := range []struct {
+		action brokerage.Action
+		in     brokerage.MoveInput
+	}{{brokerage.ContactOwner, brokerage.MoveInput{}}, {brokerage.RecordOffer, brokerage.MoveInput{AmountCents: 1_200_000, Note: "internal: owner wanted 15k"}}} {
+		if _, err := env.srv.brokerage.Move(context.Background(), v.CaseID, m.action, m.in); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if !strings.HasPrefix(v.ProgressURL, srv.URL+brokerage.ProgressPath+"?t=") {
+		t.Fatalf("progress_url %q", v.ProgressURL)
+	}
+	if err := chromedp.Do(ctx, chromedp.Navigate(v.ProgressURL), chromedp.WaitVisible(chromedp.CSS("#status"))); err != nil {
+		t.Fatalf("the progress page: %v", err)
+	}
+	status, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS("#status")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	timeline, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS("#timeline")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	steps, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`Array.from(document.querySelectorAll("#timeline li .step")).map(e => e.textContent)`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if status != "Negotiating with the owner" {
+		t.Errorf("status %q", status)
+	}
+	want := []string{"Case opened", "Contacting the owner", "Negotiating with the owner"}
+	if strings.Join(steps, "|") != strings.Join(want, "|") || !strings.Contains(timeline, "12,000.00 USD") || strings.Contains(timeline, "internal") {
+		t.Errorf("timeline %q (%v), want %v with the offer and no note", timeline, steps, want)
+	}
+
+	if _, err = env.srv.brokerage.Move(context.Background(), v.CaseID, brokerage.CloseDeal, brokerage.MoveInput{PriceCents: 1_250_000}); err != nil {
+		t.Fatal(err)
+	}
+	if err := chromedp.Do(ctx, chromedp.Reload(), chromedp.WaitVisible(chromedp.CSS("#price"))); err != nil {
+		t.Fatal(err)
+	}
+	price, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS("#price")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if price != "12,500.00 USD" {
+		t.Errorf("price %q", price)
+	}
+
+	res, err := http.Get(v.ProgressURL[:len(v.ProgressURL)-1] + "A")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if res.StatusCode != http.StatusNotFound {
+		t.Errorf("a changed link = %d, want 404", res.StatusCode)
+	}
+}
+
+// Ops work a case on the ops page: contact the owner, record an offer
+// typed in dollars, refuse a price that is not one, and close the deal.
+func TestBrowserOpsBrokerage(t *testing.T) {
+	ctx := newChromium(t)
+	env, srv := servedEnv(t)
+	v := openCase(t, env, "opspage.com")
+	row := "#" + v.CaseID
+	auth := "Basic " + base64.StdEncoding.EncodeToString([]byte("ops:ops-secret"))
+	if err := chromedp.Do(ctx, chromedp.Navigate("about:blank")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := chromedp.Call(ctx, network.Enable, network.EnableParams{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := chromedp.Call(ctx, network.SetExtraHTTPHeaders, network.SetExtraHTTPHeadersParams{Headers: network.Headers{"Authorization": auth}}); err != nil {
+		t.Fatal(err)
+	}
+	toOffer := chromedp.Steps(
+		chromedp.Navigate(srv.URL + "/ops/brokerage"),
+		chromedp.WaitVisible(chromedp.CSS(row)),
+		chromedp.Click(chromedp.CSS(row + ` form[action$="/contact-owner"] button`)),
+		chromedp.WaitVisible(chromedp.CSS(row + ` form[action$="/record-offer"]`)),
+		chromedp.SendKeys(chromedp.CSS(row+` input[name="amount"]`), "9,000.5"),
+		chromedp.Click(chromedp.CSS(row + ` form[action$="/record-offer"] button`)),
+		chromedp.WaitVisible(chromedp.CSS(row + ` form[action$="/close-deal"]`)),
+		chromedp.SendKeys(chromedp.CSS(row+` input[name="price"]`), "ten"),
+		chromedp.Click(chromedp.CSS(row + ` form[action$="/close-deal"] button`)),
+		chromedp.WaitVisible(chromedp.CSS(`p.error`)),
+	)
+	if err := chromedp.Do(ctx, toOffer); err != nil {
+		t.Fatalf("the ops brokerage page: %v", err)
+	}
+	problem, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(`p.error`)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	toDeal := chromedp.Steps(
+		chromedp.SendKeys(chromedp.CSS(row+` input[name="price"]`), "10000"),
+		chromedp.Click(chromedp.CSS(row + ` form[action$="/close-deal"] button`)),
+		chromedp.WaitVisible(chromedp.CSS(`p.notice`)),
+	)
+	if err := chromedp.Do(ctx, toDeal); err != nil {
+		t.Fatalf("the ops brokerage page: %v", err)
+	}
+	if !strings.Contains(problem, "price_cents") {
+		t.Errorf("a price of ten: %q, want the field named", problem)
+	}
+	status, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(row+" .status")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	outcome, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(row+" .outcome")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if status != models.CaseClosedDeal || outcome != "10,000.00 USD, fee 1,500.00 USD, commission 225.00 USD" {
+		t.Errorf("the page shows %s, %q", status, outcome)
+	}
+	got, err := env.srv.brokerage.Ops(context.Background(), v.CaseID)
+	if err != nil || len(got.Timeline) != 4 || got.Timeline[2].AmountCents == nil || *got.Timeline[2].AmountCents != 900_050 {
+		t.Errorf("timeline %+v, %v; want the offer of 900050 cents", got.Timeline, err)
+	}
+}
