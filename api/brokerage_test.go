@@ -118,15 +118,15 @@ func TestBrowserOpsBrokerage(t *testing.T) {
 		t.Fatal(err)
 	}
 	toOffer := chromedp.Steps(
-		chromedp.Navigate(srv.URL + "/ops/brokerage"),
+		chromedp.Navigate(srv.URL+"/ops/brokerage"),
 		chromedp.WaitVisible(chromedp.CSS(row)),
-		chromedp.Click(chromedp.CSS(row + ` form[action$="/contact-owner"] button`)),
-		chromedp.WaitVisible(chromedp.CSS(row + ` form[action$="/record-offer"]`)),
+		chromedp.Click(chromedp.CSS(row+` form[action$="/contact-owner"] button`)),
+		chromedp.WaitVisible(chromedp.CSS(row+` form[action$="/record-offer"]`)),
 		chromedp.SendKeys(chromedp.CSS(row+` input[name="amount"]`), "9,000.5"),
-		chromedp.Click(chromedp.CSS(row + ` form[action$="/record-offer"] button`)),
-		chromedp.WaitVisible(chromedp.CSS(row + ` form[action$="/close-deal"]`)),
+		chromedp.Click(chromedp.CSS(row+` form[action$="/record-offer"] button`)),
+		chromedp.WaitVisible(chromedp.CSS(row+` form[action$="/close-deal"]`)),
 		chromedp.SendKeys(chromedp.CSS(row+` input[name="price"]`), "ten"),
-		chromedp.Click(chromedp.CSS(row + ` form[action$="/close-deal"] button`)),
+		chromedp.Click(chromedp.CSS(row+` form[action$="/close-deal"] button`)),
 		chromedp.WaitVisible(chromedp.CSS(`p.error`)),
 	)
 	if err := chromedp.Do(ctx, toOffer); err != nil {
@@ -138,7 +138,7 @@ func TestBrowserOpsBrokerage(t *testing.T) {
 	}
 	toDeal := chromedp.Steps(
 		chromedp.SendKeys(chromedp.CSS(row+` input[name="price"]`), "10000"),
-		chromedp.Click(chromedp.CSS(row + ` form[action$="/close-deal"] button`)),
+		chromedp.Click(chromedp.CSS(row+` form[action$="/close-deal"] button`)),
 		chromedp.WaitVisible(chromedp.CSS(`p.notice`)),
 	)
 	if err := chromedp.Do(ctx, toDeal); err != nil {
