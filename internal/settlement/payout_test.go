@@ -2,12 +2,16 @@ package settlement
 
 import (
 	"context"
+	"log/slog"
 	"testing"
 	"time"
 
+	"github.com/domaind/domaind/internal/brokerage"
 	"github.com/domaind/domaind/internal/fault"
 	"github.com/domaind/domaind/internal/ledger"
+	"github.com/domaind/domaind/internal/outbox"
 	"github.com/domaind/domaind/internal/payout"
+	"github.com/domaind/domaind/internal/platform/platformtest"
 	"github.com/domaind/domaind/models"
 )
 
@@ -110,5 +114,53 @@ func (w *world) wantPayable(t *testing.T, partnerID string, cents int64) {
 		Select("COALESCE(SUM(amount_cents), 0)").Scan(&sum)
 	if sum != cents {
 		t.Errorf("%s's payable balance is %d cents, want %d", partnerID, sum, cents)
+	}
+}
+
+// A run's payouts add the partner's commission of the brokered deals
+// closed in the period to that of its hosted sales settled in it; a deal
+// closed after the period's end waits for the next.
+func TestRunPaysBrokerageCommission(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	ctx := context.Background()
+	ob := outbox.New(w.db, platformtest.NewRedis(t).Client, slog.New(slog.DiscardHandler))
+	t.Cleanup(func() { ob.Close() })
+	brokered := brokerage.New(w.db, ob, nil, nil, brokerage.Options{BaseURL: "http://api.test", SecretKey: []byte("test-secret-key-0123456789abcdef")},
+		func() time.Time { return w.now })
+	deal := func(partnerID, domain string, price int64) {
+		t.Helper()
+		c := models.BrokerageCase{ID: "bc_" + domain, PartnerID: partnerID, Environment: models.EnvSandbox, Domain: domain, Tier: models.TierSelfServe,
+			BuyerEmail: "ada@example.com", BudgetCents: price, Currency: "USD", Status: models.CaseNegotiating, CreatedAt: w.now, UpdatedAt: w.now}
+		if err := w.db.Create(&c).Error; err != nil {
+			t.Fatal(err)
+		}
+		if _, err := brokered.Move(ctx, c.ID, brokerage.CloseDeal, brokerage.MoveInput{PriceCents: price}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w.now = day.Add(10 * time.Hour)
+	hosted := w.sell(t, "prt_a", "hosted-and-brokered.com", 5_000, true) // commission 750
+	w.deliver(t, hosted)
+	deal("prt_a", "brokered.com", 2_500_000) // fee 8 %: 200,000; prt_a's 15 %: 30,000
+	deal("prt_b", "brokered-b.com", 12_345)  // fee 987.6 → 988; prt_b's 10 %: 98.8 → 99
+	w.now = nextDay.Add(time.Hour)
+	deal("prt_b", "brokered-late.com", 1_000_000) // the next period's
+	w.now = nextDay.Add(2 * time.Hour)
+	run, err := w.s.Request(ctx, day, TriggerOps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.s.Run(ctx, run.ID); err != nil {
+		t.Fatal(err)
+	}
+	var payouts []models.Payout
+	w.db.Where("period_start = ?", day).Find(&payouts)
+	owed := map[string]int64{}
+	for _, p := range payouts {
+		owed[p.PartnerID] = p.AmountCents
+	}
+	if len(payouts) != 2 || owed["prt_a"] != 30_750 || owed["prt_b"] != 99 {
+		t.Errorf("payouts %v, want prt_a 30750 and prt_b 99", owed)
 	}
 }
