@@ -141,16 +141,15 @@ func (s *Service) transactionTotals(db *gorm.DB, f TransactionFilter) ([]Transac
 			hi = f.To.UTC().Truncate(oneDay)
 		}
 	}
-	raw := s.lines(db, f)
-	if f.From != nil {
-		raw = raw.Where("l.created_at >= ?", f.From.UTC())
-	}
-	if f.To != nil {
-		raw = raw.Where("l.created_at < ?", f.To.UTC())
-	}
+	// The spans read from the lines, each an index range of its own.
+	type span struct{ from, to *time.Time }
+	spans := []span{{f.From, f.To}}
 	var rolled []TransactionTotals
 	if lo.Before(hi) {
-		raw = raw.Where("l.created_at < ? OR l.created_at >= ?", lo, hi)
+		spans = []span{{f.From, &lo}, {&hi, f.To}}
+		if f.From == nil {
+			spans = spans[1:] // the roll-ups start at the ledger's first day
+		}
 		q := db.Model(&models.LedgerDay{}).Where("partner_id = ? AND environment = ? AND day >= ? AND day < ?", f.PartnerID, f.Environment, lo, hi)
 		if f.PaymentModel != "" {
 			q = q.Where("payment_model = ?", f.PaymentModel)
@@ -162,10 +161,21 @@ func (s *Service) transactionTotals(db *gorm.DB, f TransactionFilter) ([]Transac
 		}
 	}
 	var read []TransactionTotals
-	err := raw.Select("l.currency, "+totalsOf("gmv_cents", "count"), ledger.Sales, ledger.Commission, ledger.Sales).
-		Group("l.currency").Scan(&read).Error
-	if err != nil {
-		return nil, err
+	for _, sp := range spans {
+		q := s.lines(db, f)
+		if sp.from != nil {
+			q = q.Where("l.created_at >= ?", sp.from.UTC())
+		}
+		if sp.to != nil {
+			q = q.Where("l.created_at < ?", sp.to.UTC())
+		}
+		var part []TransactionTotals
+		err := q.Select("l.currency, "+totalsOf("gmv_cents", "count"), ledger.Sales, ledger.Commission, ledger.Sales).
+			Group("l.currency").Scan(&part).Error
+		if err != nil {
+			return nil, err
+		}
+		read = append(read, part...)
 	}
 	return addTotals(rolled, read), nil
 }
