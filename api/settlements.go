@@ -119,18 +119,8 @@ func (s *Server) runStatements(c *gin.Context) (models.SettlementRun, []settleme
 	if err != nil {
 		return run, nil, err
 	}
-	var statements []settlement.Statement
-	for cursor := ""; ; {
-		page, next, err := s.settlements.Statements(ctx, settlement.StatementFilter{PeriodStart: &run.PeriodStart,
-			Limit: settlement.MaxLimit, Cursor: cursor})
-		if err != nil {
-			return run, nil, err
-		}
-		statements = append(statements, page...)
-		if cursor = next; next == "" {
-			return run, statements, nil
-		}
-	}
+	statements, err := s.settlements.PeriodStatements(ctx, run.PeriodStart)
+	return run, statements, err
 }
 
 // listPayouts answers GET /api/ops/payouts: payouts, newest period first,

@@ -7,7 +7,6 @@ import (
 	"net/mail"
 	"slices"
 	"strings"
-	"time"
 
 	"gorm.io/gorm"
 
@@ -157,19 +156,16 @@ func (s *Service) List(ctx context.Context, f Filter) ([]View, string, error) {
 		if err != nil {
 			return nil, "", err
 		}
-		at := time.Unix(0, c.Key).UTC()
+		at := c.At()
 		q = q.Where("created_at < ? OR (created_at = ? AND id < ?)", at, at, c.ID)
 	}
 	var cases []models.BrokerageCase
 	if err := q.Order("created_at DESC, id DESC").Limit(f.Limit + 1).Find(&cases).Error; err != nil {
 		return nil, "", fmt.Errorf("list brokerage cases: %w", err)
 	}
-	next := ""
-	if len(cases) > f.Limit {
-		cases = cases[:f.Limit]
-		last := cases[len(cases)-1]
-		next = pagecursor.Encode(s.opts.SecretKey, pagecursor.Cursor{Query: fingerprint, Key: last.CreatedAt.UnixNano(), ID: last.ID})
-	}
+	cases, next := pagecursor.Trim(s.opts.SecretKey, fingerprint, cases, f.Limit, func(c models.BrokerageCase) (int64, string) {
+		return c.CreatedAt.UnixNano(), c.ID
+	})
 	out := make([]View, len(cases))
 	for i, c := range cases {
 		out[i] = s.newView(c)

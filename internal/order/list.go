@@ -69,19 +69,16 @@ func (s *Service) List(ctx context.Context, f Filter) ([]View, string, error) {
 		if err != nil {
 			return nil, "", err
 		}
-		at := time.Unix(0, c.Key).UTC()
+		at := c.At()
 		q = q.Where("created_at < ? OR (created_at = ? AND public_id < ?)", at, at, c.ID)
 	}
 	var orders []models.Order
 	if err := q.Order("created_at DESC, public_id DESC").Limit(f.Limit + 1).Find(&orders).Error; err != nil {
 		return nil, "", fmt.Errorf("list orders: %w", err)
 	}
-	next := ""
-	if len(orders) > f.Limit {
-		orders = orders[:f.Limit]
-		last := orders[len(orders)-1]
-		next = pagecursor.Encode(s.secretKey, pagecursor.Cursor{Query: fingerprint, Key: last.CreatedAt.UnixNano(), ID: last.PublicID})
-	}
+	orders, next := pagecursor.Trim(s.secretKey, fingerprint, orders, f.Limit, func(o models.Order) (int64, string) {
+		return o.CreatedAt.UnixNano(), o.PublicID
+	})
 	out := make([]View, len(orders))
 	for i, o := range orders {
 		out[i] = newView(o)

@@ -13,6 +13,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"strings"
+	"time"
 
 	"github.com/domaind/domaind/internal/fault"
 	"github.com/domaind/domaind/internal/secret"
@@ -72,6 +73,22 @@ func Decode(secretKey []byte, s, query string) (Cursor, error) {
 		return Cursor{}, ErrInvalid
 	}
 	return c, nil
+}
+
+// At is the cursor's key as a time (a key of Unix nanoseconds).
+func (c Cursor) At() time.Time { return time.Unix(0, c.Key).UTC() }
+
+// Trim cuts items, read with one more than limit to see whether a page
+// follows, to limit, and returns them with the cursor of the next page:
+// the last item's sort key and id (key gives them), sealed for query; ""
+// when no page follows.
+func Trim[T any](secretKey []byte, query string, items []T, limit int, key func(T) (int64, string)) ([]T, string) {
+	if len(items) <= limit {
+		return items, ""
+	}
+	items = items[:limit]
+	k, id := key(items[limit-1])
+	return items, Encode(secretKey, Cursor{Query: query, Key: k, ID: id})
 }
 
 // Limit is a page size asked for: def when limit is 0, else limit if it is

@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
 
 var key = []byte("test-secret-key-0123456789abcdef")
@@ -83,5 +84,22 @@ func TestLimit(t *testing.T) {
 		if _, err := Limit(bad, 50, 100); err == nil || !strings.Contains(err.Error(), "limit must be from 1 to 100") {
 			t.Errorf("Limit(%d) = %v, want a validation error", bad, err)
 		}
+	}
+}
+
+// Trim keeps a page and gives the cursor of its last item, or none when
+// nothing follows.
+func TestTrim(t *testing.T) {
+	keyOf := func(n int) (int64, string) { return int64(n * 10), strconv.Itoa(n) }
+	page, next := Trim(key, "q", []int{1, 2, 3}, 2, keyOf)
+	if len(page) != 2 || page[1] != 2 || next == "" {
+		t.Fatalf("Trim of 3 to 2 = %v, %q", page, next)
+	}
+	c, err := Decode(key, next, "q")
+	if err != nil || c.Key != 20 || c.ID != "2" || !c.At().Equal(time.Unix(0, 20).UTC()) {
+		t.Errorf("its cursor = %+v, %v; want the second item's", c, err)
+	}
+	if page, next := Trim(key, "q", []int{1, 2}, 2, keyOf); len(page) != 2 || next != "" {
+		t.Errorf("Trim of a last page = %v, %q; want no cursor", page, next)
 	}
 }

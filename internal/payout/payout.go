@@ -195,19 +195,16 @@ func (s *Service) List(ctx context.Context, f Filter) ([]models.Payout, string, 
 		if err != nil {
 			return nil, "", err
 		}
-		at := time.Unix(0, c.Key).UTC()
+		at := c.At()
 		q = q.Where("period_start < ? OR (period_start = ? AND id < ?)", at, at, c.ID)
 	}
 	var out []models.Payout
 	if err := q.Order("period_start DESC, id DESC").Limit(f.Limit + 1).Find(&out).Error; err != nil {
 		return nil, "", fmt.Errorf("list payouts: %w", err)
 	}
-	next := ""
-	if len(out) > f.Limit {
-		out = out[:f.Limit]
-		last := out[len(out)-1]
-		next = pagecursor.Encode(s.secretKey, pagecursor.Cursor{Query: fingerprint, Key: last.PeriodStart.UnixNano(), ID: last.ID})
-	}
+	out, next := pagecursor.Trim(s.secretKey, fingerprint, out, f.Limit, func(p models.Payout) (int64, string) {
+		return p.PeriodStart.UnixNano(), p.ID
+	})
 	return out, next, nil
 }
 

@@ -101,7 +101,8 @@ func settleOnce(b *testing.B, n, partners int) runFigures {
 
 	var settled int64
 	db.Model(&models.Order{}).Where("status = ? AND settled_period = ?", models.OrderSettled, week.Start).Count(&settled)
-	totals, err := s.allTotals(week.Start)
+	statements, err := s.PeriodStatements(context.Background(), week.Start)
+	totals := Totals(statements)
 	if err != nil || settled != int64(n) || len(totals) != 1 || totals[0].Orders != n || totals[0].GrossCents != int64(n)*benchPrice {
 		b.Fatalf("settled %d of %d orders; totals %+v, %v", settled, n, totals, err)
 	}
@@ -110,21 +111,6 @@ func settleOnce(b *testing.B, n, partners int) runFigures {
 
 // benchPrice is every benchmark order's price.
 const benchPrice = 12_345
-
-// allTotals adds up every statement of the period starting at start.
-func (s *Service) allTotals(start time.Time) ([]Total, error) {
-	var all []Statement
-	for cursor := ""; ; {
-		page, next, err := s.Statements(context.Background(), StatementFilter{PeriodStart: &start, Limit: MaxLimit, Cursor: cursor})
-		if err != nil {
-			return nil, err
-		}
-		all = append(all, page...)
-		if cursor = next; next == "" {
-			return Totals(all), nil
-		}
-	}
-}
 
 // seedCompleted writes partners, each with a live webhook endpoint, and n
 // orders among them that reached TRANSFER_COMPLETED in week, with their

@@ -166,6 +166,9 @@ func TestRunSettlesThePeriodToTheCent(t *testing.T) {
 			t.Errorf("statement %d = %+v\nwant          %+v", i, st, want[i])
 		}
 	}
+	if all, err := w.s.PeriodStatements(ctx, day); err != nil || !slices.Equal(all, statements) {
+		t.Errorf("the period's statements in one query = %+v, %v; want the page's", all, err)
+	}
 	page, next, err := w.s.Statements(ctx, StatementFilter{Limit: 1})
 	if err != nil || len(page) != 1 || page[0].PartnerID != "prt_a" || next == "" {
 		t.Fatalf("first page of one = %+v, %q, %v", page, next, err)

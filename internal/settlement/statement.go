@@ -7,6 +7,8 @@ import (
 	"strings"
 	"time"
 
+	"gorm.io/gorm"
+
 	"github.com/domaind/domaind/internal/ledger"
 	"github.com/domaind/domaind/internal/pagecursor"
 )
@@ -48,9 +50,7 @@ func (s *Service) Statements(ctx context.Context, f StatementFilter) ([]Statemen
 	if f.Limit, err = pagecursor.Limit(f.Limit, DefaultLimit, MaxLimit); err != nil {
 		return nil, "", err
 	}
-	q := s.db.WithContext(ctx).Table("orders o").
-		Joins("JOIN settlement_runs r ON r.period_start = o.settled_period").
-		Joins("JOIN ledger_entries l ON l.order_id = o.public_id")
+	q := s.db.WithContext(ctx).Table("orders o")
 	if f.PartnerID != "" {
 		q = q.Where("o.partner_id = ?", f.PartnerID)
 	}
@@ -68,35 +68,49 @@ func (s *Service) Statements(ctx context.Context, f StatementFilter) ([]Statemen
 		}
 		// The key is the last statement's period; its ID the rest of its
 		// sort key, partner, environment and currency.
-		at := time.Unix(0, c.Key).UTC()
+		at := c.At()
 		q = q.Where("o.settled_period < ? OR (o.settled_period = ? AND o.partner_id || ' ' || o.environment || ' ' || l.currency > ?)", at, at, c.ID)
 	}
+	out, err := sumStatements(q.Limit(f.Limit + 1))
+	if err != nil {
+		return nil, "", err
+	}
+	out, next := pagecursor.Trim(s.secretKey, fingerprint, out, f.Limit, func(st Statement) (int64, string) {
+		return st.PeriodStart.UnixNano(), st.PartnerID + " " + st.Environment + " " + st.Currency
+	})
+	return out, next, nil
+}
+
+// PeriodStatements returns every statement of the period starting at
+// start, summed in one query (paging Statements would sum the period
+// again for each page).
+func (s *Service) PeriodStatements(ctx context.Context, start time.Time) ([]Statement, error) {
+	return sumStatements(s.db.WithContext(ctx).Table("orders o").Where("o.settled_period = ?", start.UTC()))
+}
+
+// sumStatements sums the statements of the settled orders o that q picks,
+// in the statements' order.
+func sumStatements(q *gorm.DB) ([]Statement, error) {
 	var rows []struct {
 		PeriodStart, PeriodEnd                          time.Time
 		PartnerID, Environment, Currency                string
 		Orders                                          int
 		Gross, Refunds, Commission, Receivable, Payable int64
 	}
-	err = q.Select(`r.period_start, r.period_end, o.partner_id, o.environment, l.currency,
+	err := q.Joins("JOIN settlement_runs r ON r.period_start = o.settled_period").
+		Joins("JOIN ledger_entries l ON l.order_id = o.public_id").
+		Select(`r.period_start, r.period_end, o.partner_id, o.environment, l.currency,
 		COUNT(DISTINCT o.public_id) AS orders,
 		COALESCE(SUM(CASE WHEN l.account = ? AND l.kind = ? THEN -l.amount_cents ELSE 0 END), 0) AS gross,
 		COALESCE(SUM(CASE WHEN l.account = ? AND l.kind = ? THEN -l.amount_cents ELSE 0 END), 0) AS refunds,
 		COALESCE(SUM(CASE WHEN l.account = ? THEN l.amount_cents ELSE 0 END), 0) AS commission,
 		COALESCE(SUM(CASE WHEN l.account = ? THEN l.amount_cents ELSE 0 END), 0) AS receivable,
 		COALESCE(SUM(CASE WHEN l.account = ? THEN -l.amount_cents ELSE 0 END), 0) AS payable`,
-		ledger.Sales, ledger.KindSale, ledger.Sales, ledger.KindRefund, ledger.Commission, ledger.Receivable, ledger.Payable).
+			ledger.Sales, ledger.KindSale, ledger.Sales, ledger.KindRefund, ledger.Commission, ledger.Receivable, ledger.Payable).
 		Group("r.period_start, r.period_end, o.partner_id, o.environment, l.currency").
-		Order("r.period_start DESC, o.partner_id, o.environment, l.currency").
-		Limit(f.Limit + 1).Scan(&rows).Error
+		Order("r.period_start DESC, o.partner_id, o.environment, l.currency").Scan(&rows).Error
 	if err != nil {
-		return nil, "", fmt.Errorf("sum statements: %w", err)
-	}
-	next := ""
-	if len(rows) > f.Limit {
-		rows = rows[:f.Limit]
-		last := rows[len(rows)-1]
-		next = pagecursor.Encode(s.secretKey, pagecursor.Cursor{Query: fingerprint, Key: last.PeriodStart.UnixNano(),
-			ID: last.PartnerID + " " + last.Environment + " " + last.Currency})
+		return nil, fmt.Errorf("sum statements: %w", err)
 	}
 	out := make([]Statement, len(rows))
 	for i, r := range rows {
@@ -104,7 +118,7 @@ func (s *Service) Statements(ctx context.Context, f StatementFilter) ([]Statemen
 			Total: Total{Currency: r.Currency, Orders: r.Orders, GrossCents: r.Gross, RefundsCents: r.Refunds,
 				CommissionCents: r.Commission, AmountOwedCents: r.Receivable, PayoutCents: r.Payable}, Status: "final"}
 	}
-	return out, next, nil
+	return out, nil
 }
 
 func timeKey(t *time.Time) string {

@@ -77,7 +77,7 @@ func (s *Service) Transactions(ctx context.Context, f TransactionFilter) ([]Tran
 		if err != nil {
 			return nil, "", nil, err
 		}
-		at := time.Unix(0, c.Key).UTC()
+		at := c.At()
 		page = page.Where("l.created_at < ? OR (l.created_at = ? AND l.txn_id < ?)", at, at, c.ID)
 	}
 	var rows []Transaction
@@ -88,12 +88,9 @@ func (s *Service) Transactions(ctx context.Context, f TransactionFilter) ([]Tran
 	if err != nil {
 		return nil, "", nil, fmt.Errorf("list transactions: %w", err)
 	}
-	next := ""
-	if len(rows) > f.Limit {
-		rows = rows[:f.Limit]
-		last := rows[len(rows)-1]
-		next = pagecursor.Encode(s.secretKey, pagecursor.Cursor{Query: fingerprint, Key: last.CreatedAt.UnixNano(), ID: last.ID})
-	}
+	rows, next := pagecursor.Trim(s.secretKey, fingerprint, rows, f.Limit, func(t Transaction) (int64, string) {
+		return t.CreatedAt.UnixNano(), t.ID
+	})
 	for i := range rows {
 		rows[i].CreatedAt = rows[i].CreatedAt.UTC()
 	}
