@@ -22,19 +22,8 @@ const ActorPayment = "payment"
 // refund and in the order's timeline that the money was sent; a refund
 // sent already, or not pending, is left alone.
 func (s *Service) ReturnToCard(ctx context.Context, providers map[string]payment.Provider, id string) error {
-	var rf models.Refund
-	err := s.db.WithContext(ctx).Take(&rf, "id = ?", id).Error
-	if errors.Is(err, gorm.ErrRecordNotFound) {
-		return fmt.Errorf("no refund %s", id)
-	}
-	if err != nil {
-		return fmt.Errorf("find refund %s: %w", id, err)
-	}
-	if rf.CardStatus != models.CardRefundPending {
-		return nil
-	}
-	o, err := find(s.db.WithContext(ctx), rf.OrderID)
-	if err != nil {
+	rf, o, err := s.refundOf(ctx, id)
+	if err != nil || rf.CardStatus != models.CardRefundPending {
 		return err
 	}
 	p := providers[o.Environment]
@@ -54,17 +43,27 @@ func (s *Service) ReturnToCard(ctx context.Context, providers map[string]payment
 // card (its task gave up), on the refund and in the order's timeline, for
 // ops to see and pay back by hand.
 func (s *Service) FailCardRefund(ctx context.Context, id string, why error) error {
-	var rf models.Refund
-	if err := s.db.WithContext(ctx).Take(&rf, "id = ?", id).Error; err != nil {
-		return fmt.Errorf("find refund %s: %w", id, err)
-	}
-	o, err := find(s.db.WithContext(ctx), rf.OrderID)
+	rf, o, err := s.refundOf(ctx, id)
 	if err != nil {
 		return err
 	}
 	text := models.ErrorText(why, 500)
 	note := fmt.Sprintf("refund %s: giving %d cents back to the buyer's card failed; pay it back by hand (%s)", rf.ID, rf.AmountCents, text)
 	return s.settleCardRefund(ctx, o, rf.ID, map[string]any{"card_status": models.CardRefundFailed, "card_error": text}, note)
+}
+
+// refundOf returns refund id and its order.
+func (s *Service) refundOf(ctx context.Context, id string) (models.Refund, models.Order, error) {
+	var rf models.Refund
+	err := s.db.WithContext(ctx).Take(&rf, "id = ?", id).Error
+	if errors.Is(err, gorm.ErrRecordNotFound) {
+		return rf, models.Order{}, fmt.Errorf("no refund %s", id)
+	}
+	if err != nil {
+		return rf, models.Order{}, fmt.Errorf("find refund %s: %w", id, err)
+	}
+	o, err := find(s.db.WithContext(ctx), rf.OrderID)
+	return rf, o, err
 }
 
 // settleCardRefund moves pending refund id of o to the state of changes,
