@@ -1,11 +1,12 @@
 package seocrawl
 
 import (
-	"bytes"
 	"hash/fnv"
 	"mime"
 	"net/url"
 	"strings"
+
+	"github.com/domaind/domaind/internal/htmlwalk"
 
 	"golang.org/x/net/html"
 	"golang.org/x/net/html/atom"
@@ -39,47 +40,23 @@ func parseDocument(body []byte, page *url.URL) *document {
 		base, canonical            string
 		hasBase, hasTitle, hasDesc bool
 		hrefs                      []string
-		raw                        string // the raw-text element whose content comes next
-		templates                  int
 		hash                       = fnv.New64a()
 	)
-	z := html.NewTokenizer(bytes.NewReader(body))
-	for {
-		tt := z.Next()
-		switch tt {
-		case html.ErrorToken:
-			d.text = hash.Sum64()
-			d.canonical, d.links = resolveLinks(page, base, hasBase, canonical, hrefs)
-			return &d
-		case html.TextToken:
-			switch {
-			case raw == "title" && !hasTitle:
-				d.title, hasTitle = collapse(string(z.Text())), true
-			case raw == "" && templates == 0:
-				for _, w := range strings.Fields(string(z.Text())) {
-					d.words++
-					hash.Write([]byte(w))
-					hash.Write([]byte{' '})
-				}
+	htmlwalk.Walk(body, htmlwalk.Visitor{
+		Raw: func(tag atom.Atom, text []byte) {
+			if tag == atom.Title && !hasTitle {
+				d.title, hasTitle = collapse(string(text)), true
 			}
-			raw = ""
-		case html.EndTagToken:
-			raw = ""
-			if name, _ := z.TagName(); atom.Lookup(name) == atom.Template && templates > 0 {
-				templates--
+		},
+		Text: func(text []byte) {
+			for _, w := range strings.Fields(string(text)) {
+				d.words++
+				hash.Write([]byte(w))
+				hash.Write([]byte{' '})
 			}
-		case html.StartTagToken, html.SelfClosingTagToken:
-			raw = ""
-			name, _ := z.TagName()
-			tag := atom.Lookup(name)
+		},
+		Tag: func(z *html.Tokenizer, tag atom.Atom) {
 			switch tag {
-			case atom.Title, atom.Script, atom.Style, atom.Noscript, atom.Textarea,
-				atom.Iframe, atom.Noembed, atom.Noframes, atom.Xmp, atom.Plaintext:
-				raw = tag.String()
-			case atom.Template:
-				if tt == html.StartTagToken {
-					templates++
-				}
 			case atom.H1:
 				d.h1++
 			case atom.Base:
@@ -87,13 +64,12 @@ func parseDocument(body []byte, page *url.URL) *document {
 					base, hasBase = v, true
 				}
 			case atom.Meta:
-				a := attrs(z)
+				a := htmlwalk.Attrs(z)
 				if strings.EqualFold(a["name"], "description") && !hasDesc {
 					d.description, hasDesc = collapse(a["content"]), true
 				}
 			case atom.Link:
-				a := attrs(z)
-				if hasToken(a["rel"], "canonical") && canonical == "" {
+				if a := htmlwalk.Attrs(z); hasToken(a["rel"], "canonical") && canonical == "" {
 					canonical = a["href"]
 				}
 			case atom.A, atom.Area:
@@ -101,8 +77,11 @@ func parseDocument(body []byte, page *url.URL) *document {
 					hrefs = append(hrefs, v)
 				}
 			}
-		}
-	}
+		},
+	})
+	d.text = hash.Sum64()
+	d.canonical, d.links = resolveLinks(page, base, hasBase, canonical, hrefs)
+	return &d
 }
 
 // resolveLinks turns the hrefs found on page into distinct absolute URLs.
@@ -141,21 +120,6 @@ func attr(z *html.Tokenizer, key string) (string, bool) {
 		}
 		if !more {
 			return "", false
-		}
-	}
-}
-
-// attrs returns the tag's attributes (the first of each name); call it
-// instead of attr, once per tag.
-func attrs(z *html.Tokenizer) map[string]string {
-	m := map[string]string{}
-	for {
-		k, v, more := z.TagAttr()
-		if _, dup := m[string(k)]; !dup && len(k) > 0 {
-			m[string(k)] = string(v)
-		}
-		if !more {
-			return m
 		}
 	}
 }

@@ -1,11 +1,12 @@
 package siteprobe
 
 import (
-	"bytes"
 	"net/url"
 	"regexp"
 	"strings"
 	"unicode"
+
+	"github.com/domaind/domaind/internal/htmlwalk"
 
 	"golang.org/x/net/html"
 	"golang.org/x/net/html/atom"
@@ -47,54 +48,32 @@ func readPage(body []byte, contentType string, asHTML bool) *page {
 	}
 	var (
 		text, scripts strings.Builder
-		raw           string // the raw-text element whose content comes next
-		rawIsCode     bool   // that element is an inline JavaScript <script>
-		templates     int
+		code          bool // the <script> whose content comes next is inline JavaScript
 		hasTitle      bool
 	)
-	z := html.NewTokenizer(bytes.NewReader(body))
-	for {
-		tt := z.Next()
-		switch tt {
-		case html.ErrorToken:
-			p.setText(text.String())
-			p.scripts = strings.ToLower(scripts.String())
-			p.listing = strings.HasPrefix(p.title, "index of /")
-			return p
-		case html.TextToken:
+	htmlwalk.Walk(body, htmlwalk.Visitor{
+		Raw: func(tag atom.Atom, raw []byte) {
 			switch {
-			case raw == "title" && !hasTitle:
-				p.title, hasTitle = collapse(strings.ToLower(string(z.Text()))), true
-			case raw == "script" && rawIsCode:
-				src := string(z.Text())
+			case tag == atom.Title && !hasTitle:
+				p.title, hasTitle = collapse(strings.ToLower(string(raw))), true
+			case tag == atom.Script && code:
+				src := string(raw)
 				scripts.WriteString(src)
 				scripts.WriteByte('\n')
 				if m := scriptRedirect.FindStringSubmatch(src); m != nil {
 					p.addRedirect(m[1] + m[2])
 				}
-			case raw == "" && templates == 0:
-				text.Write(z.Text())
-				text.WriteByte(' ')
 			}
-			raw = ""
-		case html.EndTagToken:
-			raw = ""
-			if name, _ := z.TagName(); atom.Lookup(name) == atom.Template && templates > 0 {
-				templates--
-			}
-		case html.StartTagToken, html.SelfClosingTagToken:
-			raw, rawIsCode = "", false
-			name, _ := z.TagName()
-			tag := atom.Lookup(name)
-			a := p.readAttrs(z)
-			switch tag {
-			case atom.Title, atom.Script, atom.Style, atom.Noscript, atom.Textarea,
-				atom.Iframe, atom.Noembed, atom.Noframes, atom.Xmp, atom.Plaintext:
-				raw = tag.String()
-			case atom.Template:
-				if tt == html.StartTagToken {
-					templates++
-				}
+		},
+		Text: func(raw []byte) {
+			text.Write(raw)
+			text.WriteByte(' ')
+		},
+		Tag: func(z *html.Tokenizer, tag atom.Atom) {
+			code = false
+			a := htmlwalk.Attrs(z)
+			for k := range a {
+				p.attrs[k] = true
 			}
 			switch tag {
 			case atom.Script:
@@ -106,7 +85,7 @@ func readPage(body []byte, contentType string, asHTML bool) *page {
 						p.ownScript = src
 					}
 				case isJavaScript(a["type"]):
-					rawIsCode = true
+					code = true
 				case strings.EqualFold(a["type"], "application/json"):
 					p.appData = true
 				}
@@ -127,26 +106,12 @@ func readPage(body []byte, contentType string, asHTML bool) *page {
 					p.entries++
 				}
 			}
-		}
-	}
-}
-
-// readAttrs returns the tag's attributes (the first of each name) and
-// notes their names in p.attrs.
-func (p *page) readAttrs(z *html.Tokenizer) map[string]string {
-	m := map[string]string{}
-	for {
-		k, v, more := z.TagAttr()
-		if len(k) > 0 {
-			if _, dup := m[string(k)]; !dup {
-				m[string(k)] = strings.TrimSpace(string(v))
-				p.attrs[string(k)] = true
-			}
-		}
-		if !more {
-			return m
-		}
-	}
+		},
+	})
+	p.setText(text.String())
+	p.scripts = strings.ToLower(scripts.String())
+	p.listing = strings.HasPrefix(p.title, "index of /")
+	return p
 }
 
 func (p *page) addURL(u string) {
