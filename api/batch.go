@@ -143,7 +143,7 @@ func (s *Server) runBatch(c *gin.Context) error {
 			resp.Failed++
 		}
 		if saysRetryLater(r) {
-			c.Set(retryLaterCtxKey, true) // a retry with the same Idempotency-Key runs again
+			httpjson.MarkRetryLater(c)
 		}
 	}
 	c.JSON(http.StatusOK, resp)

@@ -25,11 +25,6 @@ const (
 	HeaderIdempotentReplayed = "Idempotent-Replayed"
 )
 
-// retryLaterCtxKey marks an answer that says "retry later" with a status
-// that would otherwise be stored (a batch holding a lookup_failed): a retry
-// with the same key must be able to succeed.
-const retryLaterCtxKey = "domaind.retry_later"
-
 // policyCtxKey holds the rate limit whose headers an answer carries.
 const policyCtxKey = "domaind.policy"
 
@@ -94,7 +89,7 @@ func (s *Server) idempotent(c *gin.Context) {
 	// answer cut short because the client left (a stream half sent, a 499
 	// nobody received).
 	status := rec.Status()
-	if status == http.StatusTooManyRequests || status >= 500 || c.GetBool(retryLaterCtxKey) || httpjson.Written(c) == fault.LookupFailed || ctx.Err() != nil {
+	if status == http.StatusTooManyRequests || status >= 500 || httpjson.SaysRetryLater(c) || httpjson.Written(c) == fault.LookupFailed || ctx.Err() != nil {
 		if err := s.idem.Release(done, scope, key); err != nil {
 			s.log.WarnContext(ctx, "idempotency release failed", "err", err)
 		}

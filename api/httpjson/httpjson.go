@@ -166,3 +166,16 @@ func (r Responder) Error(c *gin.Context, err error) {
 	}
 	c.AbortWithStatusJSON(status, gin.H{"error": body})
 }
+
+// retryLaterKey marks an answer that says "retry later" with a status that
+// would otherwise be stored for its Idempotency-Key.
+const retryLaterKey = "domaind.retry_later"
+
+// MarkRetryLater marks c's answer as one that says "retry later" (a batch
+// holding a lookup_failed, a case refused while a check runs): it is not
+// stored for the request's Idempotency-Key, so that a retry with the same
+// key runs again and may succeed.
+func MarkRetryLater(c *gin.Context) { c.Set(retryLaterKey, true) }
+
+// SaysRetryLater reports whether c's answer was marked by MarkRetryLater.
+func SaysRetryLater(c *gin.Context) bool { return c.GetBool(retryLaterKey) }

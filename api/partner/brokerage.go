@@ -1,6 +1,7 @@
 package partner
 
 import (
+	"errors"
 	"net/http"
 
 	"github.com/gin-gonic/gin"
@@ -29,6 +30,9 @@ func (a *API) createCase(c *gin.Context) error {
 	}
 	cred := credential(c)
 	v, err := a.Brokerage.Open(c.Request.Context(), cred.PartnerID, cred.Environment, body)
+	if errors.Is(err, brokerage.ErrRetryLater) {
+		httpjson.MarkRetryLater(c) // a retry with the same Idempotency-Key asks again
+	}
 	if err != nil {
 		return err
 	}

@@ -127,14 +127,16 @@ func TestBrokerageCase(t *testing.T) {
 		t.Errorf("a listed name = %d, want 409", res.StatusCode)
 	}
 
+	// The same key as the refusal while the site was checked: that refusal
+	// said "retry later", so it was not kept for the key.
 	var opened, again caseAnswer
-	if res := post(t, c, "/api/partner/v1/brokerage", []byte(body), "case-1", &opened); res.StatusCode != 201 {
+	if res := post(t, c, "/api/partner/v1/brokerage", []byte(body), "case-early", &opened); res.StatusCode != 201 {
 		t.Fatalf("open = %d %s", res.StatusCode, res.Header.Get("X-Test-Error-Code"))
 	}
 	if opened.Status != "open" || !strings.HasPrefix(opened.ProgressURL, "http://api.test/brokerage/progress?t=bp1.") || len(opened.Timeline) != 1 {
 		t.Errorf("opened %+v", opened)
 	}
-	if res := post(t, c, "/api/partner/v1/brokerage", []byte(body), "case-1", &again); res.StatusCode != 201 ||
+	if res := post(t, c, "/api/partner/v1/brokerage", []byte(body), "case-early", &again); res.StatusCode != 201 ||
 		again.CaseID != opened.CaseID || res.Header.Get("Idempotent-Replayed") != "true" {
 		t.Errorf("a retry = %d %+v (replayed %q), want the first answer", res.StatusCode, again, res.Header.Get("Idempotent-Replayed"))
 	}
