@@ -183,13 +183,22 @@ func (s *Server) opsCaseSubmit(c *gin.Context) {
 // formCents reads an amount typed in dollars ("1250", "1,250.5") as
 // cents, a validation error naming field otherwise.
 func formCents(field, v string) (int64, error) {
-	whole, frac, _ := strings.Cut(strings.ReplaceAll(strings.TrimSpace(v), ",", ""), ".")
+	whole, frac, _ := strings.Cut(strings.TrimSpace(v), ".")
+	if g := strings.Split(whole, ","); len(g) > 1 { // thousands: 1,250 or 12,500,000
+		for i, part := range g {
+			if part == "" || len(part) > 3 || (i > 0 && len(part) != 3) {
+				return 0, fault.Invalid(field, "must be an amount in dollars, such as 1250 or 1250.50")
+			}
+		}
+		whole = strings.Join(g, "")
+	}
 	if len(frac) < 2 {
 		frac += strings.Repeat("0", 2-len(frac))
 	}
 	d, err1 := strconv.ParseInt(whole, 10, 64)
 	cents, err2 := strconv.ParseInt(frac, 10, 64)
-	if whole == "" || err1 != nil || err2 != nil || len(frac) > 2 || d < 0 || cents < 0 || d > brokerage.MaxBudgetCents/100 {
+	digits := func(s string) bool { return s != "" && strings.Trim(s, "0123456789") == "" }
+	if !digits(whole) || !digits(frac) || err1 != nil || err2 != nil || len(frac) > 2 || d > brokerage.MaxBudgetCents/100 {
 		return 0, fault.Invalid(field, "must be an amount in dollars, such as 1250 or 1250.50")
 	}
 	return d*100 + cents, nil

@@ -2,6 +2,8 @@ package worker
 
 import (
 	"context"
+	"fmt"
+	"log/slog"
 	"time"
 
 	"github.com/hibiken/asynq"
@@ -20,6 +22,7 @@ import (
 type brokerageProbe struct {
 	db    *gorm.DB
 	fetch *fetch.Client
+	log   *slog.Logger
 	now   func() time.Time
 }
 
@@ -28,7 +31,11 @@ func (h *brokerageProbe) ProcessTask(ctx context.Context, t *asynq.Task) error {
 	if err != nil {
 		return err
 	}
+	if p.Domain == "" {
+		return fmt.Errorf("brokerage:probe without a domain: %w", asynq.SkipRetry)
+	}
 	r := siteprobe.Probe(ctx, h.fetch, p.Domain)
 	r.Domain = p.Domain // the check's key, as the brokerage wrote it
+	h.log.InfoContext(ctx, "brokerage site probe", "domain", r.Domain, "reason", r.Reason, "url", r.URL, "status", r.Status, "err", r.Err)
 	return brokerage.RecordProbe(ctx, h.db, r, h.now())
 }

@@ -2,6 +2,8 @@ package worker
 
 import (
 	"context"
+	"errors"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -10,6 +12,8 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/hibiken/asynq"
 
 	"github.com/domaind/domaind/internal/fetch"
 	"github.com/domaind/domaind/models"
@@ -75,7 +79,7 @@ func TestBrokerageProbeRecordsTheVerdict(t *testing.T) {
 	t.Cleanup(site.Close)
 	db := modelstest.NewDB(t)
 	now := time.Date(2026, 11, 23, 9, 0, 0, 0, time.UTC)
-	h := &brokerageProbe{db: db, fetch: siteClient(t, site), now: func() time.Time { return now }}
+	h := &brokerageProbe{db: db, fetch: siteClient(t, site), log: slog.New(slog.DiscardHandler), now: func() time.Time { return now }}
 	tests := []struct {
 		domain     string
 		wantActive bool
@@ -106,5 +110,14 @@ func TestBrokerageProbeRecordsTheVerdict(t *testing.T) {
 				t.Errorf("site check %+v, want done, active %v, %s, at %s", sc, tt.wantActive, tt.wantReason, now)
 			}
 		})
+	}
+	empty, _ := tasks.NewBrokerageProbeTask(tasks.BrokerageProbePayload{})
+	if err := h.ProcessTask(context.Background(), empty); !errors.Is(err, asynq.SkipRetry) {
+		t.Errorf("a probe without a domain = %v, want it dropped", err)
+	}
+	var n int64
+	db.Model(&models.SiteCheck{}).Where("domain = ?", "").Count(&n)
+	if n != 0 {
+		t.Errorf("a probe without a domain wrote %d site checks", n)
 	}
 }

@@ -141,7 +141,7 @@ func New(d Deps) *Worker {
 	mux.Handle(tasks.TypeWebhookDeliver, &webhookDeliver{webhooks: d.Webhooks, outbox: d.Outbox})
 	mux.Handle(tasks.TypeTransferPush, &transferPush{orders: d.Orders, registry: d.Registry})
 	mux.Handle(tasks.TypePaymentRefund, &cardRefund{orders: d.Orders, providers: d.Payments})
-	mux.Handle(tasks.TypeBrokerageProbe, &brokerageProbe{db: d.DB, fetch: d.Fetch, now: time.Now})
+	mux.Handle(tasks.TypeBrokerageProbe, &brokerageProbe{db: d.DB, fetch: d.Fetch, log: d.Log, now: time.Now})
 	mux.Handle(tasks.TypeSettlementRun, &settlementRun{settlements: d.Settlements})
 	mux.Handle(tasks.TypeSettlementSchedule, &settlementSchedule{settlements: d.Settlements})
 	mux.Handle(tasks.TypeLedgerRollup, &ledgerRollup{settlements: d.Settlements})

@@ -144,10 +144,16 @@ func refreshTarget(content string) string {
 		_, after, ok = strings.Cut(content, ",")
 	}
 	after = strings.TrimSpace(after)
-	if !ok || len(after) < 4 || !strings.EqualFold(after[:4], "url=") {
+	if !ok || after == "" {
 		return ""
 	}
-	return strings.Trim(strings.TrimSpace(after[4:]), `"'`)
+	// "URL = target", or the target alone (both are the HTML standard's).
+	if len(after) >= 3 && strings.EqualFold(after[:3], "url") {
+		if rest := strings.TrimSpace(after[3:]); strings.HasPrefix(rest, "=") {
+			after = strings.TrimSpace(rest[1:])
+		}
+	}
+	return strings.Trim(after, `"'`)
 }
 
 // isJavaScript reports whether a <script type> is code: no type, or a
