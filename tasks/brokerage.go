@@ -1,8 +1,6 @@
 package tasks
 
 import (
-	"time"
-
 	"github.com/hibiken/asynq"
 )
 
@@ -10,12 +8,10 @@ import (
 // (internal/siteprobe): a domain running an active site is not brokered.
 const TypeBrokerageProbe = "brokerage:probe"
 
-// BrokerageProbePayload names the domain and the claim of the site check
-// that asked for the probe (models.SiteCheck.RequestedAt), so a result
-// lands only on the check that asked for it.
+// BrokerageProbePayload names the domain to probe. A late probe's verdict
+// replacing a newer one's is as true: both looked at the site.
 type BrokerageProbePayload struct {
-	Domain      string    `json:"domain"`
-	RequestedAt time.Time `json:"requested_at"`
+	Domain string `json:"domain"`
 }
 
 // NewBrokerageProbeTask makes the task of one probe.

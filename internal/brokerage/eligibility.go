@@ -133,26 +133,29 @@ func (s *Service) ruledOut(ctx context.Context, env string, name domainname.Name
 // the check and adds its probe, so that of concurrent asks one starts it.
 func (s *Service) siteCheck(ctx context.Context, domain string) (string, error) {
 	now := s.now().UTC()
-	reason := ReasonSiteCheckPending
-	err := s.outbox.Transaction(ctx, func(tx *outbox.Tx) error {
-		var sc models.SiteCheck
-		res := tx.Where("domain = ?", domain).Limit(1).Find(&sc)
-		if res.Error != nil {
-			return fmt.Errorf("read the site check of %s: %w", domain, res.Error)
+	var sc models.SiteCheck
+	res := s.db.WithContext(ctx).Where("domain = ?", domain).Limit(1).Find(&sc)
+	if res.Error != nil {
+		return "", fmt.Errorf("read the site check of %s: %w", domain, res.Error)
+	}
+	switch {
+	case res.RowsAffected == 1 && sc.Status == models.SiteCheckDone && sc.CheckedAt != nil && now.Sub(*sc.CheckedAt) < SiteCheckTTL:
+		if sc.Active {
+			return ReasonActiveSite, nil
 		}
+		return "", nil
+	case res.RowsAffected == 1 && sc.Status == models.SiteCheckPending && now.Sub(sc.RequestedAt) < ProbeGrace:
+		return ReasonSiteCheckPending, nil
+	}
+	// No check, a stale verdict, or a probe that never answered: claim the
+	// check (a conditional write, so that of asks at once one wins) and add
+	// its probe.
+	err := s.outbox.Transaction(ctx, func(tx *outbox.Tx) error {
 		var claim *gorm.DB
-		switch {
-		case res.RowsAffected == 0:
+		if res.RowsAffected == 0 {
 			claim = tx.Clauses(clause.OnConflict{DoNothing: true}).
 				Create(&models.SiteCheck{Domain: domain, Status: models.SiteCheckPending, RequestedAt: now})
-		case sc.Status == models.SiteCheckDone && sc.CheckedAt != nil && now.Sub(*sc.CheckedAt) < SiteCheckTTL:
-			if reason = ""; sc.Active {
-				reason = ReasonActiveSite
-			}
-			return nil
-		case sc.Status == models.SiteCheckPending && now.Sub(sc.RequestedAt) < ProbeGrace:
-			return nil
-		default: // a stale verdict, or a probe that never answered
+		} else {
 			claim = tx.Model(&models.SiteCheck{}).
 				Where("domain = ? AND ((status = ? AND checked_at < ?) OR (status = ? AND requested_at < ?))", domain,
 					models.SiteCheckDone, now.Add(-SiteCheckTTL), models.SiteCheckPending, now.Add(-ProbeGrace)).
@@ -170,7 +173,7 @@ func (s *Service) siteCheck(ctx context.Context, domain string) (string, error) 
 		}
 		return tx.Add(t)
 	})
-	return reason, err
+	return ReasonSiteCheckPending, err
 }
 
 // RecordProbe writes the verdict of a brokerage:probe of r.Domain in db
