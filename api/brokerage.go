@@ -76,7 +76,7 @@ func (s *Server) brokerageProgress(c *gin.Context) {
 		page.Price = formatMoney(v.Deal.PriceCents, v.Currency)
 	}
 	for _, st := range v.Timeline {
-		ps := progressStep{At: st.At.Format("2006-01-02 15:04 UTC"), Status: statusLabels[st.Status]}
+		ps := progressStep{At: st.At.Format(pageTime), Status: statusLabels[st.Status]}
 		if st.AmountCents != nil {
 			ps.Amount = formatMoney(*st.AmountCents, v.Currency)
 		}
@@ -133,7 +133,7 @@ func (s *Server) renderOpsCases(c *gin.Context, status int, problem, done string
 	}
 	for _, v := range cases {
 		row := opsCaseRow{View: v, Actions: brokerage.Actions(v.Status), Partner: cmp.Or(names[v.PartnerID], v.PartnerID),
-			Budget: formatMoney(v.BudgetCents, v.Currency), CreatedAt: v.CreatedAt.Format("2006-01-02 15:04 UTC")}
+			Budget: formatMoney(v.BudgetCents, v.Currency), CreatedAt: v.CreatedAt.Format(pageTime)}
 		if d := v.Deal; d != nil {
 			row.Outcome = fmt.Sprintf("%s, fee %s, commission %s", formatMoney(d.PriceCents, v.Currency),
 				formatMoney(d.FeeCents, v.Currency), formatMoney(d.CommissionCents, v.Currency))

@@ -74,11 +74,11 @@ var Specs = map[string]Spec{
 	// A push is one registry call; a registry that is down is retried for
 	// about 40 minutes (10 s, 20 s, 40 s …) before the push fails.
 	TypeTransferPush: {Queue: QueueBulk, MaxRetry: 8, Timeout: 2 * time.Minute, Backoff: 10 * time.Second},
-	// A run settles its orders in batches, each committed, so a retry
-	// resumes it; a run that fails 10 times is failed for finance to see.
 	// A probe is at most six bounded fetches of someone's web site, like a
 	// tool's crawl; a partner polls eligibility for its answer.
-	TypeBrokerageProbe:     {Queue: QueueTools, MaxRetry: 3, Timeout: 2 * time.Minute, Backoff: 2 * time.Second},
+	TypeBrokerageProbe: {Queue: QueueTools, MaxRetry: 3, Timeout: 2 * time.Minute, Backoff: 2 * time.Second},
+	// A run settles its orders in batches, each committed, so a retry
+	// resumes it; a run that fails 10 times is failed for finance to see.
 	TypeSettlementRun:      {Queue: QueueSettlement, MaxRetry: 10, Timeout: 30 * time.Minute, Backoff: 10 * time.Second},
 	TypeSettlementSchedule: {Queue: QueueSettlement, MaxRetry: 3, Timeout: time.Minute},
 	TypeLedgerRollup:       {Queue: QueueSettlement, MaxRetry: 3, Timeout: 30 * time.Minute},

@@ -7,6 +7,7 @@ import (
 	"net/mail"
 	"slices"
 	"strings"
+	"time"
 
 	"gorm.io/gorm"
 
@@ -76,7 +77,7 @@ func (s *Service) Open(ctx context.Context, partnerID, env string, in NewCase) (
 			}
 			return fmt.Errorf("open a brokerage case for %s: %w", domain, err)
 		}
-		return s.recordStep(tx, c, models.BrokerageStep{Actor: ActorPartner, Note: "opened by the partner, tier " + in.Tier}, nil)
+		return s.recordStep(tx, c, models.BrokerageStep{Actor: ActorPartner, Note: "opened by the partner, tier " + in.Tier}, now)
 	})
 	if err != nil {
 		return View{}, err
@@ -102,11 +103,10 @@ func notEligible(domain string, reasons []string) error {
 // request may succeed later.
 var ErrRetryLater = errors.New("brokerage: the refusal may not hold: retry later")
 
-// recordStep writes a step of c's life (its actor, event, amount and
-// note; the rest is filled in) and, when the step has an event, the event
-// with the case and extra's fields, in tx.
-func (s *Service) recordStep(tx *outbox.Tx, c models.BrokerageCase, st models.BrokerageStep, extra map[string]any) error {
-	now := s.now().UTC()
+// recordStep writes a step of c's life at now (its actor, event, amount
+// and note; the rest is filled in) and, when the step has an event, the
+// event with the case, in tx.
+func (s *Service) recordStep(tx *outbox.Tx, c models.BrokerageCase, st models.BrokerageStep, now time.Time) error {
 	st.CaseID, st.At, st.Status, st.Note = c.ID, now, c.Status, models.Cut(st.Note, 500)
 	if err := tx.Create(&st).Error; err != nil {
 		return fmt.Errorf("record a step of %s: %w", c.ID, err)
@@ -114,11 +114,7 @@ func (s *Service) recordStep(tx *outbox.Tx, c models.BrokerageCase, st models.Br
 	if st.Event == "" {
 		return nil
 	}
-	data := map[string]any{"case": s.newView(c)}
-	for k, v := range extra {
-		data[k] = v
-	}
-	_, err := webhook.Emit(tx, c.PartnerID, c.Environment, c.ID, st.Event, data, now)
+	_, err := webhook.Emit(tx, c.PartnerID, c.Environment, c.ID, st.Event, map[string]any{"case": s.newView(c)}, now)
 	return err
 }
 

@@ -58,7 +58,7 @@ func (s *Service) Eligibility(ctx context.Context, env, domain string) (Eligibil
 	if err != nil {
 		return Eligibility{}, err
 	}
-	e := Eligibility{Domain: name.ASCII, Reasons: []string{}}
+	e := Eligibility{Domain: name.ASCII}
 	if e.Reasons, err = s.ruledOut(ctx, env, name); err != nil {
 		return Eligibility{}, err
 	}

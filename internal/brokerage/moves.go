@@ -123,7 +123,7 @@ func (s *Service) Move(ctx context.Context, id string, action Action, in MoveInp
 			"commission_bps", "commission_cents", "updated_at", "closed_at").Updates(&c).Error; err != nil {
 			return fmt.Errorf("move brokerage case %s: %w", c.ID, err)
 		}
-		return s.recordStep(tx, c, st, nil)
+		return s.recordStep(tx, c, st, now)
 	})
 	if err != nil {
 		return View{}, err

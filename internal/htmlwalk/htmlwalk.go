@@ -6,6 +6,7 @@ package htmlwalk
 
 import (
 	"bytes"
+	"strings"
 
 	"golang.org/x/net/html"
 	"golang.org/x/net/html/atom"
@@ -83,3 +84,7 @@ func Attrs(z *html.Tokenizer) map[string]string {
 		}
 	}
 }
+
+// Collapse trims s and turns each run of white space into one space, as a
+// browser shows text.
+func Collapse(s string) string { return strings.Join(strings.Fields(s), " ") }

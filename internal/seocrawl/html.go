@@ -45,7 +45,7 @@ func parseDocument(body []byte, page *url.URL) *document {
 	htmlwalk.Walk(body, htmlwalk.Visitor{
 		Raw: func(tag atom.Atom, text []byte) {
 			if tag == atom.Title && !hasTitle {
-				d.title, hasTitle = collapse(string(text)), true
+				d.title, hasTitle = htmlwalk.Collapse(string(text)), true
 			}
 		},
 		Text: func(text []byte) {
@@ -66,7 +66,7 @@ func parseDocument(body []byte, page *url.URL) *document {
 			case atom.Meta:
 				a := htmlwalk.Attrs(z)
 				if strings.EqualFold(a["name"], "description") && !hasDesc {
-					d.description, hasDesc = collapse(a["content"]), true
+					d.description, hasDesc = htmlwalk.Collapse(a["content"]), true
 				}
 			case atom.Link:
 				if a := htmlwalk.Attrs(z); hasToken(a["rel"], "canonical") && canonical == "" {
@@ -134,6 +134,3 @@ func hasToken(v, token string) bool {
 	}
 	return false
 }
-
-// collapse trims s and turns each run of white space into one space.
-func collapse(s string) string { return strings.Join(strings.Fields(s), " ") }

@@ -55,7 +55,7 @@ func readPage(body []byte, contentType string, asHTML bool) *page {
 		Raw: func(tag atom.Atom, raw []byte) {
 			switch {
 			case tag == atom.Title && !hasTitle:
-				p.title, hasTitle = collapse(strings.ToLower(string(raw))), true
+				p.title, hasTitle = htmlwalk.Collapse(strings.ToLower(string(raw))), true
 			case tag == atom.Script && code:
 				src := string(raw)
 				scripts.WriteString(src)
@@ -132,7 +132,7 @@ func (p *page) addRedirect(u string) {
 }
 
 func (p *page) setText(s string) {
-	p.text = collapse(strings.ToLower(s))
+	p.text = htmlwalk.Collapse(strings.ToLower(s))
 	p.words = countWords(p.text)
 }
 
@@ -200,6 +200,3 @@ func countWords(s string) int {
 	}
 	return n
 }
-
-// collapse trims s and turns each run of white space into one space.
-func collapse(s string) string { return strings.Join(strings.Fields(s), " ") }
