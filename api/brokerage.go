@@ -17,6 +17,17 @@ import (
 	"github.com/domaind/domaind/models"
 )
 
+// getCase answers GET /api/ops/brokerage/{case_id}: any case with its
+// timeline.
+func (s *Server) getCase(c *gin.Context) error {
+	v, err := s.brokerage.Ops(c.Request.Context(), c.Param("case_id"))
+	if err != nil {
+		return err
+	}
+	c.JSON(http.StatusOK, v)
+	return nil
+}
+
 // moveCase answers POST /api/ops/brokerage/{case_id}/{action}: the case
 // after the move, or 409 naming its status when the move is not allowed.
 // record-offer takes {"amount_cents", "note"}, close-deal

@@ -3,6 +3,7 @@ package api
 import (
 	"context"
 	"encoding/base64"
+	"encoding/json"
 	"net/http"
 	"strings"
 	"testing"
@@ -159,10 +160,13 @@ func TestBrowserOpsBrokerage(t *testing.T) {
 	if status != models.CaseClosedDeal || outcome != "10,000.00 USD, fee 1,500.00 USD, commission 225.00 USD" {
 		t.Errorf("the page shows %s, %q", status, outcome)
 	}
-	got, err := env.srv.brokerage.Ops(context.Background(), v.CaseID)
-	if err != nil || len(got.Timeline) != 4 || got.Timeline[2].AmountCents == nil || *got.Timeline[2].AmountCents != 900_050 {
+	var got brokerage.View
+	rec := opsRequest(env, "GET", "/api/ops/brokerage/"+v.CaseID, "")
+	err = json.Unmarshal(rec.Body.Bytes(), &got)
+	if rec.Code != 200 || err != nil || len(got.Timeline) != 4 || got.Timeline[2].AmountCents == nil || *got.Timeline[2].AmountCents != 900_050 {
 		t.Errorf("timeline %+v, %v; want the offer of 900050 cents", got.Timeline, err)
 	}
+	wantError(t, "an unknown case", opsRequest(env, "GET", "/api/ops/brokerage/bc_none", ""), 404, "not_found")
 }
 
 // Amounts typed in dollars on the ops page: digits, thousands groups of

@@ -114,6 +114,7 @@ func (s *Server) routes(monitoring http.Handler, healthOnly bool) {
 	for _, action := range order.AllActions {
 		ops.POST("/orders/:public_id/"+string(action), s.resp.Handle(s.moveOrder(action)))
 	}
+	ops.GET("/brokerage/:case_id", s.resp.Handle(s.getCase))
 	for _, action := range brokerage.AllActions {
 		ops.POST("/brokerage/:case_id/"+string(action), s.resp.Handle(s.moveCase(action)))
 	}

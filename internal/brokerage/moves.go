@@ -146,10 +146,4 @@ func (s *Service) closeDeal(tx *outbox.Tx, c *models.BrokerageCase, price int64,
 }
 
 // Ops returns any case with its timeline, for ops.
-func (s *Service) Ops(ctx context.Context, id string) (View, error) {
-	c, err := find(s.db.WithContext(ctx), id)
-	if err != nil {
-		return View{}, err
-	}
-	return withTimeline(s.db.WithContext(ctx), s.newView(c))
-}
+func (s *Service) Ops(ctx context.Context, id string) (View, error) { return s.view(ctx, id, nil) }
