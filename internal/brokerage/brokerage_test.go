@@ -79,7 +79,7 @@ func (w *world) create(t *testing.T, row any) {
 // checked records a day-fresh probe of domain.
 func (w *world) checked(t *testing.T, domain string, active bool) {
 	t.Helper()
-	r := siteprobe.Result{Domain: domain, Verdict: siteprobe.Verdict{Active: active, Reason: siteprobe.ReasonParked}}
+	r := siteprobe.Result{Domain: domain, Verdict: siteprobe.Verdict{Reason: siteprobe.ReasonParked}}
 	if active {
 		r.Reason = siteprobe.ReasonActive
 	}
@@ -182,7 +182,7 @@ func TestSiteCheckStartsOneProbe(t *testing.T) {
 	if e, _ := w.s.Eligibility(ctx, models.EnvLive, "owned.com"); e.Status != Pending || w.probes(t, "owned.com") != 2 {
 		t.Errorf("after the grace: %+v and %d probes, want pending and a second probe", e, w.probes(t, "owned.com"))
 	}
-	if err := RecordProbe(ctx, w.db, siteprobe.Result{Domain: "owned.com", Verdict: siteprobe.Verdict{Active: true, Reason: siteprobe.ReasonActive}}, w.now); err != nil {
+	if err := RecordProbe(ctx, w.db, siteprobe.Result{Domain: "owned.com", Verdict: siteprobe.Verdict{Reason: siteprobe.ReasonActive}}, w.now); err != nil {
 		t.Fatal(err)
 	}
 	if e, _ := w.s.Eligibility(ctx, models.EnvLive, "owned.com"); e.Status != Ineligible || !slices.Equal(e.Reasons, []string{ReasonActiveSite}) {

@@ -180,7 +180,7 @@ func (s *Service) siteCheck(ctx context.Context, domain string) (string, error) 
 // as the site check of the day.
 func RecordProbe(ctx context.Context, db *gorm.DB, r siteprobe.Result, now time.Time) error {
 	now = now.UTC()
-	sc := models.SiteCheck{Domain: r.Domain, Status: models.SiteCheckDone, Active: r.Active, Reason: string(r.Reason),
+	sc := models.SiteCheck{Domain: r.Domain, Status: models.SiteCheckDone, Active: r.Reason.Active(), Reason: string(r.Reason),
 		Signal: models.Cut(r.Signal, 200), RequestedAt: now, CheckedAt: &now}
 	err := db.WithContext(ctx).Clauses(clause.OnConflict{
 		Columns:   []clause.Column{{Name: "domain"}},

@@ -54,7 +54,7 @@ func TestClassifyRecordedPages(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.file, func(t *testing.T) {
 			got := Classify(http.StatusOK, htmlHeader, readTestdata(t, tt.file))
-			if got.Reason != tt.reason || got.Active != isActive(tt.reason) {
+			if got.Reason != tt.reason || got.Reason.Active() != tt.reason.Active() {
 				t.Errorf("Classify = %+v; want reason %s", got, tt.reason)
 			}
 			if tt.signal != "" && got.Signal != tt.signal {
@@ -76,8 +76,6 @@ func readTestdata(tb testing.TB, name string) []byte {
 	return b
 }
 
-func isActive(r Reason) bool { return r == ReasonActive || r == ReasonRedirectOffSite }
-
 // TestClassifyRules covers the rules' edges with pages written for the
 // test (not recorded).
 func TestClassifyRules(t *testing.T) {
@@ -91,30 +89,30 @@ func TestClassifyRules(t *testing.T) {
 	}{
 		{"a 404 is not ok", 404, htmlHeader, "<p>" + long, Verdict{Reason: ReasonNotOK, Signal: "status 404"}},
 		{"a 3xx left unfollowed is not ok", 301, htmlHeader, "", Verdict{Reason: ReasonNotOK, Signal: "status 301"}},
-		{"a page of text", 200, htmlHeader, "<p>" + long, Verdict{Active: true, Reason: ReasonActive, Signal: "100 words"}},
+		{"a page of text", 200, htmlHeader, "<p>" + long, Verdict{Reason: ReasonActive, Signal: "100 words"}},
 		{"nine words are empty", 200, htmlHeader, "<h1>Welcome</h1><p>one two three four five six seven eight</p>",
 			Verdict{Reason: ReasonEmpty, Signal: "9 words"}},
 		{"ten words are not", 200, htmlHeader, "<p>one two three four five six seven eight nine ten</p>",
-			Verdict{Active: true, Reason: ReasonActive, Signal: "10 words"}},
+			Verdict{Reason: ReasonActive, Signal: "10 words"}},
 		{"title, scripts, styles and noscript are not text", 200, htmlHeader,
 			"<title>" + long + "</title><style>p{}</style><script>var a = 'one two three four five six seven eight nine ten';</script>" +
 				"<noscript>You need to enable JavaScript to run this app, please turn it on now</noscript>",
 			Verdict{Reason: ReasonEmpty, Signal: "0 words"}},
 		{"each Chinese character counts as a word", 200, htmlHeader, "<p>欢迎光临我们的面包店每天新鲜出炉</p>",
-			Verdict{Active: true, Reason: ReasonActive, Signal: "16 words"}},
+			Verdict{Reason: ReasonActive, Signal: "16 words"}},
 		{"text is decoded by its charset", 200, http.Header{"Content-Type": {"text/html; charset=windows-1251"}},
 			"<p>\xcf\xf0\xe8\xe2\xe5\xf2 \xec\xe8\xf0 \xcf\xf0\xe8\xe2\xe5\xf2 \xec\xe8\xf0 \xcf\xf0\xe8\xe2\xe5\xf2 \xec\xe8\xf0 \xcf\xf0\xe8\xe2\xe5\xf2 \xec\xe8\xf0 \xcf\xf0\xe8\xe2\xe5\xf2 \xec\xe8\xf0</p>",
-			Verdict{Active: true, Reason: ReasonActive, Signal: "10 words"}},
+			Verdict{Reason: ReasonActive, Signal: "10 words"}},
 		{"no Content-Type: sniffed", 200, http.Header{}, "<!DOCTYPE html><html><body><h1>It works!</h1></body></html>",
 			Verdict{Reason: ReasonServerDefault, Signal: "it works!"}},
 		{"plain text is read as text", 200, http.Header{"Content-Type": {"text/plain"}}, "OK",
 			Verdict{Reason: ReasonEmpty, Signal: "1 words"}},
 		{"JSON is a service", 200, http.Header{"Content-Type": {"application/json"}}, `{"status":"up"}`,
-			Verdict{Active: true, Reason: ReasonActive, Signal: "application/json body"}},
+			Verdict{Reason: ReasonActive, Signal: "application/json body"}},
 		{"an empty JSON body is empty", 200, http.Header{"Content-Type": {"application/json"}}, " \n",
 			Verdict{Reason: ReasonEmpty, Signal: "empty application/json body"}},
 		{"weak signals do not count on a long page", 200, htmlHeader, "<h2>Coming soon</h2><p>" + long,
-			Verdict{Active: true, Reason: ReasonActive, Signal: "102 words"}},
+			Verdict{Reason: ReasonActive, Signal: "102 words"}},
 		{"strong signals do", 200, htmlHeader, "<p>" + long + "Buy this domain today.",
 			Verdict{Reason: ReasonParked, Signal: "buy this domain"}},
 		{"GoDaddy's parked root page sends the browser to /lander", 200, htmlHeader,
@@ -136,10 +134,10 @@ func TestClassifyRules(t *testing.T) {
 			Verdict{Reason: ReasonEmpty, Signal: "0 words"}},
 		{"a long page's script redirect is not its business", 200, htmlHeader,
 			`<script>function go(){ location.href = "/shop"; }</script><p>` + long,
-			Verdict{Active: true, Reason: ReasonActive, Signal: "100 words"}},
+			Verdict{Reason: ReasonActive, Signal: "100 words"}},
 		{"an app with its data inline", 200, htmlHeader,
 			`<div id="app"></div><script type="application/json" id="__data__">{"user":null}</script><script src="https://cdn.example.net/app.js"></script>`,
-			Verdict{Active: true, Reason: ReasonActive, Signal: "inline application data"}},
+			Verdict{Reason: ReasonActive, Signal: "inline application data"}},
 		{"scripts from elsewhere alone do not make an app", 200, htmlHeader,
 			`<script src="https://www.googletagmanager.com/gtag/js?id=G-1"></script>`,
 			Verdict{Reason: ReasonEmpty, Signal: "0 words"}},
@@ -150,10 +148,10 @@ func TestClassifyRules(t *testing.T) {
 			`<p>` + long + `<a href="/review/dan.com">Dan.com</a></p>` +
 				`<script>window.__STATE__ = {"referring":["undeveloped.com","www.undeveloped.com"]};</script>` +
 				`<script type="application/json">{"url":"https://dan.com/"}</script>`,
-			Verdict{Active: true, Reason: ReasonActive, Signal: "101 words"}},
+			Verdict{Reason: ReasonActive, Signal: "101 words"}},
 		{"hosts match on their own name only", 200, htmlHeader,
 			`<script src="https://cdn.jordan.com/app.js"></script><img src="https://img.above.company/x.png"><p>` + long,
-			Verdict{Active: true, Reason: ReasonActive, Signal: "100 words"}},
+			Verdict{Reason: ReasonActive, Signal: "100 words"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

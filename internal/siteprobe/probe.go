@@ -95,7 +95,7 @@ func fetchPage(ctx context.Context, c *fetch.Client, domain, home string) Result
 		if offSite(domain, final.Hostname()) {
 			if s, ok := parkingHost(final.Hostname()); ok {
 				r.Verdict = Verdict{Reason: ReasonParked, Signal: s.needle}
-			} else if r.Active {
+			} else if r.Reason.Active() {
 				r.Reason = ReasonRedirectOffSite
 			}
 		}

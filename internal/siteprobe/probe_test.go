@@ -139,7 +139,7 @@ func TestProbeTakesHTTPSFirst(t *testing.T) {
 	c := newClient(t, secure.Certificate())
 
 	got := probe(context.Background(), c, "127.0.0.1", []string{secure.URL + "/", plain.URL + "/"})
-	if got.Reason != ReasonActive || !got.Active || got.URL != secure.URL+"/" || got.Status != 200 {
+	if got.Reason != ReasonActive || !got.Reason.Active() || got.URL != secure.URL+"/" || got.Status != 200 {
 		t.Errorf("probe = %+v; want the https page, active", got)
 	}
 	if n := plain.requests(); n != 0 {
@@ -188,7 +188,7 @@ func TestProbeNotOK(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			got := probe(context.Background(), c, "127.0.0.1", tt.homes)
-			if got.Reason != ReasonNotOK || got.Active || got.URL != tt.wantURL || got.Status != tt.wantStatus {
+			if got.Reason != ReasonNotOK || got.Reason.Active() || got.URL != tt.wantURL || got.Status != tt.wantStatus {
 				t.Errorf("probe = %+v; want not_ok %d from %s", got, tt.wantStatus, tt.wantURL)
 			}
 		})
@@ -199,7 +199,7 @@ func TestProbeUnreachable(t *testing.T) {
 	t.Run("refused on both", func(t *testing.T) {
 		https, http := "https://"+closedPort(t)+"/", "http://"+closedPort(t)+"/"
 		got := probe(context.Background(), newClient(t), "127.0.0.1", []string{https, http})
-		if got.Reason != ReasonUnreachable || got.Active || got.Status != 0 || got.URL != http {
+		if got.Reason != ReasonUnreachable || got.Reason.Active() || got.Status != 0 || got.URL != http {
 			t.Errorf("probe = %+v; want unreachable at %s", got, http)
 		}
 		if !strings.Contains(got.Err, https+": ") || !strings.Contains(got.Err, http+": ") {
@@ -237,7 +237,7 @@ func TestProbeBlocked(t *testing.T) {
 	t.Run("a name on a private address", func(t *testing.T) {
 		dns := &testDNS{addr: "10.0.0.7"}
 		got := Probe(context.Background(), fetch.New(fetch.Options{Resolver: dns}), "intranet.example.com")
-		if got.Reason != ReasonBlocked || got.Active || !strings.Contains(got.Err, "private address") {
+		if got.Reason != ReasonBlocked || got.Reason.Active() || !strings.Contains(got.Err, "private address") {
 			t.Errorf("Probe = %+v; want blocked, a private address", got)
 		}
 		if dns.lookups != 1 {
@@ -349,7 +349,7 @@ func TestProbeOffSiteRedirects(t *testing.T) {
 		t.Run(tt.domain, func(t *testing.T) {
 			home := "http://" + tt.domain + ":" + s.port() + "/"
 			got := probe(context.Background(), c, tt.domain, []string{home})
-			if got.Reason != tt.wantReason || got.Active != tt.wantActive || !strings.HasPrefix(got.URL, "http://"+tt.wantHost+":") {
+			if got.Reason != tt.wantReason || got.Reason.Active() != tt.wantActive || !strings.HasPrefix(got.URL, "http://"+tt.wantHost+":") {
 				t.Errorf("probe = %+v; want %s on %s", got, tt.wantReason, tt.wantHost)
 			}
 		})

@@ -92,9 +92,13 @@ const (
 	ReasonBlocked          Reason = "blocked"
 )
 
-// Verdict is what Classify makes of an answer.
+// Active reports whether r is a site in use: ReasonActive or
+// ReasonRedirectOffSite.
+func (r Reason) Active() bool { return r == ReasonActive || r == ReasonRedirectOffSite }
+
+// Verdict is what Classify makes of an answer; its Reason says whether the
+// site is active (Reason.Active).
 type Verdict struct {
-	Active bool   `json:"active"`
 	Reason Reason `json:"reason"`
 	// Signal names what decided, for people: the signal found ("sedoparking.com",
 	// "coming soon"), the status, or the count of words.
@@ -125,7 +129,7 @@ func Classify(status int, header http.Header, body []byte) Verdict {
 		if len(bytes.TrimSpace(body)) == 0 {
 			return Verdict{Reason: ReasonEmpty, Signal: "empty " + mediaType + " body"}
 		}
-		return Verdict{Active: true, Reason: ReasonActive, Signal: mediaType + " body"}
+		return Verdict{Reason: ReasonActive, Signal: mediaType + " body"}
 	}
 	return judge(p)
 }
@@ -141,17 +145,17 @@ func judge(p *page) Verdict {
 	case p.listing && p.entries == 0:
 		return Verdict{Reason: ReasonServerDefault, Signal: "empty directory listing"}
 	case p.listing:
-		return Verdict{Active: true, Reason: ReasonActive, Signal: fmt.Sprintf("directory listing of %d entries", p.entries)}
+		return Verdict{Reason: ReasonActive, Signal: fmt.Sprintf("directory listing of %d entries", p.entries)}
 	case p.redirect != "" && p.words < shortPage:
 		return Verdict{Reason: ReasonClientRedirect, Signal: fmt.Sprintf("%d words", p.words), Redirect: p.redirect}
 	case p.words < emptyWords && p.ownScript != "":
-		return Verdict{Active: true, Reason: ReasonActive, Signal: "script " + p.ownScript}
+		return Verdict{Reason: ReasonActive, Signal: "script " + p.ownScript}
 	case p.words < emptyWords && p.appData:
-		return Verdict{Active: true, Reason: ReasonActive, Signal: "inline application data"}
+		return Verdict{Reason: ReasonActive, Signal: "inline application data"}
 	case p.words < emptyWords:
 		return Verdict{Reason: ReasonEmpty, Signal: fmt.Sprintf("%d words", p.words)}
 	}
-	return Verdict{Active: true, Reason: ReasonActive, Signal: fmt.Sprintf("%d words", p.words)}
+	return Verdict{Reason: ReasonActive, Signal: fmt.Sprintf("%d words", p.words)}
 }
 
 // match returns the first of signals that p shows.
