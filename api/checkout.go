@@ -28,7 +28,7 @@ type checkoutPage struct {
 // checkoutForm answers GET /checkout?pt=: the hosted checkout's page, or,
 // once it is paid, on to the partner's return_url with the order.
 func (s *Server) checkoutForm(c *gin.Context) {
-	p, err := s.checkout.Open(c.Request.Context(), c.Query("pt"))
+	p, err := s.checkout.Open(c.Request.Context(), c.Query("pt"), referralCookie(c))
 	switch {
 	case err != nil:
 		s.checkoutError(c, err)
@@ -46,7 +46,7 @@ func (s *Server) checkoutSubmit(c *gin.Context) {
 	ctx := c.Request.Context()
 	pay := checkout.Payment{Token: c.PostForm("pt"), Currency: c.PostForm("currency"),
 		CardNumber: c.PostForm("card_number"), Expiry: c.PostForm("expiry"), CVC: c.PostForm("cvc"),
-		Name: c.PostForm("name"), Email: c.PostForm("email"), Country: c.PostForm("country")}
+		Name: c.PostForm("name"), Email: c.PostForm("email"), Country: c.PostForm("country"), Referral: referralCookie(c)}
 	pay.PriceCents, _ = strconv.ParseInt(c.PostForm("price_cents"), 10, 64) // a bad one is the page's price_mismatch
 	var err error
 	if validFormCSRF(c) {
@@ -58,7 +58,7 @@ func (s *Server) checkoutSubmit(c *gin.Context) {
 	} else {
 		err = &fault.Error{Code: fault.CSRFFailed, Message: "The form expired. Please try again."}
 	}
-	p, oerr := s.checkout.Open(ctx, pay.Token)
+	p, oerr := s.checkout.Open(ctx, pay.Token, pay.Referral)
 	switch {
 	case oerr != nil:
 		s.checkoutError(c, oerr)

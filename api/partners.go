@@ -9,8 +9,8 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/domaind/domaind/api/httpjson"
-	"github.com/domaind/domaind/internal/fault"
 	"github.com/domaind/domaind/internal/inventory"
+	"github.com/domaind/domaind/internal/partner"
 	"github.com/domaind/domaind/models"
 )
 
@@ -25,6 +25,7 @@ type partnerView struct {
 	ContactEmail  string           `json:"contact_email"`
 	Status        string           `json:"status"`
 	CommissionBPS int              `json:"commission_bps"`
+	Affiliate     bool             `json:"affiliate"`
 	CreatedAt     time.Time        `json:"created_at"`
 	ApprovedAt    *time.Time       `json:"approved_at"`
 	Credentials   []credentialView `json:"credentials,omitempty"`
@@ -33,7 +34,7 @@ type partnerView struct {
 
 func newPartnerView(p models.Partner) partnerView {
 	return partnerView{ID: p.ID, Name: p.Name, ContactEmail: p.ContactEmail, Status: p.Status,
-		CommissionBPS: p.CommissionBPS, CreatedAt: p.CreatedAt.UTC(), ApprovedAt: utc(p.ApprovedAt)}
+		CommissionBPS: p.CommissionBPS, Affiliate: p.Affiliate, CreatedAt: p.CreatedAt.UTC(), ApprovedAt: utc(p.ApprovedAt)}
 }
 
 // utc is t in UTC, nil staying nil: the times of an answer all read alike,
@@ -115,19 +116,14 @@ func (s *Server) approvePartner(c *gin.Context) error {
 	return nil
 }
 
-// updatePartner answers PATCH /api/ops/partners/{id} {commission_bps}: the
-// partner with its new terms.
+// updatePartner answers PATCH /api/ops/partners/{id} {commission_bps?,
+// affiliate?}: the partner with its new terms.
 func (s *Server) updatePartner(c *gin.Context) error {
-	var req struct {
-		CommissionBPS *int `json:"commission_bps"`
-	}
+	var req partner.Terms
 	if err := httpjson.DecodeJSON(c, &req, false); err != nil {
 		return err
 	}
-	if req.CommissionBPS == nil {
-		return fault.Invalid("commission_bps", "is required: the partner's share of its sales in basis points (1500 is 15 %%)")
-	}
-	p, err := s.partners.SetCommission(c.Request.Context(), c.Param("id"), *req.CommissionBPS)
+	p, err := s.partners.Update(c.Request.Context(), c.Param("id"), req)
 	if err != nil {
 		return err
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/domaind/domaind/internal/fault"
 	"github.com/domaind/domaind/internal/nonce"
 	"github.com/domaind/domaind/internal/order"
+	"github.com/domaind/domaind/internal/referral"
 )
 
 // routes lists every route of the API in one place.
@@ -97,6 +98,7 @@ func (s *Server) routes(monitoring http.Handler, healthOnly bool) {
 	e.GET(checkout.PagePath, s.checkoutForm)
 	e.POST(checkout.PagePath, s.limit(checkoutPayLimit), s.checkoutSubmit)
 	e.GET(brokerage.ProgressPath, s.brokerageProgress)
+	e.GET(referral.ClickPath+":code", s.limit(clickLimit), s.resp.Handle(s.followLink))
 
 	ops := e.Group("/api/ops", s.opsOnly)
 	ops.POST("/canaries", s.idempotent, s.resp.Handle(s.createCanary))
@@ -137,7 +139,7 @@ func (s *Server) routes(monitoring http.Handler, healthOnly bool) {
 	pages.POST("/account/partner-application", s.applySubmit)
 	partnerapi.New(partnerapi.Deps{
 		Partners: s.partners, Inventory: s.inventory, Webhooks: s.webhooks, Orders: s.orders, Checkout: s.checkout, Settlements: s.settlements, Payouts: s.payouts,
-		Outbox: s.outbox, Catalog: s.catalog, Brokerage: s.brokerage,
+		Outbox: s.outbox, Catalog: s.catalog, Brokerage: s.brokerage, Referrals: s.referrals,
 		Limiter: s.limiter, Nonces: nonce.NewStore(s.redis, nonce.TTL), Idempotent: s.idempotent, Log: s.log, Now: s.now,
 	}).Mount(e)
 }

@@ -34,6 +34,7 @@ import (
 	"github.com/domaind/domaind/internal/payment"
 	"github.com/domaind/domaind/internal/payout"
 	"github.com/domaind/domaind/internal/ratelimit"
+	"github.com/domaind/domaind/internal/referral"
 	"github.com/domaind/domaind/internal/registry"
 	"github.com/domaind/domaind/internal/secret"
 	"github.com/domaind/domaind/internal/settlement"
@@ -108,6 +109,8 @@ type Server struct {
 	payouts *payout.Service
 	// brokerage is the partners' brokerage cases, worked by ops.
 	brokerage *brokerage.Service
+	// referrals is the affiliate program: links, clicks, attribution.
+	referrals *referral.Service
 	// deprecations are the deprecated operations (deprecation.go).
 	deprecations map[string]Deprecation
 	engine       *gin.Engine
@@ -153,8 +156,9 @@ func New(d Deps) *Server {
 	s.settlements = settlement.New(d.DB, d.Outbox, s.orders, d.Config.SettlementPeriod, d.Config.SecretKey, now)
 	s.payouts = payout.New(d.DB, d.Config.SecretKey, now)
 	s.brokerage = brokerage.New(d.DB, d.Outbox, s.checker, s.inventory, brokerage.Options{BaseURL: s.base(), SecretKey: d.Config.SecretKey}, now)
+	s.referrals = referral.New(d.DB, s.inventory, referral.Options{BaseURL: s.base(), SecretKey: d.Config.SecretKey}, now)
 	s.checkout = checkout.New(d.DB, s.orders, checkout.Options{BaseURL: s.base(), SecretKey: d.Config.SecretKey,
-		Providers: payment.Providers(d.Config.Embedded())}, now)
+		Providers: payment.Providers(d.Config.Embedded()), Referrals: s.referrals}, now)
 	s.warmups = newWarmups(s.warmLookup)
 	gin.SetMode(gin.ReleaseMode)
 	e := gin.New()

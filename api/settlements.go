@@ -99,11 +99,11 @@ func (s *Server) runCSV(c *gin.Context) error {
 	c.Header("Content-Disposition", fmt.Sprintf(`attachment; filename="settlement-%s.csv"`, run.PeriodStart.Format(time.DateOnly)))
 	w := csv.NewWriter(c.Writer)
 	w.Write([]string{"period_start", "period_end", "partner_id", "environment", "currency", "orders",
-		"gross_cents", "refunds_cents", "commission_cents", "amount_owed_cents", "payout_cents"})
+		"gross_cents", "refunds_cents", "commission_cents", "amount_owed_cents", "referral_cents", "payout_cents"})
 	for _, st := range statements {
 		w.Write([]string{st.PeriodStart.Format(time.RFC3339), st.PeriodEnd.Format(time.RFC3339), st.PartnerID, st.Environment,
 			st.Currency, strconv.Itoa(st.Orders), cents(st.GrossCents), cents(st.RefundsCents), cents(st.CommissionCents),
-			cents(st.AmountOwedCents), cents(st.PayoutCents)})
+			cents(st.AmountOwedCents), cents(st.ReferralCents), cents(st.PayoutCents)})
 	}
 	w.Flush()
 	return w.Error()
@@ -237,16 +237,16 @@ type opsSettlementPageData struct {
 
 // opsTotalRow is a statement's amounts, or a currency's total, as money.
 type opsTotalRow struct {
-	Currency                                       string
-	Orders                                         int
-	Gross, Refunds, Commission, AmountOwed, Payout string
+	Currency                                                 string
+	Orders                                                   int
+	Gross, Refunds, Commission, AmountOwed, Referral, Payout string
 }
 
 // newOpsTotalRow is t's amounts as money.
 func newOpsTotalRow(t settlement.Total) opsTotalRow {
 	return opsTotalRow{Currency: t.Currency, Orders: t.Orders, Gross: money(t.Currency, t.GrossCents),
 		Refunds: money(t.Currency, t.RefundsCents), Commission: money(t.Currency, t.CommissionCents),
-		AmountOwed: money(t.Currency, t.AmountOwedCents), Payout: money(t.Currency, t.PayoutCents)}
+		AmountOwed: money(t.Currency, t.AmountOwedCents), Referral: money(t.Currency, t.ReferralCents), Payout: money(t.Currency, t.PayoutCents)}
 }
 
 // opsStatementRow is a statement as a row of a run's page.

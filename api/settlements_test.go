@@ -3,6 +3,7 @@ package api
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/url"
 	"strings"
 	"testing"
@@ -90,8 +91,8 @@ func TestOpsSettlementRun(t *testing.T) {
 		t.Errorf("runs = %d %s", rec.Code, rec.Body)
 	}
 	csvAnswer := opsRequest(env, "GET", "/api/ops/settlements/runs/"+run.ID+"/statements.csv", "")
-	wantCSV := "period_start,period_end,partner_id,environment,currency,orders,gross_cents,refunds_cents,commission_cents,amount_owed_cents,payout_cents\n" +
-		"2026-11-16T00:00:00Z,2026-11-23T00:00:00Z,prt_a,sandbox,USD,1,10000,0,1500,8500,0\n"
+	wantCSV := "period_start,period_end,partner_id,environment,currency,orders,gross_cents,refunds_cents,commission_cents,amount_owed_cents,referral_cents,payout_cents\n" +
+		"2026-11-16T00:00:00Z,2026-11-23T00:00:00Z,prt_a,sandbox,USD,1,10000,0,1500,8500,0,0\n"
 	if csvAnswer.Code != 200 || csvAnswer.Body.String() != wantCSV || !strings.HasPrefix(csvAnswer.Header().Get("Content-Type"), "text/csv") ||
 		!strings.Contains(csvAnswer.Header().Get("Content-Disposition"), "settlement-2026-11-16.csv") {
 		t.Errorf("csv = %d %q %v", csvAnswer.Code, csvAnswer.Body, csvAnswer.Header())
@@ -103,7 +104,8 @@ func TestOpsSettlementRun(t *testing.T) {
 	}
 }
 
-// Ops change a partner's rate; orders made before keep theirs.
+// Ops change a partner's rate, and make it an affiliate and not; orders
+// made before keep their rate; a refused change changes nothing.
 func TestOpsSetCommission(t *testing.T) {
 	t.Parallel()
 	env := newTestEnv(t)
@@ -114,6 +116,20 @@ func TestOpsSetCommission(t *testing.T) {
 	wantError(t, "an unknown partner", opsRequest(env, "PATCH", "/api/ops/partners/prt_nosuch", `{"commission_bps":1000}`), 404, "not_found")
 	if w := opsRequest(env, "PATCH", "/api/ops/partners/prt_a", `{"commission_bps":1250}`); w.Code != 200 || !strings.Contains(w.Body.String(), `"commission_bps":1250`) {
 		t.Fatalf("set the rate = %d %s", w.Code, w.Body)
+	}
+	if w := opsRequest(env, "PATCH", "/api/ops/partners/prt_a", `{"affiliate":true,"commission_bps":-1}`); w.Code != 400 {
+		t.Errorf("a bad rate with the flag = %d, want 400", w.Code)
+	}
+	for _, on := range []bool{true, false} {
+		body := fmt.Sprintf(`{"affiliate":%t}`, on)
+		if w := opsRequest(env, "PATCH", "/api/ops/partners/prt_a", body); w.Code != 200 ||
+			!strings.Contains(w.Body.String(), fmt.Sprintf(`"affiliate":%t`, on)) || !strings.Contains(w.Body.String(), `"commission_bps":1250`) {
+			t.Errorf("PATCH %s = %d %s, want the flag set and the rate kept", body, w.Code, w.Body)
+		}
+		var p models.Partner
+		if env.db.Take(&p, "id = ?", "prt_a"); p.Affiliate != on {
+			t.Errorf("after PATCH %s the partner's flag is %t", body, p.Affiliate)
+		}
 	}
 	after := sandboxOrder(t, env, "prt_a", "after-change.com", 10_000)
 	if before.CommissionCents != 1_500 || after.CommissionCents != 1_250 {

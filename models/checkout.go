@@ -26,5 +26,10 @@ type CheckoutSession struct {
 	ChargeID  string  `gorm:"size:200"`
 	CardLast4 string  `gorm:"size:4"`
 	PaidAt    *time.Time
-	CreatedAt time.Time
+	// ReferralLinkID is the affiliate link of the last visitor who opened
+	// the page with an attribution cookie, and ReferralAt when: the
+	// checkouts a link started.
+	ReferralLinkID *string `gorm:"size:40;index"`
+	ReferralAt     *time.Time
+	CreatedAt      time.Time
 }

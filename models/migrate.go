@@ -45,6 +45,7 @@ var migrations = []migration{
 	{21, "daily roll-ups of the ledger; orders indexed by status and id", migrateV21},
 	{22, "card refunds of hosted orders", migrateV22},
 	{23, "brokerage cases, their timelines and site checks; the case of a ledger line", migrateV23},
+	{24, "referral links and clicks; affiliates; the referral of a sale and of a checkout", migrateV24},
 }
 
 // SchemaMigration records an applied migration.

@@ -69,5 +69,6 @@ func All() []any {
 		&LedgerEntry{}, &SettlementRun{},
 		&Payout{}, &LedgerDay{}, &LedgerRollup{},
 		&BrokerageCase{}, &BrokerageStep{}, &SiteCheck{},
+		&ReferralLink{}, &ReferralClick{},
 	}
 }

@@ -71,13 +71,21 @@ type Order struct {
 	// CommissionBPS and CommissionCents are the partner's rate when the
 	// order was made and its share of the sale at that rate (rounded half
 	// to even), so that a later rate change rewrites no history.
-	CommissionBPS       int   `gorm:"not null;default:0"`
-	CommissionCents     int64 `gorm:"not null;default:0"`
+	CommissionBPS   int   `gorm:"not null;default:0"`
+	CommissionCents int64 `gorm:"not null;default:0"`
+	// ReferralLinkID is the affiliate link whose click brought the buyer
+	// (last click wins), ReferralPartnerID its partner, and ReferralBPS
+	// and ReferralCents that partner's rate and commission on the sale,
+	// recorded once like CommissionBPS (internal/referral).
+	ReferralLinkID      *string `gorm:"size:40;index"`
+	ReferralPartnerID   *string `gorm:"size:40;index:idx_orders_referral_partner,priority:1"`
+	ReferralBPS         int     `gorm:"not null;default:0"`
+	ReferralCents       int64   `gorm:"not null;default:0"`
 	TransferCompletedAt *time.Time
 	// SettledPeriod is the start of the settlement period whose run settled
 	// the order.
 	SettledPeriod *time.Time `gorm:"index"`
-	CreatedAt     time.Time  `gorm:"not null;index:idx_orders_partner_env_created,priority:3"`
+	CreatedAt     time.Time  `gorm:"not null;index:idx_orders_partner_env_created,priority:3;index:idx_orders_referral_partner,priority:2"`
 	UpdatedAt     time.Time
 }
 

@@ -29,8 +29,10 @@ type Partner struct {
 	// OwnerUserID is the account that applied, for partners that applied
 	// themselves (their sandbox credential is shown on its account page).
 	OwnerUserID *string `gorm:"size:36;index"`
-	// AffiliateUserID links the partner to an affiliate account (referrals).
-	AffiliateUserID *string `gorm:"size:36"`
+	// Affiliate says ops made the partner an affiliate: it may make
+	// referral links and earns commission on the sales they bring
+	// (internal/referral).
+	Affiliate bool `gorm:"not null;default:false"`
 	// UnseenCredential is a credential issued on approval, sealed, until its
 	// owner has seen it once on the account page.
 	UnseenCredential []byte

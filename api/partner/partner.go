@@ -26,6 +26,7 @@ import (
 	partners "github.com/domaind/domaind/internal/partner"
 	"github.com/domaind/domaind/internal/payout"
 	"github.com/domaind/domaind/internal/ratelimit"
+	"github.com/domaind/domaind/internal/referral"
 	"github.com/domaind/domaind/internal/settlement"
 	"github.com/domaind/domaind/internal/webhook"
 )
@@ -43,6 +44,8 @@ type Deps struct {
 	Payouts *payout.Service
 	// Brokerage is the partner's brokerage cases.
 	Brokerage *brokerage.Service
+	// Referrals is the affiliate program: links and their reports.
+	Referrals *referral.Service
 	Outbox    *outbox.Outbox
 	// Catalog gives the TLD metadata of a domain's detail.
 	Catalog *catalog.Catalog

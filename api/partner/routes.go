@@ -43,6 +43,17 @@ func (a *API) Mount(r gin.IRouter) {
 	report.GET(Prefix+"/transactions", a.resp.Handle(a.listTransactions))
 	report.GET(Prefix+"/payouts", a.resp.Handle(a.listPayouts))
 
+	// Referral endpoints also need an affiliate partner.
+	refer := signed.Group("", a.requireScope(partners.ScopeRefer), a.requireAffiliate)
+	refer.POST(Prefix+"/links", a.Idempotent, a.resp.Handle(a.createLink))
+	refer.GET(Prefix+"/links", a.resp.Handle(a.listLinks))
+	reports := signed.Group("", a.requireScope(partners.ScopeReport), a.requireAffiliate)
+	reports.GET(Prefix+"/me/clicks", a.resp.Handle(a.getClicks))
+	reports.GET(Prefix+"/me/sales", a.resp.Handle(a.listReferredSales))
+	reports.GET(Prefix+"/me/commissions", a.resp.Handle(a.listCommissions))
+	reports.GET(Prefix+"/me/payouts", a.resp.Handle(a.listPayouts))
+	reports.GET(Prefix+"/analytics", a.resp.Handle(a.getAnalytics))
+
 	hooks := scoped(partners.ScopeWebhook)
 	hooks.PUT("/api/partner/webhooks", a.resp.Handle(a.registerWebhook)) // unversioned (SPEC §9)
 	hooks.POST(Prefix+"/webhooks/test", a.Idempotent, a.resp.Handle(a.sendTestEvent))

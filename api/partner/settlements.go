@@ -61,20 +61,26 @@ func (a *API) listTransactions(c *gin.Context) error {
 	return nil
 }
 
-// listPayouts answers GET /api/partner/v1/payouts: what the service has
-// owed and paid the partner in its credential's environment, newest
-// period first, with status, limit and cursor.
+// listPayouts answers GET /api/partner/v1/payouts and /me/payouts: what
+// the service has owed and paid the partner in its credential's
+// environment, newest period first, with status, limit and cursor, and
+// what was paid and is pending in total.
 func (a *API) listPayouts(c *gin.Context) error {
 	cred := credential(c)
 	limit, err := httpjson.IntParam(c, "limit", payout.DefaultLimit, 1, payout.MaxLimit)
 	if err != nil {
 		return err
 	}
-	payouts, next, err := a.Payouts.List(c.Request.Context(), payout.Filter{PartnerID: cred.PartnerID, Environment: cred.Environment,
+	ctx := c.Request.Context()
+	payouts, next, err := a.Payouts.List(ctx, payout.Filter{PartnerID: cred.PartnerID, Environment: cred.Environment,
 		Status: c.Query("status"), Limit: limit, Cursor: c.Query("cursor")})
 	if err != nil {
 		return err
 	}
-	c.JSON(http.StatusOK, gin.H{"payouts": payout.Views(payouts), "next_cursor": httpjson.Nullable(next)})
+	totals, err := a.Payouts.Totals(ctx, cred.PartnerID, cred.Environment)
+	if err != nil {
+		return err
+	}
+	c.JSON(http.StatusOK, gin.H{"payouts": payout.Views(payouts), "next_cursor": httpjson.Nullable(next), "totals": totals})
 	return nil
 }

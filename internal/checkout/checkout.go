@@ -21,6 +21,7 @@ import (
 	"github.com/domaind/domaind/internal/fault"
 	"github.com/domaind/domaind/internal/order"
 	"github.com/domaind/domaind/internal/payment"
+	"github.com/domaind/domaind/internal/referral"
 	"github.com/domaind/domaind/internal/secret"
 	"github.com/domaind/domaind/internal/signedtoken"
 	"github.com/domaind/domaind/models"
@@ -46,6 +47,9 @@ type Options struct {
 	// Providers charge the cards of each environment's sessions. An
 	// environment without one opens no sessions.
 	Providers map[string]payment.Provider
+	// Referrals attributes the checkouts and sales of visitors who came
+	// by an affiliate's link (nil: none are).
+	Referrals *referral.Service
 }
 
 // Service is the hosted checkout of one database.

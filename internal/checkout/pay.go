@@ -32,13 +32,20 @@ type Page struct {
 	DoneURL string
 }
 
-// Open returns the page of the session token names. A token that is
+// Open returns the page of the session token names, for a visitor
+// carrying the attribution cookie ref ("" for none: internal/referral),
+// which counts the checkout as one its link started. A token that is
 // malformed or not ours is a bad request, an expired one
 // checkout_expired, an unknown session not_found.
-func (s *Service) Open(ctx context.Context, token string) (Page, error) {
+func (s *Service) Open(ctx context.Context, token, ref string) (Page, error) {
 	cs, err := s.session(ctx, token)
 	if err != nil {
 		return Page{}, err
+	}
+	if s.opts.Referrals != nil {
+		if err := s.opts.Referrals.CheckoutOpened(ctx, ref, cs); err != nil {
+			return Page{}, err
+		}
 	}
 	p := Page{Token: token, Domain: cs.Domain, BuyerEmail: cs.BuyerEmail, ReturnURL: cs.ReturnURL, CancelURL: cs.CancelURL}
 	if cs.OrderID != nil {
@@ -79,6 +86,8 @@ type Payment struct {
 	CardNumber, Expiry, CVC string
 	// Name is the cardholder's, and the buyer's.
 	Name, Email, Country string
+	// Referral is the buyer's attribution cookie ("" for none).
+	Referral string
 }
 
 // Pay pays the session p.Token names and returns where the buyer goes
@@ -111,6 +120,11 @@ func (s *Service) Pay(ctx context.Context, p Payment) (string, error) {
 	}
 	hp := order.HostedPayment{Session: cs, PriceCents: p.PriceCents, Currency: p.Currency,
 		Buyer: order.Buyer{Email: p.Email, Name: card.Name, Country: p.Country}}
+	if s.opts.Referrals != nil {
+		if hp.Referral, err = s.opts.Referrals.Referral(ctx, p.Referral, cs, p.Currency); err != nil {
+			return "", err
+		}
+	}
 	if err := s.orders.ReserveHosted(ctx, &hp); err != nil {
 		return s.paidMeanwhile(ctx, cs, err)
 	}

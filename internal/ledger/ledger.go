@@ -13,6 +13,8 @@
 //	partner_payable     owed to a partner for a sale the service collected
 //	cash                money the service holds: hosted payments in
 //	brokerage_fees      the marketplace's fees of brokered deals: credited
+//	referral_commission what the service pays affiliates for referred sales
+//	referral_pending    referral commission owed once its sale settles
 //
 // A partner-collected sale of G with commission C is sales −G,
 // commission +C, partner_receivable +(G−C): the partner keeps its share
@@ -23,6 +25,13 @@
 // which the partner that opened the case earns C, is cash +F,
 // brokerage_fees −F, commission +C, partner_payable −C: the fee is the
 // service's, and it owes the partner its share (internal/brokerage).
+//
+// A referred sale earns the affiliate that referred it R, posted under the
+// affiliate (internal/referral): referral_commission +R,
+// referral_pending −R when the sale is made; refunds reverse it in
+// proportion (referral_pending back, referral_commission back); what is
+// left moves to partner_payable when the order settles, and is paid out
+// with the affiliate's other commission.
 package ledger
 
 import (
@@ -45,6 +54,11 @@ const (
 	Cash       = "cash"
 	// BrokerageFees is credited the fee of each brokered deal.
 	BrokerageFees = "brokerage_fees"
+	// ReferralCommission is debited the commission of referred sales.
+	ReferralCommission = "referral_commission"
+	// ReferralPending is credited referral commission until its sale
+	// settles.
+	ReferralPending = "referral_pending"
 )
 
 // Kinds of transactions.
@@ -54,6 +68,10 @@ const (
 	KindPayout = "payout"
 	// KindBrokerage is a brokered deal's fee and commission.
 	KindBrokerage = "brokerage"
+	// KindReferral is an affiliate's commission on a referred sale: its
+	// accrual, its reversal by a refund (with the refund's id), and its
+	// move to payable when the sale settles.
+	KindReferral = "referral"
 )
 
 // Line is an amount on an account: a debit when positive.
@@ -71,26 +89,40 @@ type Ref struct {
 // Post writes lines as one ledger transaction about ref in tx. Lines of
 // zero are left out; the rest must sum to zero.
 func Post(tx *gorm.DB, ref Ref, now time.Time, lines ...Line) error {
-	var sum int64
-	txn := secret.NewID("txn_")
-	entries := make([]models.LedgerEntry, 0, len(lines))
-	for _, l := range lines {
-		sum += l.AmountCents
-		if l.AmountCents == 0 {
-			continue
+	return PostAll(tx, now, Txn{Ref: ref, Lines: lines})
+}
+
+// Txn is a ledger transaction to post: lines about Ref.
+type Txn struct {
+	Ref   Ref
+	Lines []Line
+}
+
+// PostAll writes txns in tx with one insert, as Post writes each.
+func PostAll(tx *gorm.DB, now time.Time, txns ...Txn) error {
+	var entries []models.LedgerEntry
+	for _, t := range txns {
+		var sum int64
+		id := secret.NewID("txn_")
+		for _, l := range t.Lines {
+			sum += l.AmountCents
+			if l.AmountCents == 0 {
+				continue
+			}
+			r := t.Ref
+			entries = append(entries, models.LedgerEntry{TxnID: id, Account: l.Account, PartnerID: r.PartnerID,
+				Environment: r.Environment, Currency: r.Currency, AmountCents: l.AmountCents, Kind: r.Kind,
+				OrderID: r.OrderID, RefundID: r.RefundID, PayoutID: r.PayoutID, CaseID: r.CaseID, CreatedAt: now.UTC()})
 		}
-		entries = append(entries, models.LedgerEntry{TxnID: txn, Account: l.Account, PartnerID: ref.PartnerID,
-			Environment: ref.Environment, Currency: ref.Currency, AmountCents: l.AmountCents, Kind: ref.Kind,
-			OrderID: ref.OrderID, RefundID: ref.RefundID, PayoutID: ref.PayoutID, CaseID: ref.CaseID, CreatedAt: now.UTC()})
-	}
-	if sum != 0 {
-		return fmt.Errorf("ledger: the lines of a %s transaction sum to %d cents, not zero: %+v", ref.Kind, sum, lines)
+		if sum != 0 {
+			return fmt.Errorf("ledger: the lines of a %s transaction sum to %d cents, not zero: %+v", t.Ref.Kind, sum, t.Lines)
+		}
 	}
 	if len(entries) == 0 {
 		return nil
 	}
-	if err := tx.Create(&entries).Error; err != nil {
-		return fmt.Errorf("ledger: post %s: %w", ref.Kind, err)
+	if err := tx.CreateInBatches(&entries, 500).Error; err != nil {
+		return fmt.Errorf("ledger: post %d transactions: %w", len(txns), err)
 	}
 	return nil
 }
@@ -143,4 +175,27 @@ func Refund(paymentModel string, gross, commission, refunded, amount int64) []Li
 // commission cents of which the partner earns.
 func Brokerage(fee, commission int64) []Line {
 	return []Line{{Cash, fee}, {BrokerageFees, -fee}, {Commission, commission}, {Payable, -commission}}
+}
+
+// Referral returns the lines of an affiliate's commission of cents on a
+// sale it referred, pending until the sale settles.
+func Referral(cents int64) []Line {
+	return []Line{{ReferralCommission, cents}, {ReferralPending, -cents}}
+}
+
+// ReferralRefund returns the lines that reverse, for a refund of amount
+// cents on a sale of gross of which refunded cents were refunded before,
+// the part of the referral commission that goes with it (in proportion, as
+// Refund reverses the seller's commission).
+func ReferralRefund(gross, commission, refunded, amount int64) []Line {
+	back := MulDiv(commission, refunded+amount, gross) - MulDiv(commission, refunded, gross)
+	return []Line{{ReferralPending, back}, {ReferralCommission, -back}}
+}
+
+// ReferralSettled returns the lines that make the referral commission
+// left on a settled sale of gross, refunded cents of it refunded, payable
+// to the affiliate.
+func ReferralSettled(gross, commission, refunded int64) []Line {
+	left := commission - MulDiv(commission, refunded, gross)
+	return []Line{{ReferralPending, left}, {Payable, -left}}
 }

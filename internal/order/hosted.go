@@ -60,6 +60,15 @@ type HostedPayment struct {
 	Buyer      Buyer
 	// ChargeID and CardLast4 are the provider's charge, once taken.
 	ChargeID, CardLast4 string
+	// Referral is the affiliate link that brought the buyer, if any.
+	Referral *Referral
+}
+
+// Referral is the affiliate link a sale is attributed to: its partner
+// earns BPS basis points of the sale (internal/referral decides them).
+type Referral struct {
+	LinkID, PartnerID string
+	BPS               int
 }
 
 // ReserveHosted checks a payment before its card is charged: the buyer's
@@ -155,6 +164,9 @@ func (s *Service) RecordHosted(ctx context.Context, p HostedPayment) (View, erro
 			Status: models.OrderPaid, Review: review, SalePriceCents: p.PriceCents, Currency: p.Currency,
 			PaymentModel: models.PaymentHosted, BuyerEmail: p.Buyer.Email, BuyerName: p.Buyer.Name, BuyerCountry: p.Buyer.Country,
 			ExternalPaymentRef: p.ChargeID, ReturnURL: cs.ReturnURL, CancelURL: cs.CancelURL, CreatedAt: now, UpdatedAt: now}
+		if r := p.Referral; r != nil {
+			o.ReferralLinkID, o.ReferralPartnerID, o.ReferralBPS = &r.LinkID, &r.PartnerID, r.BPS
+		}
 		if err := createSale(tx, &o); err != nil {
 			return err
 		}

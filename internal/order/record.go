@@ -176,22 +176,37 @@ func (s *Service) Record(ctx context.Context, partnerID, env string, n NewOrder)
 }
 
 // createSale records o, sold, with its partner's commission at today's
-// rate and the sale's ledger lines.
+// rate and the sale's ledger lines, and those of its referral commission
+// when o is referred (ReferralBPS set).
 func createSale(tx *outbox.Tx, o *models.Order) error {
 	var p models.Partner
 	if err := tx.Select("commission_bps").Take(&p, "id = ?", o.PartnerID).Error; err != nil {
 		return fmt.Errorf("find the commission rate of %s: %w", o.PartnerID, err)
 	}
 	o.CommissionBPS, o.CommissionCents = p.CommissionBPS, ledger.Share(o.SalePriceCents, p.CommissionBPS)
+	o.ReferralCents = ledger.Share(o.SalePriceCents, o.ReferralBPS)
 	if err := tx.Create(o).Error; err != nil {
 		return fmt.Errorf("record order of %s: %w", o.Domain, err)
 	}
-	return ledger.Post(tx.DB, ledgerRef(*o, ledger.KindSale), o.CreatedAt, ledger.Sale(o.PaymentModel, o.SalePriceCents, o.CommissionCents)...)
+	return ledger.PostAll(tx.DB, o.CreatedAt,
+		ledger.Txn{Ref: ledgerRef(*o, ledger.KindSale), Lines: ledger.Sale(o.PaymentModel, o.SalePriceCents, o.CommissionCents)},
+		ledger.Txn{Ref: referralRef(*o), Lines: ledger.Referral(o.ReferralCents)})
 }
 
 // ledgerRef is the ledger reference of a transaction of kind about o.
 func ledgerRef(o models.Order, kind string) ledger.Ref {
 	return ledger.Ref{PartnerID: o.PartnerID, Environment: o.Environment, Currency: o.Currency, Kind: kind, OrderID: &o.PublicID}
+}
+
+// referralRef is the ledger reference of o's referral commission, posted
+// under the affiliate that referred it. Only a referred order with
+// commission (ReferralCents) has lines under it.
+func referralRef(o models.Order) ledger.Ref {
+	r := ledgerRef(o, ledger.KindReferral)
+	if o.ReferralPartnerID != nil {
+		r.PartnerID = *o.ReferralPartnerID
+	}
+	return r
 }
 
 // priceOf is what the partner pays for l: its live quote's price, or the

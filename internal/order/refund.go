@@ -104,9 +104,12 @@ func addRefund(tx *outbox.Tx, o *models.Order, amount int64, reason, actor strin
 	if err := tx.Create(&rf).Error; err != nil {
 		return rf, fmt.Errorf("record refund of %s: %w", o.PublicID, err)
 	}
-	ref := ledgerRef(*o, ledger.KindRefund)
-	ref.RefundID = &rf.ID
-	if err := ledger.Post(tx.DB, ref, now, ledger.Refund(o.PaymentModel, o.SalePriceCents, o.CommissionCents, o.RefundedCents, amount)...); err != nil {
+	ref, referral := ledgerRef(*o, ledger.KindRefund), referralRef(*o)
+	ref.RefundID, referral.RefundID = &rf.ID, &rf.ID
+	err := ledger.PostAll(tx.DB, now,
+		ledger.Txn{Ref: ref, Lines: ledger.Refund(o.PaymentModel, o.SalePriceCents, o.CommissionCents, o.RefundedCents, amount)},
+		ledger.Txn{Ref: referral, Lines: ledger.ReferralRefund(o.SalePriceCents, o.ReferralCents, o.RefundedCents, amount)})
+	if err != nil {
 		return rf, err
 	}
 	if rf.CardStatus == models.CardRefundPending {

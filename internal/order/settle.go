@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/domaind/domaind/internal/ledger"
 	"github.com/domaind/domaind/internal/outbox"
 	"github.com/domaind/domaind/internal/webhook"
 	"github.com/domaind/domaind/models"
@@ -14,7 +15,8 @@ import (
 // reached TRANSFER_COMPLETED before end and are not settled, of ids after
 // after (in byte order; "" for the first): each becomes SETTLED in the
 // period starting at start, with a step by the settlement and the event
-// order.settled. It returns how many it settled and the last one's id,
+// order.settled; a referred order's referral commission becomes payable
+// to its affiliate. It returns how many it settled and the last one's id,
 // where the next batch starts. Orders are locked as they are read, so two
 // runs at once settle each order once (and one may find none while the
 // other holds the rest: see Unsettled).
@@ -51,14 +53,22 @@ func (s *Service) SettleBatch(ctx context.Context, start, end time.Time, after s
 		extra := map[string]any{"settlement": map[string]any{"period_start": period, "period_end": end.UTC()}}
 		steps := make([]models.OrderStep, len(orders))
 		events := make([]webhook.Emission, len(orders))
+		var referrals []ledger.Txn
 		for i, o := range orders {
 			o.Status, o.SettledPeriod, o.UpdatedAt = models.OrderSettled, &period, now
 			steps[i] = models.OrderStep{OrderID: o.PublicID, At: now, Status: o.Status, Actor: ActorSettlement, Event: EventSettled, Note: note}
 			events[i] = webhook.Emission{PartnerID: o.PartnerID, Environment: o.Environment, Subject: o.PublicID, Type: EventSettled,
 				Data: eventData(o, extra)}
+			if o.ReferralCents != 0 {
+				referrals = append(referrals, ledger.Txn{Ref: referralRef(o),
+					Lines: ledger.ReferralSettled(o.SalePriceCents, o.ReferralCents, o.RefundedCents)})
+			}
 		}
 		if err := tx.CreateInBatches(steps, len(steps)).Error; err != nil {
 			return fmt.Errorf("record the steps of %d settled orders: %w", len(steps), err)
+		}
+		if err := ledger.PostAll(tx.DB, now, referrals...); err != nil {
+			return err
 		}
 		if _, err := webhook.EmitAll(tx, events, now); err != nil {
 			return err

@@ -185,11 +185,24 @@ func (s *Service) Approve(ctx context.Context, id string) (models.Partner, error
 // MaxCommissionBPS is the highest commission rate: the whole sale.
 const MaxCommissionBPS = 10_000
 
-// SetCommission sets the partner's commission rate, in basis points (0 to
-// MaxCommissionBPS), for its orders from now on: each order keeps the rate
-// of its day.
-func (s *Service) SetCommission(ctx context.Context, id string, bps int) (models.Partner, error) {
-	if bps < 0 || bps > MaxCommissionBPS {
+// Terms are what ops may change of a partner; nil fields stay as they
+// are.
+type Terms struct {
+	// CommissionBPS is the partner's rate in basis points (0 to
+	// MaxCommissionBPS) for its orders from now on: each order keeps the
+	// rate of its day.
+	CommissionBPS *int `json:"commission_bps"`
+	// Affiliate lets the partner make referral links and earn commission
+	// on the sales they bring (internal/referral).
+	Affiliate *bool `json:"affiliate"`
+}
+
+// Update changes the partner's terms.
+func (s *Service) Update(ctx context.Context, id string, t Terms) (models.Partner, error) {
+	switch {
+	case t.CommissionBPS == nil && t.Affiliate == nil:
+		return models.Partner{}, fault.Invalid("commission_bps", "or affiliate is required: the partner's share of its sales in basis points (1500 is 15 %%), or whether it is an affiliate")
+	case t.CommissionBPS != nil && (*t.CommissionBPS < 0 || *t.CommissionBPS > MaxCommissionBPS):
 		return models.Partner{}, fault.Invalid("commission_bps", "must be from 0 to %d basis points (1500 is 15 %%)", MaxCommissionBPS)
 	}
 	var p models.Partner
@@ -198,11 +211,16 @@ func (s *Service) SetCommission(ctx context.Context, id string, bps int) (models
 		if p, err = get(tx, id); err != nil {
 			return err
 		}
-		p.CommissionBPS = bps
-		return tx.Model(&models.Partner{ID: p.ID}).Update("commission_bps", bps).Error
+		if t.CommissionBPS != nil {
+			p.CommissionBPS = *t.CommissionBPS
+		}
+		if t.Affiliate != nil {
+			p.Affiliate = *t.Affiliate
+		}
+		return tx.Model(&models.Partner{ID: p.ID}).Select("commission_bps", "affiliate").Updates(&p).Error
 	})
 	if err != nil {
-		return models.Partner{}, fmt.Errorf("set the commission of %s: %w", id, err)
+		return models.Partner{}, fmt.Errorf("update partner %s: %w", id, err)
 	}
 	return p, nil
 }

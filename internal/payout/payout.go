@@ -250,3 +250,25 @@ func Views(ps []models.Payout) []View {
 	}
 	return out
 }
+
+// Total is a partner's payouts of one currency added up: paid, and still
+// pending.
+type Total struct {
+	Currency     string `json:"currency"`
+	PaidCents    int64  `json:"paid_cents"`
+	PendingCents int64  `json:"pending_cents"`
+}
+
+// Totals adds up partnerID's payouts in env by currency.
+func (s *Service) Totals(ctx context.Context, partnerID, env string) ([]Total, error) {
+	out := []Total{}
+	err := s.db.WithContext(ctx).Model(&models.Payout{}).Where("partner_id = ? AND environment = ?", partnerID, env).
+		Select(`currency,
+		COALESCE(SUM(CASE WHEN status = ? THEN amount_cents END), 0) AS paid_cents,
+		COALESCE(SUM(CASE WHEN status = ? THEN amount_cents END), 0) AS pending_cents`, models.PayoutPaid, models.PayoutPending).
+		Group("currency").Order("currency").Scan(&out).Error
+	if err != nil {
+		return nil, fmt.Errorf("add up payouts: %w", err)
+	}
+	return out, nil
+}

@@ -52,10 +52,10 @@ func (s *Service) Statements(ctx context.Context, f StatementFilter) ([]Statemen
 	}
 	q := s.db.WithContext(ctx).Table("orders o")
 	if f.PartnerID != "" {
-		q = q.Where("o.partner_id = ?", f.PartnerID)
+		q = q.Where("l.partner_id = ?", f.PartnerID)
 	}
 	if f.Environment != "" {
-		q = q.Where("o.environment = ?", f.Environment)
+		q = q.Where("l.environment = ?", f.Environment)
 	}
 	if f.PeriodStart != nil {
 		q = q.Where("o.settled_period = ?", f.PeriodStart.UTC())
@@ -69,7 +69,7 @@ func (s *Service) Statements(ctx context.Context, f StatementFilter) ([]Statemen
 		// The key is the last statement's period; its ID the rest of its
 		// sort key, partner, environment and currency.
 		at := c.At()
-		q = q.Where("o.settled_period < ? OR (o.settled_period = ? AND o.partner_id || ' ' || o.environment || ' ' || l.currency > ?)", at, at, c.ID)
+		q = q.Where("o.settled_period < ? OR (o.settled_period = ? AND l.partner_id || ' ' || l.environment || ' ' || l.currency > ?)", at, at, c.ID)
 	}
 	out, err := sumStatements(q.Limit(f.Limit + 1))
 	if err != nil {
@@ -89,26 +89,30 @@ func (s *Service) PeriodStatements(ctx context.Context, start time.Time) ([]Stat
 }
 
 // sumStatements sums the statements of the settled orders o that q picks,
-// in the statements' order.
+// in the statements' order. A statement is of the partner whose ledger
+// lines they are: the seller's sale, refund and commission lines, and the
+// referral commission the orders it referred made payable to it.
 func sumStatements(q *gorm.DB) ([]Statement, error) {
 	var rows []struct {
-		PeriodStart, PeriodEnd                          time.Time
-		PartnerID, Environment, Currency                string
-		Orders                                          int
-		Gross, Refunds, Commission, Receivable, Payable int64
+		PeriodStart, PeriodEnd                                    time.Time
+		PartnerID, Environment, Currency                          string
+		Orders                                                    int
+		Gross, Refunds, Commission, Receivable, Payable, Referral int64
 	}
 	err := q.Joins("JOIN settlement_runs r ON r.period_start = o.settled_period").
 		Joins("JOIN ledger_entries l ON l.order_id = o.public_id").
-		Select(`r.period_start, r.period_end, o.partner_id, o.environment, l.currency,
-		COUNT(DISTINCT o.public_id) AS orders,
+		Select(`r.period_start, r.period_end, l.partner_id, l.environment, l.currency,
+		COUNT(DISTINCT CASE WHEN l.kind = ? THEN o.public_id END) AS orders,
 		COALESCE(SUM(CASE WHEN l.account = ? AND l.kind = ? THEN -l.amount_cents ELSE 0 END), 0) AS gross,
 		COALESCE(SUM(CASE WHEN l.account = ? AND l.kind = ? THEN -l.amount_cents ELSE 0 END), 0) AS refunds,
 		COALESCE(SUM(CASE WHEN l.account = ? THEN l.amount_cents ELSE 0 END), 0) AS commission,
 		COALESCE(SUM(CASE WHEN l.account = ? THEN l.amount_cents ELSE 0 END), 0) AS receivable,
-		COALESCE(SUM(CASE WHEN l.account = ? THEN -l.amount_cents ELSE 0 END), 0) AS payable`,
-			ledger.Sales, ledger.KindSale, ledger.Sales, ledger.KindRefund, ledger.Commission, ledger.Receivable, ledger.Payable).
-		Group("r.period_start, r.period_end, o.partner_id, o.environment, l.currency").
-		Order("r.period_start DESC, o.partner_id, o.environment, l.currency").Scan(&rows).Error
+		COALESCE(SUM(CASE WHEN l.account = ? THEN -l.amount_cents ELSE 0 END), 0) AS payable,
+		COALESCE(SUM(CASE WHEN l.account = ? AND l.kind = ? THEN -l.amount_cents ELSE 0 END), 0) AS referral`,
+			ledger.KindSale, ledger.Sales, ledger.KindSale, ledger.Sales, ledger.KindRefund, ledger.Commission, ledger.Receivable,
+			ledger.Payable, ledger.Payable, ledger.KindReferral).
+		Group("r.period_start, r.period_end, l.partner_id, l.environment, l.currency").
+		Order("r.period_start DESC, l.partner_id, l.environment, l.currency").Scan(&rows).Error
 	if err != nil {
 		return nil, fmt.Errorf("sum statements: %w", err)
 	}
@@ -116,7 +120,8 @@ func sumStatements(q *gorm.DB) ([]Statement, error) {
 	for i, r := range rows {
 		out[i] = Statement{PeriodStart: r.PeriodStart.UTC(), PeriodEnd: r.PeriodEnd.UTC(), PartnerID: r.PartnerID, Environment: r.Environment,
 			Total: Total{Currency: r.Currency, Orders: r.Orders, GrossCents: r.Gross, RefundsCents: r.Refunds,
-				CommissionCents: r.Commission, AmountOwedCents: r.Receivable, PayoutCents: r.Payable}, Status: "final"}
+				CommissionCents: r.Commission, AmountOwedCents: r.Receivable, ReferralCents: r.Referral, PayoutCents: r.Payable},
+			Status: "final"}
 	}
 	return out, nil
 }
@@ -132,8 +137,9 @@ func timeKey(t *time.Time) string {
 // added up, and their amounts in cents: GrossCents the sales, RefundsCents
 // the refunds before delivery (zero or negative), CommissionCents the
 // partners' share after refunds, AmountOwedCents what partners owe for the
-// sales they collected, PayoutCents what the service owes partners for the
-// sales it collected on the hosted checkout.
+// sales they collected, ReferralCents the commission of the sales they
+// referred, and PayoutCents what the service owes partners for the sales
+// it collected on the hosted checkout and those they referred.
 type Total struct {
 	Currency        string `json:"currency"`
 	Orders          int    `json:"orders"`
@@ -141,6 +147,7 @@ type Total struct {
 	RefundsCents    int64  `json:"refunds_cents"`
 	CommissionCents int64  `json:"commission_cents"`
 	AmountOwedCents int64  `json:"amount_owed_cents"`
+	ReferralCents   int64  `json:"referral_cents"`
 	PayoutCents     int64  `json:"payout_cents"`
 }
 
@@ -151,6 +158,7 @@ func (t *Total) add(u Total) {
 	t.RefundsCents += u.RefundsCents
 	t.CommissionCents += u.CommissionCents
 	t.AmountOwedCents += u.AmountOwedCents
+	t.ReferralCents += u.ReferralCents
 	t.PayoutCents += u.PayoutCents
 }
 

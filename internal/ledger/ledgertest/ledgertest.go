@@ -51,6 +51,7 @@ func Check(t testing.TB, db *gorm.DB) {
 		if want := o.CommissionCents - ledger.MulDiv(o.CommissionCents, o.RefundedCents, o.SalePriceCents); commission != want {
 			t.Errorf("ledger: order %s has commission lines of %d, want %d", o.PublicID, commission, want)
 		}
+		checkReferral(t, db, o)
 	}
 	var cases []models.BrokerageCase
 	if err := db.Find(&cases).Error; err != nil {
@@ -64,5 +65,34 @@ func Check(t testing.TB, db *gorm.DB) {
 			t.Errorf("ledger: brokerage case %s (%s) has fee %d and commission %d, but its lines are %d and %d",
 				c.ID, c.Status, c.FeeCents, c.CommissionCents, -fees, commission)
 		}
+	}
+}
+
+// checkReferral checks o's referral lines: under its affiliate only, the
+// referral_commission lines its commission less what refunds reversed,
+// and that much pending until o settles, nothing after.
+func checkReferral(t testing.TB, db *gorm.DB, o models.Order) {
+	t.Helper()
+	var lines []models.LedgerEntry
+	db.Where("order_id = ? AND kind = ?", o.PublicID, ledger.KindReferral).Find(&lines)
+	var earned, pending int64
+	for _, l := range lines {
+		if o.ReferralPartnerID == nil || l.PartnerID != *o.ReferralPartnerID {
+			t.Errorf("ledger: order %s has a referral line of %s, not of its affiliate", o.PublicID, l.PartnerID)
+		}
+		switch l.Account {
+		case ledger.ReferralCommission:
+			earned += l.AmountCents
+		case ledger.ReferralPending:
+			pending -= l.AmountCents
+		}
+	}
+	want := o.ReferralCents - ledger.MulDiv(o.ReferralCents, o.RefundedCents, o.SalePriceCents)
+	wantPending := want
+	if o.Status == models.OrderSettled {
+		wantPending = 0
+	}
+	if earned != want || pending != wantPending {
+		t.Errorf("ledger: order %s (%s) has referral commission %d, %d of it pending; want %d, %d pending", o.PublicID, o.Status, earned, pending, want, wantPending)
 	}
 }

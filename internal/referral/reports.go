@@ -1,0 +1,389 @@
+package referral
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"gorm.io/gorm"
+
+	"github.com/domaind/domaind/internal/fault"
+	"github.com/domaind/domaind/internal/ledger"
+	"github.com/domaind/domaind/internal/pagecursor"
+	"github.com/domaind/domaind/models"
+)
+
+const day = 24 * time.Hour
+
+// Windows of the per-day reports: DefaultDays up to today when no dates
+// are given, at most MaxDays.
+const (
+	DefaultDays = 30
+	MaxDays     = 366
+)
+
+// Window is a span of whole UTC days, From up to (not including) To.
+type Window struct {
+	From, To time.Time
+}
+
+// NewWindow returns the window from from to to, either of which may be
+// nil: to defaults to the end of today, from to DefaultDays before to.
+// Both are cut to whole UTC days (to rounded up). A window that ends
+// before it starts, or is longer than MaxDays, is a validation error.
+func NewWindow(from, to *time.Time, now time.Time) (Window, error) {
+	w := Window{To: now.UTC().Truncate(day).Add(day)}
+	if to != nil {
+		w.To = ceilDay(*to)
+	}
+	w.From = w.To.Add(-DefaultDays * day)
+	if from != nil {
+		w.From = from.UTC().Truncate(day)
+	}
+	switch {
+	case !w.From.Before(w.To):
+		return w, fault.Invalid("from", "must be before to")
+	case w.To.Sub(w.From) > MaxDays*day:
+		return w, fault.Invalid("from", "is more than %d days before to: ask for a shorter span", MaxDays)
+	}
+	return w, nil
+}
+
+func ceilDay(t time.Time) time.Time {
+	d := t.UTC().Truncate(day)
+	if d.Before(t) {
+		d = d.Add(day)
+	}
+	return d
+}
+
+// days returns the days of w, in order.
+func (w Window) days() []time.Time {
+	var out []time.Time
+	for d := w.From; d.Before(w.To); d = d.Add(day) {
+		out = append(out, d)
+	}
+	return out
+}
+
+// Date is a UTC day as the reports write it (2026-11-25).
+type Date time.Time
+
+// MarshalJSON writes d as a date.
+func (d Date) MarshalJSON() ([]byte, error) {
+	return []byte(`"` + time.Time(d).UTC().Format(time.DateOnly) + `"`), nil
+}
+
+// UnmarshalJSON reads a date d.MarshalJSON wrote.
+func (d *Date) UnmarshalJSON(b []byte) error {
+	t, err := time.Parse(`"`+time.DateOnly+`"`, string(b))
+	*d = Date(t)
+	return err
+}
+
+// ClickDay is one day's counted clicks.
+type ClickDay struct {
+	Date   Date  `json:"date"`
+	Clicks int64 `json:"clicks"`
+}
+
+// ClickReport is a window's counted clicks, in total and per day (every
+// day of the window, zero included).
+type ClickReport struct {
+	From   Date       `json:"from"`
+	To     Date       `json:"to"`
+	Clicks int64      `json:"clicks"`
+	Days   []ClickDay `json:"days"`
+}
+
+// Clicks returns the counted clicks of partnerID's links in env in w.
+func (s *Service) Clicks(ctx context.Context, partnerID, env string, w Window) (ClickReport, error) {
+	perDay, err := s.clicksPerDay(ctx, partnerID, env, w)
+	if err != nil {
+		return ClickReport{}, err
+	}
+	out := ClickReport{From: Date(w.From), To: Date(w.To.Add(-day))}
+	for _, d := range w.days() {
+		n := perDay[d]
+		out.Clicks += n
+		out.Days = append(out.Days, ClickDay{Date: Date(d), Clicks: n})
+	}
+	return out, nil
+}
+
+func (s *Service) clicksPerDay(ctx context.Context, partnerID, env string, w Window) (map[time.Time]int64, error) {
+	var rows []struct {
+		Day time.Time
+		N   int64
+	}
+	err := s.db.WithContext(ctx).Model(&models.ReferralClick{}).
+		Where("partner_id = ? AND environment = ? AND day >= ? AND day < ?", partnerID, env, w.From, w.To).
+		Select("day, COUNT(*) AS n").Group("day").Scan(&rows).Error
+	if err != nil {
+		return nil, fmt.Errorf("count clicks: %w", err)
+	}
+	out := make(map[time.Time]int64, len(rows))
+	for _, r := range rows {
+		out[r.Day.UTC()] += r.N
+	}
+	return out, nil
+}
+
+// Commission states of a referred sale: pending until the order settles,
+// payable after, reversed when the sale is refunded in full or cancelled.
+const (
+	StatePending  = "pending"
+	StatePayable  = "payable"
+	StateReversed = "reversed"
+)
+
+// Sale is a sale attributed to one of the partner's links, as the
+// affiliate sees it: the buyer's email masked.
+type Sale struct {
+	OrderID         string    `json:"order_id"`
+	LinkID          string    `json:"link_id"`
+	Domain          string    `json:"domain"`
+	BuyerEmail      string    `json:"buyer_email"`
+	AmountCents     int64     `json:"amount_cents"`
+	RefundedCents   int64     `json:"refunded_cents"`
+	Currency        string    `json:"currency"`
+	CommissionBPS   int       `json:"commission_bps"`
+	CommissionCents int64     `json:"commission_cents"`
+	CommissionState string    `json:"commission_state"`
+	CreatedAt       time.Time `json:"created_at"`
+}
+
+// Page sizes of the paged reports.
+const (
+	DefaultLimit = 50
+	MaxLimit     = 100
+)
+
+// Sales returns a page of the sales attributed to partnerID's links in
+// env in w, newest first, and the cursor of the next page.
+func (s *Service) Sales(ctx context.Context, partnerID, env string, w Window, limit int, cursor string) ([]Sale, string, error) {
+	var err error
+	if limit, err = pagecursor.Limit(limit, DefaultLimit, MaxLimit); err != nil {
+		return nil, "", err
+	}
+	q := s.db.WithContext(ctx).Where("referral_partner_id = ? AND environment = ? AND created_at >= ? AND created_at < ?", partnerID, env, w.From, w.To)
+	fingerprint := pagecursor.Fingerprint("referral-sales/v1", partnerID, env, w.From.String(), w.To.String())
+	if cursor != "" {
+		c, err := pagecursor.Decode(s.opts.SecretKey, cursor, fingerprint)
+		if err != nil {
+			return nil, "", err
+		}
+		at := c.At()
+		q = q.Where("created_at < ? OR (created_at = ? AND public_id < ?)", at, at, c.ID)
+	}
+	var orders []models.Order
+	if err := q.Order("created_at DESC, public_id DESC").Limit(limit + 1).Find(&orders).Error; err != nil {
+		return nil, "", fmt.Errorf("list referred sales: %w", err)
+	}
+	orders, next := pagecursor.Trim(s.opts.SecretKey, fingerprint, orders, limit, func(o models.Order) (int64, string) {
+		return o.CreatedAt.UnixNano(), o.PublicID
+	})
+	out := make([]Sale, len(orders))
+	for i, o := range orders {
+		out[i] = Sale{OrderID: o.PublicID, LinkID: deref(o.ReferralLinkID), Domain: o.Domain, BuyerEmail: MaskEmail(o.BuyerEmail),
+			AmountCents: o.SalePriceCents, RefundedCents: o.RefundedCents, Currency: o.Currency, CommissionBPS: o.ReferralBPS,
+			CommissionCents: earned(o), CommissionState: state(o), CreatedAt: o.CreatedAt.UTC()}
+	}
+	return out, next, nil
+}
+
+// earned is the referral commission o earned after its refunds: what its
+// ledger lines leave (ledger.ReferralRefund reverses it in proportion).
+func earned(o models.Order) int64 {
+	if o.SalePriceCents == 0 {
+		return 0
+	}
+	return o.ReferralCents - ledger.MulDiv(o.ReferralCents, o.RefundedCents, o.SalePriceCents)
+}
+
+func state(o models.Order) string {
+	switch o.Status {
+	case models.OrderSettled:
+		return StatePayable
+	case models.OrderRefunded, models.OrderCancelled:
+		return StateReversed
+	}
+	return StatePending
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
+
+// MaskEmail hides most of an address: the first character of its local
+// part and of its domain stay, and the domain's last label
+// (jane@example.com → j***@e***.com).
+func MaskEmail(email string) string {
+	local, domain, ok := strings.Cut(email, "@")
+	if !ok || local == "" || domain == "" {
+		return "***"
+	}
+	masked := local[:1] + "***@" + domain[:1] + "***"
+	if i := strings.LastIndexByte(domain, '.'); i > 0 {
+		masked += domain[i:]
+	}
+	return masked
+}
+
+// Types of commission lines.
+const (
+	LineAccrued  = "accrued"
+	LinePending  = "pending"
+	LinePaidOut  = "paid_out"
+	LineReversed = "reversed"
+)
+
+// CommissionLine is one change of what the service owes the partner in
+// commission: accrued (now payable: a hosted sale's commission, a
+// brokered deal's, a referred sale's once settled), pending (a referred
+// sale's, until it settles), reversed (by a refund), or paid_out. Balance
+// is what is payable after the line (pending commission is not, yet).
+type CommissionLine struct {
+	ID           int64     `json:"id"`
+	Type         string    `json:"type"`
+	AmountCents  int64     `json:"amount_cents"`
+	BalanceCents int64     `json:"balance_cents"`
+	Currency     string    `json:"currency"`
+	OrderID      *string   `json:"order_id"`
+	CaseID       *string   `json:"case_id"`
+	PayoutID     *string   `json:"payout_id"`
+	At           time.Time `json:"at"`
+}
+
+// CommissionTotals adds up a window's commission lines of each type (as
+// amounts: reversed and paid out are not negative here, as they are on
+// the lines), and what is payable and pending at its end.
+type CommissionTotals struct {
+	Currency      string `json:"currency"`
+	AccruedCents  int64  `json:"accrued_cents"`
+	PendingCents  int64  `json:"pending_cents"`
+	ReversedCents int64  `json:"reversed_cents"`
+	PaidOutCents  int64  `json:"paid_out_cents"`
+	// BalanceCents is payable and OutstandingPendingCents still pending
+	// at the end of the window.
+	BalanceCents            int64 `json:"balance_cents"`
+	OutstandingPendingCents int64 `json:"outstanding_pending_cents"`
+}
+
+// commissionAccounts are the accounts of what the service owes partners.
+var commissionAccounts = []string{ledger.Payable, ledger.ReferralPending}
+
+// Commissions returns a page of partnerID's commission lines in env in w,
+// oldest first, each with the balance after it, the cursor of the next
+// page, and the window's totals. A referred sale's settlement moves its
+// commission from pending to payable in two lines; the pending one is not
+// shown (the accrued one is).
+func (s *Service) Commissions(ctx context.Context, partnerID, env string, w Window, limit int, cursor string) ([]CommissionLine, string, []CommissionTotals, error) {
+	var err error
+	if limit, err = pagecursor.Limit(limit, DefaultLimit, MaxLimit); err != nil {
+		return nil, "", nil, err
+	}
+	db := s.db.WithContext(ctx)
+	lines := func() *gorm.DB {
+		return db.Model(&models.LedgerEntry{}).Where("partner_id = ? AND environment = ? AND account IN ?", partnerID, env, commissionAccounts)
+	}
+	fingerprint := pagecursor.Fingerprint("commissions/v1", partnerID, env, w.From.String(), w.To.String())
+	after := int64(0)
+	if cursor != "" {
+		c, err := pagecursor.Decode(s.opts.SecretKey, cursor, fingerprint)
+		if err != nil {
+			return nil, "", nil, err
+		}
+		after = c.Key
+	}
+	var page []models.LedgerEntry
+	err = lines().Where("created_at >= ? AND created_at < ? AND id > ?", w.From, w.To, after).Order("id").Limit(limit + 1).Find(&page).Error
+	if err != nil {
+		return nil, "", nil, fmt.Errorf("list commission lines: %w", err)
+	}
+	page, next := pagecursor.Trim(s.opts.SecretKey, fingerprint, page, limit, func(e models.LedgerEntry) (int64, string) { return e.ID, "" })
+	// The balance before the page's first line, per currency.
+	balance := map[string]int64{}
+	if len(page) > 0 {
+		if balance, err = payableBefore(lines(), page[0].ID); err != nil {
+			return nil, "", nil, err
+		}
+	}
+	out := make([]CommissionLine, 0, len(page))
+	for _, e := range page {
+		typ, amount := lineType(e)
+		if typ == "" {
+			continue
+		}
+		if e.Account == ledger.Payable {
+			balance[e.Currency] -= e.AmountCents
+		}
+		out = append(out, CommissionLine{ID: e.ID, Type: typ, AmountCents: amount, BalanceCents: balance[e.Currency], Currency: e.Currency,
+			OrderID: e.OrderID, CaseID: e.CaseID, PayoutID: e.PayoutID, At: e.CreatedAt.UTC()})
+	}
+	totals, err := commissionTotals(lines(), w)
+	if err != nil {
+		return nil, "", nil, err
+	}
+	return out, next, totals, nil
+}
+
+// lineType is the type of a commission line e, and its amount as the
+// partner sees it (owed to it: positive); "" for a line not shown.
+func lineType(e models.LedgerEntry) (string, int64) {
+	owed := -e.AmountCents
+	switch {
+	case e.Account == ledger.ReferralPending && owed > 0:
+		return LinePending, owed
+	case e.Account == ledger.ReferralPending && e.RefundID != nil:
+		return LineReversed, owed
+	case e.Account == ledger.ReferralPending: // settled: the payable line shows it
+		return "", 0
+	case e.Kind == ledger.KindPayout:
+		return LinePaidOut, owed
+	case owed < 0:
+		return LineReversed, owed
+	}
+	return LineAccrued, owed
+}
+
+// payableBefore sums, per currency, the payable lines q picks before id:
+// the balance a page starts from.
+func payableBefore(q *gorm.DB, id int64) (map[string]int64, error) {
+	var rows []struct {
+		Currency string
+		Owed     int64
+	}
+	err := q.Where("account = ? AND id < ?", ledger.Payable, id).Select("currency, -SUM(amount_cents) AS owed").Group("currency").Scan(&rows).Error
+	if err != nil {
+		return nil, fmt.Errorf("sum the balance: %w", err)
+	}
+	out := map[string]int64{}
+	for _, r := range rows {
+		out[r.Currency] = r.Owed
+	}
+	return out, nil
+}
+
+// commissionTotals adds up the lines q picks in w, per currency, and the
+// balances at w's end.
+func commissionTotals(q *gorm.DB, w Window) ([]CommissionTotals, error) {
+	var rows []CommissionTotals
+	err := q.Where("created_at < ?", w.To).Select(`currency,
+		COALESCE(SUM(CASE WHEN created_at >= ? AND account = ? AND kind <> ? AND amount_cents < 0 THEN -amount_cents END), 0) AS accrued_cents,
+		COALESCE(SUM(CASE WHEN created_at >= ? AND account = ? AND amount_cents < 0 THEN -amount_cents END), 0) AS pending_cents,
+		COALESCE(SUM(CASE WHEN created_at >= ? AND refund_id IS NOT NULL THEN amount_cents END), 0) AS reversed_cents,
+		COALESCE(SUM(CASE WHEN created_at >= ? AND kind = ? THEN amount_cents END), 0) AS paid_out_cents,
+		COALESCE(SUM(CASE WHEN account = ? THEN -amount_cents END), 0) AS balance_cents,
+		COALESCE(SUM(CASE WHEN account = ? THEN -amount_cents END), 0) AS outstanding_pending_cents`,
+		w.From, ledger.Payable, ledger.KindPayout, w.From, ledger.ReferralPending, w.From, w.From, ledger.KindPayout,
+		ledger.Payable, ledger.ReferralPending).Group("currency").Order("currency").Scan(&rows).Error
+	if err != nil {
+		return nil, fmt.Errorf("sum commission lines: %w", err)
+	}
+	return rows, nil
+}
