@@ -99,6 +99,8 @@ func (s *Server) routes(monitoring http.Handler, healthOnly bool) {
 	e.POST(checkout.PagePath, s.limit(checkoutPayLimit), s.checkoutSubmit)
 	e.GET(brokerage.ProgressPath, s.brokerageProgress)
 	e.GET(referral.ClickPath+":code", s.limit(clickLimit), s.resp.Handle(s.followLink))
+	e.GET(referral.MarketPath, s.limit(listingsLimit), s.marketSearchPage)
+	e.GET(referral.MarketPath+"/:domain", s.limit(listingsLimit), s.marketNamePage)
 
 	ops := e.Group("/api/ops", s.opsOnly)
 	ops.POST("/canaries", s.idempotent, s.resp.Handle(s.createCanary))

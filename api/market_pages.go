@@ -1,0 +1,107 @@
+package api
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/gin-gonic/gin"
+	"gorm.io/gorm"
+
+	"github.com/domaind/domaind/internal/domainname"
+	"github.com/domaind/domaind/models"
+)
+
+// marketPageSize is how many names the marketplace page shows.
+const marketPageSize = 24
+
+// marketPage is what the marketplace pages show: the search and its
+// results, or one listed name.
+type marketPage struct {
+	Title, Query string
+	Results      []marketName
+	// Name is the listed name of a name's page; Missing the name asked
+	// for when it is not listed.
+	Name    *marketName
+	Missing string
+}
+
+// marketName is a listed name as the pages show it: prices are for
+// partners and holders of pricing:read, as in the API.
+type marketName struct {
+	Domain, TLD string
+	Listed      string
+	Sold        bool
+}
+
+func newMarketName(l models.Listing) marketName {
+	return marketName{Domain: l.Domain, TLD: l.TLD, Listed: l.CreatedAt.UTC().Format(time.DateOnly), Sold: l.SoldAt != nil}
+}
+
+// marketSearchPage answers GET /market?q=: the live marketplace's names
+// containing q (the newest when q is empty), where a referral link of a
+// domain sends its visitors.
+func (s *Server) marketSearchPage(c *gin.Context) {
+	q := strings.ToLower(strings.TrimSpace(c.Query("q")))
+	if len(q) > 253 {
+		q = q[:253]
+	}
+	p := marketPage{Title: "Marketplace", Query: q}
+	var err error
+	if p.Results, err = s.marketSearch(c, q); err != nil {
+		s.resp.Error(c, err)
+		return
+	}
+	s.render(c, http.StatusOK, "market.html", p)
+}
+
+// marketSearch returns the newest names for sale containing q.
+func (s *Server) marketSearch(c *gin.Context, q string) ([]marketName, error) {
+	db := s.db.WithContext(c.Request.Context()).Where("approved AND marketplace_visible")
+	if q != "" {
+		db = db.Where(`domain LIKE ? ESCAPE '\'`, likePattern(q))
+	}
+	var listings []models.Listing
+	if err := db.Order("created_at DESC, id DESC").Limit(marketPageSize).Find(&listings).Error; err != nil {
+		return nil, fmt.Errorf("search the marketplace: %w", err)
+	}
+	out := make([]marketName, len(listings))
+	for i, l := range listings {
+		out[i] = newMarketName(l)
+	}
+	return out, nil
+}
+
+// marketNamePage answers GET /market/{domain}: one name of the live
+// marketplace (also once sold), where a referral link of a product sends
+// its visitors; 404 with a search for it when it is not listed.
+func (s *Server) marketNamePage(c *gin.Context) {
+	p := marketPage{Title: "Marketplace"}
+	name, err := domainname.Parse(c.Param("domain"))
+	if err != nil {
+		p.Missing = c.Param("domain")
+		s.render(c, http.StatusNotFound, "market.html", p)
+		return
+	}
+	var l models.Listing
+	err = s.db.WithContext(c.Request.Context()).Where("approved AND (marketplace_visible OR sold_at IS NOT NULL)").Take(&l, "domain = ?", name.ASCII).Error
+	if errors.Is(err, gorm.ErrRecordNotFound) {
+		// Names like it: those sharing its first label.
+		p.Missing, p.Query = name.ASCII, strings.SplitN(name.ASCII, ".", 2)[0]
+		if p.Results, err = s.marketSearch(c, p.Query); err != nil {
+			s.resp.Error(c, err)
+			return
+		}
+		s.render(c, http.StatusNotFound, "market.html", p)
+		return
+	}
+	if err != nil {
+		s.resp.Error(c, fmt.Errorf("find %s: %w", name.ASCII, err))
+		return
+	}
+	n := newMarketName(l)
+	p.Name, p.Title = &n, n.Domain
+	s.render(c, http.StatusOK, "market.html", p)
+}
