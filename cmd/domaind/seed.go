@@ -130,7 +130,8 @@ func seedDemoUser(ctx context.Context, db *gorm.DB, log *slog.Logger) (models.Us
 const demoPartnerEmail = "partner@domaind.test"
 
 // seedDemoPartner returns the demo partner's sandbox credential with every
-// scope, making the approved partner and the credential on first use. On
+// scope, making the approved partner (an affiliate) and the credential on
+// first use. On
 // later starts it unseals the same credential, so the key in the start-up
 // text stays the one a newcomer copied.
 func seedDemoPartner(ctx context.Context, cfg *config.Config, db *gorm.DB, log *slog.Logger) (partner.Credential, error) {
@@ -140,6 +141,10 @@ func seedDemoPartner(ctx context.Context, cfg *config.Config, db *gorm.DB, log *
 	if errors.Is(err, gorm.ErrRecordNotFound) {
 		if p, err = partners.Create(ctx, "Demo Partner", demoPartnerEmail); err == nil {
 			_, err = partners.Approve(ctx, p.ID)
+		}
+		if err == nil { // an affiliate, so that referral links can be tried too
+			yes := true
+			_, err = partners.Update(ctx, p.ID, partner.Terms{Affiliate: &yes})
 		}
 	}
 	if err != nil {
