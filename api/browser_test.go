@@ -36,8 +36,9 @@ func browserPath(t *testing.T) string {
 	return ""
 }
 
-// newChromium starts a headless Chromium for the test and returns its context.
-func newChromium(t *testing.T) context.Context {
+// newChromium starts a headless Chromium for the test, with the options
+// extra, and returns its context.
+func newChromium(t *testing.T, extra ...chromedp.ExecAllocatorOption) context.Context {
 	t.Helper()
 	opts := append(chromedp.DefaultExecAllocatorOptions[:],
 		chromedp.ExecPath(browserPath(t)),
@@ -48,6 +49,7 @@ func newChromium(t *testing.T) context.Context {
 		chromedp.Flag("disable-sync", true),
 		chromedp.UserDataDir(t.TempDir()),
 	)
+	opts = append(opts, extra...)
 	alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
 	ctx, cancel := chromedp.NewContext(alloc)
 	ctx, cancelTimeout := context.WithTimeout(ctx, time.Minute)
