@@ -64,7 +64,7 @@ func (s *Service) Transactions(ctx context.Context, f TransactionFilter) ([]Tran
 		return nil, "", nil, fault.Invalid("payment_model", "must be partner_collected or hosted")
 	}
 	db := s.db.WithContext(ctx)
-	page := s.lines(db, f).Where("l.account = ?", ledger.Sales) // one a transaction
+	page := s.lines(db, f, true).Where("l.account = ?", ledger.Sales) // one a transaction
 	if f.From != nil {
 		page = page.Where("l.created_at >= ?", f.From.UTC())
 	}
@@ -101,11 +101,15 @@ func (s *Service) Transactions(ctx context.Context, f TransactionFilter) ([]Tran
 	return rows, next, totals, nil
 }
 
-// lines picks the ledger lines l of f's sales and refunds, joined with
-// their orders o, by every filter but time.
-func (s *Service) lines(db *gorm.DB, f TransactionFilter) *gorm.DB {
-	q := db.Table("ledger_entries l").Joins("JOIN orders o ON o.public_id = l.order_id").
+// lines picks the ledger lines l of f's sales and refunds by every filter
+// but time, joined with their orders o when withOrders or a filter is on
+// the orders (totals read no order otherwise).
+func (s *Service) lines(db *gorm.DB, f TransactionFilter, withOrders bool) *gorm.DB {
+	q := db.Table("ledger_entries l").
 		Where("l.partner_id = ? AND l.environment = ? AND l.kind IN ?", f.PartnerID, f.Environment, []string{ledger.KindSale, ledger.KindRefund})
+	if withOrders || f.OrderStatus != "" || f.PaymentModel != "" {
+		q = q.Joins("JOIN orders o ON o.public_id = l.order_id")
+	}
 	if f.OrderStatus != "" {
 		q = q.Where("o.status = ?", f.OrderStatus)
 	}
@@ -159,7 +163,7 @@ func (s *Service) transactionTotals(db *gorm.DB, f TransactionFilter) ([]Transac
 	}
 	var read []TransactionTotals
 	for _, sp := range spans {
-		q := s.lines(db, f)
+		q := s.lines(db, f, false)
 		if sp.from != nil {
 			q = q.Where("l.created_at >= ?", sp.from.UTC())
 		}
