@@ -82,14 +82,14 @@ func (s *Server) brokerageProgress(c *gin.Context) {
 		return
 	}
 	page := progressPage{Title: "Brokerage of " + v.Domain, Domain: v.Domain, Status: statusLabels[v.Status],
-		Budget: formatMoney(v.BudgetCents, v.Currency), Opened: v.CreatedAt.Format("2 January 2006"), Closed: v.ClosedAt != nil}
+		Budget: money(v.Currency, v.BudgetCents), Opened: v.CreatedAt.Format("2 January 2006"), Closed: v.ClosedAt != nil}
 	if v.Deal != nil {
-		page.Price = formatMoney(v.Deal.PriceCents, v.Currency)
+		page.Price = money(v.Currency, v.Deal.PriceCents)
 	}
 	for _, st := range v.Timeline {
 		ps := progressStep{At: st.At.Format(pageTime), Status: statusLabels[st.Status]}
 		if st.AmountCents != nil {
-			ps.Amount = formatMoney(*st.AmountCents, v.Currency)
+			ps.Amount = money(v.Currency, *st.AmountCents)
 		}
 		page.Steps = append(page.Steps, ps)
 	}
@@ -144,10 +144,10 @@ func (s *Server) renderOpsCases(c *gin.Context, status int, problem, done string
 	}
 	for _, v := range cases {
 		row := opsCaseRow{View: v, Actions: brokerage.Actions(v.Status), Partner: cmp.Or(names[v.PartnerID], v.PartnerID),
-			Budget: formatMoney(v.BudgetCents, v.Currency), CreatedAt: v.CreatedAt.Format(pageTime)}
+			Budget: money(v.Currency, v.BudgetCents), CreatedAt: v.CreatedAt.Format(pageTime)}
 		if d := v.Deal; d != nil {
-			row.Outcome = fmt.Sprintf("%s, fee %s, commission %s", formatMoney(d.PriceCents, v.Currency),
-				formatMoney(d.FeeCents, v.Currency), formatMoney(d.CommissionCents, v.Currency))
+			row.Outcome = fmt.Sprintf("%s, fee %s, commission %s", money(v.Currency, d.PriceCents),
+				money(v.Currency, d.FeeCents), money(v.Currency, d.CommissionCents))
 		}
 		page.Cases = append(page.Cases, row)
 	}

@@ -1,7 +1,6 @@
 package api
 
 import (
-	"fmt"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -84,7 +83,7 @@ func (s *Server) renderCheckout(c *gin.Context, err error, page checkoutPage) {
 	if u, err := url.Parse(page.ReturnURL); err == nil {
 		c.Set(formActionCtxKey, u.Scheme+"://"+u.Host)
 	}
-	page.Title, page.Price, page.CSRF = "Buy "+page.Domain, formatMoney(page.PriceCents, page.Currency), s.formCSRF(c)
+	page.Title, page.Price, page.CSRF = "Buy "+page.Domain, money(page.Currency, page.PriceCents), s.formCSRF(c)
 	s.render(c, status, "checkout.html", page)
 }
 
@@ -93,13 +92,4 @@ func (s *Server) renderCheckout(c *gin.Context, err error, page checkoutPage) {
 func (s *Server) checkoutError(c *gin.Context, err error) {
 	status, msg := s.formError(c, err)
 	s.render(c, status, "checkout_error.html", gin.H{"Title": "Checkout link error", "Message": msg})
-}
-
-// formatMoney writes cents of currency for people: "1,250.00 USD".
-func formatMoney(cents int64, currency string) string {
-	whole := strconv.FormatInt(cents/100, 10)
-	for i := len(whole) - 3; i > 0; i -= 3 {
-		whole = whole[:i] + "," + whole[i:]
-	}
-	return fmt.Sprintf("%s.%02d %s", whole, cents%100, currency)
 }

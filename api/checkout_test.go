@@ -198,11 +198,3 @@ func TestLiveCheckoutNeedsAPaymentProvider(t *testing.T) {
 		t.Errorf("a sandbox session: %v", err)
 	}
 }
-
-func TestFormatMoney(t *testing.T) {
-	for cents, want := range map[int64]string{1: "0.01 USD", 120_000: "1,200.00 USD", 100_000_000_05: "100,000,000.05 USD", 99_900: "999.00 USD"} {
-		if got := formatMoney(cents, "USD"); got != want {
-			t.Errorf("formatMoney(%d) = %q, want %q", cents, got, want)
-		}
-	}
-}

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/url"
 	"path"
+	"strconv"
 	"strings"
 	"time"
 	"unicode"
@@ -51,14 +52,18 @@ const pagePolicy = "default-src 'none'; style-src 'self'; img-src 'self' data:; 
 // pageTime is how the pages write a time, which must be in UTC.
 const pageTime = "2006-01-02 15:04 UTC"
 
-// money writes cents of currency as the pages show an amount: "USD 12.34",
-// "USD -0.50".
+// money writes cents of currency as the pages show an amount, with
+// thousands grouped: "1,234.56 USD", "-0.50 USD" (a refund).
 func money(currency string, cents int64) string {
 	sign := ""
 	if cents < 0 {
 		sign, cents = "-", -cents
 	}
-	return fmt.Sprintf("%s %s%d.%02d", currency, sign, cents/100, cents%100)
+	whole := strconv.FormatInt(cents/100, 10)
+	for i := len(whole) - 3; i > 0; i -= 3 {
+		whole = whole[:i] + "," + whole[i:]
+	}
+	return fmt.Sprintf("%s%s.%02d %s", sign, whole, cents%100, currency)
 }
 
 // render writes the page template name with data. Pages carry forms with

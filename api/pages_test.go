@@ -9,17 +9,21 @@ import (
 	"unicode"
 )
 
-// Amounts on the pages: refunds are negative, also under a unit.
+// Amounts on the pages: thousands grouped, refunds negative, also under
+// a unit.
 func TestMoney(t *testing.T) {
 	for _, tc := range []struct {
 		cents int64
 		want  string
 	}{
-		{123_456, "USD 1234.56"},
-		{5, "USD 0.05"},
-		{0, "USD 0.00"},
-		{-50, "USD -0.50"},
-		{-1_234, "USD -12.34"},
+		{123_456, "1,234.56 USD"},
+		{5, "0.05 USD"},
+		{0, "0.00 USD"},
+		{-50, "-0.50 USD"},
+		{-1_234, "-12.34 USD"},
+		{99_900, "999.00 USD"},
+		{100_000_000_05, "100,000,000.05 USD"},
+		{-123_456_78, "-123,456.78 USD"},
 	} {
 		if got := money("USD", tc.cents); got != tc.want {
 			t.Errorf("money(USD, %d) = %q, want %q", tc.cents, got, tc.want)

@@ -288,7 +288,7 @@ func TestBrowserOpsSettlements(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := strings.Fields("prt_a sandbox USD 1 USD 100.00 USD 0.00 USD 15.00 USD 85.00 USD 0.00 USD 0.00")
+	want := strings.Fields("prt_a sandbox USD 1 100.00 USD 0.00 USD 15.00 USD 85.00 USD 0.00 USD 0.00 USD")
 	if diff := cmp.Diff(want, strings.Fields(statement)); diff != "" {
 		t.Errorf("the statement's row (-want +got):\n%s", diff)
 	}
