@@ -1,6 +1,7 @@
 package partner
 
 import (
+	"context"
 	"net/http"
 
 	"github.com/gin-gonic/gin"
@@ -46,89 +47,34 @@ func (a *API) listLinks(c *gin.Context) error {
 	return nil
 }
 
-// window reads from and to (dates or RFC 3339 times) as a window of whole
-// days.
-func (a *API) window(c *gin.Context) (referral.Window, error) {
-	from, err := timeParam(c, "from", false)
-	if err != nil {
-		return referral.Window{}, err
+// referralReport answers a referral report: get's answer to the query of the
+// request (the credential's partner and environment, from and to, and
+// for a paged report limit and cursor).
+func referralReport[T any](a *API, paged bool, get func(context.Context, referral.Query) (T, error)) func(*gin.Context) error {
+	return func(c *gin.Context) error {
+		cred := credential(c)
+		q := referral.Query{PartnerID: cred.PartnerID, Environment: cred.Environment, Cursor: c.Query("cursor")}
+		from, err := timeParam(c, "from", false)
+		if err != nil {
+			return err
+		}
+		to, err := timeParam(c, "to", true)
+		if err != nil {
+			return err
+		}
+		if q.Window, err = referral.NewWindow(from, to, a.Now()); err != nil {
+			return err
+		}
+		if paged {
+			if q.Limit, err = httpjson.IntParam(c, "limit", referral.DefaultLimit, 1, referral.MaxLimit); err != nil {
+				return err
+			}
+		}
+		r, err := get(c.Request.Context(), q)
+		if err != nil {
+			return err
+		}
+		c.JSON(http.StatusOK, r)
+		return nil
 	}
-	to, err := timeParam(c, "to", true)
-	if err != nil {
-		return referral.Window{}, err
-	}
-	return referral.NewWindow(from, to, a.Now())
-}
-
-// getClicks answers GET /me/clicks?from=&to=: counted clicks in total and
-// per day.
-func (a *API) getClicks(c *gin.Context) error {
-	w, err := a.window(c)
-	if err != nil {
-		return err
-	}
-	cred := credential(c)
-	r, err := a.Referrals.Clicks(c.Request.Context(), cred.PartnerID, cred.Environment, w)
-	if err != nil {
-		return err
-	}
-	c.JSON(http.StatusOK, r)
-	return nil
-}
-
-// listReferredSales answers GET /me/sales?from=&to=: the sales the
-// partner's links brought, newest first, with limit and cursor.
-func (a *API) listReferredSales(c *gin.Context) error {
-	w, err := a.window(c)
-	if err != nil {
-		return err
-	}
-	limit, err := httpjson.IntParam(c, "limit", referral.DefaultLimit, 1, referral.MaxLimit)
-	if err != nil {
-		return err
-	}
-	cred := credential(c)
-	sales, next, err := a.Referrals.Sales(c.Request.Context(), cred.PartnerID, cred.Environment, w, limit, c.Query("cursor"))
-	if err != nil {
-		return err
-	}
-	c.JSON(http.StatusOK, gin.H{"sales": httpjson.NonNil(sales), "next_cursor": httpjson.Nullable(next)})
-	return nil
-}
-
-// listCommissions answers GET /me/commissions?from=&to=: the partner's
-// commission lines, oldest first, each with the balance after it, with
-// the window's totals.
-func (a *API) listCommissions(c *gin.Context) error {
-	w, err := a.window(c)
-	if err != nil {
-		return err
-	}
-	limit, err := httpjson.IntParam(c, "limit", referral.DefaultLimit, 1, referral.MaxLimit)
-	if err != nil {
-		return err
-	}
-	cred := credential(c)
-	lines, next, totals, err := a.Referrals.Commissions(c.Request.Context(), cred.PartnerID, cred.Environment, w, limit, c.Query("cursor"))
-	if err != nil {
-		return err
-	}
-	c.JSON(http.StatusOK, gin.H{"commissions": httpjson.NonNil(lines), "next_cursor": httpjson.Nullable(next),
-		"totals": httpjson.NonNil(totals)})
-	return nil
-}
-
-// getAnalytics answers GET /analytics?from=&to=: the referral funnel.
-func (a *API) getAnalytics(c *gin.Context) error {
-	w, err := a.window(c)
-	if err != nil {
-		return err
-	}
-	cred := credential(c)
-	r, err := a.Referrals.Analytics(c.Request.Context(), cred.PartnerID, cred.Environment, w)
-	if err != nil {
-		return err
-	}
-	c.JSON(http.StatusOK, r)
-	return nil
 }

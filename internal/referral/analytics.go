@@ -43,11 +43,13 @@ type Analytics struct {
 	Days       []FunnelDay `json:"days"`
 }
 
-// Analytics returns the funnel of partnerID's links in env over w. A day
-// counts the checkouts opened and the sales made on it; a sale refunded
-// in full counts no more, and GMV and commission are net of refunds.
-func (s *Service) Analytics(ctx context.Context, partnerID, env string, w Window) (Analytics, error) {
-	clicks, err := s.clicksPerDay(ctx, partnerID, env, w)
+// Analytics returns the funnel of q's partner's links in its environment
+// over its window. A day counts the checkouts opened and the sales made on
+// it; a sale refunded in full counts no more, and GMV and commission are
+// net of refunds.
+func (s *Service) Analytics(ctx context.Context, q Query) (Analytics, error) {
+	partnerID, env, w := q.PartnerID, q.Environment, q.Window
+	clicks, err := s.clicksPerDay(ctx, q)
 	if err != nil {
 		return Analytics{}, err
 	}

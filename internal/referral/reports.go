@@ -23,6 +23,16 @@ const (
 	MaxDays     = 366
 )
 
+// Query is what a report is asked for: whose figures, over which window,
+// and for the paged reports the page (Limit, and Cursor: the
+// next_cursor of the page before).
+type Query struct {
+	PartnerID, Environment string
+	Window                 Window
+	Limit                  int
+	Cursor                 string
+}
+
 // Window is a span of whole UTC days, From up to (not including) To.
 type Window struct {
 	From, To time.Time
@@ -97,9 +107,11 @@ type ClickReport struct {
 	Days   []ClickDay `json:"days"`
 }
 
-// Clicks returns the counted clicks of partnerID's links in env in w.
-func (s *Service) Clicks(ctx context.Context, partnerID, env string, w Window) (ClickReport, error) {
-	perDay, err := s.clicksPerDay(ctx, partnerID, env, w)
+// Clicks returns the counted clicks of q's partner's links in its
+// environment over its window.
+func (s *Service) Clicks(ctx context.Context, q Query) (ClickReport, error) {
+	w := q.Window
+	perDay, err := s.clicksPerDay(ctx, q)
 	if err != nil {
 		return ClickReport{}, err
 	}
@@ -112,13 +124,13 @@ func (s *Service) Clicks(ctx context.Context, partnerID, env string, w Window) (
 	return out, nil
 }
 
-func (s *Service) clicksPerDay(ctx context.Context, partnerID, env string, w Window) (map[time.Time]int64, error) {
+func (s *Service) clicksPerDay(ctx context.Context, q Query) (map[time.Time]int64, error) {
 	var rows []struct {
 		Day time.Time
 		N   int64
 	}
 	err := s.db.WithContext(ctx).Model(&models.ReferralClick{}).
-		Where("partner_id = ? AND environment = ? AND day >= ? AND day < ?", partnerID, env, w.From, w.To).
+		Where("partner_id = ? AND environment = ? AND day >= ? AND day < ?", q.PartnerID, q.Environment, q.Window.From, q.Window.To).
 		Select("day, COUNT(*) AS n").Group("day").Scan(&rows).Error
 	if err != nil {
 		return nil, fmt.Errorf("count clicks: %w", err)
@@ -160,37 +172,53 @@ const (
 	MaxLimit     = 100
 )
 
-// Sales returns a page of the sales attributed to partnerID's links in
-// env in w, newest first, and the cursor of the next page.
-func (s *Service) Sales(ctx context.Context, partnerID, env string, w Window, limit int, cursor string) ([]Sale, string, error) {
-	var err error
-	if limit, err = pagecursor.Limit(limit, DefaultLimit, MaxLimit); err != nil {
-		return nil, "", err
+// SalePage is a page of referred sales.
+type SalePage struct {
+	Sales      []Sale  `json:"sales"`
+	NextCursor *string `json:"next_cursor"`
+}
+
+// Sales returns a page of the sales attributed to q's partner's links in
+// its environment over its window, newest first.
+func (s *Service) Sales(ctx context.Context, q Query) (SalePage, error) {
+	limit, err := pagecursor.Limit(q.Limit, DefaultLimit, MaxLimit)
+	if err != nil {
+		return SalePage{}, err
 	}
-	q := s.db.WithContext(ctx).Where("referral_partner_id = ? AND environment = ? AND created_at >= ? AND created_at < ?", partnerID, env, w.From, w.To)
-	fingerprint := pagecursor.Fingerprint("referral-sales/v1", partnerID, env, w.From.String(), w.To.String())
-	if cursor != "" {
-		c, err := pagecursor.Decode(s.opts.SecretKey, cursor, fingerprint)
+	w := q.Window
+	db := s.db.WithContext(ctx).Where("referral_partner_id = ? AND environment = ? AND created_at >= ? AND created_at < ?",
+		q.PartnerID, q.Environment, w.From, w.To)
+	fingerprint := pagecursor.Fingerprint("referral-sales/v1", q.PartnerID, q.Environment, w.From.String(), w.To.String())
+	if q.Cursor != "" {
+		c, err := pagecursor.Decode(s.opts.SecretKey, q.Cursor, fingerprint)
 		if err != nil {
-			return nil, "", err
+			return SalePage{}, err
 		}
 		at := c.At()
-		q = q.Where("created_at < ? OR (created_at = ? AND public_id < ?)", at, at, c.ID)
+		db = db.Where("created_at < ? OR (created_at = ? AND public_id < ?)", at, at, c.ID)
 	}
 	var orders []models.Order
-	if err := q.Order("created_at DESC, public_id DESC").Limit(limit + 1).Find(&orders).Error; err != nil {
-		return nil, "", fmt.Errorf("list referred sales: %w", err)
+	if err := db.Order("created_at DESC, public_id DESC").Limit(limit + 1).Find(&orders).Error; err != nil {
+		return SalePage{}, fmt.Errorf("list referred sales: %w", err)
 	}
 	orders, next := pagecursor.Trim(s.opts.SecretKey, fingerprint, orders, limit, func(o models.Order) (int64, string) {
 		return o.CreatedAt.UnixNano(), o.PublicID
 	})
-	out := make([]Sale, len(orders))
+	out := SalePage{Sales: make([]Sale, len(orders)), NextCursor: nullable(next)}
 	for i, o := range orders {
-		out[i] = Sale{OrderID: o.PublicID, LinkID: deref(o.ReferralLinkID), Domain: o.Domain, BuyerEmail: MaskEmail(o.BuyerEmail),
+		out.Sales[i] = Sale{OrderID: o.PublicID, LinkID: deref(o.ReferralLinkID), Domain: o.Domain, BuyerEmail: MaskEmail(o.BuyerEmail),
 			AmountCents: o.SalePriceCents, RefundedCents: o.RefundedCents, Currency: o.Currency, CommissionBPS: o.ReferralBPS,
 			CommissionCents: earned(o), CommissionState: state(o), CreatedAt: o.CreatedAt.UTC()}
 	}
-	return out, next, nil
+	return out, nil
+}
+
+// nullable is s, nil for "" (a page's next_cursor after the last page).
+func nullable(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
 }
 
 // earned is the referral commission o earned after its refunds: what its
@@ -277,43 +305,52 @@ type CommissionTotals struct {
 // commissionAccounts are the accounts of what the service owes partners.
 var commissionAccounts = []string{ledger.Payable, ledger.ReferralPending}
 
-// Commissions returns a page of partnerID's commission lines in env in w,
-// oldest first, each with the balance after it, the cursor of the next
-// page, and the window's totals. A referred sale's settlement moves its
+// CommissionPage is a page of commission lines, with the totals of the
+// whole window.
+type CommissionPage struct {
+	Commissions []CommissionLine   `json:"commissions"`
+	NextCursor  *string            `json:"next_cursor"`
+	Totals      []CommissionTotals `json:"totals"`
+}
+
+// Commissions returns a page of q's partner's commission lines in its
+// environment over its window, oldest first, each with the balance after
+// it, and the window's totals. A referred sale's settlement moves its
 // commission from pending to payable in two lines; the pending one is not
 // shown (the accrued one is).
-func (s *Service) Commissions(ctx context.Context, partnerID, env string, w Window, limit int, cursor string) ([]CommissionLine, string, []CommissionTotals, error) {
-	var err error
-	if limit, err = pagecursor.Limit(limit, DefaultLimit, MaxLimit); err != nil {
-		return nil, "", nil, err
+func (s *Service) Commissions(ctx context.Context, q Query) (CommissionPage, error) {
+	limit, err := pagecursor.Limit(q.Limit, DefaultLimit, MaxLimit)
+	if err != nil {
+		return CommissionPage{}, err
 	}
+	w := q.Window
 	db := s.db.WithContext(ctx)
 	lines := func() *gorm.DB {
-		return db.Model(&models.LedgerEntry{}).Where("partner_id = ? AND environment = ? AND account IN ?", partnerID, env, commissionAccounts)
+		return db.Model(&models.LedgerEntry{}).Where("partner_id = ? AND environment = ? AND account IN ?", q.PartnerID, q.Environment, commissionAccounts)
 	}
-	fingerprint := pagecursor.Fingerprint("commissions/v1", partnerID, env, w.From.String(), w.To.String())
+	fingerprint := pagecursor.Fingerprint("commissions/v1", q.PartnerID, q.Environment, w.From.String(), w.To.String())
 	after := int64(0)
-	if cursor != "" {
-		c, err := pagecursor.Decode(s.opts.SecretKey, cursor, fingerprint)
+	if q.Cursor != "" {
+		c, err := pagecursor.Decode(s.opts.SecretKey, q.Cursor, fingerprint)
 		if err != nil {
-			return nil, "", nil, err
+			return CommissionPage{}, err
 		}
 		after = c.Key
 	}
 	var page []models.LedgerEntry
 	err = lines().Where("created_at >= ? AND created_at < ? AND id > ?", w.From, w.To, after).Order("id").Limit(limit + 1).Find(&page).Error
 	if err != nil {
-		return nil, "", nil, fmt.Errorf("list commission lines: %w", err)
+		return CommissionPage{}, fmt.Errorf("list commission lines: %w", err)
 	}
 	page, next := pagecursor.Trim(s.opts.SecretKey, fingerprint, page, limit, func(e models.LedgerEntry) (int64, string) { return e.ID, "" })
 	// The balance before the page's first line, per currency.
 	balance := map[string]int64{}
 	if len(page) > 0 {
 		if balance, err = payableBefore(lines(), page[0].ID); err != nil {
-			return nil, "", nil, err
+			return CommissionPage{}, err
 		}
 	}
-	out := make([]CommissionLine, 0, len(page))
+	out := CommissionPage{Commissions: []CommissionLine{}, NextCursor: nullable(next)}
 	for _, e := range page {
 		typ, amount := lineType(e)
 		if typ == "" {
@@ -322,14 +359,13 @@ func (s *Service) Commissions(ctx context.Context, partnerID, env string, w Wind
 		if e.Account == ledger.Payable {
 			balance[e.Currency] -= e.AmountCents
 		}
-		out = append(out, CommissionLine{ID: e.ID, Type: typ, AmountCents: amount, BalanceCents: balance[e.Currency], Currency: e.Currency,
-			OrderID: e.OrderID, CaseID: e.CaseID, PayoutID: e.PayoutID, At: e.CreatedAt.UTC()})
+		out.Commissions = append(out.Commissions, CommissionLine{ID: e.ID, Type: typ, AmountCents: amount, BalanceCents: balance[e.Currency],
+			Currency: e.Currency, OrderID: e.OrderID, CaseID: e.CaseID, PayoutID: e.PayoutID, At: e.CreatedAt.UTC()})
 	}
-	totals, err := commissionTotals(lines(), w)
-	if err != nil {
-		return nil, "", nil, err
+	if out.Totals, err = commissionTotals(lines(), w); err != nil {
+		return CommissionPage{}, err
 	}
-	return out, next, totals, nil
+	return out, nil
 }
 
 // lineType is the type of a commission line e, and its amount as the
@@ -372,7 +408,7 @@ func payableBefore(q *gorm.DB, id int64) (map[string]int64, error) {
 // commissionTotals adds up the lines q picks in w, per currency, and the
 // balances at w's end.
 func commissionTotals(q *gorm.DB, w Window) ([]CommissionTotals, error) {
-	var rows []CommissionTotals
+	rows := []CommissionTotals{}
 	err := q.Where("created_at < ?", w.To).Select(`currency,
 		COALESCE(SUM(CASE WHEN created_at >= ? AND account = ? AND kind <> ? AND amount_cents < 0 THEN -amount_cents END), 0) AS accrued_cents,
 		COALESCE(SUM(CASE WHEN created_at >= ? AND account = ? AND amount_cents < 0 THEN -amount_cents END), 0) AS pending_cents,
