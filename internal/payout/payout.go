@@ -1,12 +1,14 @@
 // Package payout pays partners what the service owes them: the commission
-// of the sales the service collected for them (hosted checkout), and their
+// of the sales the service collected for them (hosted checkout), their
 // commission of the fees of the brokered deals they brought
-// (internal/brokerage).
+// (internal/brokerage), and affiliates' commission of the sales their
+// links referred, payable once those settle (internal/referral).
 //
 // A settlement run opens the payouts of its period (Open), one per
 // partner, environment and currency whose settled orders leave the
 // service owing money, in the transaction that finishes the run: the
-// amount is the period's partner_payable lines, read from the ledger.
+// amount is the period's partner_payable lines, read from the ledger (a
+// referred order's are its affiliate's).
 // Finance pays outside the service and marks the payout paid with the
 // transfer's reference (MarkPaid), which posts payable to cash in the
 // ledger; marking it paid again with the same reference changes nothing.
