@@ -89,3 +89,29 @@ func TestPostRefusesUnbalancedLines(t *testing.T) {
 		t.Errorf("entries = %+v, want the 3 lines of one transaction", entries)
 	}
 }
+
+// A referral's commission, reversed by refunds in parts, is reversed
+// exactly once the parts make the whole sale; what settles is what the
+// refunds left.
+func TestReferralLinesBalance(t *testing.T) {
+	const gross, commission = 10_001, 1_001
+	_, accrued := sum(Referral(commission))
+	pending := -accrued[ReferralPending]
+	var reversed, refunded int64
+	for _, part := range []int64{3_333, 3_333, 3_335} {
+		total, by := sum(ReferralRefund(gross, commission, refunded, part))
+		if total != 0 {
+			t.Fatalf("refund lines sum to %d", total)
+		}
+		reversed -= by[ReferralCommission]
+		pending -= by[ReferralPending]
+		refunded += part
+	}
+	if reversed != commission || pending != 0 {
+		t.Errorf("refunds of the whole sale reversed %d of %d, leaving %d pending", reversed, commission, pending)
+	}
+	total, settled := sum(ReferralSettled(gross, commission, 3_333))
+	if left := -settled[Payable]; total != 0 || left != 667 {
+		t.Errorf("settled after a refund of a third: %d payable (lines sum to %d), want 667", left, total)
+	}
+}
