@@ -12,6 +12,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/domaind/domaind/api/httpjson"
+	mcpapi "github.com/domaind/domaind/api/mcp"
 	"github.com/domaind/domaind/internal/config"
 	"github.com/domaind/domaind/internal/fault"
 	"github.com/domaind/domaind/internal/oauth"
@@ -34,12 +35,12 @@ var scopeDescriptions = map[string]string{
 func (s *Server) base() string { return strings.TrimSuffix(s.cfg.BaseURL.String(), "/") }
 
 // resources are the protected resources (RFC 9728) the service's tokens
-// may be bound to (RFC 8707): the service as a whole (its base URL) and
-// the API under /api. A bearer token is good at /api when it is bound to
-// either, or to none.
+// may be bound to (RFC 8707): the service as a whole (its base URL), the
+// API under /api, and the MCP server at /mcp. A bearer token is good at
+// /api or /mcp when it is bound to it, to the whole service, or to none.
 func resources(cfg *config.Config) []string {
 	base := strings.TrimSuffix(cfg.BaseURL.String(), "/")
-	return []string{base, base + apiResourcePath}
+	return []string{base, base + apiResourcePath, base + mcpapi.Path}
 }
 
 // apiResourcePath is the path of the API as a protected resource.
@@ -109,7 +110,7 @@ func (s *Server) withBearer(c *gin.Context) {
 		c.Next() // no token, or another scheme: an anonymous request
 		return
 	}
-	t, err := s.oauth.Authenticate(c.Request.Context(), strings.TrimSpace(tok), resources(s.cfg)...)
+	t, err := s.oauth.Authenticate(c.Request.Context(), strings.TrimSpace(tok), s.base(), s.base()+apiResourcePath)
 	if err != nil {
 		s.bearerRefused(c, err)
 		return

@@ -80,6 +80,7 @@ func (s *Server) routes(monitoring http.Handler, healthOnly bool) {
 	pub.handle("GET", "/.well-known/oauth-authorization-server", s.authServerMetadata)
 	pub.handle("GET", "/.well-known/oauth-protected-resource", s.protectedResourceMetadata(""))
 	pub.handle("GET", "/.well-known/oauth-protected-resource"+apiResourcePath, s.protectedResourceMetadata(apiResourcePath))
+	s.mountMCP(e)
 	pub.handle("GET", "/api", s.withBearer, s.apiRoot)
 	pub.handle("POST", "/api/oauth/register", s.idempotent, s.limit(oauthRegisterLimit), s.registerClient)
 	pub.handle("POST", "/api/oauth/token", s.limit(oauthLimit), s.token)

@@ -14,6 +14,7 @@ import (
 	"github.com/domaind/domaind/api/httpjson"
 	"github.com/domaind/domaind/internal/availability"
 	"github.com/domaind/domaind/internal/catalog"
+	"github.com/domaind/domaind/internal/domaininfo"
 	"github.com/domaind/domaind/internal/domainname"
 	"github.com/domaind/domaind/internal/fault"
 	"github.com/domaind/domaind/internal/lookup"
@@ -287,7 +288,7 @@ func (s *Server) searchRow(ctx context.Context, n domainname.Name, f *searchFact
 		row.Price = &rowPrice{RegisterCents: f.price(n.TLD, registry.OpRegister), RenewCents: f.price(n.TLD, registry.OpRenew), Currency: catalogCurrency}
 	}
 	if a, ok := f.answers[n.Registrable]; ok && a.Found {
-		row.WhoisSummary = &whoisSummary{Registrar: a.Record.Registrar, ExpirationDate: formatDate(a.Record.Expires), LookupID: a.LookupID}
+		row.WhoisSummary = &whoisSummary{Registrar: a.Record.Registrar, ExpirationDate: domaininfo.FormatDate(a.Record.Expires), LookupID: a.LookupID}
 	}
 	row.StateLabel = stateLabels[row.State]
 	if syntaxErr != nil {

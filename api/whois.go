@@ -41,25 +41,10 @@ type whoisResponse struct {
 }
 
 type whoisLookup struct {
-	ID        string      `json:"id"`
-	Domain    string      `json:"domain"`
-	Result    whoisResult `json:"result"`
-	CreatedAt time.Time   `json:"created_at"`
-}
-
-// whoisResult has the spec's string fields; what the server did not give
-// is an empty string or an empty list.
-type whoisResult struct {
-	Domain         string   `json:"domain"`
-	Status         string   `json:"status"`
-	Registrar      string   `json:"registrar"`
-	Registrant     string   `json:"registrant"`
-	CreationDate   string   `json:"creation_date"`
-	ExpirationDate string   `json:"expiration_date"`
-	UpdateDate     string   `json:"update_date"`
-	Nameservers    []string `json:"nameservers"`
-	Emails         []string `json:"emails"`
-	RawSource      string   `json:"raw_source"`
+	ID        string            `json:"id"`
+	Domain    string            `json:"domain"`
+	Result    domaininfo.Result `json:"result"`
+	CreatedAt time.Time         `json:"created_at"`
 }
 
 // createWhoisLookup answers POST /api/tools/whois: the cached answer of the
@@ -78,26 +63,40 @@ func (s *Server) createWhoisLookup(c *gin.Context) error {
 	if err != nil {
 		return err
 	}
-	ctx := c.Request.Context()
-	a, ok, err := s.lookups.Get(ctx, name.Registrable)
+	a, failed, err := s.lookUp(c.Request.Context(), name.Registrable)
+	if failed {
+		refundQuota(c)
+	}
 	if err != nil {
 		return err
 	}
-	if !ok {
-		if a, err = s.runLookup(ctx, name.Registrable); err != nil {
-			refundQuota(c)
-			return err
-		}
-	}
-	if !a.Found {
-		return fault.New(fault.NotFound, "neither RDAP nor the WHOIS fallback has data for %s", a.Domain)
-	}
 	q := c.MustGet(quotaCtxKey).(ratelimit.Result)
 	c.JSON(http.StatusCreated, whoisResponse{
-		Lookup: whoisLookup{ID: a.LookupID, Domain: a.Domain, Result: newWhoisResult(a.Record), CreatedAt: a.CreatedAt},
+		Lookup: whoisLookup{ID: a.LookupID, Domain: a.Domain, Result: a.Record.Result(), CreatedAt: a.CreatedAt},
 		Used:   q.Used, Cap: q.Limit, Remaining: q.Remaining,
 	})
 	return nil
+}
+
+// lookUp returns the registration record of domain (a registrable name):
+// the cached answer of the last hour, or a new lookup run on the rdap
+// queue and waited for; not_found when neither RDAP nor the WHOIS fallback
+// has data. failed says a lookup ran and failed on our side or the
+// registries' (the caller's quota unit may go back).
+func (s *Server) lookUp(ctx context.Context, domain string) (a lookup.Answer, failed bool, err error) {
+	a, ok, err := s.lookups.Get(ctx, domain)
+	if err != nil {
+		return a, false, err
+	}
+	if !ok {
+		if a, err = s.runLookup(ctx, domain); err != nil {
+			return a, true, err
+		}
+	}
+	if !a.Found {
+		return a, false, fault.New(fault.NotFound, "neither RDAP nor the WHOIS fallback has data for %s", a.Domain)
+	}
+	return a, false, nil
 }
 
 // runLookup creates a lookup and its task through the outbox and waits for
@@ -151,21 +150,4 @@ func (s *Server) createLookup(ctx context.Context, id, domain string) error {
 		}
 		return tx.Add(task)
 	})
-}
-
-func newWhoisResult(r domaininfo.Record) whoisResult {
-	return whoisResult{
-		Domain: r.Domain, Status: strings.Join(r.Statuses, ", "),
-		Registrar: r.Registrar, Registrant: r.Registrant,
-		CreationDate: formatDate(r.Created), ExpirationDate: formatDate(r.Expires), UpdateDate: formatDate(r.Updated),
-		Nameservers: httpjson.NonNil(r.Nameservers), Emails: httpjson.NonNil(r.Emails), RawSource: string(r.Source),
-	}
-}
-
-// formatDate is RFC 3339 in UTC, or "" for an unknown date.
-func formatDate(t time.Time) string {
-	if t.IsZero() {
-		return ""
-	}
-	return t.UTC().Format(time.RFC3339)
 }

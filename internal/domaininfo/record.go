@@ -5,6 +5,7 @@ package domaininfo
 import (
 	"errors"
 	"slices"
+	"strings"
 	"time"
 )
 
@@ -74,4 +75,44 @@ func (r Record) AddRegistrar(registrar Record) Record {
 		}
 	}
 	return out
+}
+
+// Result is a record in the shape of SPEC §2.6: string fields, an empty
+// string or an empty list for what the server did not give.
+type Result struct {
+	Domain         string   `json:"domain"`
+	Status         string   `json:"status"`
+	Registrar      string   `json:"registrar"`
+	Registrant     string   `json:"registrant"`
+	CreationDate   string   `json:"creation_date"`
+	ExpirationDate string   `json:"expiration_date"`
+	UpdateDate     string   `json:"update_date"`
+	Nameservers    []string `json:"nameservers"`
+	Emails         []string `json:"emails"`
+	RawSource      string   `json:"raw_source"`
+}
+
+// Result returns r in SPEC §2.6's shape.
+func (r Record) Result() Result {
+	return Result{
+		Domain: r.Domain, Status: strings.Join(r.Statuses, ", "),
+		Registrar: r.Registrar, Registrant: r.Registrant,
+		CreationDate: FormatDate(r.Created), ExpirationDate: FormatDate(r.Expires), UpdateDate: FormatDate(r.Updated),
+		Nameservers: nonNil(r.Nameservers), Emails: nonNil(r.Emails), RawSource: string(r.Source),
+	}
+}
+
+// FormatDate is t in RFC 3339 and UTC, or "" for an unknown date.
+func FormatDate(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return t.UTC().Format(time.RFC3339)
+}
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
 }

@@ -1,0 +1,165 @@
+// Package mcp serves the service's domain tools to AI agents over the
+// Model Context Protocol (Streamable HTTP at Path), built on the official
+// Go SDK, behind the service's own OAuth 2.1: a request without a valid
+// access token for this resource gets 401 with an RFC 9728 challenge that
+// names /mcp's protected-resource metadata, from which an MCP client
+// discovers the authorization server, registers itself (RFC 7591) and
+// asks the signed-in person for consent (PKCE S256), as the SDKs' own
+// OAuth clients do.
+//
+// Each tool is a thin call into what the HTTP API calls, with the same
+// validation, and limits spent per signed-in user rather than per
+// address. The server is stateless (no Mcp-Session-Id; every request is
+// its own session), so any API process can answer any request, and
+// answers are plain JSON rather than event streams.
+package mcp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/auth"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/domaind/domaind/internal/catalog"
+	"github.com/domaind/domaind/internal/domaininfo"
+	"github.com/domaind/domaind/internal/fault"
+	"github.com/domaind/domaind/internal/ratelimit"
+)
+
+// Path is where the server is mounted.
+const Path = "/mcp"
+
+// Grant is what a valid access token grants: whose it is, and its
+// scopes.
+type Grant struct {
+	UserID string
+	Scopes []string
+}
+
+// ErrInvalidToken is Verify's answer to a token that is malformed,
+// expired, revoked, or bound to another resource.
+var ErrInvalidToken = auth.ErrInvalidToken
+
+// Deps is what the server is built from.
+type Deps struct {
+	// Verify checks an access token for this resource, its expiry
+	// included.
+	Verify func(ctx context.Context, token string) (Grant, error)
+	// ResourceMetadataURL is /mcp's protected-resource metadata (RFC 9728),
+	// named in every 401 challenge.
+	ResourceMetadataURL string
+	// Catalog is the synced TLDs and prices (tld_pricing,
+	// tld_requirements).
+	Catalog *catalog.Catalog
+	// LookUp returns the registration record of a registrable domain, as
+	// POST /api/tools/whois does (whois_lookup).
+	LookUp func(ctx context.Context, domain string) (domaininfo.Record, error)
+	// Limiter spends Limits, each tool's policy by its name, per user.
+	Limiter *ratelimit.Limiter
+	Limits  map[string]ratelimit.Policy
+	Version string
+	Log     *slog.Logger
+	Now     func() time.Time
+}
+
+// Handler returns the MCP server of d, bearer-protected.
+func Handler(d Deps) http.Handler {
+	s := mcp.NewServer(&mcp.Implementation{Name: "domaind", Title: "domaind domain tools", Version: d.Version},
+		&mcp.ServerOptions{Instructions: instructions})
+	t := &tools{Deps: d}
+	addTool(t, s, &mcp.Tool{Name: ToolPricing, Title: "TLD price",
+		Description: "The price in USD cents of registering, renewing or transferring a name under one TLD (for example com, io, co.uk). " +
+			"price_cents is null when the registry does not offer the operation."}, t.pricing)
+	addTool(t, s, &mcp.Tool{Name: ToolRequirements, Title: "TLD registration rules",
+		Description: "What registering a name under one TLD requires: IDN support, DNSSEC, the registration periods, restrictions " +
+			"(local presence, documents), and when the rules were last synced from the registry."}, t.requirements)
+	addTool(t, s, &mcp.Tool{Name: ToolWhois, Title: "WHOIS lookup",
+		Description: "Who holds a registered domain and until when: registrar, statuses, dates, nameservers, from RDAP or the WHOIS " +
+			"fallback. www.example.com is looked up as example.com. A name nobody has registered is an error saying so."}, t.whois)
+	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s },
+		&mcp.StreamableHTTPOptions{Stateless: true, JSONResponse: true, Logger: d.Log})
+	// Verify judges expiry by the service's clock; the middleware's own
+	// check (by the machine's) is left out, so that one clock decides.
+	return auth.RequireBearerToken(d.verifier, &auth.RequireBearerTokenOptions{ResourceMetadataURL: d.ResourceMetadataURL,
+		AllowMissingExpiration: true})(h)
+}
+
+const instructions = "Domain name tools of domaind: the prices and registration rules of TLDs, and who holds a registered name. " +
+	"Prices are USD cents."
+
+// verifier is Verify as the SDK's bearer middleware calls it.
+func (d Deps) verifier(ctx context.Context, token string, _ *http.Request) (*auth.TokenInfo, error) {
+	g, err := d.Verify(ctx, token)
+	if err != nil {
+		return nil, err
+	}
+	return &auth.TokenInfo{UserID: g.UserID, Scopes: g.Scopes}, nil
+}
+
+// tools are the tool handlers of one server.
+type tools struct {
+	Deps
+}
+
+// addTool adds a tool whose handler h takes In and answers Out (h spends
+// the tool's limit once its input is valid: bad input costs nothing),
+// answering errors as tool errors that say what to fix (an error that is
+// not ours is logged and answered as a failure of the service, without
+// its detail).
+func addTool[In, Out any](t *tools, s *mcp.Server, tool *mcp.Tool, h func(context.Context, In) (Out, error)) {
+	mcp.AddTool(s, tool, func(ctx context.Context, req *mcp.CallToolRequest, in In) (*mcp.CallToolResult, Out, error) {
+		out, err := h(context.WithValue(ctx, callerKey{}, caller{tool: tool.Name, who: req.Extra.TokenInfo}), in)
+		if err == nil {
+			return nil, out, nil
+		}
+		if _, ours := fault.As(err); !ours {
+			t.Log.ErrorContext(ctx, "mcp tool failed", "tool", tool.Name, "err", err)
+			err = errors.New("the service failed to answer; try again in a moment")
+		}
+		return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: err.Error()}}}, out, nil
+	})
+}
+
+// callerKey holds, in a tool call's context, the caller: the tool called,
+// and the token it was called with.
+type callerKey struct{}
+
+type caller struct {
+	tool string
+	who  *auth.TokenInfo
+}
+
+// spend spends a unit of the called tool's limit for the token's user.
+func (t *tools) spend(ctx context.Context) error {
+	c, _ := ctx.Value(callerKey{}).(caller)
+	p, ok := t.Limits[c.tool]
+	if !ok || c.who == nil {
+		return nil
+	}
+	tool := c.tool
+	r, err := t.Limiter.Allow(ctx, p, "user:"+c.who.UserID)
+	if err != nil {
+		return err
+	}
+	if !r.Allowed {
+		return fault.New(fault.RateLimited, "rate limit reached: %s allows %d calls %s; try again in %d s",
+			tool, p.Limit, per(p), int(r.RetryAfter.Round(time.Second).Seconds()))
+	}
+	return nil
+}
+
+// per says a policy's window.
+func per(p ratelimit.Policy) string {
+	if p.Kind == ratelimit.DayQuota {
+		return "a day"
+	}
+	if p.Window == time.Minute {
+		return "a minute"
+	}
+	return fmt.Sprintf("in %s", p.Window)
+}

@@ -1,0 +1,128 @@
+package mcp
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/domaind/domaind/internal/domaininfo"
+	"github.com/domaind/domaind/internal/domainname"
+	"github.com/domaind/domaind/internal/fault"
+	"github.com/domaind/domaind/internal/registry"
+)
+
+// The tools' names.
+const (
+	ToolPricing      = "tld_pricing"
+	ToolRequirements = "tld_requirements"
+	ToolWhois        = "whois_lookup"
+)
+
+// PricingInput asks for the price of an operation under a TLD.
+type PricingInput struct {
+	TLD string `json:"tld" jsonschema:"the TLD, without a leading dot: com, io, co.uk"`
+	Op  string `json:"op" jsonschema:"register, renew, transfer or restore"`
+}
+
+// Price is a TLD's price of an operation, in USD cents (null when the
+// registry does not offer it).
+type Price struct {
+	TLD        string `json:"tld"`
+	Op         string `json:"op"`
+	PriceCents *int64 `json:"price_cents"`
+	Currency   string `json:"currency"`
+}
+
+func (t *tools) pricing(ctx context.Context, in PricingInput) (Price, error) {
+	tld, err := parseTLD(in.TLD)
+	if err != nil {
+		return Price{}, err
+	}
+	if !slices.Contains(registry.Ops, in.Op) {
+		return Price{}, fault.Invalid("op", "must be one of %s", strings.Join(registry.Ops, ", "))
+	}
+	if err := t.spend(ctx); err != nil {
+		return Price{}, err
+	}
+	cat, err := t.Catalog.Get(ctx)
+	if err != nil {
+		return Price{}, err
+	}
+	if _, known := cat.TLDs[tld]; !known {
+		return Price{}, fault.New(fault.NotFound, "%s is not a TLD we sell: check the spelling (com, io, co.uk)", tld)
+	}
+	cents, _ := cat.Price(tld, in.Op)
+	return Price{TLD: tld, Op: in.Op, PriceCents: cents, Currency: "USD"}, nil
+}
+
+// TLDInput names a TLD.
+type TLDInput struct {
+	TLD string `json:"tld" jsonschema:"the TLD, without a leading dot: com, io, co.uk"`
+}
+
+// Requirements are a TLD's registration rules as the registry gave them
+// (SPEC §2.8), with when they were synced and whether that is too long
+// ago to trust.
+type Requirements struct {
+	TLD          string            `json:"tld"`
+	Rules        registry.Metadata `json:"rules"`
+	Source       string            `json:"source"`
+	LastSyncedAt time.Time         `json:"last_synced_at"`
+	Stale        bool              `json:"stale"`
+}
+
+func (t *tools) requirements(ctx context.Context, in TLDInput) (Requirements, error) {
+	tld, err := parseTLD(in.TLD)
+	if err != nil {
+		return Requirements{}, err
+	}
+	if err := t.spend(ctx); err != nil {
+		return Requirements{}, err
+	}
+	cat, err := t.Catalog.Get(ctx)
+	if err != nil {
+		return Requirements{}, err
+	}
+	r, ok := cat.TLDs[tld]
+	if !ok {
+		return Requirements{}, fault.New(fault.NotFound, "%s is not a TLD we have rules for: check the spelling (com, io, co.uk)", tld)
+	}
+	return Requirements{TLD: r.Name, Rules: r.Metadata, Source: r.Source, LastSyncedAt: r.LastSyncedAt.UTC(), Stale: r.Stale(t.Now())}, nil
+}
+
+// WhoisInput names a domain.
+type WhoisInput struct {
+	Domain string `json:"domain" jsonschema:"a domain name, such as example.com or www.example.co.uk"`
+}
+
+func (t *tools) whois(ctx context.Context, in WhoisInput) (domaininfo.Result, error) {
+	if strings.TrimSpace(in.Domain) == "" {
+		return domaininfo.Result{}, fault.Invalid("domain", "is required: a domain name such as example.com")
+	}
+	name, err := domainname.Parse(in.Domain)
+	if err != nil {
+		return domaininfo.Result{}, fault.Invalid("domain", "%v", err)
+	}
+	if err := t.spend(ctx); err != nil {
+		return domaininfo.Result{}, err
+	}
+	r, err := t.LookUp(ctx, name.Registrable)
+	if err != nil {
+		return domaininfo.Result{}, err
+	}
+	return r.Result(), nil
+}
+
+// parseTLD reads a TLD argument, a leading dot allowed.
+func parseTLD(s string) (string, error) {
+	s = strings.TrimPrefix(strings.TrimSpace(s), ".")
+	if s == "" {
+		return "", fault.Invalid("tld", "is required: a TLD such as com, io or co.uk")
+	}
+	tld, err := domainname.ParseTLD(s)
+	if err != nil {
+		return "", fault.Invalid("tld", "%v", err)
+	}
+	return tld, nil
+}
