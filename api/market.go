@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"net/http"
@@ -84,37 +85,51 @@ var errMaxNeedsScope = &fault.Error{Code: fault.Validation, Field: "max",
 	Message: "max filters on buy-now prices, which are shown only to a bearer token with scope " + scopePricingRead + "; sort by price instead, or send such a token"}
 
 func parseListingsQuery(c *gin.Context) (listingsQuery, error) {
-	q := listingsQuery{sort: c.DefaultQuery("sort", "newest")}
+	q := listingsQuery{sort: c.DefaultQuery("sort", "newest"), q: c.Query("q"), tld: c.Query("tld")}
 	var err error
 	if q.limit, q.offset, q.cursor, err = httpjson.ParsePaging(c); err != nil {
 		return q, err
 	}
-	if _, ok := listingOrders[q.sort]; !ok {
-		return q, fault.Invalid("sort", "must be newest, price_asc or price_desc")
-	}
-	q.q = strings.ToLower(strings.TrimSpace(c.Query("q")))
-	if len(q.q) > 253 {
-		return q, fault.Invalid("q", "must be at most 253 characters")
-	}
-	if v := c.Query("tld"); v != "" {
-		tld, err := domainname.ParseTLD(v)
+	var maxDollars *float64
+	if v, ok := c.GetQuery("max"); ok {
+		f, err := strconv.ParseFloat(v, 64)
 		if err != nil {
-			return q, fault.Invalid("tld", "is not a TLD: %v", err)
+			return q, fault.Invalid("max", "must be a non-negative number of US dollars")
+		}
+		maxDollars = &f
+	}
+	return q, q.check(maxDollars, pricesVisible(c))
+}
+
+// check checks and normalises q's sort and filters; maxDollars is the
+// price filter asked for, if any, which only a caller who may see prices
+// may use.
+func (q *listingsQuery) check(maxDollars *float64, showPrices bool) error {
+	if _, ok := listingOrders[q.sort]; !ok {
+		return fault.Invalid("sort", "must be newest, price_asc or price_desc")
+	}
+	q.q = strings.ToLower(strings.TrimSpace(q.q))
+	if len(q.q) > 253 {
+		return fault.Invalid("q", "must be at most 253 characters")
+	}
+	if q.tld != "" {
+		tld, err := domainname.ParseTLD(q.tld)
+		if err != nil {
+			return fault.Invalid("tld", "is not a TLD: %v", err)
 		}
 		q.tld = tld
 	}
-	if v, ok := c.GetQuery("max"); ok {
-		if !pricesVisible(c) {
-			return q, errMaxNeedsScope
+	if maxDollars != nil {
+		if !showPrices {
+			return errMaxNeedsScope
 		}
-		f, err := strconv.ParseFloat(v, 64)
-		if err != nil || math.IsNaN(f) || f < 0 || f > 1e12 {
-			return q, fault.Invalid("max", "must be a non-negative number of US dollars")
+		if f := *maxDollars; math.IsNaN(f) || f < 0 || f > 1e12 {
+			return fault.Invalid("max", "must be a non-negative number of US dollars")
 		}
-		cents := int64(math.Round(f * 100))
+		cents := int64(math.Round(*maxDollars * 100))
 		q.maxCents = &cents
 	}
-	return q, nil
+	return nil
 }
 
 // likePattern is a LIKE pattern matching s anywhere, with LIKE's
@@ -134,9 +149,28 @@ func (s *Server) listListings(c *gin.Context) error {
 	if err != nil {
 		return err
 	}
+	listings, page, err := s.findListings(c.Request.Context(), q)
+	if err != nil {
+		return err
+	}
+	if page.NextCursor != nil {
+		httpjson.NextLink(c, s.base(), *page.NextCursor)
+	}
+	showPrices := pricesVisible(c)
+	items := make([]listingView, len(listings))
+	for i, l := range listings {
+		items[i] = newListingView(l, showPrices)
+	}
+	c.JSON(http.StatusOK, gin.H{"items": items, "page": page})
+	return nil
+}
+
+// findListings returns the page of public listings q picks, and its
+// paging block.
+func (s *Server) findListings(ctx context.Context, q listingsQuery) ([]models.Listing, httpjson.Page, error) {
 	order := listingOrders[q.sort]
 	filtered := func() *gorm.DB {
-		db := s.db.WithContext(c.Request.Context()).Model(&models.Listing{}).Where("approved AND marketplace_visible")
+		db := s.db.WithContext(ctx).Model(&models.Listing{}).Where("approved AND marketplace_visible")
 		if q.q != "" {
 			db = db.Where(`domain LIKE ? ESCAPE '\'`, likePattern(q.q))
 		}
@@ -154,7 +188,7 @@ func (s *Server) listListings(c *gin.Context) error {
 	if q.cursor != "" {
 		cur, err := pagecursor.Decode(s.cfg.SecretKey, q.cursor, q.fingerprint())
 		if err != nil {
-			return err
+			return nil, page, err
 		}
 		rows = rows.Where(order.after, keyArg(q.sort, cur.Key), cur.ID)
 	} else {
@@ -163,28 +197,22 @@ func (s *Server) listListings(c *gin.Context) error {
 	}
 	var listings []models.Listing
 	if err := rows.Find(&listings).Error; err != nil {
-		return fmt.Errorf("list listings: %w", err)
+		return nil, page, fmt.Errorf("list listings: %w", err)
 	}
+	var err error
 	if q.q == "" && q.maxCents == nil { // kept by counters: no count over every listing
-		page.Total, err = models.CountPublicListings(s.db.WithContext(c.Request.Context()), q.tld)
+		page.Total, err = models.CountPublicListings(s.db.WithContext(ctx), q.tld)
 	} else {
 		err = filtered().Count(&page.Total).Error
 	}
 	if err != nil {
-		return fmt.Errorf("count listings: %w", err)
+		return nil, page, fmt.Errorf("count listings: %w", err)
 	}
 	if page.HasMore = len(listings) > q.limit; page.HasMore {
 		listings = listings[:q.limit]
 		last := listings[len(listings)-1]
 		next := pagecursor.Encode(s.cfg.SecretKey, pagecursor.Cursor{Query: q.fingerprint(), Key: order.key(last), ID: last.ID})
 		page.NextCursor = &next
-		httpjson.NextLink(c, s.base(), next)
 	}
-	showPrices := pricesVisible(c)
-	items := make([]listingView, len(listings))
-	for i, l := range listings {
-		items[i] = newListingView(l, showPrices)
-	}
-	c.JSON(http.StatusOK, gin.H{"items": items, "page": page})
-	return nil
+	return listings, page, nil
 }

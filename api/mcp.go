@@ -1,6 +1,7 @@
 package api
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"net/http"
@@ -8,6 +9,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/domaind/domaind/api/httpjson"
 	mcpapi "github.com/domaind/domaind/api/mcp"
 	"github.com/domaind/domaind/internal/domaininfo"
 	"github.com/domaind/domaind/internal/fault"
@@ -27,9 +29,10 @@ func (s *Server) mountMCP(e *gin.Engine) {
 			a, _, err := s.lookUp(ctx, domain)
 			return a.Record, err
 		},
-		Limiter: s.limiter,
+		Listings: s.mcpListings,
+		Limiter:  s.limiter,
 		Limits: map[string]ratelimit.Policy{mcpapi.ToolPricing: pricingLimit, mcpapi.ToolRequirements: pricingLimit,
-			mcpapi.ToolWhois: whoisQuota},
+			mcpapi.ToolWhois: whoisQuota, mcpapi.ToolListings: listingsLimit},
 		Version: "1", Log: s.log, Now: s.now,
 	})
 	serve := func(c *gin.Context) {
@@ -103,4 +106,28 @@ var refusalCodes = map[int]fault.Code{
 	http.StatusBadRequest: fault.BadRequest, http.StatusUnauthorized: fault.Unauthorized, http.StatusForbidden: fault.Forbidden,
 	http.StatusNotFound: fault.NotFound, http.StatusMethodNotAllowed: fault.MethodNotAllowed,
 	http.StatusRequestEntityTooLarge: fault.PayloadTooLarge,
+}
+
+// mcpListings is marketplace_listings: GET /api/market/listings's query,
+// checks and page.
+func (s *Server) mcpListings(ctx context.Context, in mcpapi.ListingsInput, showPrices bool) (mcpapi.ListingsPage, error) {
+	q := listingsQuery{sort: cmp.Or(in.Sort, "newest"), q: in.Q, tld: in.TLD, limit: cmp.Or(in.Limit, httpjson.DefaultLimit), cursor: in.Cursor}
+	if q.limit < 1 || q.limit > httpjson.MaxLimit {
+		return mcpapi.ListingsPage{}, fault.Invalid("limit", "must be an integer from 1 to %d", httpjson.MaxLimit)
+	}
+	if err := q.check(in.MaxDollars, showPrices); err != nil {
+		return mcpapi.ListingsPage{}, err
+	}
+	listings, page, err := s.findListings(ctx, q)
+	if err != nil {
+		return mcpapi.ListingsPage{}, err
+	}
+	out := mcpapi.ListingsPage{Listings: make([]mcpapi.Listing, len(listings)), Total: page.Total, NextCursor: page.NextCursor}
+	for i, l := range listings {
+		out.Listings[i] = mcpapi.Listing{Domain: l.Domain, TLD: l.TLD, Currency: l.Currency, ListedAt: l.CreatedAt.UTC()}
+		if showPrices {
+			out.Listings[i].BINCents, out.Listings[i].FloorCents = l.BINCents, l.FloorCents
+		}
+	}
+	return out, nil
 }

@@ -8,12 +8,14 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/modelcontextprotocol/go-sdk/oauthex"
 
 	mcpapi "github.com/domaind/domaind/api/mcp"
+	"github.com/domaind/domaind/internal/secret"
 	"github.com/domaind/domaind/models"
 )
 
@@ -58,6 +60,28 @@ func mcpSession(t *testing.T, env *testEnv, base string) (*mcp.ClientSession, *o
 }
 
 type oauthToken struct{ access string }
+
+// bearerSession connects the MCP SDK's client with a token it has.
+func bearerSession(t *testing.T, base, token string) *mcp.ClientSession {
+	t.Helper()
+	client := mcp.NewClient(&mcp.Implementation{Name: "price-watcher", Version: "1"}, nil)
+	session, err := client.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: base + mcpapi.Path,
+		HTTPClient: &http.Client{Transport: bearer{token}}}, nil)
+	if err != nil {
+		t.Fatalf("connect with a token: %v", err)
+	}
+	t.Cleanup(func() { session.Close() })
+	return session
+}
+
+// bearer sends every request with an access token.
+type bearer struct{ token string }
+
+func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+b.token)
+	return http.DefaultTransport.RoundTrip(r)
+}
 
 // call calls a tool and returns its structured answer, or its error text.
 func call(t *testing.T, s *mcp.ClientSession, tool string, args map[string]any) (map[string]any, string) {
@@ -114,9 +138,8 @@ func TestMCPToolsBehindOAuth(t *testing.T) {
 
 	session, tok := mcpSession(t, env, srv.URL)
 	var bound models.OAuthToken
-	if err := env.db.Take(&bound, "client_id IN (SELECT client_id FROM o_auth_clients WHERE client_name = ?)", "Price Watcher").Error; err == nil &&
-		bound.Resource != srv.URL+"/mcp" {
-		t.Errorf("the token is bound to %q, want the MCP server (RFC 8707)", bound.Resource)
+	if err := env.db.Take(&bound, "hash = ?", secret.Hash(tok.access)).Error; err != nil || bound.Resource != srv.URL+"/mcp" {
+		t.Errorf("the token is bound to %q (%v), want the MCP server (RFC 8707)", bound.Resource, err)
 	}
 	tools, err := session.ListTools(ctx, nil)
 	if err != nil {
@@ -130,7 +153,7 @@ func TestMCPToolsBehindOAuth(t *testing.T) {
 		}
 	}
 	slices.Sort(names)
-	if want := []string{"tld_pricing", "tld_requirements", "whois_lookup"}; !slices.Equal(names, want) {
+	if want := []string{"marketplace_listings", "tld_pricing", "tld_requirements", "whois_lookup"}; !slices.Equal(names, want) {
 		t.Errorf("tools = %v, want %v", names, want)
 	}
 
@@ -157,10 +180,49 @@ func TestMCPToolsBehindOAuth(t *testing.T) {
 		{"tld_requirements", map[string]any{"tld": "bad tld!"}, "tld "},
 		{"whois_lookup", map[string]any{"domain": ""}, "domain is required"},
 		{"whois_lookup", map[string]any{"domain": "not a domain"}, "domain "},
+		{"marketplace_listings", map[string]any{"sort": "cheapest"}, "sort must be newest, price_asc or price_desc"},
+		{"marketplace_listings", map[string]any{"limit": 500}, "limit must be"},
+		{"marketplace_listings", map[string]any{"cursor": "forged"}, "cursor"},
 	} {
 		if out, msg := call(t, session, tc.tool, tc.args); out != nil || !strings.Contains(msg, tc.want) {
 			t.Errorf("%s %v = %v %q, want a tool error saying %q", tc.tool, tc.args, out, msg, tc.want)
 		}
+	}
+
+	// The marketplace, with prices for pricing:read, and without them.
+	cents := int64(250_000)
+	for _, d := range []string{"sunnyflights.com", "sunnyflights.io", "rainydays.com"} {
+		l := models.Listing{ID: models.NewID(), Domain: d, TLD: d[strings.IndexByte(d, '.')+1:], BINCents: &cents, Currency: "USD",
+			Approved: true, MarketplaceVisible: true, CreatedAt: env.now}
+		if err := env.db.Create(&l).Error; err != nil {
+			t.Fatal(err)
+		}
+	}
+	page, msg := call(t, session, "marketplace_listings", map[string]any{"q": "sunny", "limit": 1})
+	items, _ := page["listings"].([]any)
+	if len(items) != 1 || page["total"] != float64(2) || page["next_cursor"] == nil || items[0].(map[string]any)["bin_cents"] != float64(250_000) {
+		t.Errorf("marketplace_listings = %v %q", page, msg)
+	}
+	next, msg := call(t, session, "marketplace_listings", map[string]any{"q": "sunny", "limit": 1, "cursor": page["next_cursor"]})
+	if items2, _ := next["listings"].([]any); len(items2) != 1 || next["next_cursor"] != nil ||
+		items2[0].(map[string]any)["domain"] == items[0].(map[string]any)["domain"] {
+		t.Errorf("the next page = %v %q", next, msg)
+	}
+	// The consent grants pricing:read to every token it makes; a token
+	// without it (a grant of no scope) is made here as the server stores one.
+	scopeless := secret.New()
+	row := bound
+	row.Hash, row.Scope = secret.Hash(scopeless), ""
+	if err := env.db.Create(&row).Error; err != nil {
+		t.Fatal(err)
+	}
+	masked := bearerSession(t, srv.URL, scopeless)
+	page, msg = call(t, masked, "marketplace_listings", map[string]any{"tld": "com"})
+	if items, _ := page["listings"].([]any); len(items) != 2 || items[0].(map[string]any)["bin_cents"] != nil {
+		t.Errorf("marketplace_listings without pricing:read = %v %q, want prices null", page, msg)
+	}
+	if out, msg := call(t, masked, "marketplace_listings", map[string]any{"max_dollars": 10}); out != nil || !strings.Contains(msg, "pricing:read") {
+		t.Errorf("a price filter without pricing:read = %v %q", out, msg)
 	}
 
 	// Pricing and requirements share the HTTP API's 120 a minute, per user.
@@ -176,18 +238,41 @@ func TestMCPToolsBehindOAuth(t *testing.T) {
 		t.Errorf("after %d more calls: %q, want 117 and then the limit named", allowed, limited)
 	}
 
+	// An expired token is refused with the challenge, as a revoked one.
+	expired := secret.New()
+	row.Hash, row.Scope, row.ExpiresAt = secret.Hash(expired), "pricing:read", env.now.Add(-time.Second)
+	if err := env.db.Create(&row).Error; err != nil {
+		t.Fatal(err)
+	}
+	for _, token := range []string{expired, "not-a-token"} {
+		if code, challenge := mcpPost(t, srv.URL, token); code != 401 || !strings.Contains(challenge, metadata) || !strings.Contains(challenge, "Bearer") {
+			t.Errorf("token %.12s… = %d %q, want 401 with the challenge", token, code, challenge)
+		}
+	}
 	// A revoked token is refused with the challenge.
 	form := url.Values{"token": {tok.access}}
 	if r, err := http.PostForm(srv.URL+"/api/oauth/revoke", form); err != nil || r.StatusCode != 200 {
 		t.Fatalf("revoke = %v %v", r, err)
 	}
-	req, _ := http.NewRequest("POST", srv.URL+mcpapi.Path, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`))
-	req.Header.Set("Authorization", "Bearer "+tok.access)
+	if code, challenge := mcpPost(t, srv.URL, tok.access); code != 401 || !strings.Contains(challenge, metadata) {
+		t.Errorf("a revoked token = %d %q, want 401 with the challenge", code, challenge)
+	}
+}
+
+// mcpPost sends tools/list with token and returns the status and the
+// challenge.
+func mcpPost(t *testing.T, base, token string) (int, string) {
+	t.Helper()
+	req, _ := http.NewRequest("POST", base+mcpapi.Path, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`))
+	req.Header.Set("Authorization", "Bearer "+token)
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
-	if r, err := http.DefaultClient.Do(req); err != nil || r.StatusCode != 401 || !strings.Contains(r.Header.Get("WWW-Authenticate"), metadata) {
-		t.Errorf("a revoked token = %v %v, want 401 with the challenge", r, err)
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
 	}
+	res.Body.Close()
+	return res.StatusCode, res.Header.Get("WWW-Authenticate")
 }
 
 // whois_lookup looks a name up as POST /api/tools/whois does (the queue,

@@ -59,6 +59,10 @@ type Deps struct {
 	// LookUp returns the registration record of a registrable domain, as
 	// POST /api/tools/whois does (whois_lookup).
 	LookUp func(ctx context.Context, domain string) (domaininfo.Record, error)
+	// Listings returns a page of the marketplace as GET
+	// /api/market/listings does, prices shown when showPrices
+	// (marketplace_listings).
+	Listings func(ctx context.Context, in ListingsInput, showPrices bool) (ListingsPage, error)
 	// Limiter spends Limits, each tool's policy by its name, per user.
 	Limiter *ratelimit.Limiter
 	Limits  map[string]ratelimit.Policy
@@ -81,6 +85,9 @@ func Handler(d Deps) http.Handler {
 	addTool(t, s, &mcp.Tool{Name: ToolWhois, Title: "WHOIS lookup",
 		Description: "Who holds a registered domain and until when: registrar, statuses, dates, nameservers, from RDAP or the WHOIS " +
 			"fallback. www.example.com is looked up as example.com. A name nobody has registered is an error saying so."}, t.whois)
+	addTool(t, s, &mcp.Tool{Name: ToolListings, Title: "Marketplace listings",
+		Description: "Names for sale in the marketplace, newest first or by price, filtered by words they contain, TLD, or a " +
+			"maximum price. Prices are in cents and shown only to tokens with the pricing:read scope. Page with next_cursor."}, t.listings)
 	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s },
 		&mcp.StreamableHTTPOptions{Stateless: true, JSONResponse: true, Logger: d.Log})
 	// Verify judges expiry by the service's clock; the middleware's own

@@ -9,6 +9,7 @@ import (
 	"github.com/domaind/domaind/internal/domaininfo"
 	"github.com/domaind/domaind/internal/domainname"
 	"github.com/domaind/domaind/internal/fault"
+	"github.com/domaind/domaind/internal/oauth"
 	"github.com/domaind/domaind/internal/registry"
 )
 
@@ -125,4 +126,45 @@ func parseTLD(s string) (string, error) {
 		return "", fault.Invalid("tld", "%v", err)
 	}
 	return tld, nil
+}
+
+// ToolListings is the marketplace tool's name.
+const ToolListings = "marketplace_listings"
+
+// ListingsInput filters and pages the marketplace.
+type ListingsInput struct {
+	Q          string   `json:"q,omitempty" jsonschema:"words the names contain"`
+	TLD        string   `json:"tld,omitempty" jsonschema:"only names under this TLD"`
+	Sort       string   `json:"sort,omitempty" jsonschema:"newest (the default), price_asc or price_desc"`
+	MaxDollars *float64 `json:"max_dollars,omitempty" jsonschema:"only names whose buy-now price is at most this many US dollars (needs the pricing:read scope)"`
+	Limit      int      `json:"limit,omitempty" jsonschema:"names per page, 1 to 200 (default 24)"`
+	Cursor     string   `json:"cursor,omitempty" jsonschema:"the next_cursor of the page before"`
+}
+
+// Listing is a name for sale. Prices are cents, null without the
+// pricing:read scope (or when the name has none).
+type Listing struct {
+	Domain     string    `json:"domain"`
+	TLD        string    `json:"tld"`
+	BINCents   *int64    `json:"bin_cents"`
+	FloorCents *int64    `json:"floor_cents"`
+	Currency   string    `json:"currency"`
+	ListedAt   time.Time `json:"listed_at"`
+}
+
+// ListingsPage is a page of the marketplace: the names, how many match in
+// all, and the cursor of the next page (null after the last).
+type ListingsPage struct {
+	Listings   []Listing `json:"listings"`
+	Total      int64     `json:"total"`
+	NextCursor *string   `json:"next_cursor"`
+}
+
+func (t *tools) listings(ctx context.Context, in ListingsInput) (ListingsPage, error) {
+	c, _ := ctx.Value(callerKey{}).(caller)
+	showPrices := c.who != nil && slices.Contains(c.who.Scopes, oauth.ScopePricingRead)
+	if err := t.spend(ctx); err != nil {
+		return ListingsPage{}, err
+	}
+	return t.Listings(ctx, in, showPrices)
 }
