@@ -3,6 +3,8 @@ package api
 import (
 	"cmp"
 	"context"
+	"encoding/json"
+	"fmt"
 	"errors"
 	"net/http"
 	"strings"
@@ -15,6 +17,7 @@ import (
 	"github.com/domaind/domaind/internal/fault"
 	"github.com/domaind/domaind/internal/oauth"
 	"github.com/domaind/domaind/internal/ratelimit"
+	"github.com/domaind/domaind/internal/tools"
 )
 
 // mountMCP serves the MCP server (api/mcp) at /mcp, with its
@@ -30,9 +33,10 @@ func (s *Server) mountMCP(e *gin.Engine) {
 			return a.Record, err
 		},
 		Listings: s.mcpListings,
+		Suggest:  s.mcpSuggest,
 		Limiter:  s.limiter,
 		Limits: map[string]ratelimit.Policy{mcpapi.ToolPricing: pricingLimit, mcpapi.ToolRequirements: pricingLimit,
-			mcpapi.ToolWhois: whoisQuota, mcpapi.ToolListings: listingsLimit},
+			mcpapi.ToolWhois: whoisQuota, mcpapi.ToolListings: listingsLimit, mcpapi.ToolSuggest: toolPolicy(s.suggestTool())},
 		Version: "1", Log: s.log, Now: s.now,
 	})
 	serve := func(c *gin.Context) {
@@ -130,4 +134,40 @@ func (s *Server) mcpListings(ctx context.Context, in mcpapi.ListingsInput, showP
 		}
 	}
 	return out, nil
+}
+
+// suggestTool is the domain-suggest tool of POST /api/tools/{slug}.
+func (s *Server) suggestTool() tools.Tool {
+	t, ok := s.tools.Get(suggestSlug)
+	if !ok {
+		panic("api: no " + suggestSlug + " tool")
+	}
+	return t
+}
+
+const suggestSlug = "domain-suggest"
+
+// mcpSuggest is suggest_domains: domain-suggest's checks and run, as
+// POST /api/tools/domain-suggest runs it.
+func (s *Server) mcpSuggest(ctx context.Context, in tools.SuggestInput) (tools.SuggestResult, error) {
+	t := s.suggestTool()
+	body, err := json.Marshal(in)
+	if err != nil {
+		return tools.SuggestResult{}, err
+	}
+	input, err := t.Parse(ctx, body)
+	if err != nil {
+		return tools.SuggestResult{}, err
+	}
+	rctx, cancel := context.WithTimeout(ctx, inlineToolTimeout)
+	defer cancel()
+	result, err := t.Run(rctx, input, nil)
+	if err != nil {
+		return tools.SuggestResult{}, err
+	}
+	r, ok := result.(tools.SuggestResult)
+	if !ok {
+		return tools.SuggestResult{}, fmt.Errorf("domain-suggest answered %T", result)
+	}
+	return r, nil
 }

@@ -153,7 +153,7 @@ func TestMCPToolsBehindOAuth(t *testing.T) {
 		}
 	}
 	slices.Sort(names)
-	if want := []string{"marketplace_listings", "tld_pricing", "tld_requirements", "whois_lookup"}; !slices.Equal(names, want) {
+	if want := []string{"marketplace_listings", "suggest_domains", "tld_pricing", "tld_requirements", "whois_lookup"}; !slices.Equal(names, want) {
 		t.Errorf("tools = %v, want %v", names, want)
 	}
 
@@ -181,11 +181,25 @@ func TestMCPToolsBehindOAuth(t *testing.T) {
 		{"whois_lookup", map[string]any{"domain": ""}, "domain is required"},
 		{"whois_lookup", map[string]any{"domain": "not a domain"}, "domain "},
 		{"marketplace_listings", map[string]any{"sort": "cheapest"}, "sort must be newest, price_asc or price_desc"},
+		{"suggest_domains", map[string]any{"keywords": ""}, "keywords is required"},
+		{"suggest_domains", map[string]any{"keywords": "green", "tlds": []string{"not a tld"}}, "tlds[0]"},
 		{"marketplace_listings", map[string]any{"limit": 500}, "limit must be"},
 		{"marketplace_listings", map[string]any{"cursor": "forged"}, "cursor"},
 	} {
 		if out, msg := call(t, session, tc.tool, tc.args); out != nil || !strings.Contains(msg, tc.want) {
 			t.Errorf("%s %v = %v %q, want a tool error saying %q", tc.tool, tc.args, out, msg, tc.want)
+		}
+	}
+
+	ideas, msg := call(t, session, "suggest_domains", map[string]any{"keywords": "green energy", "tlds": []string{"com", "io"}, "limit": 3})
+	suggestions, _ := ideas["suggestions"].([]any)
+	if len(suggestions) == 0 || len(suggestions) > 3 || ideas["checked"].(float64) < 1 {
+		t.Errorf("suggest_domains = %v %q", ideas, msg)
+	}
+	for _, sg := range suggestions {
+		d := sg.(map[string]any)["domain"].(string)
+		if !strings.HasSuffix(d, ".com") && !strings.HasSuffix(d, ".io") || !strings.Contains(d, "green") && !strings.Contains(d, "energy") {
+			t.Errorf("suggestion %q is not made of the keywords under the TLDs asked for", d)
 		}
 	}
 

@@ -29,6 +29,7 @@ import (
 	"github.com/domaind/domaind/internal/domaininfo"
 	"github.com/domaind/domaind/internal/fault"
 	"github.com/domaind/domaind/internal/ratelimit"
+	domaintools "github.com/domaind/domaind/internal/tools"
 )
 
 // Path is where the server is mounted.
@@ -63,6 +64,9 @@ type Deps struct {
 	// /api/market/listings does, prices shown when showPrices
 	// (marketplace_listings).
 	Listings func(ctx context.Context, in ListingsInput, showPrices bool) (ListingsPage, error)
+	// Suggest runs the domain-suggest tool as POST
+	// /api/tools/domain-suggest does (suggest_domains).
+	Suggest func(ctx context.Context, in domaintools.SuggestInput) (domaintools.SuggestResult, error)
 	// Limiter spends Limits, each tool's policy by its name, per user.
 	Limiter *ratelimit.Limiter
 	Limits  map[string]ratelimit.Policy
@@ -88,6 +92,9 @@ func Handler(d Deps) http.Handler {
 	addTool(t, s, &mcp.Tool{Name: ToolListings, Title: "Marketplace listings",
 		Description: "Names for sale in the marketplace, newest first or by price, filtered by words they contain, TLD, or a " +
 			"maximum price. Prices are in cents and shown only to tokens with the pricing:read scope. Page with next_cursor."}, t.listings)
+	addTool(t, s, &mcp.Tool{Name: ToolSuggest, Title: "Domain name ideas",
+		Description: "Name ideas made of one to five keywords under common TLDs (or the ones given), each checked with the " +
+			"registry: available names with their registration price in cents, and those taken or not answered for."}, t.suggest)
 	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s },
 		&mcp.StreamableHTTPOptions{Stateless: true, JSONResponse: true, Logger: d.Log})
 	// Verify judges expiry by the service's clock; the middleware's own

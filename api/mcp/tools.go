@@ -11,6 +11,7 @@ import (
 	"github.com/domaind/domaind/internal/fault"
 	"github.com/domaind/domaind/internal/oauth"
 	"github.com/domaind/domaind/internal/registry"
+	domaintools "github.com/domaind/domaind/internal/tools"
 )
 
 // The tools' names.
@@ -167,4 +168,14 @@ func (t *tools) listings(ctx context.Context, in ListingsInput) (ListingsPage, e
 		return ListingsPage{}, err
 	}
 	return t.Listings(ctx, in, showPrices)
+}
+
+// ToolSuggest is the name-ideas tool's name.
+const ToolSuggest = "suggest_domains"
+
+func (t *tools) suggest(ctx context.Context, in domaintools.SuggestInput) (domaintools.SuggestResult, error) {
+	if err := t.spend(ctx); err != nil {
+		return domaintools.SuggestResult{}, err
+	}
+	return t.Suggest(ctx, in)
 }

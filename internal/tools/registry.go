@@ -70,7 +70,7 @@ func New(d Deps) *Registry {
 		}))
 	r.add(define(Tool{Slug: "domain-suggest", TTL: 2 * time.Minute, PerHour: inlinePerHour},
 		checkSuggest,
-		func(ctx context.Context, in suggestInput, _ Progress) (any, error) {
+		func(ctx context.Context, in SuggestInput, _ Progress) (any, error) {
 			return suggest(ctx, d.Registry, in)
 		}))
 	return r

@@ -36,10 +36,11 @@ var (
 	keywordPattern  = regexp.MustCompile(`^[a-z0-9]{1,30}$`)
 )
 
-type suggestInput struct {
-	Keywords string   `json:"keywords"`
-	TLDs     []string `json:"tlds,omitempty"`
-	Limit    int      `json:"limit,omitempty"`
+// SuggestInput asks domain-suggest for names.
+type SuggestInput struct {
+	Keywords string   `json:"keywords" jsonschema:"one to five words the names are made of, such as green energy"`
+	TLDs     []string `json:"tlds,omitempty" jsonschema:"up to 10 TLDs to suggest names under (default: a common set)"`
+	Limit    int      `json:"limit,omitempty" jsonschema:"how many available names to return"`
 }
 
 // Suggestion is one name idea and what the registry says of it.
@@ -52,7 +53,9 @@ type Suggestion struct {
 	Reason     string `json:"reason,omitempty"`
 }
 
-type suggestResult struct {
+// SuggestResult is domain-suggest's answer: available names, and those
+// checked and taken or not answered for.
+type SuggestResult struct {
 	Keywords    []string     `json:"keywords"`
 	Suggestions []Suggestion `json:"suggestions"`
 	Checked     int          `json:"checked"`
@@ -61,7 +64,7 @@ type suggestResult struct {
 	Unknown []string `json:"unknown"`
 }
 
-func checkSuggest(_ context.Context, in *suggestInput) error {
+func checkSuggest(_ context.Context, in *SuggestInput) error {
 	words := strings.FieldsFunc(strings.ToLower(in.Keywords), func(r rune) bool { return r == ' ' || r == ',' || r == '\t' })
 	switch {
 	case len(words) == 0:
@@ -129,7 +132,7 @@ func suggestLabels(words []string) []string {
 // suggest checks the keyword names under each TLD with the registry and
 // returns up to limit available ones, best first (a name's label first,
 // then the TLD's order), with their prices.
-func suggest(ctx context.Context, reg registry.Provider, in suggestInput) (any, error) {
+func suggest(ctx context.Context, reg registry.Provider, in SuggestInput) (any, error) {
 	words := strings.Fields(in.Keywords)
 	var names []string
 	for _, label := range suggestLabels(words) {
@@ -158,7 +161,7 @@ func suggest(ctx context.Context, reg registry.Provider, in suggestInput) (any, 
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	res := suggestResult{Keywords: words, Suggestions: []Suggestion{}, Unavailable: []Suggestion{}, Unknown: []string{}, Checked: len(names)}
+	res := SuggestResult{Keywords: words, Suggestions: []Suggestion{}, Unavailable: []Suggestion{}, Unknown: []string{}, Checked: len(names)}
 	for i, a := range answers {
 		switch {
 		case a == nil:
