@@ -76,6 +76,15 @@ func toDollars(cents *int64) *dollars {
 	return &d
 }
 
+// cents is d in cents, nil staying nil.
+func (d *dollars) cents() *int64 {
+	if d == nil {
+		return nil
+	}
+	c := int64(*d)
+	return &c
+}
+
 // MarshalJSON writes the amount with two decimals.
 func (d dollars) MarshalJSON() ([]byte, error) {
 	cents := int64(d)

@@ -34,9 +34,11 @@ func (s *Server) mountMCP(e *gin.Engine) {
 		},
 		Listings: s.mcpListings,
 		Suggest:  s.mcpSuggest,
+		Search:   s.mcpSearch,
 		Limiter:  s.limiter,
 		Limits: map[string]ratelimit.Policy{mcpapi.ToolPricing: pricingLimit, mcpapi.ToolRequirements: pricingLimit,
-			mcpapi.ToolWhois: whoisQuota, mcpapi.ToolListings: listingsLimit, mcpapi.ToolSuggest: toolPolicy(s.suggestTool())},
+			mcpapi.ToolWhois: whoisQuota, mcpapi.ToolListings: listingsLimit, mcpapi.ToolSuggest: toolPolicy(s.suggestTool()),
+			mcpapi.ToolSearch: searchLimit},
 		Version: "1", Log: s.log, Now: s.now,
 	})
 	serve := func(c *gin.Context) {
@@ -171,3 +173,45 @@ func (s *Server) mcpSuggest(ctx context.Context, in tools.SuggestInput) (tools.S
 	}
 	return r, nil
 }
+
+// mcpSearch is search_domains: the rows of POST /api/domain/search's
+// stream for q, in the names' order.
+func (s *Server) mcpSearch(ctx context.Context, q string, showPrices bool, client string) ([]mcpapi.SearchRow, error) {
+	names, err := s.parseSearch(q)
+	if err != nil {
+		return nil, err
+	}
+	rows, wait, err := s.checkNames(ctx, names, showPrices, client)
+	if err != nil {
+		return nil, err
+	}
+	defer wait()
+	byName := map[string]searchRow{}
+	for range names {
+		r := <-rows
+		byName[r.Domain] = r
+	}
+	out := make([]mcpapi.SearchRow, len(names))
+	for i, n := range names {
+		out[i] = newMCPSearchRow(byName[n.ASCII])
+	}
+	return out, nil
+}
+
+// newMCPSearchRow is a search row as search_domains answers it: cents
+// rather than dollars, the facts flat.
+func newMCPSearchRow(r searchRow) mcpapi.SearchRow {
+	out := mcpapi.SearchRow{Domain: r.Domain, DomainUnicode: r.DomainUnicode, State: r.State, StateLabel: r.StateLabel,
+		Available: r.Available, Error: r.Meta.Error, ForSale: r.Listing != nil}
+	if p := r.Price; p != nil {
+		out.RegisterCents, out.RenewCents, out.Currency, out.Premium = p.RegisterCents, p.RenewCents, p.Currency, p.Premium
+	}
+	if l := r.Listing; l != nil {
+		out.BINCents, out.FloorCents = l.Price.BIN.cents(), l.Price.Floor.cents()
+	}
+	if w := r.WhoisSummary; w != nil {
+		out.Registrar, out.ExpirationDate = w.Registrar, w.ExpirationDate
+	}
+	return out
+}
+

@@ -153,7 +153,7 @@ func TestMCPToolsBehindOAuth(t *testing.T) {
 		}
 	}
 	slices.Sort(names)
-	if want := []string{"marketplace_listings", "suggest_domains", "tld_pricing", "tld_requirements", "whois_lookup"}; !slices.Equal(names, want) {
+	if want := []string{"marketplace_listings", "search_domains", "suggest_domains", "tld_pricing", "tld_requirements", "whois_lookup"}; !slices.Equal(names, want) {
 		t.Errorf("tools = %v, want %v", names, want)
 	}
 
@@ -303,5 +303,46 @@ func TestMCPWhoisLookup(t *testing.T) {
 	if out, msg := call(t, session, "whois_lookup", map[string]any{"domain": "unregistered-name.com"}); out != nil ||
 		!strings.Contains(msg, "neither RDAP nor the WHOIS fallback has data for unregistered-name.com") {
 		t.Errorf("an unregistered name = %v %q", out, msg)
+	}
+}
+
+// search_domains answers the rows of the search stream, the queried name
+// first, with the HTTP API's states and prices; the 61st search in a
+// minute is a tool error naming the limit (60 a minute, per user).
+func TestMCPSearch(t *testing.T) {
+	t.Parallel()
+	env, srv := servedEnv(t)
+	seedTLDs(t, env)
+	session, _ := mcpSession(t, env, srv.URL)
+	res, msg := call(t, session, "search_domains", map[string]any{"q": "Sunny-Yoga.com"})
+	rows, _ := res["rows"].([]any)
+	if len(rows) < 2 {
+		t.Fatalf("search_domains = %v %q, want the name and the same label under the search TLDs", res, msg)
+	}
+	first := rows[0].(map[string]any)
+	if first["domain"] != "sunny-yoga.com" || first["state"] == "" || first["state_label"] == "" || first["register_cents"] == nil {
+		t.Errorf("the first row = %v", first)
+	}
+	for _, r := range rows[1:] {
+		if d := r.(map[string]any)["domain"].(string); !strings.HasPrefix(d, "sunny-yoga.") || d == "sunny-yoga.com" {
+			t.Errorf("row %q is not the label under another TLD", d)
+		}
+	}
+	if out, msg := call(t, session, "search_domains", map[string]any{"q": "  "}); out != nil || !strings.Contains(msg, "q is required") {
+		t.Errorf("an empty query = %v %q", out, msg)
+	}
+	if out, msg := call(t, session, "search_domains", map[string]any{"q": "bad..name"}); out != nil || msg == "" || strings.Contains(msg, "service failed") {
+		t.Errorf("a malformed query = %v %q, want a tool error saying what is wrong", out, msg)
+	}
+	// The three searches above count (a search spends its unit first, as
+	// POST /api/domain/search does); the 61st is refused.
+	var limited string
+	calls := 3
+	for limited == "" && calls < 70 {
+		calls++
+		_, limited = call(t, session, "search_domains", map[string]any{"q": "sunny-yoga.io"})
+	}
+	if calls != 61 || !strings.HasPrefix(limited, "rate limit reached: search_domains allows 60 calls a minute; try again in ") {
+		t.Errorf("search %d = %q, want the 61st refused naming the limit", calls, limited)
 	}
 }

@@ -134,22 +134,20 @@ func (s *Server) searchDomains(c *gin.Context) error {
 	if err := httpjson.DecodeJSON(c, &req, false); err != nil {
 		return err
 	}
-	if req.Q == nil || strings.TrimSpace(*req.Q) == "" {
-		return fault.New(fault.Validation, "q is required: the domain to check")
+	if req.Q == nil {
+		return errNoQuery
 	}
-	q, err := domainname.ParseQuery(*req.Q, wordTLD)
+	names, err := s.parseSearch(*req.Q)
 	if err != nil {
 		return err
 	}
-	names := s.searchNames(q)
 	ctx, cancel := context.WithCancel(c.Request.Context())
 	defer cancel()
-	facts, err := s.loadSearchFacts(ctx, names)
+	rows, wait, err := s.checkNames(ctx, names, pricesVisible(c), clientKey(c))
 	if err != nil {
 		return err
 	}
-	showPrices := pricesVisible(c)
-	client := clientKey(c)
+	defer wait()
 
 	h := c.Writer.Header()
 	h.Set("Content-Type", "application/x-ndjson")
@@ -162,17 +160,6 @@ func (s *Server) searchDomains(c *gin.Context) error {
 	}
 	out.write(searchHeader{Kind: "header", RequestID: requestid.From(ctx), Primary: names[0].ASCII, Domains: domains, PrimaryIndex: 0})
 
-	rows := make(chan searchRow, len(names)) // never blocks a check
-	var wg sync.WaitGroup
-	for _, n := range names {
-		wg.Go(func() {
-			row := s.searchRow(ctx, n, facts, showPrices)
-			rows <- row
-			if (row.State == availability.Registered || row.State == stateForSale) && row.WhoisSummary == nil {
-				s.warmups.add(ctx, client, n.Registrable) // never waits
-			}
-		})
-	}
 	for i := range names {
 		row := <-rows
 		out.write(row)
@@ -187,8 +174,46 @@ func (s *Server) searchDomains(c *gin.Context) error {
 			out.write(searchDone{Kind: "done", DurationMS: time.Since(start).Milliseconds(), Count: len(names)})
 		}
 	}
-	wg.Wait()
 	return nil
+}
+
+var errNoQuery = fault.New(fault.Validation, "q is required: the domain to check")
+
+// parseSearch returns the names a search for query checks: the queried
+// name first (see searchNames).
+func (s *Server) parseSearch(query string) ([]domainname.Name, error) {
+	if strings.TrimSpace(query) == "" {
+		return nil, errNoQuery
+	}
+	q, err := domainname.ParseQuery(query, wordTLD)
+	if err != nil {
+		return nil, err
+	}
+	return s.searchNames(q), nil
+}
+
+// checkNames checks names at once and sends each one's row on the
+// channel it returns as soon as it is decided (the channel holds them
+// all: no check waits for a reader); wait returns once every check has
+// ended. A registered name without a cached lookup gets its WHOIS warmed
+// up for client. Cancel ctx to stop the checks still running.
+func (s *Server) checkNames(ctx context.Context, names []domainname.Name, showPrices bool, client string) (rows <-chan searchRow, wait func(), err error) {
+	facts, err := s.loadSearchFacts(ctx, names)
+	if err != nil {
+		return nil, nil, err
+	}
+	out := make(chan searchRow, len(names))
+	var wg sync.WaitGroup
+	for _, n := range names {
+		wg.Go(func() {
+			row := s.searchRow(ctx, n, facts, showPrices)
+			out <- row
+			if (row.State == availability.Registered || row.State == stateForSale) && row.WhoisSummary == nil {
+				s.warmups.add(ctx, client, n.Registrable) // never waits
+			}
+		})
+	}
+	return out, wg.Wait, nil
 }
 
 // wordTLD is the TLD a query without one is searched on first.

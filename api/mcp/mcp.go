@@ -16,7 +16,6 @@ package mcp
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -25,6 +24,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/domaind/domaind/api/httpjson"
 	"github.com/domaind/domaind/internal/catalog"
 	"github.com/domaind/domaind/internal/domaininfo"
 	"github.com/domaind/domaind/internal/fault"
@@ -67,6 +67,10 @@ type Deps struct {
 	// Suggest runs the domain-suggest tool as POST
 	// /api/tools/domain-suggest does (suggest_domains).
 	Suggest func(ctx context.Context, in domaintools.SuggestInput) (domaintools.SuggestResult, error)
+	// Search checks the names of a query as POST /api/domain/search
+	// does, for client (whose WHOIS warm-ups it may start), and returns
+	// their rows in the names' order (search_domains).
+	Search func(ctx context.Context, q string, showPrices bool, client string) ([]SearchRow, error)
 	// Limiter spends Limits, each tool's policy by its name, per user.
 	Limiter *ratelimit.Limiter
 	Limits  map[string]ratelimit.Policy
@@ -80,6 +84,9 @@ func Handler(d Deps) http.Handler {
 	s := mcp.NewServer(&mcp.Implementation{Name: "domaind", Title: "domaind domain tools", Version: d.Version},
 		&mcp.ServerOptions{Instructions: instructions})
 	t := &tools{Deps: d}
+	addTool(t, s, &mcp.Tool{Name: ToolSearch, Title: "Domain search",
+		Description: "Whether a domain name can be registered, and at what price: the name asked for and, for a name.tld, the " +
+			"same label under the common TLDs, each checked with the registry or found for sale in the marketplace."}, t.search)
 	addTool(t, s, &mcp.Tool{Name: ToolPricing, Title: "TLD price",
 		Description: "The price in USD cents of registering, renewing or transferring a name under one TLD (for example com, io, co.uk). " +
 			"price_cents is null when the registry does not offer the operation."}, t.pricing)
@@ -103,8 +110,8 @@ func Handler(d Deps) http.Handler {
 		AllowMissingExpiration: true})(h)
 }
 
-const instructions = "Domain name tools of domaind: the prices and registration rules of TLDs, and who holds a registered name. " +
-	"Prices are USD cents."
+const instructions = "Domain name tools of domaind: search names and their availability, name ideas, names for sale in the " +
+	"marketplace, the prices and registration rules of TLDs, and who holds a registered name. Prices are USD cents."
 
 // verifier is Verify as the SDK's bearer middleware calls it.
 func (d Deps) verifier(ctx context.Context, token string, _ *http.Request) (*auth.TokenInfo, error) {
@@ -122,20 +129,22 @@ type tools struct {
 
 // addTool adds a tool whose handler h takes In and answers Out (h spends
 // the tool's limit once its input is valid: bad input costs nothing),
-// answering errors as tool errors that say what to fix (an error that is
-// not ours is logged and answered as a failure of the service, without
-// its detail).
+// answering errors as tool errors that say what to fix, read as the HTTP
+// API reads them (an error that is not ours is logged and answered as a
+// failure of the service, without its detail).
 func addTool[In, Out any](t *tools, s *mcp.Server, tool *mcp.Tool, h func(context.Context, In) (Out, error)) {
 	mcp.AddTool(s, tool, func(ctx context.Context, req *mcp.CallToolRequest, in In) (*mcp.CallToolResult, Out, error) {
 		out, err := h(context.WithValue(ctx, callerKey{}, caller{tool: tool.Name, who: req.Extra.TokenInfo}), in)
 		if err == nil {
 			return nil, out, nil
 		}
-		if _, ours := fault.As(err); !ours {
+		e, known := httpjson.Coded(err) // the HTTP API's reading of errors
+		text := e.Message
+		if !known {
 			t.Log.ErrorContext(ctx, "mcp tool failed", "tool", tool.Name, "err", err)
-			err = errors.New("the service failed to answer; try again in a moment")
+			text = "the service failed to answer; try again in a moment"
 		}
-		return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: err.Error()}}}, out, nil
+		return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: text}}}, out, nil
 	})
 }
 
@@ -156,7 +165,7 @@ func (t *tools) spend(ctx context.Context) error {
 		return nil
 	}
 	tool := c.tool
-	r, err := t.Limiter.Allow(ctx, p, "user:"+c.who.UserID)
+	r, err := t.Limiter.Allow(ctx, p, "user:"+userOf(ctx))
 	if err != nil {
 		return err
 	}

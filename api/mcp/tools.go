@@ -162,12 +162,10 @@ type ListingsPage struct {
 }
 
 func (t *tools) listings(ctx context.Context, in ListingsInput) (ListingsPage, error) {
-	c, _ := ctx.Value(callerKey{}).(caller)
-	showPrices := c.who != nil && slices.Contains(c.who.Scopes, oauth.ScopePricingRead)
 	if err := t.spend(ctx); err != nil {
 		return ListingsPage{}, err
 	}
-	return t.Listings(ctx, in, showPrices)
+	return t.Listings(ctx, in, pricesShown(ctx))
 }
 
 // ToolSuggest is the name-ideas tool's name.
@@ -178,4 +176,65 @@ func (t *tools) suggest(ctx context.Context, in domaintools.SuggestInput) (domai
 		return domaintools.SuggestResult{}, err
 	}
 	return t.Suggest(ctx, in)
+}
+
+// ToolSearch is the domain search tool's name.
+const ToolSearch = "search_domains"
+
+// SearchInput is a domain search.
+type SearchInput struct {
+	Q string `json:"q" jsonschema:"a domain name such as example.com (checked, and for a name.tld the same label under the common TLDs too) or a word (checked under com first)"`
+}
+
+// SearchRow is one name's row of the search (SPEC §2.5): its state
+// (available, registered, premium, for_sale, invalid, unsupported,
+// unknown), the registration and renewal price of a year in cents, the
+// marketplace's prices when it is for sale (null without pricing:read),
+// and the holder's registrar and expiry when a lookup of the last hour
+// knows them.
+type SearchRow struct {
+	Domain         string `json:"domain"`
+	DomainUnicode  string `json:"domain_unicode"`
+	State          string `json:"state"`
+	StateLabel     string `json:"state_label"`
+	Available      bool   `json:"available"`
+	RegisterCents  *int64 `json:"register_cents"`
+	RenewCents     *int64 `json:"renew_cents"`
+	Currency       string `json:"currency,omitempty"`
+	Premium        bool   `json:"premium"`
+	ForSale        bool   `json:"for_sale"`
+	BINCents       *int64 `json:"bin_cents"`
+	FloorCents     *int64 `json:"floor_cents"`
+	Registrar      string `json:"registrar,omitempty"`
+	ExpirationDate string `json:"expiration_date,omitempty"`
+	// Error says why the state is unknown.
+	Error string `json:"error,omitempty"`
+}
+
+// SearchResult is a search's rows, the queried name's first.
+type SearchResult struct {
+	Rows []SearchRow `json:"rows"`
+}
+
+func (t *tools) search(ctx context.Context, in SearchInput) (SearchResult, error) {
+	if err := t.spend(ctx); err != nil {
+		return SearchResult{}, err
+	}
+	rows, err := t.Search(ctx, in.Q, pricesShown(ctx), "user:"+userOf(ctx))
+	return SearchResult{Rows: rows}, err
+}
+
+// userOf is the user of the call's token.
+func userOf(ctx context.Context) string {
+	c, _ := ctx.Value(callerKey{}).(caller)
+	if c.who == nil {
+		return ""
+	}
+	return c.who.UserID
+}
+
+// pricesShown says the call's token may see marketplace prices.
+func pricesShown(ctx context.Context) bool {
+	c, _ := ctx.Value(callerKey{}).(caller)
+	return c.who != nil && slices.Contains(c.who.Scopes, oauth.ScopePricingRead)
 }
