@@ -214,4 +214,3 @@ func newMCPSearchRow(r searchRow) mcpapi.SearchRow {
 	}
 	return out
 }
-
