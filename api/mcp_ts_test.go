@@ -1,0 +1,86 @@
+package api
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+)
+
+// The MCP TypeScript SDK's client (testdata/mcp-ts-client) goes through
+// the same flow as the Go SDK's: the challenge, discovery, registration,
+// consent, token, tools/list and tool calls. It needs Node.js and npm
+// (the SDK is installed from the npm registry into testdata, pinned by
+// its package-lock.json); without them the test is skipped, saying so.
+func TestMCPTypeScriptClient(t *testing.T) {
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Skip("node is not installed: the MCP TypeScript SDK's client is tested with Node.js and npm")
+	}
+	npm, err := exec.LookPath("npm")
+	if err != nil {
+		t.Skip("npm is not installed: the MCP TypeScript SDK is installed with npm")
+	}
+	dir, err := filepath.Abs("testdata/mcp-ts-client")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "node_modules", "@modelcontextprotocol", "sdk")); err != nil {
+		install := exec.Command(npm, "ci", "--no-audit", "--no-fund")
+		install.Dir = dir
+		if out, err := install.CombinedOutput(); err != nil {
+			t.Fatalf("npm ci in %s: %v\n%s", dir, err, out)
+		}
+	}
+	t.Parallel()
+	env, srv := servedEnv(t)
+	seedTLDs(t, env)
+	b := signedInBrowser(t, env, "ts-agent-owner@example.com")
+	// The consent helper approves, in the signed-in browser, the
+	// authorization URL the script posts, and answers the code.
+	helper := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		authURL, _ := io.ReadAll(r.Body)
+		loc := consent(t, b, string(authURL), "approve")
+		io.WriteString(w, loc.Query().Get("code"))
+	}))
+	t.Cleanup(helper.Close)
+
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, node, "client.mjs", srv.URL, helper.URL)
+	cmd.Dir = dir
+	out, err := cmd.Output()
+	if err != nil {
+		var stderr []byte
+		if ee, ok := err.(*exec.ExitError); ok {
+			stderr = ee.Stderr
+		}
+		t.Fatalf("node client.mjs: %v\n%s\n%s", err, out, stderr)
+	}
+	var got struct {
+		Tools []string `json:"tools"`
+		Price struct {
+			TLD        string `json:"tld"`
+			PriceCents *int64 `json:"price_cents"`
+		} `json:"price"`
+		Bad struct {
+			IsError bool   `json:"isError"`
+			Text    string `json:"text"`
+		} `json:"bad"`
+	}
+	if err := json.Unmarshal(out, &got); err != nil {
+		t.Fatalf("the script printed %s: %v", out, err)
+	}
+	want := []string{"marketplace_listings", "search_domains", "suggest_domains", "tld_pricing", "tld_requirements", "whois_lookup"}
+	if !slices.Equal(got.Tools, want) || got.Price.TLD != "com" || got.Price.PriceCents == nil || !got.Bad.IsError ||
+		got.Bad.Text != "op must be one of register, renew, transfer, restore" {
+		t.Errorf("the TypeScript client saw %s", out)
+	}
+}
