@@ -164,14 +164,13 @@ func (t *tools) spend(ctx context.Context) error {
 	if !ok || c.who == nil {
 		return nil
 	}
-	tool := c.tool
-	r, err := t.Limiter.Allow(ctx, p, "user:"+userOf(ctx))
+	r, err := t.Limiter.Allow(ctx, p, "user:"+c.who.UserID)
 	if err != nil {
 		return err
 	}
 	if !r.Allowed {
 		return fault.New(fault.RateLimited, "rate limit reached: %s allows %d calls %s; try again in %d s",
-			tool, p.Limit, per(p), int(r.RetryAfter.Round(time.Second).Seconds()))
+			c.tool, p.Limit, per(p), int(r.RetryAfter.Round(time.Second).Seconds()))
 	}
 	return nil
 }
