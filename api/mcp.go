@@ -24,6 +24,11 @@ import (
 // protected-resource metadata: its tools call what the HTTP API calls,
 // and spend the same limits, per user.
 func (s *Server) mountMCP(e *gin.Engine) {
+	limits := map[string]ratelimit.Policy{mcpapi.ToolPricing: pricingLimit, mcpapi.ToolRequirements: pricingLimit,
+		mcpapi.ToolWhois: whoisQuota, mcpapi.ToolListings: listingsLimit, mcpapi.ToolSearch: searchLimit}
+	if t, ok := s.suggestTool(); ok {
+		limits[mcpapi.ToolSuggest] = toolPolicy(t)
+	}
 	h := mcpapi.Handler(mcpapi.Deps{
 		Verify:              s.verifyForMCP,
 		ResourceMetadataURL: s.base() + "/.well-known/oauth-protected-resource" + mcpapi.Path,
@@ -36,10 +41,8 @@ func (s *Server) mountMCP(e *gin.Engine) {
 		Suggest:  s.mcpSuggest,
 		Search:   s.mcpSearch,
 		Limiter:  s.limiter,
-		Limits: map[string]ratelimit.Policy{mcpapi.ToolPricing: pricingLimit, mcpapi.ToolRequirements: pricingLimit,
-			mcpapi.ToolWhois: whoisQuota, mcpapi.ToolListings: listingsLimit, mcpapi.ToolSuggest: toolPolicy(s.suggestTool()),
-			mcpapi.ToolSearch: searchLimit},
-		Version: "1", Log: s.log, Now: s.now,
+		Limits:   limits,
+		Version:  "1", Log: s.log, Now: s.now,
 	})
 	serve := func(c *gin.Context) {
 		h.ServeHTTP(&refusalWriter{ResponseWriter: c.Writer, c: c}, c.Request)
@@ -138,13 +141,13 @@ func (s *Server) mcpListings(ctx context.Context, in mcpapi.ListingsInput, showP
 	return out, nil
 }
 
-// suggestTool is the domain-suggest tool of POST /api/tools/{slug}.
-func (s *Server) suggestTool() tools.Tool {
-	t, ok := s.tools.Get(suggestSlug)
-	if !ok {
-		panic("api: no " + suggestSlug + " tool")
+// suggestTool is the domain-suggest tool of POST /api/tools/{slug}, if
+// the server has the free tools.
+func (s *Server) suggestTool() (tools.Tool, bool) {
+	if s.tools == nil {
+		return tools.Tool{}, false
 	}
-	return t
+	return s.tools.Get(suggestSlug)
 }
 
 const suggestSlug = "domain-suggest"
@@ -152,7 +155,10 @@ const suggestSlug = "domain-suggest"
 // mcpSuggest is suggest_domains: domain-suggest's checks and run, as
 // POST /api/tools/domain-suggest runs it.
 func (s *Server) mcpSuggest(ctx context.Context, in tools.SuggestInput) (tools.SuggestResult, error) {
-	t := s.suggestTool()
+	t, ok := s.suggestTool()
+	if !ok {
+		return tools.SuggestResult{}, fault.New(fault.Unavailable, "name suggestions are not available on this server")
+	}
 	body, err := json.Marshal(in)
 	if err != nil {
 		return tools.SuggestResult{}, err
