@@ -48,7 +48,7 @@ func (s *Server) mountMCP(e *gin.Engine) {
 		h.ServeHTTP(&refusalWriter{ResponseWriter: c.Writer, c: c}, c.Request)
 	}
 	e.POST(mcpapi.Path, serve) // stateless: no session to GET or DELETE
-	e.GET("/.well-known/oauth-protected-resource"+mcpapi.Path, s.protectedResourceMetadata(mcpapi.Path))
+	e.GET("/.well-known/oauth-protected-resource"+mcpapi.Path, s.protectedResourceMetadata(mcpapi.Path, "domaind MCP server"))
 }
 
 // verifyForMCP checks an access token for /mcp: one bound to the MCP

@@ -129,10 +129,11 @@ func TestMCPToolsBehindOAuth(t *testing.T) {
 	}
 	var prm struct {
 		Resource             string   `json:"resource"`
+		ResourceName         string   `json:"resource_name"`
 		AuthorizationServers []string `json:"authorization_servers"`
 	}
 	if r, err := http.Get(metadata); err != nil || json.NewDecoder(r.Body).Decode(&prm) != nil || prm.Resource != srv.URL+"/mcp" ||
-		!slices.Equal(prm.AuthorizationServers, []string{srv.URL}) {
+		prm.ResourceName != "domaind MCP server" || !slices.Equal(prm.AuthorizationServers, []string{srv.URL}) {
 		t.Fatalf("metadata = %+v, %v", prm, err)
 	}
 

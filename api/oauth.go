@@ -68,10 +68,11 @@ func (s *Server) authServerMetadata(c *gin.Context) {
 
 // protectedResourceMetadata answers GET /.well-known/oauth-protected-resource
 // (RFC 9728), for the service as a whole, and the same path followed by
-// /api for the API (§3.1: a resource's metadata lives at the well-known
-// path with the resource's path appended, and names that resource, which
-// strict clients compare with the URL they called).
-func (s *Server) protectedResourceMetadata(resourcePath string) gin.HandlerFunc {
+// /api for the API, or /mcp for the MCP server (§3.1: a resource's
+// metadata lives at the well-known path with the resource's path
+// appended, and names that resource, which strict clients compare with
+// the URL they called). name is the resource's name for people.
+func (s *Server) protectedResourceMetadata(resourcePath, name string) gin.HandlerFunc {
 	return func(c *gin.Context) {
 		b := s.base()
 		c.JSON(http.StatusOK, gin.H{
@@ -79,7 +80,7 @@ func (s *Server) protectedResourceMetadata(resourcePath string) gin.HandlerFunc 
 			"authorization_servers":    []string{b},
 			"scopes_supported":         oauth.Scopes,
 			"bearer_methods_supported": []string{"header"},
-			"resource_name":            "domaind API",
+			"resource_name":            name,
 		})
 	}
 }

@@ -78,8 +78,8 @@ func (s *Server) routes(monitoring http.Handler, healthOnly bool) {
 	e.GET("/api/v1/domains/available", httpjson.Legacy, s.requireKey, s.resp.Handle(s.getMarketAvailability))
 
 	pub.handle("GET", "/.well-known/oauth-authorization-server", s.authServerMetadata)
-	pub.handle("GET", "/.well-known/oauth-protected-resource", s.protectedResourceMetadata(""))
-	pub.handle("GET", "/.well-known/oauth-protected-resource"+apiResourcePath, s.protectedResourceMetadata(apiResourcePath))
+	pub.handle("GET", "/.well-known/oauth-protected-resource", s.protectedResourceMetadata("", "domaind API"))
+	pub.handle("GET", "/.well-known/oauth-protected-resource"+apiResourcePath, s.protectedResourceMetadata(apiResourcePath, "domaind API"))
 	s.mountMCP(e)
 	pub.handle("GET", "/api", s.withBearer, s.apiRoot)
 	pub.handle("POST", "/api/oauth/register", s.idempotent, s.limit(oauthRegisterLimit), s.registerClient)
