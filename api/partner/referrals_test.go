@@ -246,13 +246,13 @@ func TestReferralFromClickToPayout(t *testing.T) {
 
 // A click an hour later counts again and replaces the cookie: the last
 // link clicked gets the sale. A partner's own link on its own checkout
-// gets the sale but no commission. Sales in another environment than the
-// link's, or after the cookie's 30 days, are not attributed.
+// gets the sale but no commission. A sale in another environment than the
+// link's is not attributed, nor one after the cookie's 30 days.
 func TestReferralAttributionRules(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	ledgertest.CheckAtEnd(t, e.db)
-	for _, domain := range []string{"last-click.com", "own-sale.com", "too-late.com"} {
+	for _, domain := range []string{"last-click.com", "own-sale.com", "other-env.com", "too-late.com"} {
 		e.addSandbox(domain, 10_000)
 	}
 	seller, sellerID := e.affiliate(models.EnvSandbox, 1_500, "embed", "refer")
@@ -291,10 +291,17 @@ func TestReferralAttributionRules(t *testing.T) {
 		t.Errorf("the seller's own referral = %v, %d cents; want its link with no commission", o.ReferralLinkID, o.ReferralCents)
 	}
 	b.click(liveLink.URL, browserUA) // a live link's cookie, on a sandbox checkout
+	if o := pay("other-env.com"); o.ReferralLinkID != nil {
+		t.Errorf("a sandbox sale is referred by a live link, %v", *o.ReferralLinkID)
+	}
+	b.click(first.URL, browserUA)
 	e.now = e.now.Add(referral.CookieTTL + time.Second)
-	b.click(first.URL, "") // no user agent: not counted, no new cookie
+	b.click(own.URL, "") // no user agent: not counted, no new cookie
 	if o := pay("too-late.com"); o.ReferralLinkID != nil {
-		t.Errorf("a sale 30 days after the click, in another environment than the link's, is referred by %v", *o.ReferralLinkID)
+		t.Errorf("a sale 30 days after the click is referred by %v", *o.ReferralLinkID)
+	}
+	if n := e.count(&models.ReferralClick{}, "link_id = ?", own.ID); n != 2 {
+		t.Errorf("%d clicks of the seller's link, want 2 (the click without a user agent not counted)", n)
 	}
 	if n := e.count(&models.LedgerEntry{}, "kind = ? AND account = ?", "referral", "referral_commission"); n != 1 {
 		t.Errorf("%d referral accruals, want 1 (no commission on a partner's own sale)", n)
