@@ -156,13 +156,8 @@ func (s *Service) List(ctx context.Context, f Filter) ([]View, string, error) {
 	if f.Status != "" {
 		q = q.Where("status = ?", f.Status)
 	}
-	if f.Cursor != "" {
-		c, err := pagecursor.Decode(s.opts.SecretKey, f.Cursor, fingerprint)
-		if err != nil {
-			return nil, "", err
-		}
-		at := c.At()
-		q = q.Where("created_at < ? OR (created_at = ? AND id < ?)", at, at, c.ID)
+	if q, err = pagecursor.Older(q, s.opts.SecretKey, f.Cursor, fingerprint, "created_at", "id"); err != nil {
+		return nil, "", err
 	}
 	var cases []models.BrokerageCase
 	if err := q.Order("created_at DESC, id DESC").Limit(f.Limit + 1).Find(&cases).Error; err != nil {

@@ -64,13 +64,8 @@ func (s *Service) List(ctx context.Context, f Filter) ([]View, string, error) {
 	if f.To != nil {
 		q = q.Where("created_at < ?", f.To.UTC())
 	}
-	if f.Cursor != "" {
-		c, err := pagecursor.Decode(s.secretKey, f.Cursor, fingerprint)
-		if err != nil {
-			return nil, "", err
-		}
-		at := c.At()
-		q = q.Where("created_at < ? OR (created_at = ? AND public_id < ?)", at, at, c.ID)
+	if q, err = pagecursor.Older(q, s.secretKey, f.Cursor, fingerprint, "created_at", "public_id"); err != nil {
+		return nil, "", err
 	}
 	var orders []models.Order
 	if err := q.Order("created_at DESC, public_id DESC").Limit(f.Limit + 1).Find(&orders).Error; err != nil {

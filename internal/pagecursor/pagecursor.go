@@ -15,6 +15,8 @@ import (
 	"strings"
 	"time"
 
+	"gorm.io/gorm"
+
 	"github.com/domaind/domaind/internal/fault"
 	"github.com/domaind/domaind/internal/secret"
 )
@@ -101,4 +103,19 @@ func Limit(limit, def, max int) (int, error) {
 		return 0, fault.Invalid("limit", "must be from 1 to %d", max)
 	}
 	return limit, nil
+}
+
+// Older narrows q, a newest-first list ordered by (keyCol DESC, idCol
+// DESC) whose keys are times, to the rows after cursor's position; q as
+// it is when cursor is "". A cursor not sealed for query is ErrInvalid.
+func Older(q *gorm.DB, secretKey []byte, cursor, query, keyCol, idCol string) (*gorm.DB, error) {
+	if cursor == "" {
+		return q, nil
+	}
+	c, err := Decode(secretKey, cursor, query)
+	if err != nil {
+		return nil, err
+	}
+	at := c.At()
+	return q.Where(keyCol+" < ? OR ("+keyCol+" = ? AND "+idCol+" < ?)", at, at, c.ID), nil
 }

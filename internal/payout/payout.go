@@ -192,13 +192,8 @@ func (s *Service) List(ctx context.Context, f Filter) ([]models.Payout, string, 
 		q = q.Where("status = ?", f.Status)
 	}
 	fingerprint := pagecursor.Fingerprint("payouts/v1", f.PartnerID, f.Environment, f.Status)
-	if f.Cursor != "" {
-		c, err := pagecursor.Decode(s.secretKey, f.Cursor, fingerprint)
-		if err != nil {
-			return nil, "", err
-		}
-		at := c.At()
-		q = q.Where("period_start < ? OR (period_start = ? AND id < ?)", at, at, c.ID)
+	if q, err = pagecursor.Older(q, s.secretKey, f.Cursor, fingerprint, "period_start", "id"); err != nil {
+		return nil, "", err
 	}
 	var out []models.Payout
 	if err := q.Order("period_start DESC, id DESC").Limit(f.Limit + 1).Find(&out).Error; err != nil {

@@ -189,13 +189,8 @@ func (s *Service) Sales(ctx context.Context, q Query) (SalePage, error) {
 	db := s.db.WithContext(ctx).Where("referral_partner_id = ? AND environment = ? AND created_at >= ? AND created_at < ?",
 		q.PartnerID, q.Environment, w.From, w.To)
 	fingerprint := pagecursor.Fingerprint("referral-sales/v1", q.PartnerID, q.Environment, w.From.String(), w.To.String())
-	if q.Cursor != "" {
-		c, err := pagecursor.Decode(s.opts.SecretKey, q.Cursor, fingerprint)
-		if err != nil {
-			return SalePage{}, err
-		}
-		at := c.At()
-		db = db.Where("created_at < ? OR (created_at = ? AND public_id < ?)", at, at, c.ID)
+	if db, err = pagecursor.Older(db, s.opts.SecretKey, q.Cursor, fingerprint, "created_at", "public_id"); err != nil {
+		return SalePage{}, err
 	}
 	var orders []models.Order
 	if err := db.Order("created_at DESC, public_id DESC").Limit(limit + 1).Find(&orders).Error; err != nil {

@@ -72,13 +72,8 @@ func (s *Service) Transactions(ctx context.Context, f TransactionFilter) ([]Tran
 		page = page.Where("l.created_at < ?", f.To.UTC())
 	}
 	fingerprint := pagecursor.Fingerprint("transactions/v1", f.PartnerID, f.Environment, timeKey(f.From), timeKey(f.To), f.OrderStatus, f.PaymentModel)
-	if f.Cursor != "" {
-		c, err := pagecursor.Decode(s.secretKey, f.Cursor, fingerprint)
-		if err != nil {
-			return nil, "", nil, err
-		}
-		at := c.At()
-		page = page.Where("l.created_at < ? OR (l.created_at = ? AND l.txn_id < ?)", at, at, c.ID)
+	if page, err = pagecursor.Older(page, s.secretKey, f.Cursor, fingerprint, "l.created_at", "l.txn_id"); err != nil {
+		return nil, "", nil, err
 	}
 	var rows []Transaction
 	err = page.Select(`l.txn_id AS id, l.kind, l.order_id, o.domain, o.status AS order_status, o.payment_model, l.currency,
