@@ -43,12 +43,22 @@ func TestMCPTypeScriptClient(t *testing.T) {
 	env, srv := servedEnv(t)
 	seedTLDs(t, env)
 	b := signedInBrowser(t, env, "ts-agent-owner@example.com")
-	// The consent helper approves, in the signed-in browser, the
-	// authorization URL the script posts, and answers the code.
+	// The consent helper hands the authorization URL the script posts to
+	// the test's goroutine, which approves it in the signed-in browser,
+	// and answers the code.
+	urls, codes := make(chan string), make(chan string)
 	helper := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		authURL, _ := io.ReadAll(r.Body)
-		loc := consent(t, b, string(authURL), "approve")
-		io.WriteString(w, loc.Query().Get("code"))
+		select {
+		case urls <- string(authURL):
+		case <-r.Context().Done(): // the script was stopped
+			return
+		}
+		select {
+		case code := <-codes:
+			io.WriteString(w, code)
+		case <-r.Context().Done():
+		}
 	}))
 	t.Cleanup(helper.Close)
 
@@ -56,7 +66,25 @@ func TestMCPTypeScriptClient(t *testing.T) {
 	defer cancel()
 	cmd := exec.CommandContext(ctx, node, "client.mjs", srv.URL, helper.URL)
 	cmd.Dir = dir
-	out, err := cmd.Output()
+	type result struct {
+		out []byte
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		out, err := cmd.Output()
+		done <- result{out, err}
+	}()
+	var res result
+	for waiting := true; waiting; {
+		select {
+		case u := <-urls:
+			codes <- consent(t, b, u, "approve").Query().Get("code")
+		case res = <-done:
+			waiting = false
+		}
+	}
+	out, err := res.out, res.err
 	if err != nil {
 		var stderr []byte
 		if ee, ok := err.(*exec.ExitError); ok {
