@@ -22,6 +22,8 @@ const marketPageSize = 24
 type marketPage struct {
 	Title, Query string
 	Results      []marketName
+	// Total is how many names match the search (Results are the newest).
+	Total int64
 	// Name is the listed name of a name's page; Missing the name asked
 	// for when it is not listed.
 	Name    *marketName
@@ -50,28 +52,25 @@ func (s *Server) marketSearchPage(c *gin.Context) {
 	}
 	p := marketPage{Title: "Marketplace", Query: q}
 	var err error
-	if p.Results, err = s.marketSearch(c, q); err != nil {
+	if p.Results, p.Total, err = s.marketSearch(c, q); err != nil {
 		s.resp.Error(c, err)
 		return
 	}
 	s.render(c, http.StatusOK, "market.html", p)
 }
 
-// marketSearch returns the newest names for sale containing q.
-func (s *Server) marketSearch(c *gin.Context, q string) ([]marketName, error) {
-	db := s.db.WithContext(c.Request.Context()).Where("approved AND marketplace_visible")
-	if q != "" {
-		db = db.Where(`domain LIKE ? ESCAPE '\'`, likePattern(q))
-	}
-	var listings []models.Listing
-	if err := db.Order("created_at DESC, id DESC").Limit(marketPageSize).Find(&listings).Error; err != nil {
-		return nil, fmt.Errorf("search the marketplace: %w", err)
+// marketSearch returns the newest names for sale containing q, as GET
+// /api/market/listings finds them, and how many there are in all.
+func (s *Server) marketSearch(c *gin.Context, q string) ([]marketName, int64, error) {
+	listings, page, err := s.findListings(c.Request.Context(), listingsQuery{sort: "newest", q: q, limit: marketPageSize})
+	if err != nil {
+		return nil, 0, err
 	}
 	out := make([]marketName, len(listings))
 	for i, l := range listings {
 		out[i] = newMarketName(l)
 	}
-	return out, nil
+	return out, page.Total, nil
 }
 
 // marketNamePage answers GET /market/{domain}: one name of the live
@@ -90,7 +89,7 @@ func (s *Server) marketNamePage(c *gin.Context) {
 	if errors.Is(err, gorm.ErrRecordNotFound) {
 		// Names like it: those sharing its first label.
 		p.Missing, p.Query = name.ASCII, strings.SplitN(name.ASCII, ".", 2)[0]
-		if p.Results, err = s.marketSearch(c, p.Query); err != nil {
+		if p.Results, p.Total, err = s.marketSearch(c, p.Query); err != nil {
 			s.resp.Error(c, err)
 			return
 		}

@@ -31,6 +31,7 @@ func TestMarketPages(t *testing.T) {
 	search := env.request("GET", "/market?q=Sunny", "")
 	body := search.Body.String()
 	if search.Code != 200 || !strings.Contains(body, `href="/market/sunnyflights.com"`) || !strings.Contains(body, `href="/market/sunnyflights.io"`) ||
+		!strings.Contains(body, "2 names for sale containing “sunny”.") ||
 		strings.Contains(body, "sunnyhidden") || strings.Contains(body, "sunnypending") || strings.Contains(body, "sunnysold") || strings.Contains(body, "2500") {
 		t.Errorf("search = %d %s", search.Code, body)
 	}
