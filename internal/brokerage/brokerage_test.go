@@ -263,8 +263,8 @@ func TestOpenCase(t *testing.T) {
 	if err != nil || next != "" || len(list) != 1 || list[0].CaseID != v.CaseID || list[0].Timeline != nil {
 		t.Errorf("List = %+v, %q, %v", list, next, err)
 	}
-	if list, _, _ := w.s.List(ctx, Filter{PartnerID: "prt_b", Environment: models.EnvLive}); len(list) != 0 {
-		t.Errorf("prt_b sees %+v", list)
+	if list, _, err := w.s.List(ctx, Filter{PartnerID: "prt_b", Environment: models.EnvLive}); err != nil || len(list) != 0 {
+		t.Errorf("prt_b sees %+v, %v", list, err)
 	}
 	if _, _, err := w.s.List(ctx, Filter{Status: "won"}); !isField(err, "status") {
 		t.Errorf("List(status won) = %v, want validation_error of status", err)
@@ -399,11 +399,9 @@ func TestDealPostsFeeCommissionEventAndPayout(t *testing.T) {
 	}
 
 	// A deal closed the next day is the next period's.
-	w.inStatus(t, "later.com", models.TierSelfServe, models.CaseNegotiating)
-	var later models.BrokerageCase
-	w.db.Take(&later, "domain = ?", "later.com")
+	later := w.inStatus(t, "later.com", models.TierSelfServe, models.CaseNegotiating)
 	w.now = day.AddDate(0, 0, 1).Add(time.Hour)
-	if _, err := w.s.Move(ctx, later.ID, CloseDeal, MoveInput{PriceCents: 2_500_000}); err != nil {
+	if _, err := w.s.Move(ctx, later, CloseDeal, MoveInput{PriceCents: 2_500_000}); err != nil {
 		t.Fatal(err)
 	}
 	if err := payout.Open(w.db, period.Period{Start: day, End: day.AddDate(0, 0, 1)}, w.now); err != nil {

@@ -42,9 +42,7 @@ func Check(t testing.TB, db *gorm.DB) {
 		t.Fatalf("ledger: %v", err)
 	}
 	for _, o := range orders {
-		var sales, commission int64
-		db.Model(&models.LedgerEntry{}).Where("order_id = ? AND account = ?", o.PublicID, ledger.Sales).Select("COALESCE(SUM(amount_cents), 0)").Scan(&sales)
-		db.Model(&models.LedgerEntry{}).Where("order_id = ? AND account = ?", o.PublicID, ledger.Commission).Select("COALESCE(SUM(amount_cents), 0)").Scan(&commission)
+		sales, commission := sumOn(t, db, "order_id", o.PublicID, ledger.Sales), sumOn(t, db, "order_id", o.PublicID, ledger.Commission)
 		if -sales != o.SalePriceCents-o.RefundedCents {
 			t.Errorf("ledger: order %s sold %d, refunded %d, but its sales lines are %d", o.PublicID, o.SalePriceCents, o.RefundedCents, sales)
 		}
@@ -58,9 +56,7 @@ func Check(t testing.TB, db *gorm.DB) {
 		t.Fatalf("ledger: %v", err)
 	}
 	for _, c := range cases {
-		var fees, commission int64
-		db.Model(&models.LedgerEntry{}).Where("case_id = ? AND account = ?", c.ID, ledger.BrokerageFees).Select("COALESCE(SUM(amount_cents), 0)").Scan(&fees)
-		db.Model(&models.LedgerEntry{}).Where("case_id = ? AND account = ?", c.ID, ledger.Commission).Select("COALESCE(SUM(amount_cents), 0)").Scan(&commission)
+		fees, commission := sumOn(t, db, "case_id", c.ID, ledger.BrokerageFees), sumOn(t, db, "case_id", c.ID, ledger.Commission)
 		if -fees != c.FeeCents || commission != c.CommissionCents {
 			t.Errorf("ledger: brokerage case %s (%s) has fee %d and commission %d, but its lines are %d and %d",
 				c.ID, c.Status, c.FeeCents, c.CommissionCents, -fees, commission)
@@ -74,7 +70,9 @@ func Check(t testing.TB, db *gorm.DB) {
 func checkReferral(t testing.TB, db *gorm.DB, o models.Order) {
 	t.Helper()
 	var lines []models.LedgerEntry
-	db.Where("order_id = ? AND kind = ?", o.PublicID, ledger.KindReferral).Find(&lines)
+	if err := db.Where("order_id = ? AND kind = ?", o.PublicID, ledger.KindReferral).Find(&lines).Error; err != nil {
+		t.Fatalf("ledger: %v", err)
+	}
 	var earned, pending int64
 	for _, l := range lines {
 		if o.ReferralPartnerID == nil || l.PartnerID != *o.ReferralPartnerID {
@@ -95,4 +93,16 @@ func checkReferral(t testing.TB, db *gorm.DB, o models.Order) {
 	if earned != want || pending != wantPending {
 		t.Errorf("ledger: order %s (%s) has referral commission %d, %d of it pending; want %d, %d pending", o.PublicID, o.Status, earned, pending, want, wantPending)
 	}
+}
+
+// sumOn sums the lines on account of the order or case (column) id; a
+// failed query fails the test rather than reading as zero.
+func sumOn(t testing.TB, db *gorm.DB, column, id, account string) int64 {
+	t.Helper()
+	var sum int64
+	err := db.Model(&models.LedgerEntry{}).Where(column+" = ? AND account = ?", id, account).Select("COALESCE(SUM(amount_cents), 0)").Scan(&sum).Error
+	if err != nil {
+		t.Fatalf("ledger: %v", err)
+	}
+	return sum
 }
