@@ -2,13 +2,11 @@ package api
 
 import (
 	"context"
-	"encoding/base64"
 	"encoding/json"
 	"net/http"
 	"strings"
 	"testing"
 
-	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/chromedp"
 
 	"github.com/domaind/domaind/internal/brokerage"
@@ -105,20 +103,10 @@ func TestBrowserBrokerageProgress(t *testing.T) {
 // Ops work a case on the ops page: contact the owner, record an offer
 // typed in dollars, refuse a price that is not one, and close the deal.
 func TestBrowserOpsBrokerage(t *testing.T) {
-	ctx := newChromium(t)
+	ctx := opsChromium(t)
 	env, srv := servedEnv(t)
 	v := openCase(t, env, "opspage.com")
 	row := "#" + v.CaseID
-	auth := "Basic " + base64.StdEncoding.EncodeToString([]byte("ops:ops-secret"))
-	if err := chromedp.Do(ctx, chromedp.Navigate("about:blank")); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := chromedp.Call(ctx, network.Enable, network.EnableParams{}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := chromedp.Call(ctx, network.SetExtraHTTPHeaders, network.SetExtraHTTPHeadersParams{Headers: network.Headers{"Authorization": auth}}); err != nil {
-		t.Fatal(err)
-	}
 	toOffer := chromedp.Steps(
 		chromedp.Navigate(srv.URL+"/ops/brokerage"),
 		chromedp.WaitVisible(chromedp.CSS(row)),

@@ -127,8 +127,8 @@ func TestOpsSetCommission(t *testing.T) {
 			t.Errorf("PATCH %s = %d %s, want the flag set and the rate kept", body, w.Code, w.Body)
 		}
 		var p models.Partner
-		if env.db.Take(&p, "id = ?", "prt_a"); p.Affiliate != on {
-			t.Errorf("after PATCH %s the partner's flag is %t", body, p.Affiliate)
+		if err := env.db.Take(&p, "id = ?", "prt_a").Error; err != nil || p.Affiliate != on {
+			t.Errorf("after PATCH %s the partner's flag is %t (%v)", body, p.Affiliate, err)
 		}
 	}
 	after := sandboxOrder(t, env, "prt_a", "after-change.com", 10_000)

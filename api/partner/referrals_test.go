@@ -213,6 +213,31 @@ func TestReferralFromClickToPayout(t *testing.T) {
 	if got := strings.Join(types, ", "); got != want || balance != 15_000 {
 		t.Errorf("commission lines = %s, balance %d; want %s, balance 15000", got, balance, want)
 	}
+	var paged []string // the same lines two at a time, by next_cursor
+	for cursor, pages := "", 0; pages == 0 || cursor != ""; pages++ {
+		var page struct {
+			Commissions []referral.CommissionLine `json:"commissions"`
+			NextCursor  *string                   `json:"next_cursor"`
+		}
+		q := url.Values{"to": {week.End.Format(time.DateOnly)}, "limit": {"2"}}
+		if cursor != "" {
+			q.Set("cursor", cursor)
+		}
+		if err := aff.GetJSON(ctx, "/api/partner/v1/me/commissions", q, &page); err != nil || pages > 10 {
+			t.Fatalf("commissions page %d: %v", pages+1, err)
+		}
+		for _, l := range page.Commissions {
+			paged = append(paged, fmt.Sprintf("%s %d", l.Type, l.AmountCents))
+		}
+		cursor = ""
+		if page.NextCursor != nil {
+			cursor = *page.NextCursor
+		}
+	}
+	slices.Sort(paged)
+	if strings.Join(paged, ", ") != want {
+		t.Errorf("commission lines paged by two = %v, want %s", paged, want)
+	}
 	if len(ledger.Totals) != 1 || ledger.Totals[0] != (referral.CommissionTotals{Currency: "USD", AccruedCents: 15_000, PendingCents: 20_000,
 		ReversedCents: 5_000, BalanceCents: 15_000}) {
 		t.Errorf("commission totals = %+v", ledger.Totals)

@@ -3,6 +3,7 @@ package referral
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -337,7 +338,9 @@ func (s *Service) Commissions(ctx context.Context, q Query) (CommissionPage, err
 	if err != nil {
 		return CommissionPage{}, fmt.Errorf("list commission lines: %w", err)
 	}
-	page, next := pagecursor.Trim(s.opts.SecretKey, fingerprint, page, limit, func(e models.LedgerEntry) (int64, string) { return e.ID, "" })
+	page, next := pagecursor.Trim(s.opts.SecretKey, fingerprint, page, limit, func(e models.LedgerEntry) (int64, string) {
+		return e.ID, strconv.FormatInt(e.ID, 10) // a cursor needs an id, as Decode checks
+	})
 	// The balance before the page's first line, per currency.
 	balance := map[string]int64{}
 	if len(page) > 0 {
