@@ -37,6 +37,9 @@ func TestCORSOnThePublicSurfaceOnly(t *testing.T) {
 	if w.Header().Get("Access-Control-Allow-Origin") != "*" || !strings.Contains(w.Header().Get("Access-Control-Expose-Headers"), "RateLimit-Remaining") {
 		t.Errorf("pricing answer CORS headers = %v", w.Header())
 	}
+	if w := env.request("GET", "/api/pricing/tld?tld=com", ""); w.Code != 200 || w.Header().Get("Access-Control-Allow-Origin") != "" || w.Header().Get("Vary") != "Origin" {
+		t.Errorf("pricing answer without an Origin = %d %v, want no CORS headers and Vary: Origin", w.Code, w.Header())
+	}
 	for _, tc := range []struct{ path, method string }{{"/api/auth/me", "GET"}, {"/api/v1/keys", "POST"}, {"/api/domains/bulk/lock", "POST"}, {"/api/ops/canaries", "POST"}} {
 		if w := preflight(tc.path, tc.method); w.Header().Get("Access-Control-Allow-Origin") != "" || w.Code == 204 {
 			t.Errorf("preflight of cookie route %s = %d with %q, want no CORS", tc.path, w.Code, w.Header().Get("Access-Control-Allow-Origin"))
