@@ -15,12 +15,12 @@ import (
 )
 
 // pricingLimit is SPEC §8's shared limit of the pricing and metadata
-// endpoints. A client that bursts takes up to 16 units per trip to Redis
-// (ratelimit's leases): these answers are cheap, and the round trip per
-// request was most of what they cost.
+// endpoints. A client that bursts takes up to 64 units per trip to Redis
+// (ratelimit's leases; half of what it has left at most): these answers
+// are cheap, and the round trip per request was most of what they cost.
 var pricingLimit = func() ratelimit.Policy {
 	p := ratelimit.PerMinute("pricing", 120)
-	p.Lease = 16
+	p.Lease = 64
 	return p
 }()
 

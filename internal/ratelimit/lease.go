@@ -17,7 +17,7 @@ const leaseFor = 250 * time.Millisecond
 // how the client has been bursting. A client with no request in the last
 // leaseFor takes one unit per request, as without leases; one that comes
 // back within it takes twice as many as the last time, up to the policy's
-// Lease (and a quarter of what it has left: near its limit, one at a time).
+// Lease (and half of what it has left: near its limit, one at a time).
 // Requests that find the lease empty while units are being taken wait for
 // them, as many as are coming, rather than each going to Redis; a request
 // that asks while another does is part of a burst, and asks for the
@@ -25,7 +25,8 @@ const leaseFor = 250 * time.Millisecond
 // back: with the client's next request, or, when it does not come within
 // leaseFor, in the background.
 type lease struct {
-	units     []string      // taken, not yet spent
+	units     []unitRange   // taken, not yet spent: runs of trips
+	held      int           // how many units they are
 	until     time.Time     // when the units may no longer be spent
 	remaining int           // units the log had left when they were taken
 	last      time.Time     // when units were last taken from Redis
@@ -42,7 +43,7 @@ type leases struct {
 	byKey   map[string]*lease
 	sweepAt time.Time
 	// giveBack removes the units of ended leases from their logs.
-	giveBack func(units map[string][]string)
+	giveBack func(byKey map[string][]unitRange)
 }
 
 // take spends a unit of key's lease for the request, if one is left. When
@@ -56,25 +57,30 @@ func (ls *leases) take(key string, now time.Time, p Policy) (res Result, ok bool
 	switch {
 	case l == nil:
 		return Result{}, false, nil
-	case len(l.units) == 0 || !now.Before(l.until):
+	case l.held == 0 || !now.Before(l.until):
 		if l.waiting < l.coming {
 			l.waiting++
 			return Result{}, false, l.taken
 		}
 		return Result{}, false, nil
 	}
-	unit := l.units[len(l.units)-1]
-	l.units = l.units[:len(l.units)-1]
+	run := &l.units[len(l.units)-1]
+	run.end--
+	u := unit{run.name, run.end}
+	if run.count() == 0 {
+		l.units = l.units[:len(l.units)-1]
+	}
+	l.held--
 	return Result{
-		Allowed: true, Limit: p.Limit, Remaining: l.remaining + len(l.units),
-		Reset: l.until.Sub(now) + p.Window, unit: unit,
+		Allowed: true, Limit: p.Limit, Remaining: l.remaining + l.held,
+		Reset: l.until.Sub(now) + p.Window, unit: u,
 	}, true, nil
 }
 
 // plan says how many units a request that found no lease left asks Redis
 // for, and which units of an ended lease to give back with it. The caller
 // reports the answer with got.
-func (ls *leases) plan(key string, now time.Time, p Policy) (want int, stale []string) {
+func (ls *leases) plan(key string, now time.Time, p Policy) (want int, stale []unitRange) {
 	ls.mu.Lock()
 	defer ls.mu.Unlock()
 	l := ls.byKey[key]
@@ -90,7 +96,7 @@ func (ls *leases) plan(key string, now time.Time, p Policy) (want int, stale []s
 		want = min(max(2*l.size, 2), p.Lease)
 	}
 	if !now.Before(l.until) {
-		stale, l.units = l.units, nil
+		stale, l.units, l.held = l.units, nil, 0
 	}
 	l.last, l.size = now, want
 	if l.taking == 0 {
@@ -105,7 +111,7 @@ func (ls *leases) plan(key string, now time.Time, p Policy) (want int, stale []s
 // refused or failed) to key's lease and wakes the requests waiting for
 // them. Units of two answers that overlap may be spent until the earlier
 // end.
-func (ls *leases) got(key string, want int, units []string, until time.Time, remaining int) {
+func (ls *leases) got(key string, want int, ahead unitRange, until time.Time, remaining int) {
 	ls.mu.Lock()
 	defer ls.mu.Unlock()
 	l := ls.byKey[key]
@@ -119,13 +125,15 @@ func (ls *leases) got(key string, want int, units []string, until time.Time, rem
 		close(l.taken)
 		l.taken = make(chan struct{})
 	}
-	if len(units) == 0 {
+	n := ahead.count()
+	if n == 0 {
 		return
 	}
-	if len(l.units) == 0 || until.Before(l.until) {
+	if l.held == 0 || until.Before(l.until) {
 		l.until = until
 	}
-	l.units = append(l.units, units...)
+	l.units = append(l.units, ahead)
+	l.held += n
 	l.remaining = remaining
 }
 
@@ -137,14 +145,14 @@ func (ls *leases) sweep(now time.Time, key string) {
 		return
 	}
 	ls.sweepAt = now.Add(leaseFor)
-	var back map[string][]string
+	var back map[string][]unitRange
 	for k, l := range ls.byKey {
 		if k == key || now.Sub(l.last) < leaseFor || now.Before(l.until) || l.taking > 0 {
 			continue
 		}
-		if len(l.units) > 0 {
+		if l.held > 0 {
 			if back == nil {
-				back = map[string][]string{}
+				back = map[string][]unitRange{}
 			}
 			back[k] = l.units
 		}

@@ -109,7 +109,7 @@ type Result struct {
 	Reset      time.Duration // until the window is full again (Rate) or the day ends (DayQuota)
 	RetryAfter time.Duration // when refused: until a request would be allowed
 
-	unit string // the Rate log entry this Allow added, for Refund
+	unit unit // the Rate log entry this Allow added, for Refund
 }
 
 // Limiter checks policies against Redis.
@@ -151,8 +151,9 @@ func (l *Limiter) Allow(ctx context.Context, p Policy, client string) (Result, e
 // units to give back first (a lease's unspent ones). Units are granted
 // while fewer than limit are in the window that ends now, future scores
 // included, so no window of that length ever holds more than limit units
-// spent, wherever it starts; more than one only up to a quarter of what is
-// left. A refused unit is not recorded.
+// spent, wherever it starts; more than one only up to half of what is
+// left, so that another process serving the same client finds the rest.
+// A refused unit is not recorded.
 var slidingScript = redis.NewScript(`
 local now = tonumber(ARGV[1])
 local window = tonumber(ARGV[2])
@@ -167,7 +168,7 @@ if n >= limit then
   local newest = redis.call('ZRANGE', KEYS[1], -1, -1, 'WITHSCORES')
   return {0, 0, tonumber(freeing[2]) + window - now, tonumber(newest[2]) + window - now, 0}
 end
-local grant = math.min(want, math.max(1, math.floor((limit - n) / 4)))
+local grant = math.min(want, math.max(1, math.floor((limit - n) / 2)))
 local units = {}
 for i = 1, grant do units[2 * i - 1] = score; units[2 * i] = ARGV[6] .. '.' .. i end
 redis.call('ZADD', KEYS[1], unpack(units))
@@ -199,7 +200,7 @@ func (l *Limiter) allowRate(ctx context.Context, p Policy, client string) (Resul
 		res, ahead, err := l.spendRate(ctx, p, key, now, want, stale)
 		l.leases.got(key, want, ahead, now.Add(leaseFor), res.Remaining)
 		if err != nil || res.Allowed {
-			res.Remaining += len(ahead)
+			res.Remaining += ahead.count()
 			return res, err
 		}
 		// Refused: units that concurrent requests took meanwhile may be left.
@@ -213,33 +214,56 @@ func (l *Limiter) allowRate(ctx context.Context, p Policy, client string) (Resul
 // spendRate spends a unit of key's log for the request and, when want is
 // above 1, takes up to want-1 more ahead (logged at now+leaseFor), giving
 // back the units stale first. It returns the units taken ahead.
-func (l *Limiter) spendRate(ctx context.Context, p Policy, key string, now time.Time, want int, stale []string) (Result, []string, error) {
+func (l *Limiter) spendRate(ctx context.Context, p Policy, key string, now time.Time, want int, stale []unitRange) (Result, unitRange, error) {
 	until := now
 	if want > 1 {
 		until = now.Add(leaseFor)
 	}
 	name := l.prefix + "-" + strconv.FormatUint(l.seq.Add(1), 36)
 	args := []any{now.UnixMicro(), p.Window.Microseconds(), p.Limit, until.UnixMicro(), want, name}
-	for _, u := range stale {
-		args = append(args, u)
+	for _, us := range stale {
+		args = us.appendNames(args)
 	}
 	v, err := l.batch.run(ctx, slidingScript, []string{key}, args...)
 	if err != nil {
-		return Result{}, nil, fmt.Errorf("rate limit %s: %w", p.Name, err)
+		return Result{}, unitRange{}, fmt.Errorf("rate limit %s: %w", p.Name, err)
 	}
 	res := Result{
 		Allowed: v[0] == 1, Limit: p.Limit, Remaining: int(v[1]),
 		RetryAfter: time.Duration(v[2]) * time.Microsecond, Reset: time.Duration(v[3]) * time.Microsecond,
 	}
 	if !res.Allowed {
-		return res, nil, nil
+		return res, unitRange{}, nil
 	}
-	res.unit = name + ".1"
-	var ahead []string
-	for i := 2; i <= int(v[4]); i++ {
-		ahead = append(ahead, name+"."+strconv.Itoa(i))
+	res.unit = unit{name, 1}
+	return res, unitRange{name: name, first: 2, end: int(v[4]) + 1}, nil
+}
+
+// A unit is one entry of a sliding-window log: the script names the units
+// of one trip name.1, name.2, and so on.
+type unit struct {
+	name string
+	i    int
+}
+
+func (u unit) String() string { return u.name + "." + strconv.Itoa(u.i) }
+
+// A unitRange is the units of one trip from first up to end, end excluded
+// (none in the zero value), kept as a range: a lease holds many, and names
+// only the ones it gives back.
+type unitRange struct {
+	name       string
+	first, end int
+}
+
+func (us unitRange) count() int { return max(us.end-us.first, 0) }
+
+// appendNames appends the names of us to names, for a script's ARGV.
+func (us unitRange) appendNames(names []any) []any {
+	for i := us.first; i < us.end; i++ {
+		names = append(names, unit{us.name, i}.String())
 	}
-	return res, ahead, nil
+	return names
 }
 
 // Status reports what Allow would find for client now, spending nothing:
@@ -330,7 +354,7 @@ func (l *Limiter) Refund(ctx context.Context, p Policy, client string, r Result)
 		return nil
 	}
 	if p.Kind == Rate {
-		_, err := l.batch.run(ctx, unspendScript, []string{rateKey(p, client)}, r.unit)
+		_, err := l.batch.run(ctx, unspendScript, []string{rateKey(p, client)}, r.unit.String())
 		return err
 	}
 	_, err := l.batch.run(ctx, refundScript, []string{dayKey(p, client, l.now().UTC())})
@@ -344,15 +368,15 @@ var unspendScript = redis.NewScript(`return {redis.call('ZREM', KEYS[1], unpack(
 // logs, in the background: nobody waits for it, and a unit not given back
 // only counts until it leaves the window. It lasts batchTimeout at most,
 // so a Limiter still needs no Close.
-func (l *Limiter) giveBack(units map[string][]string) {
+func (l *Limiter) giveBack(byKey map[string][]unitRange) {
 	go func() {
 		ctx, cancel := context.WithTimeout(context.Background(), batchTimeout)
 		defer cancel()
 		var wg sync.WaitGroup
-		for key, us := range units {
-			args := make([]any, len(us))
-			for i, u := range us {
-				args[i] = u
+		for key, runs := range byKey {
+			var args []any
+			for _, us := range runs {
+				args = us.appendNames(args)
 			}
 			wg.Go(func() { l.batch.run(ctx, unspendScript, []string{key}, args...) })
 		}
