@@ -17,10 +17,13 @@ func RateHeaders(h http.Header, p ratelimit.Policy, r ratelimit.Result) error {
 	// Set by key rather than Header.Set, to keep the spec's spelling
 	// (Header.Set would send "Ratelimit-Limit"; clients compare
 	// without case either way).
-	h["RateLimit-Limit"] = []string{strconv.Itoa(r.Limit)}
-	h["RateLimit-Remaining"] = []string{strconv.Itoa(r.Remaining)}
-	h["RateLimit-Reset"] = []string{strconv.Itoa(ceilSeconds(r.Reset))}
-	h["RateLimit-Policy"] = []string{p.Header()}
+	// One array holds the four values: these headers are on every answer
+	// of the cheapest endpoints.
+	v := [...]string{strconv.Itoa(r.Limit), strconv.Itoa(r.Remaining), strconv.Itoa(ceilSeconds(r.Reset)), p.Header()}
+	h["RateLimit-Limit"] = v[0:1:1]
+	h["RateLimit-Remaining"] = v[1:2:2]
+	h["RateLimit-Reset"] = v[2:3:3]
+	h["RateLimit-Policy"] = v[3:4:4]
 	if r.Allowed {
 		return nil
 	}

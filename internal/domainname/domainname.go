@@ -118,11 +118,28 @@ func ParseHost(input string) (string, error) {
 // valid suffix passes, listed or not: whether the service sells it is the
 // caller's question. The returned error is always an *Error.
 func ParseTLD(input string) (string, error) {
+	if isLowerLetters(input) {
+		return input, nil // already its own ASCII form, as most requests send it
+	}
 	ascii, _, reason := normalize(strings.TrimPrefix(strings.TrimSpace(input), "."))
 	if reason != "" {
 		return "", &Error{Input: input, Reason: reason}
 	}
 	return ascii, nil
+}
+
+// isLowerLetters says s is one label of 1 to 63 letters a-z: a TLD that
+// normalising would return unchanged.
+func isLowerLetters(s string) bool {
+	if s == "" || len(s) > maxLabelLen {
+		return false
+	}
+	for i := range len(s) {
+		if s[i] < 'a' || s[i] > 'z' {
+			return false
+		}
+	}
+	return true
 }
 
 // WithTLD returns the registrable name label.tld, for building the sibling

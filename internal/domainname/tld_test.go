@@ -1,6 +1,9 @@
 package domainname
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 func TestParseTLD(t *testing.T) {
 	tests := []struct {
@@ -27,6 +30,18 @@ func TestParseTLD(t *testing.T) {
 			if e, ok := err.(*Error); !ok || e.Input != tc.in || e.Reason == "" {
 				t.Errorf("ParseTLD(%q) error = %#v, want an *Error with the input and a reason", tc.in, err)
 			}
+		}
+	}
+}
+
+// Lower-case letters skip normalising; the answer must be the one
+// normalising would give, at the label length limit and past it.
+func TestParseTLDShortcutAgreesWithNormalize(t *testing.T) {
+	for _, in := range []string{"a", "com", "museum", "xn", strings.Repeat("q", 63), strings.Repeat("q", 64)} {
+		got, err := ParseTLD(in)
+		want, _, reason := normalize(in)
+		if got != want || (err != nil) != (reason != "") {
+			t.Errorf("ParseTLD(%q) = %q, %v; normalize gives %q, %q", in, got, err, want, reason)
 		}
 	}
 }
