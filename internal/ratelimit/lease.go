@@ -16,7 +16,8 @@ const leaseFor = 250 * time.Millisecond
 // A lease is the units a process took ahead for one client and policy, and
 // how the client has been bursting. A client with no request in the last
 // leaseFor takes one unit per request, as without leases; one that comes
-// back within it takes twice as many as the last time, up to the policy's
+// back within it takes four times as many as the last time (8 at least,
+// as a client that comes back so soon is seldom done), up to the policy's
 // Lease (and half of what it has left: near its limit, one at a time).
 // Requests that find the lease empty while units are being taken wait for
 // them, as many as are coming, rather than each going to Redis; a request
@@ -93,7 +94,7 @@ func (ls *leases) plan(key string, now time.Time, p Policy) (want int, stale []u
 	case l.taking > 0: // concurrent requests: a burst under way
 		want = p.Lease
 	case !l.last.IsZero() && now.Sub(l.last) < leaseFor:
-		want = min(max(2*l.size, 2), p.Lease)
+		want = min(max(4*l.size, 8), p.Lease)
 	}
 	if !now.Before(l.until) {
 		stale, l.units, l.held = l.units, nil, 0
