@@ -27,7 +27,7 @@ func RateHeaders(h http.Header, p ratelimit.Policy, r ratelimit.Result) error {
 	if r.Allowed {
 		return nil
 	}
-	h.Set("Retry-After", strconv.Itoa(max(ceilSeconds(r.RetryAfter), 1)))
+	h.Set("Retry-After", strconv.Itoa(RetryAfter(r)))
 	if p.Kind == ratelimit.DayQuota {
 		return fault.New(fault.QuotaExceeded,
 			"daily quota of %d exhausted; it resets at 00:00 UTC", p.Limit)
@@ -35,6 +35,10 @@ func RateHeaders(h http.Header, p ratelimit.Policy, r ratelimit.Result) error {
 	return fault.New(fault.RateLimited,
 		"rate limit of %d requests per %s exceeded; retry after the Retry-After seconds", p.Limit, ratelimit.PerWindow(p.Window))
 }
+
+// RetryAfter is when a refused r may try again: whole seconds, rounded up,
+// one at least (the Retry-After header, and what tools say in words).
+func RetryAfter(r ratelimit.Result) int { return max(ceilSeconds(r.RetryAfter), 1) }
 
 func ceilSeconds(d time.Duration) int {
 	if d <= 0 {

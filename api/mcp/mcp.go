@@ -169,8 +169,12 @@ func (t *tools) spend(ctx context.Context) error {
 		return err
 	}
 	if !r.Allowed {
-		return fault.New(fault.RateLimited, "rate limit reached: %s allows %d calls %s; try again in %d s",
-			c.tool, p.Limit, per(p), int(r.RetryAfter.Round(time.Second).Seconds()))
+		code := fault.RateLimited
+		if p.Kind == ratelimit.DayQuota {
+			code = fault.QuotaExceeded
+		}
+		return fault.New(code, "rate limit reached: %s allows %d calls %s; try again in %d s",
+			c.tool, p.Limit, per(p), httpjson.RetryAfter(r))
 	}
 	return nil
 }
