@@ -16,6 +16,7 @@ import (
 	"github.com/domaind/domaind/internal/domaininfo"
 	"github.com/domaind/domaind/internal/fault"
 	"github.com/domaind/domaind/internal/oauth"
+	"github.com/domaind/domaind/internal/pagecursor"
 	"github.com/domaind/domaind/internal/ratelimit"
 	"github.com/domaind/domaind/internal/tools"
 )
@@ -120,10 +121,11 @@ var refusalCodes = map[int]fault.Code{
 // mcpListings is marketplace_listings: GET /api/market/listings's query,
 // checks and page.
 func (s *Server) mcpListings(ctx context.Context, in mcpapi.ListingsInput, showPrices bool) (mcpapi.ListingsPage, error) {
-	q := listingsQuery{sort: cmp.Or(in.Sort, "newest"), q: in.Q, tld: in.TLD, limit: cmp.Or(in.Limit, httpjson.DefaultLimit), cursor: in.Cursor}
-	if q.limit < 1 || q.limit > httpjson.MaxLimit {
-		return mcpapi.ListingsPage{}, fault.Invalid("limit", "must be an integer from 1 to %d", httpjson.MaxLimit)
+	limit, err := pagecursor.Limit(in.Limit, httpjson.DefaultLimit, httpjson.MaxLimit)
+	if err != nil {
+		return mcpapi.ListingsPage{}, err
 	}
+	q := listingsQuery{sort: cmp.Or(in.Sort, "newest"), q: in.Q, tld: in.TLD, limit: limit, cursor: in.Cursor}
 	if err := q.check(in.MaxDollars, showPrices); err != nil {
 		return mcpapi.ListingsPage{}, err
 	}
