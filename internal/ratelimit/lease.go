@@ -26,7 +26,7 @@ const leaseFor = 250 * time.Millisecond
 // back: with the client's next request, or, when it does not come within
 // leaseFor, in the background.
 type lease struct {
-	units     []unitRange   // taken, not yet spent: runs of trips
+	units     []trip        // taken, not yet spent
 	held      int           // how many units they are
 	until     time.Time     // when the units may no longer be spent
 	remaining int           // units the log had left when they were taken
@@ -44,7 +44,7 @@ type leases struct {
 	byKey   map[string]*lease
 	sweepAt time.Time
 	// giveBack removes the units of ended leases from their logs.
-	giveBack func(byKey map[string][]unitRange)
+	giveBack func(byKey map[string][]trip)
 }
 
 // take spends a unit of key's lease for the request, if one is left. When
@@ -65,10 +65,9 @@ func (ls *leases) take(key string, now time.Time, p Policy) (res Result, ok bool
 		}
 		return Result{}, false, nil
 	}
-	run := &l.units[len(l.units)-1]
-	run.end--
-	u := unit{run.name, run.end}
-	if run.count() == 0 {
+	t := &l.units[len(l.units)-1]
+	u := t.name
+	if t.left--; t.left == 0 {
 		l.units = l.units[:len(l.units)-1]
 	}
 	l.held--
@@ -81,7 +80,7 @@ func (ls *leases) take(key string, now time.Time, p Policy) (res Result, ok bool
 // plan says how many units a request that found no lease left asks Redis
 // for, and which units of an ended lease to give back with it. The caller
 // reports the answer with got.
-func (ls *leases) plan(key string, now time.Time, p Policy) (want int, stale []unitRange) {
+func (ls *leases) plan(key string, now time.Time, p Policy) (want int, stale []trip) {
 	ls.mu.Lock()
 	defer ls.mu.Unlock()
 	l := ls.byKey[key]
@@ -112,7 +111,7 @@ func (ls *leases) plan(key string, now time.Time, p Policy) (want int, stale []u
 // refused or failed) to key's lease and wakes the requests waiting for
 // them. Units of two answers that overlap may be spent until the earlier
 // end.
-func (ls *leases) got(key string, want int, ahead unitRange, until time.Time, remaining int) {
+func (ls *leases) got(key string, want int, ahead trip, until time.Time, remaining int) {
 	ls.mu.Lock()
 	defer ls.mu.Unlock()
 	l := ls.byKey[key]
@@ -126,15 +125,14 @@ func (ls *leases) got(key string, want int, ahead unitRange, until time.Time, re
 		close(l.taken)
 		l.taken = make(chan struct{})
 	}
-	n := ahead.count()
-	if n == 0 {
+	if ahead.left == 0 {
 		return
 	}
 	if l.held == 0 || until.Before(l.until) {
 		l.until = until
 	}
 	l.units = append(l.units, ahead)
-	l.held += n
+	l.held += ahead.left
 	l.remaining = remaining
 }
 
@@ -146,14 +144,14 @@ func (ls *leases) sweep(now time.Time, key string) {
 		return
 	}
 	ls.sweepAt = now.Add(leaseFor)
-	var back map[string][]unitRange
+	var back map[string][]trip
 	for k, l := range ls.byKey {
 		if k == key || now.Sub(l.last) < leaseFor || now.Before(l.until) || l.taking > 0 {
 			continue
 		}
 		if l.held > 0 {
 			if back == nil {
-				back = map[string][]unitRange{}
+				back = map[string][]trip{}
 			}
 			back[k] = l.units
 		}

@@ -3,7 +3,7 @@
 // at midnight UTC. Both answer with what the RateLimit-* headers need. The
 // checks of concurrent requests share Redis round trips (see batcher), and
 // a client that bursts on a policy with a Lease takes its units a few at a
-// time (see lease).
+// time (see lease), logged as one entry per trip (see trips).
 package ratelimit
 
 import (
@@ -109,7 +109,7 @@ type Result struct {
 	Reset      time.Duration // until the window is full again (Rate) or the day ends (DayQuota)
 	RetryAfter time.Duration // when refused: until a request would be allowed
 
-	unit unit // the Rate log entry this Allow added, for Refund
+	unit string // the Rate log entry (or trip) this Allow spent from, for Refund
 }
 
 // Limiter checks policies against Redis.
@@ -142,45 +142,43 @@ func (l *Limiter) Allow(ctx context.Context, p Policy, client string) (Result, e
 	return l.allowRate(ctx, p, client)
 }
 
-// slidingScript spends units of a sliding-window limit and returns
-// {allowed, remaining, retry_after_us, reset_after_us, granted}. The key is
-// a sorted set of the units spent, scored by the time in Unix microseconds
-// until which they may be spent (now, or a lease's end); ARGV are now, the
-// window (microseconds), the limit, the score of the new units, how many
-// are wanted, the prefix of their unique names, and then the names of
-// units to give back first (a lease's unspent ones). Units are granted
-// while fewer than limit are in the window that ends now, future scores
-// included, so no window of that length ever holds more than limit units
-// spent, wherever it starts; more than one only up to half of what is
-// left, so that another process serving the same client finds the rest.
-// A refused unit is not recorded.
+// slidingScript spends a unit of a sliding-window limit and returns
+// {allowed, remaining, retry_after_us, reset_after_us}. The key is a sorted
+// set of the units spent, scored by their time in Unix microseconds; ARGV
+// are now, the window (microseconds), the limit and the unit's unique
+// name. A unit is granted while fewer than limit are in the window that
+// ends now, so no window of that length ever holds more than limit units
+// spent, wherever it starts. A refused unit is not recorded. (A leased
+// policy's log counts trips instead: tripSpendScript.)
 var slidingScript = redis.NewScript(`
 local now = tonumber(ARGV[1])
 local window = tonumber(ARGV[2])
 local limit = tonumber(ARGV[3])
-local score = tonumber(ARGV[4])
-local want = tonumber(ARGV[5])
-for i = 7, #ARGV do redis.call('ZREM', KEYS[1], ARGV[i]) end
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now - window)
 local n = redis.call('ZCARD', KEYS[1])
 if n >= limit then
   local freeing = redis.call('ZRANGE', KEYS[1], n - limit, n - limit, 'WITHSCORES')
   local newest = redis.call('ZRANGE', KEYS[1], -1, -1, 'WITHSCORES')
-  return {0, 0, tonumber(freeing[2]) + window - now, tonumber(newest[2]) + window - now, 0}
+  return {0, 0, tonumber(freeing[2]) + window - now, tonumber(newest[2]) + window - now}
 end
-local grant = math.min(want, math.max(1, math.floor((limit - n) / 2)))
-local units = {}
-for i = 1, grant do units[2 * i - 1] = score; units[2 * i] = ARGV[6] .. '.' .. i end
-redis.call('ZADD', KEYS[1], unpack(units))
-redis.call('PEXPIRE', KEYS[1], math.ceil((score - now + window) / 1000))
-return {1, limit - n - grant, 0, score - now + window, grant}
+redis.call('ZADD', KEYS[1], now, ARGV[4])
+redis.call('PEXPIRE', KEYS[1], math.ceil(window / 1000))
+return {1, limit - n - 1, 0, window}
 `)
 
 func (l *Limiter) allowRate(ctx context.Context, p Policy, client string) (Result, error) {
 	key := rateKey(p, client)
 	if p.Lease <= 1 {
-		res, _, err := l.spendRate(ctx, p, key, l.now(), 1, nil)
-		return res, err
+		now, name := l.now(), l.newName()
+		v, err := l.batch.run(ctx, slidingScript, []string{key}, now.UnixMicro(), p.Window.Microseconds(), p.Limit, name)
+		if err != nil {
+			return Result{}, fmt.Errorf("rate limit %s: %w", p.Name, err)
+		}
+		res := rateResult(p, v)
+		if res.Allowed {
+			res.unit = name
+		}
+		return res, nil
 	}
 	for {
 		now := l.now()
@@ -197,10 +195,22 @@ func (l *Limiter) allowRate(ctx context.Context, p Policy, client string) (Resul
 			}
 		}
 		want, stale := l.leases.plan(key, now, p)
-		res, ahead, err := l.spendRate(ctx, p, key, now, want, stale)
+		until := now
+		if want > 1 {
+			until = now.Add(leaseFor)
+		}
+		name := l.newName()
+		v, err := l.spendTrip(ctx, p, key, name, now, until, want, stale)
+		var ahead trip
+		if err == nil {
+			res = rateResult(p, v)
+			if res.Allowed {
+				res.unit, ahead = name, trip{name, int(v[4]) - 1}
+			}
+		}
 		l.leases.got(key, want, ahead, now.Add(leaseFor), res.Remaining)
 		if err != nil || res.Allowed {
-			res.Remaining += ahead.count()
+			res.Remaining += ahead.left
 			return res, err
 		}
 		// Refused: units that concurrent requests took meanwhile may be left.
@@ -211,59 +221,18 @@ func (l *Limiter) allowRate(ctx context.Context, p Policy, client string) (Resul
 	}
 }
 
-// spendRate spends a unit of key's log for the request and, when want is
-// above 1, takes up to want-1 more ahead (logged at now+leaseFor), giving
-// back the units stale first. It returns the units taken ahead.
-func (l *Limiter) spendRate(ctx context.Context, p Policy, key string, now time.Time, want int, stale []unitRange) (Result, unitRange, error) {
-	until := now
-	if want > 1 {
-		until = now.Add(leaseFor)
-	}
-	name := l.prefix + "-" + strconv.FormatUint(l.seq.Add(1), 36)
-	args := []any{now.UnixMicro(), p.Window.Microseconds(), p.Limit, until.UnixMicro(), want, name}
-	for _, us := range stale {
-		args = us.appendNames(args)
-	}
-	v, err := l.batch.run(ctx, slidingScript, []string{key}, args...)
-	if err != nil {
-		return Result{}, unitRange{}, fmt.Errorf("rate limit %s: %w", p.Name, err)
-	}
-	res := Result{
+// newName is a log entry's name, unique across processes.
+func (l *Limiter) newName() string {
+	return l.prefix + "-" + strconv.FormatUint(l.seq.Add(1), 36)
+}
+
+// rateResult reads the {allowed, remaining, retry_after_us,
+// reset_after_us} a sliding-window script returns.
+func rateResult(p Policy, v []int64) Result {
+	return Result{
 		Allowed: v[0] == 1, Limit: p.Limit, Remaining: int(v[1]),
 		RetryAfter: time.Duration(v[2]) * time.Microsecond, Reset: time.Duration(v[3]) * time.Microsecond,
 	}
-	if !res.Allowed {
-		return res, unitRange{}, nil
-	}
-	res.unit = unit{name, 1}
-	return res, unitRange{name: name, first: 2, end: int(v[4]) + 1}, nil
-}
-
-// A unit is one entry of a sliding-window log: the script names the units
-// of one trip name.1, name.2, and so on.
-type unit struct {
-	name string
-	i    int
-}
-
-func (u unit) String() string { return u.name + "." + strconv.Itoa(u.i) }
-
-// A unitRange is the units of one trip from first up to end, end excluded
-// (none in the zero value), kept as a range: a lease holds many, and names
-// only the ones it gives back.
-type unitRange struct {
-	name       string
-	first, end int
-}
-
-func (us unitRange) count() int { return max(us.end-us.first, 0) }
-
-// appendNames appends the names of us to names, for a script's ARGV.
-func (us unitRange) appendNames(names []any) []any {
-	for i := us.first; i < us.end; i++ {
-		names = append(names, unit{us.name, i}.String())
-	}
-	return names
 }
 
 // Status reports what Allow would find for client now, spending nothing:
@@ -284,14 +253,15 @@ func (l *Limiter) Status(ctx context.Context, p Policy, client string) (Result, 
 		}
 		return res, nil
 	}
-	v, err := l.batch.run(ctx, statusScript, []string{rateKey(p, client)}, now.UnixMicro(), p.Window.Microseconds(), p.Limit)
+	script, keys := statusScript, []string{rateKey(p, client)}
+	if p.Lease > 1 {
+		script, keys = tripStatusScript, tripKeys(keys[0])
+	}
+	v, err := l.batch.run(ctx, script, keys, now.UnixMicro(), p.Window.Microseconds(), p.Limit)
 	if err != nil {
 		return Result{}, fmt.Errorf("rate limit %s: %w", p.Name, err)
 	}
-	return Result{
-		Allowed: v[0] == 1, Limit: p.Limit, Remaining: int(v[1]),
-		RetryAfter: time.Duration(v[2]) * time.Microsecond, Reset: time.Duration(v[3]) * time.Microsecond,
-	}, nil
+	return rateResult(p, v), nil
 }
 
 // statusScript reads a sliding-window log as slidingScript would, writing
@@ -317,7 +287,14 @@ return {1, limit - n, 0, reset}
 // dayStatusScript returns {used} of a day counter.
 var dayStatusScript = redis.NewScript(`return {tonumber(redis.call('GET', KEYS[1]) or '0')}`)
 
-func rateKey(p Policy, client string) string { return "rate:" + p.Name + ":" + client }
+// rateKey is the key of client's log under p; a leased log's name is
+// braced, for tripKeys.
+func rateKey(p Policy, client string) string {
+	if p.Lease > 1 {
+		return "rate:{" + p.Name + ":" + client + "}"
+	}
+	return "rate:" + p.Name + ":" + client
+}
 
 // dayScript increments today's counter unless it is at the limit, and sets
 // the counter to expire ARGV[2] seconds later: after the day ends, with an
@@ -354,7 +331,11 @@ func (l *Limiter) Refund(ctx context.Context, p Policy, client string, r Result)
 		return nil
 	}
 	if p.Kind == Rate {
-		_, err := l.batch.run(ctx, unspendScript, []string{rateKey(p, client)}, r.unit.String())
+		key := rateKey(p, client)
+		if p.Lease > 1 {
+			return l.unspendTrips(ctx, key, []trip{{r.unit, 1}})
+		}
+		_, err := l.batch.run(ctx, unspendScript, []string{key}, r.unit)
 		return err
 	}
 	_, err := l.batch.run(ctx, refundScript, []string{dayKey(p, client, l.now().UTC())})
@@ -364,21 +345,17 @@ func (l *Limiter) Refund(ctx context.Context, p Policy, client string, r Result)
 // unspendScript removes units from a sliding-window log and returns {removed}.
 var unspendScript = redis.NewScript(`return {redis.call('ZREM', KEYS[1], unpack(ARGV))}`)
 
-// giveBack removes the unspent units of leases that ended unused from the
-// logs, in the background: nobody waits for it, and a unit not given back
-// only counts until it leaves the window. It lasts batchTimeout at most,
-// so a Limiter still needs no Close.
-func (l *Limiter) giveBack(byKey map[string][]unitRange) {
+// giveBack gives the unspent units of leases that ended unused back to
+// their logs, in the background: nobody waits for it, and a unit not given
+// back only counts until it leaves the window. It lasts batchTimeout at
+// most, so a Limiter still needs no Close.
+func (l *Limiter) giveBack(byKey map[string][]trip) {
 	go func() {
 		ctx, cancel := context.WithTimeout(context.Background(), batchTimeout)
 		defer cancel()
 		var wg sync.WaitGroup
-		for key, runs := range byKey {
-			var args []any
-			for _, us := range runs {
-				args = us.appendNames(args)
-			}
-			wg.Go(func() { l.batch.run(ctx, unspendScript, []string{key}, args...) })
+		for key, trips := range byKey {
+			wg.Go(func() { l.unspendTrips(ctx, key, trips) })
 		}
 		wg.Wait()
 	}()

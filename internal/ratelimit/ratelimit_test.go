@@ -140,6 +140,10 @@ func TestLeaseAnswersLikeOneTripPerRequest(t *testing.T) {
 	if res, _ := l.Allow(ctx, p, "203.0.113.7"); res.Allowed {
 		t.Fatal("the 121st request of the minute was allowed")
 	}
+	// The log holds the 120 units in a few trips; it frees with the first.
+	if res, err := l.Status(ctx, p, "203.0.113.7"); err != nil || res.Allowed || res.Remaining != 0 || res.RetryAfter != time.Minute {
+		t.Errorf("status = %+v, %v; want refused until the first unit leaves, a minute on", res, err)
+	}
 }
 
 // Two processes serving one bursting client never allow more than the
@@ -217,7 +221,9 @@ func TestDayQuotaResetsAtUTCMidnight(t *testing.T) {
 }
 
 func TestRefundGivesBackOneUnit(t *testing.T) {
-	for _, p := range []ratelimit.Policy{ratelimit.PerDay("whois", 2), ratelimit.PerMinute("failures", 2)} {
+	leased := ratelimit.PerMinute("leased", 2)
+	leased.Lease = 16
+	for _, p := range []ratelimit.Policy{ratelimit.PerDay("whois", 2), ratelimit.PerMinute("failures", 2), leased} {
 		t.Run(p.Name, func(t *testing.T) {
 			r := platformtest.NewRedis(t)
 			clk := &clock{t: time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)}
@@ -344,7 +350,10 @@ func TestStatusSpendsNothing(t *testing.T) {
 	clk := &clock{t: start}
 	l := ratelimit.New(r.Client, clk.now)
 	ctx := context.Background()
-	for _, p := range []ratelimit.Policy{ratelimit.PerMinute("s", 3), ratelimit.PerDay("q", 3)} {
+	leased := ratelimit.PerMinute("l", 3)
+	leased.Lease = 16
+	for _, p := range []ratelimit.Policy{ratelimit.PerMinute("s", 3), ratelimit.PerDay("q", 3), leased} {
+		clk.set(start)
 		if res, err := l.Status(ctx, p, "c"); err != nil || !res.Allowed || res.Remaining != 3 {
 			t.Fatalf("%s fresh status = %+v, %v", p.Name, res, err)
 		}
