@@ -186,7 +186,7 @@ func BenchmarkPricingThroughput(b *testing.B) {
 	defer srv.Close()
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}
 
-	const total, rounds, perAddress = 15000, 5, 100
+	const total, rounds, perAddress = 15000, 9, 100
 	var addresses atomic.Int64 // every run from fresh addresses
 	address := func() string {
 		a := addresses.Add(1)
