@@ -1,7 +1,6 @@
 package api
 
 import (
-	"cmp"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -134,16 +133,13 @@ func (s *Server) renderOpsCases(c *gin.Context, status int, problem, done string
 	if err != nil {
 		fail(err)
 	}
-	names := map[string]string{}
-	for _, p := range partners {
-		names[p.ID] = p.Name
-	}
+	name := partnerNames(partners)
 	cases, next, err := s.brokerage.List(ctx, brokerage.Filter{Status: page.Status, Cursor: c.Query("cursor")})
 	if err != nil {
 		fail(err)
 	}
 	for _, v := range cases {
-		row := opsCaseRow{View: v, Actions: brokerage.Actions(v.Status), Partner: cmp.Or(names[v.PartnerID], v.PartnerID),
+		row := opsCaseRow{View: v, Actions: brokerage.Actions(v.Status), Partner: name(v.PartnerID),
 			Budget: money(v.Currency, v.BudgetCents), CreatedAt: v.CreatedAt.Format(pageTime)}
 		if d := v.Deal; d != nil {
 			row.Outcome = fmt.Sprintf("%s, fee %s, commission %s", money(v.Currency, d.PriceCents),

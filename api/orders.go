@@ -1,7 +1,6 @@
 package api
 
 import (
-	"cmp"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -122,10 +121,7 @@ func (s *Server) renderOpsOrders(c *gin.Context, status int, problem, done strin
 		fail(err)
 	}
 	page.Partners = partners
-	names := map[string]string{}
-	for _, p := range partners {
-		names[p.ID] = p.Name
-	}
+	name := partnerNames(partners)
 	var orders []order.View
 	var next string
 	f, err := opsOrderFilter(c)
@@ -137,7 +133,7 @@ func (s *Server) renderOpsOrders(c *gin.Context, status int, problem, done strin
 	}
 	for _, o := range orders {
 		page.Orders = append(page.Orders, opsOrderRow{View: o, Actions: order.Actions(o.Status, o.Review),
-			Partner:   cmp.Or(names[o.PartnerID], o.PartnerID),
+			Partner:   name(o.PartnerID),
 			Price:     money(o.Currency, o.SalePriceCents),
 			CreatedAt: o.CreatedAt.Format(pageTime)})
 	}

@@ -66,6 +66,16 @@ func money(currency string, cents int64) string {
 	return fmt.Sprintf("%s%s.%02d %s", sign, whole, cents%100, currency)
 }
 
+// partnerNames says a partner's name for the ops pages, or its id when
+// partners do not have it.
+func partnerNames(partners []models.Partner) func(id string) string {
+	names := make(map[string]string, len(partners))
+	for _, p := range partners {
+		names[p.ID] = p.Name
+	}
+	return func(id string) string { return cmp.Or(names[id], id) }
+}
+
 // render writes the page template name with data. Pages carry forms with
 // CSRF tokens, so they are never cached.
 func (s *Server) render(c *gin.Context, status int, name string, data any) {

@@ -1,7 +1,6 @@
 package api
 
 import (
-	"cmp"
 	"encoding/csv"
 	"fmt"
 	"net/http"
@@ -271,13 +270,10 @@ func (s *Server) opsSettlementPage(c *gin.Context) {
 		s.render(c, status, "ops_settlement.html", page)
 		return
 	}
-	names := map[string]string{}
-	for _, p := range partners {
-		names[p.ID] = p.Name
-	}
+	name := partnerNames(partners)
 	page.Run = newOpsRunRow(run)
 	for _, st := range statements {
-		page.Statements = append(page.Statements, opsStatementRow{Partner: cmp.Or(names[st.PartnerID], st.PartnerID),
+		page.Statements = append(page.Statements, opsStatementRow{Partner: name(st.PartnerID),
 			Environment: st.Environment, opsTotalRow: newOpsTotalRow(st.Total)})
 	}
 	for _, t := range settlement.Totals(statements) {
