@@ -149,6 +149,18 @@ func MulDiv(a, b, d int64) int64 {
 	return q.Int64()
 }
 
+// Kept returns what is left of commission on a sale of gross once
+// refunded cents of it are refunded: the commission less its share of the
+// refunds, rounded half to even. Refund and ReferralRefund reverse the
+// difference that each refund makes to it, so the parts of a whole refund
+// reverse the commission exactly.
+func Kept(gross, commission, refunded int64) int64 {
+	if gross <= 0 {
+		return commission
+	}
+	return commission - MulDiv(commission, refunded, gross)
+}
+
 // Sale returns the lines of a sale of gross cents with commission cents,
 // collected by the partner (partner_collected) or by the service (hosted).
 func Sale(paymentModel string, gross, commission int64) []Line {
@@ -164,7 +176,7 @@ func Sale(paymentModel string, gross, commission int64) []Line {
 // before and after, so that the parts of a whole refund reverse exactly
 // the commission.
 func Refund(paymentModel string, gross, commission, refunded, amount int64) []Line {
-	back := MulDiv(commission, refunded+amount, gross) - MulDiv(commission, refunded, gross)
+	back := Kept(gross, commission, refunded) - Kept(gross, commission, refunded+amount)
 	if paymentModel == models.PaymentHosted {
 		return []Line{{Cash, -amount}, {Sales, amount}, {Commission, -back}, {Payable, back}}
 	}
@@ -188,7 +200,7 @@ func Referral(cents int64) []Line {
 // the part of the referral commission that goes with it (in proportion, as
 // Refund reverses the seller's commission).
 func ReferralRefund(gross, commission, refunded, amount int64) []Line {
-	back := MulDiv(commission, refunded+amount, gross) - MulDiv(commission, refunded, gross)
+	back := Kept(gross, commission, refunded) - Kept(gross, commission, refunded+amount)
 	return []Line{{ReferralPending, back}, {ReferralCommission, -back}}
 }
 
@@ -196,6 +208,6 @@ func ReferralRefund(gross, commission, refunded, amount int64) []Line {
 // left on a settled sale of gross, refunded cents of it refunded, payable
 // to the affiliate.
 func ReferralSettled(gross, commission, refunded int64) []Line {
-	left := commission - MulDiv(commission, refunded, gross)
+	left := Kept(gross, commission, refunded)
 	return []Line{{ReferralPending, left}, {Payable, -left}}
 }

@@ -9,6 +9,21 @@ import (
 	"github.com/domaind/domaind/models/modelstest"
 )
 
+func TestKeptIsTheCommissionLessItsShareOfRefunds(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct{ gross, commission, refunded, want int64 }{
+		{10_000, 1_000, 0, 1_000},
+		{10_000, 1_000, 3_333, 667}, // 333.3 reversed
+		{10_000, 1_000, 3_335, 666}, // 333.5 → 334 reversed (half to even)
+		{10_000, 1_000, 10_000, 0},
+		{0, 0, 0, 0}, // nothing sold, nothing kept
+	} {
+		if got := Kept(tc.gross, tc.commission, tc.refunded); got != tc.want {
+			t.Errorf("Kept(%d, %d, %d) = %d, want %d", tc.gross, tc.commission, tc.refunded, got, tc.want)
+		}
+	}
+}
+
 func TestMulDivRoundsHalfToEven(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct{ a, b, d, want int64 }{

@@ -220,10 +220,7 @@ func nullable(s string) *string {
 // earned is the referral commission o earned after its refunds: what its
 // ledger lines leave (ledger.ReferralRefund reverses it in proportion).
 func earned(o models.Order) int64 {
-	if o.SalePriceCents == 0 {
-		return 0
-	}
-	return o.ReferralCents - ledger.MulDiv(o.ReferralCents, o.RefundedCents, o.SalePriceCents)
+	return ledger.Kept(o.SalePriceCents, o.ReferralCents, o.RefundedCents)
 }
 
 func state(o models.Order) string {

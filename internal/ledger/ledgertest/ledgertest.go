@@ -46,7 +46,7 @@ func Check(t testing.TB, db *gorm.DB) {
 		if -sales != o.SalePriceCents-o.RefundedCents {
 			t.Errorf("ledger: order %s sold %d, refunded %d, but its sales lines are %d", o.PublicID, o.SalePriceCents, o.RefundedCents, sales)
 		}
-		if want := o.CommissionCents - ledger.MulDiv(o.CommissionCents, o.RefundedCents, o.SalePriceCents); commission != want {
+		if want := ledger.Kept(o.SalePriceCents, o.CommissionCents, o.RefundedCents); commission != want {
 			t.Errorf("ledger: order %s has commission lines of %d, want %d", o.PublicID, commission, want)
 		}
 		checkReferral(t, db, o)
@@ -85,7 +85,7 @@ func checkReferral(t testing.TB, db *gorm.DB, o models.Order) {
 			pending -= l.AmountCents
 		}
 	}
-	want := o.ReferralCents - ledger.MulDiv(o.ReferralCents, o.RefundedCents, o.SalePriceCents)
+	want := ledger.Kept(o.SalePriceCents, o.ReferralCents, o.RefundedCents)
 	wantPending := want
 	if o.Status == models.OrderSettled {
 		wantPending = 0
