@@ -66,36 +66,18 @@ func Open(tx *gorm.DB, p period.Period, now time.Time) error {
 		PartnerID, Environment, Currency string
 		Amount                           int64
 	}
-	var sales, deals []owing
-	err := tx.Table("ledger_entries l").Joins("JOIN orders o ON o.public_id = l.order_id").
-		Where("o.settled_period = ? AND l.account = ?", p.Start, ledger.Payable).
-		Select("l.partner_id, l.environment, l.currency, -SUM(l.amount_cents) AS amount").
-		Group("l.partner_id, l.environment, l.currency").Scan(&sales).Error
+	var owed []owing
+	err := tx.Raw(`SELECT partner_id, environment, currency, -SUM(amount_cents) AS amount FROM (
+  SELECT l.partner_id, l.environment, l.currency, l.amount_cents FROM ledger_entries l
+    JOIN orders o ON o.public_id = l.order_id WHERE o.settled_period = ? AND l.account = ?
+  UNION ALL
+  SELECT l.partner_id, l.environment, l.currency, l.amount_cents FROM ledger_entries l
+    WHERE l.case_id IS NOT NULL AND l.account = ? AND l.created_at >= ? AND l.created_at < ?
+) payable GROUP BY partner_id, environment, currency HAVING SUM(amount_cents) < 0
+ORDER BY partner_id, environment, currency`,
+		p.Start, ledger.Payable, ledger.Payable, p.Start, p.End).Scan(&owed).Error
 	if err != nil {
 		return fmt.Errorf("sum the payouts of %s: %w", p.Start, err)
-	}
-	err = tx.Table("ledger_entries l").
-		Where("l.case_id IS NOT NULL AND l.account = ? AND l.created_at >= ? AND l.created_at < ?", ledger.Payable, p.Start, p.End).
-		Select("l.partner_id, l.environment, l.currency, -SUM(l.amount_cents) AS amount").
-		Group("l.partner_id, l.environment, l.currency").Scan(&deals).Error
-	if err != nil {
-		return fmt.Errorf("sum the brokerage payouts of %s: %w", p.Start, err)
-	}
-	sums := map[owing]int64{}
-	var keys []owing
-	for _, o := range append(sales, deals...) {
-		k := owing{PartnerID: o.PartnerID, Environment: o.Environment, Currency: o.Currency}
-		if _, ok := sums[k]; !ok {
-			keys = append(keys, k)
-		}
-		sums[k] += o.Amount
-	}
-	var owed []owing
-	for _, k := range keys {
-		if sums[k] > 0 {
-			k.Amount = sums[k]
-			owed = append(owed, k)
-		}
 	}
 	if len(owed) == 0 {
 		return nil
