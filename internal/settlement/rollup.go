@@ -42,7 +42,7 @@ func (s *Service) RollUp(ctx context.Context) (int, error) {
 			var days []models.LedgerDay
 			err := tx.Table("ledger_entries l").Joins("JOIN orders o ON o.public_id = l.order_id").
 				Where("l.created_at >= ? AND l.created_at < ? AND l.kind IN ?", next, next.Add(oneDay), []string{ledger.KindSale, ledger.KindRefund}).
-				Select("l.partner_id, l.environment, l.currency, o.payment_model, "+totalsOf("gmv_cents", "count"), ledger.Sales, ledger.Commission, ledger.Sales).
+				Select("l.partner_id, l.environment, l.currency, o.payment_model, "+totalsSQL, totalsArgs...).
 				Group("l.partner_id, l.environment, l.currency, o.payment_model").Scan(&days).Error
 			if err != nil || len(days) == 0 {
 				return err
@@ -93,13 +93,13 @@ func (s *Service) watermark(db *gorm.DB) (time.Time, error) {
 	return last.Day.UTC().Add(oneDay), nil
 }
 
-// totalsOf selects the sums of ledger lines l that make transaction
-// totals: the buyers' side (the sales lines, negated) as the column named
-// gmv, the partners' commission as commission_cents, and the transactions
-// (each has one sales line) as count. Its arguments are ledger.Sales,
-// ledger.Commission and ledger.Sales.
-func totalsOf(gmv, count string) string {
-	return `COALESCE(SUM(CASE WHEN l.account = ? THEN -l.amount_cents ELSE 0 END), 0) AS ` + gmv + `,
+// totalsSQL selects, with totalsArgs, the sums of ledger lines l that make
+// transaction totals: the buyers' side (the sales lines, negated) as
+// gmv_cents, the partners' commission as commission_cents, and the
+// transactions (each has one sales line) as count.
+const totalsSQL = `COALESCE(SUM(CASE WHEN l.account = ? THEN -l.amount_cents ELSE 0 END), 0) AS gmv_cents,
 		COALESCE(SUM(CASE WHEN l.account = ? THEN l.amount_cents ELSE 0 END), 0) AS commission_cents,
-		COUNT(CASE WHEN l.account = ? THEN 1 END) AS ` + count
-}
+		COUNT(CASE WHEN l.account = ? THEN 1 END) AS count`
+
+// totalsArgs are the accounts totalsSQL reads.
+var totalsArgs = []any{ledger.Sales, ledger.Commission, ledger.Sales}

@@ -166,7 +166,7 @@ func (s *Service) transactionTotals(db *gorm.DB, f TransactionFilter) ([]Transac
 			q = q.Where("l.created_at < ?", sp.to.UTC())
 		}
 		var part []TransactionTotals
-		err := q.Select("l.currency, "+totalsOf("gmv_cents", "count"), ledger.Sales, ledger.Commission, ledger.Sales).
+		err := q.Select("l.currency, "+totalsSQL, totalsArgs...).
 			Group("l.currency").Scan(&part).Error
 		if err != nil {
 			return nil, err
