@@ -292,11 +292,32 @@ func TestEveryMove(t *testing.T) {
 	w := newWorld(t)
 	ctx := context.Background()
 	in := MoveInput{AmountCents: 90_000, PriceCents: 95_000}
+	// The legal moves, written out here (not read from Moves): every other
+	// status × action is refused, and a closed case moves no more.
+	legalMoves := []struct {
+		from   string
+		action Action
+		to     string
+	}{
+		{models.CaseOpen, ContactOwner, models.CaseContactingOwner},
+		{models.CaseOpen, CloseNoDeal, models.CaseClosedNoDeal},
+		{models.CaseContactingOwner, RecordOffer, models.CaseNegotiating},
+		{models.CaseContactingOwner, CloseNoDeal, models.CaseClosedNoDeal},
+		{models.CaseNegotiating, RecordOffer, models.CaseNegotiating},
+		{models.CaseNegotiating, CloseDeal, models.CaseClosedDeal},
+		{models.CaseNegotiating, CloseNoDeal, models.CaseClosedNoDeal},
+	}
 	for i, status := range Statuses {
 		for _, action := range AllActions {
 			id := w.inStatus(t, "case"+string(rune('a'+i))+string(action)+".com", models.TierManaged, status)
 			v, err := w.s.Move(ctx, id, action, in)
-			want, legal := Moves[status][action]
+			var want string
+			for _, m := range legalMoves {
+				if m.from == status && m.action == action {
+					want = m.to
+				}
+			}
+			legal := want != ""
 			switch {
 			case legal && (err != nil || v.Status != want):
 				t.Errorf("%s from %s = %s, %v; want %s", action, status, v.Status, err, want)
