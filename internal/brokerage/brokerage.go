@@ -22,8 +22,8 @@
 // move adds a step to the case's timeline.
 //
 // Money, when a deal closes at price P (integer cents, USD): the
-// marketplace's fee is a share of P by tier (FeeManagedBPS 15 %,
-// FeeSelfServeBPS 8 %), rounded half to even once (ledger.Share); the
+// marketplace's fee is a share of P by tier (FeeBPS: managed 15 %,
+// self-serve 8 %), rounded half to even once (ledger.Share); the
 // partner that opened the case earns its commission rate
 // (models.Partner.CommissionBPS) of the fee, rounded once the same way.
 // Both rates and amounts are recorded on the case. The same transaction
@@ -51,23 +51,9 @@ import (
 	"github.com/domaind/domaind/models"
 )
 
-// The marketplace's fee of a brokered deal's price, by tier, in basis
-// points.
-const (
-	FeeManagedBPS   = 1500
-	FeeSelfServeBPS = 800
-)
-
-// FeeBPS is the fee of tier, 0 for a tier that is not one.
-func FeeBPS(tier string) int {
-	switch tier {
-	case models.TierManaged:
-		return FeeManagedBPS
-	case models.TierSelfServe:
-		return FeeSelfServeBPS
-	}
-	return 0
-}
+// FeeBPS is the marketplace's fee of a brokered deal's price by tier, in
+// basis points: its keys are the tiers.
+var FeeBPS = map[string]int{models.TierManaged: 1500, models.TierSelfServe: 800}
 
 // EventCaseCompleted is emitted when a case closes with a deal.
 const EventCaseCompleted = "brokerage.case_completed"

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"net/mail"
 	"slices"
 	"strings"
@@ -22,8 +23,8 @@ import (
 // MaxBudgetCents bounds a buyer's budget: a billion dollars.
 const MaxBudgetCents = 100_000_000_000
 
-// Tiers are the brokerage tiers.
-var Tiers = []string{models.TierManaged, models.TierSelfServe}
+// Tiers are the brokerage tiers, in order (FeeBPS has their fees).
+var Tiers = slices.Sorted(maps.Keys(FeeBPS))
 
 // NewCase is what a partner opens a case with.
 type NewCase struct {

@@ -138,7 +138,7 @@ func (s *Service) closeDeal(tx *outbox.Tx, c *models.BrokerageCase, price int64,
 	if err := tx.Take(&p, "id = ?", c.PartnerID).Error; err != nil {
 		return fmt.Errorf("find partner %s of brokerage case %s: %w", c.PartnerID, c.ID, err)
 	}
-	c.PriceCents, c.FeeBPS, c.CommissionBPS, c.ClosedAt = price, FeeBPS(c.Tier), p.CommissionBPS, &now
+	c.PriceCents, c.FeeBPS, c.CommissionBPS, c.ClosedAt = price, FeeBPS[c.Tier], p.CommissionBPS, &now
 	c.FeeCents = ledger.Share(price, c.FeeBPS)
 	c.CommissionCents = ledger.Share(c.FeeCents, c.CommissionBPS)
 	ref := ledger.Ref{PartnerID: c.PartnerID, Environment: c.Environment, Currency: c.Currency, Kind: ledger.KindBrokerage, CaseID: &c.ID}
