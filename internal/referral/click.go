@@ -129,10 +129,14 @@ func (s *Service) attributed(ctx context.Context, cookie, env string) (l linkTer
 
 // CheckoutOpened records that the visitor carrying cookie opened the
 // checkout of cs: a checkout its link started (the latest link wins, as
-// for the sale).
+// for the sale). A paid checkout, or one its link has already, is left
+// as it is, without a write.
 func (s *Service) CheckoutOpened(ctx context.Context, cookie string, cs models.CheckoutSession) error {
+	if cs.OrderID != nil {
+		return nil
+	}
 	l, ok, err := s.attributed(ctx, cookie, cs.Environment)
-	if err != nil || !ok || cs.OrderID != nil {
+	if err != nil || !ok || (cs.ReferralLinkID != nil && *cs.ReferralLinkID == l.ID) {
 		return err
 	}
 	err = s.db.WithContext(ctx).Model(&models.CheckoutSession{}).
