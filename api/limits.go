@@ -52,18 +52,25 @@ func (s *Server) limit(p ratelimit.Policy) gin.HandlerFunc {
 		status := c.Writer.Status()
 		refused := status == http.StatusBadRequest || status == http.StatusRequestEntityTooLarge
 		failed := status >= 500 || c.GetBool(refundCtxKey)
-		if !refused && !failed {
-			return
+		if refused || failed {
+			s.giveBackQuota(ctx, p, client, r, refused)
 		}
-		done := context.WithoutCancel(ctx)
-		if budget, ok := refundBudgets[p.Name]; ok && !refused {
-			if b, err := s.limiter.Allow(done, budget, client); err != nil || !b.Allowed {
-				return // the unit stays spent
-			}
+	}
+}
+
+// giveBackQuota gives back r, the unit of day quota p that client spent
+// on a request that turned out not to count: always for one refused as
+// invalid, and for one that failed on our side or the registries' while
+// client's refund budget for p lasts.
+func (s *Server) giveBackQuota(ctx context.Context, p ratelimit.Policy, client string, r ratelimit.Result, refused bool) {
+	ctx = context.WithoutCancel(ctx)
+	if budget, ok := refundBudgets[p.Name]; ok && !refused {
+		if b, err := s.limiter.Allow(ctx, budget, client); err != nil || !b.Allowed {
+			return // the unit stays spent
 		}
-		if err := s.limiter.Refund(done, p, client, r); err != nil {
-			s.log.WarnContext(ctx, "quota refund failed", "policy", p.Name, "err", err)
-		}
+	}
+	if err := s.limiter.Refund(ctx, p, client, r); err != nil {
+		s.log.WarnContext(ctx, "quota refund failed", "policy", p.Name, "err", err)
 	}
 }
 

@@ -34,16 +34,19 @@ func (s *Server) mountMCP(e *gin.Engine) {
 		Verify:              s.verifyForMCP,
 		ResourceMetadataURL: s.base() + "/.well-known/oauth-protected-resource" + mcpapi.Path,
 		Catalog:             s.catalog,
-		LookUp: func(ctx context.Context, domain string) (domaininfo.Record, error) {
-			a, _, err := s.lookUp(ctx, domain)
-			return a.Record, err
+		LookUp: func(ctx context.Context, domain string) (domaininfo.Record, bool, error) {
+			a, failed, err := s.lookUp(ctx, domain)
+			return a.Record, failed, err
 		},
 		Listings: s.mcpListings,
 		Suggest:  s.mcpSuggest,
 		Search:   s.mcpSearch,
 		Limiter:  s.limiter,
 		Limits:   limits,
-		Version:  "1", Log: s.log, Now: s.now,
+		GiveBack: func(ctx context.Context, p ratelimit.Policy, client string, r ratelimit.Result) {
+			s.giveBackQuota(ctx, p, client, r, false)
+		},
+		Version: "1", Log: s.log, Now: s.now,
 	})
 	serve := func(c *gin.Context) {
 		h.ServeHTTP(&refusalWriter{ResponseWriter: c.Writer, c: c}, c.Request)

@@ -58,8 +58,10 @@ type Deps struct {
 	// tld_requirements).
 	Catalog *catalog.Catalog
 	// LookUp returns the registration record of a registrable domain, as
-	// POST /api/tools/whois does (whois_lookup).
-	LookUp func(ctx context.Context, domain string) (domaininfo.Record, error)
+	// POST /api/tools/whois does (whois_lookup); failed says the lookup
+	// failed on the service's side or the registries', so that the
+	// caller's quota unit may go back (GiveBack).
+	LookUp func(ctx context.Context, domain string) (rec domaininfo.Record, failed bool, err error)
 	// Listings returns a page of the marketplace as GET
 	// /api/market/listings does, prices shown when showPrices
 	// (marketplace_listings).
@@ -74,9 +76,13 @@ type Deps struct {
 	// Limiter spends Limits, each tool's policy by its name, per user.
 	Limiter *ratelimit.Limiter
 	Limits  map[string]ratelimit.Policy
-	Version string
-	Log     *slog.Logger
-	Now     func() time.Time
+	// GiveBack gives back r, a unit of day quota p that client spent on a
+	// call that failed on the service's side, as the HTTP API does (within
+	// the client's refund budget).
+	GiveBack func(ctx context.Context, p ratelimit.Policy, client string, r ratelimit.Result)
+	Version  string
+	Log      *slog.Logger
+	Now      func() time.Time
 }
 
 // Handler returns the MCP server of d, bearer-protected.
@@ -157,26 +163,41 @@ type caller struct {
 	who  *auth.TokenInfo
 }
 
+// spent is a unit of a tool's limit that a call spent, for giveBack.
+type spent struct {
+	policy ratelimit.Policy
+	client string
+	unit   ratelimit.Result
+}
+
 // spend spends a unit of the called tool's limit for the token's user.
-func (t *tools) spend(ctx context.Context) error {
+func (t *tools) spend(ctx context.Context) (spent, error) {
 	c, _ := ctx.Value(callerKey{}).(caller)
 	p, ok := t.Limits[c.tool]
 	if !ok || c.who == nil {
-		return nil
+		return spent{}, nil
 	}
-	r, err := t.Limiter.Allow(ctx, p, "user:"+c.who.UserID)
+	client := "user:" + c.who.UserID
+	r, err := t.Limiter.Allow(ctx, p, client)
 	if err != nil {
-		return err
+		return spent{}, err
 	}
 	if !r.Allowed {
 		code := fault.RateLimited
 		if p.Kind == ratelimit.DayQuota {
 			code = fault.QuotaExceeded
 		}
-		return fault.New(code, "rate limit reached: %s allows %d calls %s; try again in %d s",
+		return spent{}, fault.New(code, "rate limit reached: %s allows %d calls %s; try again in %d s",
 			c.tool, p.Limit, per(p), httpjson.RetryAfter(r))
 	}
-	return nil
+	return spent{p, client, r}, nil
+}
+
+// giveBack gives back the unit s of a call that failed on our side.
+func (t *tools) giveBack(ctx context.Context, s spent) {
+	if s.client != "" && t.GiveBack != nil {
+		t.GiveBack(ctx, s.policy, s.client, s.unit)
+	}
 }
 
 // per says a policy's window.

@@ -44,7 +44,7 @@ func (t *tools) pricing(ctx context.Context, in PricingInput) (Price, error) {
 	if !slices.Contains(registry.Ops, in.Op) {
 		return Price{}, fault.Invalid("op", "must be one of %s", strings.Join(registry.Ops, ", "))
 	}
-	if err := t.spend(ctx); err != nil {
+	if _, err := t.spend(ctx); err != nil {
 		return Price{}, err
 	}
 	cat, err := t.Catalog.Get(ctx)
@@ -79,7 +79,7 @@ func (t *tools) requirements(ctx context.Context, in TLDInput) (Requirements, er
 	if err != nil {
 		return Requirements{}, err
 	}
-	if err := t.spend(ctx); err != nil {
+	if _, err := t.spend(ctx); err != nil {
 		return Requirements{}, err
 	}
 	cat, err := t.Catalog.Get(ctx)
@@ -106,10 +106,14 @@ func (t *tools) whois(ctx context.Context, in WhoisInput) (domaininfo.Result, er
 	if err != nil {
 		return domaininfo.Result{}, fault.Invalid("domain", "%v", err)
 	}
-	if err := t.spend(ctx); err != nil {
+	unit, err := t.spend(ctx)
+	if err != nil {
 		return domaininfo.Result{}, err
 	}
-	r, err := t.LookUp(ctx, name.Registrable)
+	r, failed, err := t.LookUp(ctx, name.Registrable)
+	if failed {
+		t.giveBack(ctx, unit)
+	}
 	if err != nil {
 		return domaininfo.Result{}, err
 	}
@@ -162,7 +166,7 @@ type ListingsPage struct {
 }
 
 func (t *tools) listings(ctx context.Context, in ListingsInput) (ListingsPage, error) {
-	if err := t.spend(ctx); err != nil {
+	if _, err := t.spend(ctx); err != nil {
 		return ListingsPage{}, err
 	}
 	return t.Listings(ctx, in, pricesShown(ctx))
@@ -172,7 +176,7 @@ func (t *tools) listings(ctx context.Context, in ListingsInput) (ListingsPage, e
 const ToolSuggest = "suggest_domains"
 
 func (t *tools) suggest(ctx context.Context, in domaintools.SuggestInput) (domaintools.SuggestResult, error) {
-	if err := t.spend(ctx); err != nil {
+	if _, err := t.spend(ctx); err != nil {
 		return domaintools.SuggestResult{}, err
 	}
 	return t.Suggest(ctx, in)
@@ -217,7 +221,7 @@ type SearchResult struct {
 }
 
 func (t *tools) search(ctx context.Context, in SearchInput) (SearchResult, error) {
-	if err := t.spend(ctx); err != nil {
+	if _, err := t.spend(ctx); err != nil {
 		return SearchResult{}, err
 	}
 	rows, err := t.Search(ctx, in.Q, pricesShown(ctx), "user:"+userOf(ctx))

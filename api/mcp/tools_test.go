@@ -1,0 +1,67 @@
+package mcp
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/auth"
+
+	"github.com/domaind/domaind/internal/domaininfo"
+	"github.com/domaind/domaind/internal/fault"
+	"github.com/domaind/domaind/internal/platform/platformtest"
+	"github.com/domaind/domaind/internal/ratelimit"
+)
+
+// A whois_lookup call whose lookup failed on our side or the registries'
+// hands its quota unit to GiveBack, as POST /api/tools/whois gives its
+// unit back; one that found nothing, or found the record, keeps it spent.
+func TestWhoisGivesBackTheUnitOfAFailedLookup(t *testing.T) {
+	t.Parallel()
+	r := platformtest.NewRedis(t)
+	quota := ratelimit.PerDay("whois", 10)
+	type back struct {
+		client string
+		unit   ratelimit.Result
+	}
+	var given []back
+	outcome := struct {
+		failed bool
+		err    error
+	}{}
+	tl := &tools{Deps: Deps{
+		LookUp: func(context.Context, string) (domaininfo.Record, bool, error) {
+			return domaininfo.Record{}, outcome.failed, outcome.err
+		},
+		Limiter: ratelimit.New(r.Client, time.Now),
+		Limits:  map[string]ratelimit.Policy{ToolWhois: quota},
+		GiveBack: func(_ context.Context, p ratelimit.Policy, client string, u ratelimit.Result) {
+			if p != quota {
+				t.Errorf("gave back a unit of %+v, want of the whois quota", p)
+			}
+			given = append(given, back{client, u})
+		},
+	}}
+	ctx := context.WithValue(context.Background(), callerKey{}, caller{tool: ToolWhois, who: &auth.TokenInfo{UserID: "u1"}})
+
+	outcome.failed, outcome.err = true, fault.New(fault.LookupFailed, "RDAP and the WHOIS fallback both failed")
+	if _, err := tl.whois(ctx, WhoisInput{Domain: "registry-down.net"}); !errors.Is(err, outcome.err) {
+		t.Fatalf("whois = %v, want the lookup's failure", err)
+	}
+	if len(given) != 1 || given[0].client != "user:u1" || !given[0].unit.Allowed || given[0].unit.Used != 1 {
+		t.Fatalf("given back %+v, want the user's first unit", given)
+	}
+
+	outcome.failed, outcome.err = false, fault.New(fault.NotFound, "neither RDAP nor the WHOIS fallback has data")
+	if _, err := tl.whois(ctx, WhoisInput{Domain: "free-name.net"}); !errors.Is(err, outcome.err) {
+		t.Fatalf("whois = %v, want not found", err)
+	}
+	outcome.err = nil
+	if _, err := tl.whois(ctx, WhoisInput{Domain: "example.net"}); err != nil {
+		t.Fatal(err)
+	}
+	if len(given) != 1 {
+		t.Errorf("given back %+v, want nothing more for a name not found or found", given)
+	}
+}
