@@ -158,7 +158,7 @@ func (s *Server) suggestTool() (tools.Tool, bool) {
 const suggestSlug = "domain-suggest"
 
 // mcpSuggest is suggest_domains: domain-suggest's checks and run, as
-// POST /api/tools/domain-suggest runs it.
+// POST /api/tools/domain-suggest runs it (with its cache).
 func (s *Server) mcpSuggest(ctx context.Context, in tools.SuggestInput) (tools.SuggestResult, error) {
 	t, ok := s.suggestTool()
 	if !ok {
@@ -172,15 +172,13 @@ func (s *Server) mcpSuggest(ctx context.Context, in tools.SuggestInput) (tools.S
 	if err != nil {
 		return tools.SuggestResult{}, err
 	}
-	rctx, cancel := context.WithTimeout(ctx, inlineToolTimeout)
-	defer cancel()
-	result, err := t.Run(rctx, input, nil)
+	result, _, err := s.runInline(ctx, t, input)
 	if err != nil {
 		return tools.SuggestResult{}, err
 	}
-	r, ok := result.(tools.SuggestResult)
-	if !ok {
-		return tools.SuggestResult{}, fmt.Errorf("domain-suggest answered %T", result)
+	var r tools.SuggestResult
+	if err := json.Unmarshal(result, &r); err != nil {
+		return tools.SuggestResult{}, fmt.Errorf("read domain-suggest's result: %w", err)
 	}
 	return r, nil
 }

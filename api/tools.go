@@ -82,44 +82,66 @@ func (s *Server) runTool(c *gin.Context) error {
 	if t.Async {
 		return s.startJob(c, t, input)
 	}
+	result, cached, err := s.runInline(ctx, t, input)
+	var failed toolRunError
+	if errors.As(err, &failed) {
+		// The tool ran and failed: an answer (ok false), not cached. What
+		// the target did is the caller's to read; our side's failures are
+		// told in their public words.
+		s.log.InfoContext(ctx, "tool failed", "tool", t.Slug, "err", failed.err)
+		why := models.ErrorText(failed.err, 500)
+		var ours *tools.Failure
+		if errors.As(failed.err, &ours) {
+			why = ours.Public
+		}
+		c.JSON(http.StatusOK, gin.H{"ok": false, "cached": false, "result": gin.H{"error": why}})
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	c.JSON(http.StatusOK, gin.H{"ok": true, "cached": cached, "result": result})
+	return nil
+}
+
+// toolRunError is the failure of an inline tool's run: an answer of the
+// tool (POST /api/tools/{slug} says ok false) rather than of the service.
+type toolRunError struct{ err error }
+
+func (e toolRunError) Error() string { return e.err.Error() }
+func (e toolRunError) Unwrap() error { return e.err }
+
+// runInline answers inline tool t's parsed input from the tool cache (the
+// same input within the tool's TTL), or runs it and caches the result: its
+// JSON, and whether it came from the cache. A run that failed is a
+// toolRunError, unless its error is one of ours or the request's end.
+func (s *Server) runInline(ctx context.Context, t tools.Tool, input json.RawMessage) (json.RawMessage, bool, error) {
 	key := toolCacheKey(t.Slug, input)
 	if cached, err := s.redis.Get(ctx, key).Bytes(); err == nil {
-		c.JSON(http.StatusOK, gin.H{"ok": true, "cached": true, "result": json.RawMessage(cached)})
-		return nil
+		return cached, true, nil
 	} else if !errors.Is(err, redis.Nil) {
-		return fmt.Errorf("tool cache: %w", err)
+		return nil, false, fmt.Errorf("tool cache: %w", err)
 	}
 	rctx, cancel := context.WithTimeout(ctx, inlineToolTimeout)
 	defer cancel()
 	result, err := t.Run(rctx, input, nil)
 	if err != nil {
 		if ctx.Err() != nil {
-			return ctx.Err()
+			return nil, false, ctx.Err()
 		}
 		if _, known := httpjson.Coded(err); known {
-			return err
+			return nil, false, err
 		}
-		// The tool ran and failed: an answer (ok false), not cached. What
-		// the target did is the caller's to read; our side's failures are
-		// told in their public words.
-		s.log.InfoContext(ctx, "tool failed", "tool", t.Slug, "err", err)
-		why := models.ErrorText(err, 500)
-		var ours *tools.Failure
-		if errors.As(err, &ours) {
-			why = ours.Public
-		}
-		c.JSON(http.StatusOK, gin.H{"ok": false, "cached": false, "result": gin.H{"error": why}})
-		return nil
+		return nil, false, toolRunError{err}
 	}
 	b, err := json.Marshal(result)
 	if err != nil {
-		return fmt.Errorf("encode %s result: %w", t.Slug, err)
+		return nil, false, fmt.Errorf("encode %s result: %w", t.Slug, err)
 	}
 	if err := s.redis.Set(context.WithoutCancel(ctx), key, b, t.TTL).Err(); err != nil {
 		s.log.WarnContext(ctx, "tool cache write failed", "tool", t.Slug, "err", err)
 	}
-	c.JSON(http.StatusOK, gin.H{"ok": true, "cached": false, "result": json.RawMessage(b)})
-	return nil
+	return b, false, nil
 }
 
 // toolCacheKey is the Redis key of a tool's cached answer to input.
