@@ -16,9 +16,9 @@ package mcp
 
 import (
 	"context"
-	"fmt"
 	"log/slog"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
@@ -177,7 +177,7 @@ func (t *tools) spend(ctx context.Context) (spent, error) {
 	if !ok || c.who == nil {
 		return spent{}, nil
 	}
-	client := "user:" + c.who.UserID
+	client := clientOf(ctx)
 	r, err := t.Limiter.Allow(ctx, p, client)
 	if err != nil {
 		return spent{}, err
@@ -200,13 +200,17 @@ func (t *tools) giveBack(ctx context.Context, s spent) {
 	}
 }
 
-// per says a policy's window.
+// per says a policy's window: "a day", "an hour", "a minute", "per 15
+// minutes".
 func per(p ratelimit.Policy) string {
-	if p.Kind == ratelimit.DayQuota {
+	w := ratelimit.PerWindow(p.Window)
+	switch {
+	case p.Kind == ratelimit.DayQuota:
 		return "a day"
+	case w == "hour":
+		return "an hour"
+	case strings.Contains(w, " "):
+		return "per " + w
 	}
-	if p.Window == time.Minute {
-		return "a minute"
-	}
-	return fmt.Sprintf("in %s", p.Window)
+	return "a " + w
 }

@@ -16,9 +16,12 @@ import (
 
 // The tools' names.
 const (
+	ToolSearch       = "search_domains"
+	ToolSuggest      = "suggest_domains"
 	ToolPricing      = "tld_pricing"
 	ToolRequirements = "tld_requirements"
 	ToolWhois        = "whois_lookup"
+	ToolListings     = "marketplace_listings"
 )
 
 // PricingInput asks for the price of an operation under a TLD.
@@ -133,9 +136,6 @@ func parseTLD(s string) (string, error) {
 	return tld, nil
 }
 
-// ToolListings is the marketplace tool's name.
-const ToolListings = "marketplace_listings"
-
 // ListingsInput filters and pages the marketplace.
 type ListingsInput struct {
 	Q          string   `json:"q,omitempty" jsonschema:"words the names contain"`
@@ -172,18 +172,12 @@ func (t *tools) listings(ctx context.Context, in ListingsInput) (ListingsPage, e
 	return t.Listings(ctx, in, pricesShown(ctx))
 }
 
-// ToolSuggest is the name-ideas tool's name.
-const ToolSuggest = "suggest_domains"
-
 func (t *tools) suggest(ctx context.Context, in domaintools.SuggestInput) (domaintools.SuggestResult, error) {
 	if _, err := t.spend(ctx); err != nil {
 		return domaintools.SuggestResult{}, err
 	}
 	return t.Suggest(ctx, in)
 }
-
-// ToolSearch is the domain search tool's name.
-const ToolSearch = "search_domains"
 
 // SearchInput is a domain search.
 type SearchInput struct {
@@ -224,17 +218,18 @@ func (t *tools) search(ctx context.Context, in SearchInput) (SearchResult, error
 	if _, err := t.spend(ctx); err != nil {
 		return SearchResult{}, err
 	}
-	rows, err := t.Search(ctx, in.Q, pricesShown(ctx), "user:"+userOf(ctx))
+	rows, err := t.Search(ctx, in.Q, pricesShown(ctx), clientOf(ctx))
 	return SearchResult{Rows: rows}, err
 }
 
-// userOf is the user of the call's token.
-func userOf(ctx context.Context) string {
+// clientOf is the client the call's limits are counted for: its token's
+// user.
+func clientOf(ctx context.Context) string {
 	c, _ := ctx.Value(callerKey{}).(caller)
 	if c.who == nil {
 		return ""
 	}
-	return c.who.UserID
+	return "user:" + c.who.UserID
 }
 
 // pricesShown says the call's token may see marketplace prices.

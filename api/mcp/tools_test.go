@@ -65,3 +65,20 @@ func TestWhoisGivesBackTheUnitOfAFailedLookup(t *testing.T) {
 		t.Errorf("given back %+v, want nothing more for a name not found or found", given)
 	}
 }
+
+func TestPerSaysTheWindowInWords(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		p    ratelimit.Policy
+		want string
+	}{
+		{ratelimit.PerDay("q", 10), "a day"},
+		{ratelimit.PerHour("h", 30), "an hour"},
+		{ratelimit.PerMinute("m", 60), "a minute"},
+		{ratelimit.Policy{Name: "w", Kind: ratelimit.Rate, Limit: 5, Window: 15 * time.Minute}, "per 15 minutes"},
+	} {
+		if got := per(tc.p); got != tc.want {
+			t.Errorf("per(%+v) = %q, want %q", tc.p, got, tc.want)
+		}
+	}
+}
