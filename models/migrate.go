@@ -46,6 +46,7 @@ var migrations = []migration{
 	{22, "card refunds of hosted orders", migrateV22},
 	{23, "brokerage cases, their timelines and site checks; the case of a ledger line", migrateV23},
 	{24, "referral links and clicks; affiliates; the referral of a sale and of a checkout", migrateV24},
+	{25, "orders whose push the registry confirmed are delivered", migrateV25},
 }
 
 // SchemaMigration records an applied migration.

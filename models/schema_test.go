@@ -6,12 +6,14 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
+	"maps"
 	"path/filepath"
 	"reflect"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"gorm.io/gorm"
@@ -205,4 +207,44 @@ func taggedStructs(tb testing.TB, dir string) []string {
 		tb.Fatalf("no struct with gorm tags in %s", dir)
 	}
 	return names
+}
+
+// TestStep25DeliversPushedOrders: an order whose push the registry
+// confirmed, left TRANSFER_IN_PROGRESS by the code before step 25, becomes
+// TRANSFER_COMPLETED as of the confirmation, with a step; one whose push
+// failed, and one with no push, stay where they are.
+func TestStep25DeliversPushedOrders(t *testing.T) {
+	ctx := context.Background()
+	db, _ := modelstest.NewEmptyDB(t)
+	must(t, models.MigrateTo(ctx, db, 24))
+	confirmed := time.Date(2026, 11, 20, 9, 30, 0, 0, time.UTC)
+	for _, id := range []string{"ord_pushed", "ord_failed", "ord_waiting"} {
+		must(t, db.Exec(`INSERT INTO orders (public_id, partner_id, environment, listing_id, domain, status, review, sale_price_cents,
+			currency, payment_model, buyer_email, buyer_name, buyer_country, external_payment_ref, created_at, updated_at)
+			VALUES (?, 'prt_a', 'live', 'l1', ?, 'TRANSFER_IN_PROGRESS', 'none', 1000, 'USD', 'hosted', 'b@example.com', 'B', 'NL', 'ch', ?, ?)`,
+			id, id+".com", confirmed, confirmed).Error)
+	}
+	must(t, db.Exec(`INSERT INTO order_steps (order_id, at, actor, status, event, note, push_id) VALUES
+		('ord_pushed', ?, 'registry', 'TRANSFER_IN_PROGRESS', 'transfer.completed', 'push 1: pushed', 1),
+		('ord_failed', ?, 'registry', 'TRANSFER_IN_PROGRESS', 'transfer.failed', 'push 2: refused', 2)`, confirmed, confirmed).Error)
+	must(t, models.Migrate(ctx, db))
+
+	var orders []models.Order
+	must(t, db.Order("public_id").Find(&orders).Error)
+	got := map[string]string{}
+	for _, o := range orders {
+		got[o.PublicID] = o.Status
+		if o.PublicID == "ord_pushed" && (o.TransferCompletedAt == nil || !o.TransferCompletedAt.Equal(confirmed)) {
+			t.Errorf("ord_pushed transfer_completed_at = %v, want %v", o.TransferCompletedAt, confirmed)
+		}
+	}
+	want := map[string]string{"ord_pushed": "TRANSFER_COMPLETED", "ord_failed": "TRANSFER_IN_PROGRESS", "ord_waiting": "TRANSFER_IN_PROGRESS"}
+	if !maps.Equal(got, want) {
+		t.Errorf("statuses after step 25 = %v, want %v", got, want)
+	}
+	var steps []models.OrderStep
+	must(t, db.Where("status = 'TRANSFER_COMPLETED'").Find(&steps).Error)
+	if len(steps) != 1 || steps[0].OrderID != "ord_pushed" || steps[0].Actor != "registry" {
+		t.Errorf("steps written by step 25 = %+v, want one of ord_pushed by the registry", steps)
+	}
 }

@@ -33,8 +33,10 @@ type move struct {
 // Moves is every move an order can make: status × action → status and
 // event. A pair not listed is refused as a conflict naming the status.
 // Beside the table, manual review: clear-review needs a held order, and
-// start-transfer one that is not held; and start-transfer from
-// TRANSFER_IN_PROGRESS retries only a push that failed.
+// start-transfer one that is not held; and start-transfer and cancel from
+// TRANSFER_IN_PROGRESS need the push to have failed (pushInFlight): a
+// push that succeeds completes the transfer itself, and confirm-delivery
+// is for transfers done by hand.
 var Moves = map[string]map[Action]move{
 	models.OrderExternallyPaid: {
 		ClearReview:   {models.OrderExternallyPaid, EventReviewCleared},
@@ -63,6 +65,8 @@ type MoveInput struct {
 // its event together. A cancel refunds what is left of the order (a refund
 // by ops) and puts the name back on sale; start-transfer queues the push
 // of the domain to in.Recipient (transfer:push, in the same transaction).
+// While a push is in flight, a cancel or another start-transfer is a
+// conflict naming it.
 func (s *Service) Move(ctx context.Context, publicID string, action Action, in MoveInput) (View, error) {
 	if action == StartTransfer {
 		if err := checkRecipient(in.Recipient); err != nil {
@@ -83,13 +87,15 @@ func (s *Service) Move(ctx context.Context, publicID string, action Action, in M
 			return fault.New(fault.Conflict, "order %s is not held for review", o.PublicID)
 		case action == StartTransfer && o.Review == models.ReviewPending:
 			return fault.New(fault.Conflict, "order %s is held for manual review: clear-review first", o.PublicID)
-		case action == StartTransfer && o.Status == models.OrderTransferInProgress:
-			last, ok, err := lastTransferStep(tx, o.PublicID)
-			if err != nil {
+		case o.Status == models.OrderTransferInProgress && (action == StartTransfer || action == Cancel):
+			push, inFlight, err := pushInFlight(tx.DB, o.PublicID)
+			switch {
+			case err != nil:
 				return err
-			}
-			if !ok || last.Event != EventTransferFailed {
-				return fault.New(fault.Conflict, "order %s has a push under way or done: start-transfer again only after transfer.failed", o.PublicID)
+			case inFlight:
+				return errPushInFlight(o, push, string(action))
+			case push == 0 && action == StartTransfer:
+				return fault.New(fault.Conflict, "order %s is %s without a push of ours: confirm-delivery or cancel it", o.PublicID, o.Status)
 			}
 		}
 		now := s.now().UTC()
@@ -135,8 +141,8 @@ func (s *Service) Move(ctx context.Context, publicID string, action Action, in M
 }
 
 // Actions lists what ops may try on an order in status with review, in
-// the order of an order's life (start-transfer on a transfer in progress
-// retries a failed push, and is refused while one is under way).
+// the order of an order's life (start-transfer and cancel on a transfer in
+// progress are refused while its push is in flight).
 func Actions(status, review string) []Action {
 	var out []Action
 	for _, a := range AllActions {

@@ -34,8 +34,12 @@ const (
 	EventReviewCleared = "order.manual_review_cleared"
 	EventTransferStart = "order.transfer_started"
 	EventTransferDone  = "order.transfer_completed"
-	EventRefunded      = "order.refunded"
-	EventSettled       = "order.settled"
+	// EventRefunded is a refund of the whole order (what was left of it),
+	// or its cancellation; EventPartiallyRefunded a refund of part of it,
+	// the order keeping its status.
+	EventRefunded          = "order.refunded"
+	EventPartiallyRefunded = "order.partially_refunded"
+	EventSettled           = "order.settled"
 )
 
 // Actors of an order's timeline.

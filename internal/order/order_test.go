@@ -354,7 +354,7 @@ func TestRefunds(t *testing.T) {
 	if e := wantCode(t, "refund after delivery", err, fault.Conflict); !strings.Contains(e.Message, "TRANSFER_COMPLETED") {
 		t.Errorf("message %q does not say why", e.Message)
 	}
-	want := "order.recorded order.refunded order.refunded order.recorded order.transfer_started order.transfer_completed"
+	want := "order.recorded order.partially_refunded order.refunded order.recorded order.transfer_started order.transfer_completed"
 	if got := strings.Join(w.events(t, "prt_a"), " "); got != want {
 		t.Errorf("events %q, want %q", got, want)
 	}

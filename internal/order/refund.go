@@ -37,10 +37,12 @@ type RefundView struct {
 var refundable = map[string]bool{models.OrderExternallyPaid: true, models.OrderPaid: true, models.OrderTransferInProgress: true}
 
 // Refund gives back all of the partner's order (amount_cents omitted) or
-// part of it. A full refund makes the order REFUNDED and puts the name back
-// on sale; a partial one keeps the status and adds to refunded_cents. Each
-// emits order.refunded with the order and the refund. After the transfer
-// completed it is a conflict.
+// part of it. A full refund makes the order REFUNDED, emits order.refunded
+// and puts the name back on sale; a partial one keeps the status, adds to
+// refunded_cents and emits order.partially_refunded; both events carry the
+// order and the refund. After the transfer completed, or while a push of
+// the name is in flight (it may be at the buyer's registrar already), it
+// is a conflict.
 func (s *Service) Refund(ctx context.Context, partnerID, env string, r NewRefund) (RefundView, error) {
 	r.Reason = strings.TrimSpace(r.Reason)
 	switch {
@@ -61,6 +63,15 @@ func (s *Service) Refund(ctx context.Context, partnerID, env string, r NewRefund
 		}
 		if !refundable[o.Status] {
 			return fault.New(fault.Conflict, "order %s is %s: refunds are possible only before the transfer completes", o.PublicID, o.Status)
+		}
+		if o.Status == models.OrderTransferInProgress {
+			push, inFlight, err := pushInFlight(tx.DB, o.PublicID)
+			if err != nil {
+				return err
+			}
+			if inFlight {
+				return errPushInFlight(o, push, "a refund")
+			}
 		}
 		left := o.SalePriceCents - o.RefundedCents
 		amount := left
@@ -86,7 +97,11 @@ func (s *Service) Refund(ctx context.Context, partnerID, env string, r NewRefund
 		}
 		out = newRefundView(rf, o)
 		note := fmt.Sprintf("refund of %d cents: %s", amount, rf.Reason)
-		return s.record(tx, o, ActorPartner, EventRefunded, note, map[string]any{"refund": out})
+		event := EventRefunded
+		if o.Status != models.OrderRefunded {
+			event = EventPartiallyRefunded
+		}
+		return s.record(tx, o, ActorPartner, event, note, map[string]any{"refund": out})
 	})
 	return out, err
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/domaind/domaind/internal/fault"
@@ -81,12 +82,13 @@ func TestPushRetriesThenCompletes(t *testing.T) {
 			t.Errorf("change %s pushed %d times, want 3 (two failures and the success; not after)", change, n)
 		}
 	}
-	want := "order.recorded order.transfer_started transfer.requested transfer.completed"
+	want := "order.recorded order.transfer_started transfer.requested transfer.completed order.transfer_completed"
 	if got := strings.Join(w.events(t, "prt_a"), " "); got != want {
 		t.Errorf("events %q, want %q", got, want)
 	}
 	v, err := w.s.Get(ctx, "prt_a", models.EnvSandbox, p.OrderID)
-	if err != nil || v.Status != models.OrderTransferInProgress || len(v.Timeline) != 4 || v.Timeline[3].Actor != ActorRegistry {
+	if err != nil || v.Status != models.OrderTransferCompleted || v.TransferCompletedAt == nil || len(v.Timeline) != 5 ||
+		v.Timeline[4].Actor != ActorRegistry || v.Timeline[4].Status != models.OrderTransferCompleted {
 		t.Errorf("order after the push = %+v, %v", v, err)
 	}
 }
@@ -131,4 +133,132 @@ func TestTheLastTransientFailureFailsThePush(t *testing.T) {
 	if got := w.events(t, "prt_a"); got[len(got)-1] != EventTransferFailed {
 		t.Errorf("events %v, want transfer.failed last", got)
 	}
+}
+
+// TestNoRefundWhileAPushIsInFlight: from start-transfer until its push
+// fails, a refund or a cancel is a conflict naming the transfer, and the
+// name stays sold; after a failed push both work again and the name goes
+// back on sale; after a push that succeeded the order is delivered and no
+// refund, cancel or manual confirmation moves it.
+func TestNoRefundWhileAPushIsInFlight(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	ctx := context.Background()
+	sold := func(domain string) bool {
+		var l models.SandboxListing
+		w.db.Take(&l, "domain = ?", domain)
+		return l.SoldAt != nil
+	}
+	refuseAll := func(orderID, domain, when string) {
+		t.Helper()
+		_, err := w.s.Refund(ctx, "prt_a", models.EnvSandbox, NewRefund{OrderID: orderID, Reason: "changed my mind"})
+		if e := wantCode(t, "refund "+when, err, fault.Conflict); !strings.Contains(e.Message, "transfer") {
+			t.Errorf("refund %s: message %q does not name the transfer", when, e.Message)
+		}
+		_, err = w.s.Move(ctx, orderID, Cancel, MoveInput{})
+		wantCode(t, "cancel "+when, err, fault.Conflict)
+		if !sold(domain) {
+			t.Errorf("%s is on sale again %s", domain, when)
+		}
+	}
+
+	queued := startedTransfer(t, w, "queued.com", "buyer-registrar")
+	refuseAll(queued.OrderID, "queued.com", "while the push is queued")
+	reg := &blockingPusher{Provider: sandbox.New(w.db, 0), entered: make(chan struct{}), release: make(chan struct{})}
+	done := make(chan error, 1)
+	go func() { done <- w.s.Push(ctx, queued, reg, false) }()
+	<-reg.entered
+	refuseAll(queued.OrderID, "queued.com", "while the registry is asked")
+	close(reg.release)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	refuseAll(queued.OrderID, "queued.com", "after the push succeeded")
+	if _, err := w.s.Move(ctx, queued.OrderID, ConfirmDelivery, MoveInput{}); err == nil {
+		t.Error("confirm-delivery of an order the registry delivered was taken")
+	}
+
+	failed := startedTransfer(t, w, "failed.com", sandbox.RefusingRecipient)
+	if err := w.s.Push(ctx, failed, sandbox.New(w.db, 0), false); err != nil {
+		t.Fatal(err)
+	}
+	part := int64(1_000)
+	if r, err := w.s.Refund(ctx, "prt_a", models.EnvSandbox, NewRefund{OrderID: failed.OrderID, Reason: "part", AmountCents: &part}); err != nil || r.OrderStatus != models.OrderTransferInProgress {
+		t.Fatalf("partial refund after a failed push = %+v, %v", r, err)
+	}
+	if v, err := w.s.Move(ctx, failed.OrderID, Cancel, MoveInput{}); err != nil || v.Status != models.OrderCancelled {
+		t.Fatalf("cancel after a failed push = %+v, %v", v, err)
+	}
+	if sold("failed.com") {
+		t.Error("the name of an order cancelled after a failed push is not back on sale")
+	}
+}
+
+// blockingPusher holds a push until released, telling when it began.
+type blockingPusher struct {
+	registry.Provider
+	entered, release chan struct{}
+}
+
+func (b *blockingPusher) PushDomain(ctx context.Context, name, recipient, change string) error {
+	close(b.entered)
+	<-b.release
+	return b.Provider.PushDomain(ctx, name, recipient, change)
+}
+
+// TestRefundsRacingTransfers: partners refund orders while ops start
+// their transfers, all at once. Each order ends either refunded with its
+// name on sale and no push, or pushed and delivered with its name sold:
+// never both.
+func TestRefundsRacingTransfers(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	ctx := context.Background()
+	const n = 12
+	ids := make([]string, n)
+	for i := range n {
+		domain := fmt.Sprintf("race%02d.com", i)
+		w.list(t, domain, 10_000)
+		o, err := w.s.Record(ctx, "prt_a", models.EnvSandbox, newOrder(domain, 10_000, ""))
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids[i] = o.PublicID
+	}
+	var wg sync.WaitGroup
+	for _, id := range ids {
+		wg.Go(func() { w.s.Move(ctx, id, StartTransfer, MoveInput{Recipient: "buyer-registrar"}) })
+		wg.Go(func() { w.s.Refund(ctx, "prt_a", models.EnvSandbox, NewRefund{OrderID: id, Reason: "race"}) })
+	}
+	wg.Wait()
+	var entries []models.OutboxEntry
+	w.db.Where("task_type = ?", tasks.TypeTransferPush).Find(&entries)
+	reg := sandbox.New(w.db, 0)
+	for _, e := range entries {
+		var p tasks.TransferPushPayload
+		if err := json.Unmarshal(e.Payload, &p); err != nil {
+			t.Fatal(err)
+		}
+		if err := w.s.Push(ctx, p, reg, false); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var refunded, delivered int
+	for _, id := range ids {
+		var o models.Order
+		w.db.Take(&o, "public_id = ?", id)
+		var l models.SandboxListing
+		w.db.Take(&l, "id = ?", o.ListingID)
+		var pushed int64
+		w.db.Model(&models.OrderStep{}).Where("order_id = ? AND event = ?", id, EventTransferCompleted).Count(&pushed)
+		switch {
+		case o.Status == models.OrderRefunded && l.SoldAt == nil && pushed == 0:
+			refunded++
+		case o.Status == models.OrderTransferCompleted && l.SoldAt != nil && pushed == 1:
+			delivered++
+		default:
+			t.Errorf("%s ended %s, listing sold %v, %d pushes completed", id, o.Status, l.SoldAt != nil, pushed)
+		}
+	}
+	t.Logf("%d refunded first, %d transferred first", refunded, delivered)
 }
