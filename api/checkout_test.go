@@ -171,7 +171,7 @@ func TestBrowserHostedCheckout(t *testing.T) {
 // refused; the sandbox's are not.
 func TestLiveCheckoutNeedsAPaymentProvider(t *testing.T) {
 	t.Parallel()
-	if p := payment.Providers((&config.Config{}).Embedded()); p[models.EnvLive] == nil || p[models.EnvSandbox] == nil {
+	if p := payment.Providers(nil, (&config.Config{}).Embedded(), payment.SandboxOptions{}); p[models.EnvLive] == nil || p[models.EnvSandbox] == nil {
 		t.Errorf("embedded providers = %v, want both environments", p)
 	}
 	srv := httptest.NewServer(nil)

@@ -121,6 +121,7 @@ func TestAQuoteLocksTheListingForV1(t *testing.T) {
 		return strings.TrimSpace(w.Body.String())
 	}
 	ctx := context.Background()
+	ensurePartner(t, env, "prt_a")
 	if _, err := env.srv.orders.Quote(ctx, "prt_a", models.EnvLive, "quoted.io"); err != nil {
 		t.Fatal(err)
 	}

@@ -129,6 +129,7 @@ func (s *Server) routes(monitoring http.Handler, healthOnly bool) {
 	ops.GET("/settlements/runs/:id/statements.csv", s.resp.Handle(s.runCSV))
 	ops.GET("/payouts", s.resp.Handle(s.listPayouts))
 	ops.POST("/payouts/:id/mark-paid", s.resp.Handle(s.markPayoutPaid))
+	ops.GET("/payments", s.resp.Handle(s.listPayments))
 	opsPages := e.Group("/ops", s.opsOnly)
 	opsPages.GET("/orders", s.opsOrdersPage)
 	opsPages.POST("/orders/:public_id/:action", s.opsOrderSubmit)
@@ -137,6 +138,7 @@ func (s *Server) routes(monitoring http.Handler, healthOnly bool) {
 	opsPages.GET("/settlements/:id", s.opsSettlementPage)
 	opsPages.GET("/brokerage", s.opsCasesPage)
 	opsPages.POST("/brokerage/:case_id/:action", s.opsCaseSubmit)
+	opsPages.GET("/payments", s.opsPaymentsPage)
 
 	e.POST("/api/partner/applications", s.withSession, s.requireSession, s.idempotent, s.resp.Handle(s.applyAsPartner))
 	pages.POST("/account/partner-application", s.applySubmit)

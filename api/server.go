@@ -62,6 +62,9 @@ type Deps struct {
 	Passwords password.Params
 	// Tools are the free tools of POST /api/tools/{slug}.
 	Tools *tools.Registry
+	// Payments are the hosted checkout's card processors by environment;
+	// nil means payment.Providers' defaults for the configuration.
+	Payments map[string]payment.Provider
 	// HealthOnly serves only /healthz, /readyz, /metrics and /monitoring:
 	// the HTTP face of the worker, scheduler and dashboard roles.
 	HealthOnly bool
@@ -107,6 +110,8 @@ type Server struct {
 	settlements *settlement.Service
 	// payouts are what the service owes partners, marked paid by finance.
 	payouts *payout.Service
+	// payments are the hosted checkout's charges, as finance reconciles them.
+	payments *payment.Book
 	// brokerage is the partners' brokerage cases, worked by ops.
 	brokerage *brokerage.Service
 	// referrals is the affiliate program: links, clicks, attribution.
@@ -149,7 +154,7 @@ func New(d Deps) *Server {
 		inventory: inventory.New(d.DB, now),
 		webhooks:  webhook.New(d.DB, d.Config.SecretKey, d.Config.FetchAllowCIDRs, now),
 		orders: order.New(d.DB, d.Outbox, d.Config.SecretKey,
-			order.Options{QuoteTTL: d.Config.QuoteTTL, ReviewThresholdCents: d.Config.ReviewThresholdCents}, now),
+			order.Options{QuoteTTL: d.Config.QuoteTTL, ReviewThresholdCents: d.Config.ReviewThresholdCents, QuoteHoldLimit: d.Config.QuoteHoldLimit}, now),
 
 		deprecations: maps.Clone(deprecations),
 	}
@@ -157,8 +162,12 @@ func New(d Deps) *Server {
 	s.payouts = payout.New(d.DB, d.Config.SecretKey, now)
 	s.brokerage = brokerage.New(d.DB, d.Outbox, s.checker, s.inventory, brokerage.Options{BaseURL: s.base(), SecretKey: d.Config.SecretKey}, now)
 	s.referrals = referral.New(d.DB, s.inventory, referral.Options{BaseURL: s.base(), SecretKey: d.Config.SecretKey}, now)
+	if d.Payments == nil {
+		d.Payments = payment.Providers(d.DB, d.Config.Embedded(), payment.SandboxOptions{})
+	}
+	s.payments = payment.NewBook(d.DB, d.Outbox, d.Payments, d.Config.SecretKey, d.Log, now)
 	s.checkout = checkout.New(d.DB, s.orders, checkout.Options{BaseURL: s.base(), SecretKey: d.Config.SecretKey,
-		Providers: payment.Providers(d.Config.Embedded()), Referrals: s.referrals}, now)
+		Providers: d.Payments, Referrals: s.referrals}, now)
 	s.warmups = newWarmups(s.warmLookup)
 	gin.SetMode(gin.ReleaseMode)
 	e := gin.New()

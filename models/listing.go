@@ -24,8 +24,14 @@ type Listing struct {
 	// reservation, an order being completed); it is not for sale meanwhile.
 	LockedUntil *time.Time
 	// HeldBy is the partner whose quote holds the listing until
-	// LockedUntil.
-	HeldBy *string `gorm:"size:40"`
+	// LockedUntil, and HeldSession the checkout session of theirs paying
+	// for it, if one is: while a session pays, neither another session
+	// nor the partner's own order can sell the name.
+	HeldBy      *string `gorm:"size:40"`
+	HeldSession *string `gorm:"size:40"`
+	// HeldSince is when HeldBy's quotes of the listing began to hold it:
+	// re-quoting extends a hold up to a bound from then.
+	HeldSince *time.Time
 	// SoldAt is when a partner order bought it (it is hidden from the
 	// marketplace then); a refund puts it back on sale.
 	SoldAt *time.Time

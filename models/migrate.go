@@ -47,6 +47,8 @@ var migrations = []migration{
 	{23, "brokerage cases, their timelines and site checks; the case of a ledger line", migrateV23},
 	{24, "referral links and clicks; affiliates; the referral of a sale and of a checkout", migrateV24},
 	{25, "orders whose push the registry confirmed are delivered", migrateV25},
+	{26, "payments of the hosted checkout; the sandbox processor's charges; the session holding a listing", migrateV26},
+	{27, "when a partner's quotes began to hold a listing", migrateV27},
 }
 
 // SchemaMigration records an applied migration.

@@ -70,5 +70,6 @@ func All() []any {
 		&Payout{}, &LedgerDay{}, &LedgerRollup{},
 		&BrokerageCase{}, &BrokerageStep{}, &SiteCheck{},
 		&ReferralLink{}, &ReferralClick{},
+		&Payment{}, &SandboxCharge{}, &SandboxRefund{},
 	}
 }

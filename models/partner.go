@@ -65,8 +65,13 @@ type SandboxListing struct {
 	Currency    string `gorm:"size:3;not null"`
 	LockedUntil *time.Time
 	// HeldBy is the partner whose quote holds the listing until
-	// LockedUntil; SoldAt is when an order bought it.
-	HeldBy    *string `gorm:"size:40"`
+	// LockedUntil, and HeldSession the checkout session of theirs paying
+	// for it, if one is; SoldAt is when an order bought it.
+	HeldBy      *string `gorm:"size:40"`
+	HeldSession *string `gorm:"size:40"`
+	// HeldSince is when HeldBy's quotes of the listing began to hold it:
+	// re-quoting extends a hold up to a bound from then.
+	HeldSince *time.Time
 	SoldAt    *time.Time
 	CreatedAt time.Time
 }

@@ -248,3 +248,50 @@ func TestStep25DeliversPushedOrders(t *testing.T) {
 		t.Errorf("steps written by step 25 = %+v, want one of ord_pushed by the registry", steps)
 	}
 }
+
+// TestStep26RecordsPaidSessions: the charge of a session paid before step
+// 26 becomes a payment of its order, refunded as far as its card refunds
+// were sent; a session not paid makes none.
+func TestStep26RecordsPaidSessions(t *testing.T) {
+	ctx := context.Background()
+	db, _ := modelstest.NewEmptyDB(t)
+	must(t, models.MigrateTo(ctx, db, 25))
+	at := time.Date(2026, 11, 20, 9, 30, 0, 0, time.UTC)
+	for _, id := range []string{"ord_whole", "ord_part"} {
+		must(t, db.Exec(`INSERT INTO orders (public_id, partner_id, environment, listing_id, domain, status, review, sale_price_cents,
+			currency, payment_model, buyer_email, buyer_name, buyer_country, external_payment_ref, refunded_cents, created_at, updated_at)
+			VALUES (?, 'prt_a', 'live', 'l1', ?, 'PAID', 'none', 10000, 'USD', 'hosted', 'b@example.com', 'B', 'NL', ?, 4000, ?, ?)`,
+			id, id+".com", "ch_"+id, at, at).Error)
+	}
+	must(t, db.Exec(`INSERT INTO checkout_sessions (id, partner_id, environment, listing_id, domain, return_url, cancel_url, buyer_email,
+			expires_at, declines, order_id, charge_id, card_last4, paid_at, created_at) VALUES
+		('cs_whole', 'prt_a', 'live', 'l1', 'ord_whole.com', 'https://r', 'https://c', '', ?, 2, 'ord_whole', 'ch_ord_whole', '4242', ?, ?),
+		('cs_part', 'prt_a', 'live', 'l1', 'ord_part.com', 'https://r', 'https://c', '', ?, 0, 'ord_part', 'ch_ord_part', '4242', ?, ?),
+		('cs_open', 'prt_a', 'live', 'l1', 'open.com', 'https://r', 'https://c', '', ?, 0, NULL, '', '', NULL, ?)`,
+		at, at, at, at, at, at, at, at).Error)
+	must(t, db.Exec(`INSERT INTO refunds (id, order_id, amount_cents, currency, reason, actor, card_status, created_at) VALUES
+		('rfd_1', 'ord_whole', 4000, 'USD', 'r', 'partner', 'sent', ?), ('rfd_2', 'ord_part', 4000, 'USD', 'r', 'partner', 'pending', ?),
+		('rfd_3', 'ord_whole', 6000, 'USD', 'r', 'ops', 'sent', ?)`, at, at, at).Error)
+	must(t, models.Migrate(ctx, db))
+
+	var got []models.Payment
+	must(t, db.Order("id").Find(&got).Error)
+	type row struct {
+		ID, Key, Status, Order, Charge string
+		Refunded                       int64
+	}
+	var rows []row
+	for _, p := range got {
+		rows = append(rows, row{p.ID, p.IdempotencyKey, p.Status, *p.OrderID, *p.ChargeID, p.RefundedCents})
+		if p.AmountCents != 10000 || !p.CreatedAt.Equal(at) {
+			t.Errorf("payment %s: %d cents at %v", p.ID, p.AmountCents, p.CreatedAt)
+		}
+	}
+	want := []row{
+		{"pay_cs_part", "cs_part-0", "succeeded", "ord_part", "ch_ord_part", 0},
+		{"pay_cs_whole", "cs_whole-2", "refunded", "ord_whole", "ch_ord_whole", 10000},
+	}
+	if diff := cmp.Diff(want, rows); diff != "" {
+		t.Errorf("payments after step 26 (-want +got):\n%s", diff)
+	}
+}

@@ -39,6 +39,7 @@ func (e Entry) slot(now time.Time) time.Time {
 // Table is the schedule of the service.
 var Table = []Entry{
 	{Every: 5 * time.Second, New: tasks.NewOutboxSweepTask},
+	{Every: 10 * time.Second, New: tasks.NewPaymentReconcileTask},
 	{Every: time.Minute, New: tasks.NewJobsRescueTask},
 	{Every: time.Hour, New: tasks.NewMaintenanceCleanupTask},
 	{Every: time.Hour, Offset: settlement.RollupGrace, New: tasks.NewLedgerRollupTask},

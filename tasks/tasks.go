@@ -83,6 +83,8 @@ var Specs = map[string]Spec{
 	TypeSettlementSchedule: {Queue: QueueSettlement, MaxRetry: 3, Timeout: time.Minute},
 	TypeLedgerRollup:       {Queue: QueueSettlement, MaxRetry: 3, Timeout: 30 * time.Minute},
 	TypePaymentRefund:      {Queue: QueueSettlement, MaxRetry: 8, Timeout: time.Minute, Backoff: 30 * time.Second}, // about two hours of retries
+	TypePaymentReturn:      {Queue: QueueSettlement, MaxRetry: 8, Timeout: time.Minute, Backoff: 30 * time.Second},
+	TypePaymentReconcile:   {Queue: QueueMaintenance, MaxRetry: 0, Timeout: time.Minute},
 }
 
 // HeaderRequestID is the task header carrying the id of the HTTP request

@@ -43,3 +43,30 @@ func NewPaymentRefundTask(id string) (*asynq.Task, error) {
 func ParsePaymentRefund(t *asynq.Task) (PaymentRefundPayload, error) {
 	return parse[PaymentRefundPayload](t)
 }
+
+// TypePaymentReturn gives back the whole charge of a hosted checkout
+// payment that paid for no order (models.Payment), once.
+const TypePaymentReturn = "payment:return"
+
+// PaymentReturnPayload names the payment.
+type PaymentReturnPayload struct {
+	PaymentID string `json:"payment_id"`
+}
+
+// NewPaymentReturnTask makes the task of payment id.
+func NewPaymentReturnTask(id string) (*asynq.Task, error) {
+	return newTask(TypePaymentReturn, PaymentReturnPayload{PaymentID: id})
+}
+
+// ParsePaymentReturn decodes the payload of a TypePaymentReturn task.
+func ParsePaymentReturn(t *asynq.Task) (PaymentReturnPayload, error) {
+	return parse[PaymentReturnPayload](t)
+}
+
+// TypePaymentReconcile settles the payments of the hosted checkout left
+// pending by a crash or a lost answer (payment.Book.Reconcile).
+const TypePaymentReconcile = "payment:reconcile"
+
+// NewPaymentReconcileTask makes the periodic reconciliation. It has no
+// payload.
+func NewPaymentReconcileTask() *asynq.Task { return asynq.NewTask(TypePaymentReconcile, nil) }

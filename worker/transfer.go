@@ -54,3 +54,31 @@ func (h *cardRefund) ProcessTask(ctx context.Context, t *asynq.Task) error {
 	}
 	return err
 }
+
+// paymentReturn gives back a charge that paid for no order; the last
+// attempt notes the failure on the payment for ops.
+type paymentReturn struct{ book *payment.Book }
+
+func (h *paymentReturn) ProcessTask(ctx context.Context, t *asynq.Task) error {
+	p, err := tasks.ParsePaymentReturn(t)
+	if err != nil {
+		return err
+	}
+	err = h.book.Return(ctx, p.PaymentID)
+	if err != nil && lastAttempt(ctx) {
+		if ferr := h.book.FailReturn(context.WithoutCancel(ctx), p.PaymentID, err); ferr != nil {
+			return ferr
+		}
+	}
+	return err
+}
+
+// paymentReconcile settles payments left pending by a crash or a lost
+// answer.
+type paymentReconcile struct{ book *payment.Book }
+
+func (h *paymentReconcile) ProcessTask(ctx context.Context, _ *asynq.Task) error {
+	const batch = 100
+	_, err := h.book.Reconcile(ctx, batch)
+	return err
+}

@@ -82,8 +82,10 @@ type Deps struct {
 	// Orders push sold domains to their buyers' registrars.
 	Orders *order.Service
 	// Payments give hosted orders' refunds back to the cards, by
-	// environment (payment.Providers).
-	Payments map[string]payment.Provider
+	// environment (payment.Providers); PaymentBook returns charges that
+	// paid for no order and reconciles payments whose answer was lost.
+	Payments    map[string]payment.Provider
+	PaymentBook *payment.Book
 	// Settlements run the settlement periods.
 	Settlements *settlement.Service
 	// Fetch is the SSRF-safe client the brokerage's site probes fetch
@@ -141,6 +143,8 @@ func New(d Deps) *Worker {
 	mux.Handle(tasks.TypeWebhookDeliver, &webhookDeliver{webhooks: d.Webhooks, outbox: d.Outbox})
 	mux.Handle(tasks.TypeTransferPush, &transferPush{orders: d.Orders, registry: d.Registry})
 	mux.Handle(tasks.TypePaymentRefund, &cardRefund{orders: d.Orders, providers: d.Payments})
+	mux.Handle(tasks.TypePaymentReturn, &paymentReturn{book: d.PaymentBook})
+	mux.Handle(tasks.TypePaymentReconcile, &paymentReconcile{book: d.PaymentBook})
 	mux.Handle(tasks.TypeBrokerageProbe, &brokerageProbe{db: d.DB, fetch: d.Fetch, log: d.Log, now: time.Now})
 	mux.Handle(tasks.TypeSettlementRun, &settlementRun{settlements: d.Settlements})
 	mux.Handle(tasks.TypeSettlementSchedule, &settlementSchedule{settlements: d.Settlements})

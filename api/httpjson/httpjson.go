@@ -13,6 +13,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"strconv"
 	"syscall"
 
 	"github.com/gin-gonic/gin"
@@ -156,6 +157,9 @@ func (r Responder) Error(c *gin.Context, err error) {
 		return
 	}
 	c.Set(codeKey, e.Code)
+	if e.RetryAfter > 0 {
+		c.Header("Retry-After", strconv.Itoa(ceilSeconds(e.RetryAfter)))
+	}
 	if c.GetBool(legacyKey) {
 		c.AbortWithStatusJSON(status, gin.H{"error": e.Message})
 		return

@@ -4,8 +4,14 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
+	"io"
+	"log/slog"
 	"net/http"
+	"net/http/httptest"
 	"testing"
+	"time"
+
+	"github.com/gin-gonic/gin"
 
 	"github.com/domaind/domaind/internal/fault"
 )
@@ -43,5 +49,27 @@ func TestEveryCodeHasAStatus(t *testing.T) {
 	}
 	if Status(fault.QuoteExpired) != http.StatusUnprocessableEntity || Status("no_such_code") != http.StatusInternalServerError {
 		t.Error("Status does not read the table")
+	}
+}
+
+// A coded error that says when to retry is answered with Retry-After, in
+// whole seconds rounded up; one that does not has none.
+func TestErrorsSayWhenToRetry(t *testing.T) {
+	gin.SetMode(gin.TestMode)
+	r := Responder{Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	for _, tc := range []struct {
+		err  error
+		want string
+	}{
+		{&fault.Error{Code: fault.RateLimited, Message: "later", RetryAfter: 90*time.Second + time.Millisecond}, "91"},
+		{fault.New(fault.Conflict, "now"), ""},
+	} {
+		w := httptest.NewRecorder()
+		c, _ := gin.CreateTestContext(w)
+		c.Request = httptest.NewRequest("POST", "/x", nil)
+		r.Error(c, tc.err)
+		if got := w.Header().Get("Retry-After"); got != tc.want || w.Code != Status(tc.err.(*fault.Error).Code) {
+			t.Errorf("%v: %d Retry-After %q, want %q", tc.err, w.Code, got, tc.want)
+		}
 	}
 }

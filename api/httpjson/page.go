@@ -3,6 +3,7 @@ package httpjson
 import (
 	"fmt"
 	"strconv"
+	"time"
 
 	"github.com/gin-gonic/gin"
 
@@ -78,4 +79,24 @@ func NonNil[T any](s []T) []T {
 		return []T{}
 	}
 	return s
+}
+
+// TimeParam reads the query parameter name, an RFC 3339 time or a date
+// (nil when absent); a date as an end bound means the end of that day.
+func TimeParam(c *gin.Context, name string, end bool) (*time.Time, error) {
+	v := c.Query(name)
+	if v == "" {
+		return nil, nil
+	}
+	if t, err := time.Parse(time.RFC3339, v); err == nil {
+		return &t, nil
+	}
+	t, err := time.Parse(time.DateOnly, v)
+	if err != nil {
+		return nil, fault.Invalid(name, "must be an RFC 3339 time (2026-11-25T12:00:00Z) or a date (2026-11-25)")
+	}
+	if end {
+		t = t.AddDate(0, 0, 1)
+	}
+	return &t, nil
 }

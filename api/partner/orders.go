@@ -2,7 +2,6 @@ package partner
 
 import (
 	"net/http"
-	"time"
 
 	"github.com/gin-gonic/gin"
 
@@ -89,36 +88,16 @@ func OrderFilter(c *gin.Context) (order.Filter, error) {
 		f.Domain = name.Registrable
 	}
 	var err error
-	if f.From, err = timeParam(c, "from", false); err != nil {
+	if f.From, err = httpjson.TimeParam(c, "from", false); err != nil {
 		return f, err
 	}
-	if f.To, err = timeParam(c, "to", true); err != nil {
+	if f.To, err = httpjson.TimeParam(c, "to", true); err != nil {
 		return f, err
 	}
 	if f.Limit, err = httpjson.IntParam(c, "limit", order.DefaultLimit, 1, order.MaxLimit); err != nil {
 		return f, err
 	}
 	return f, nil
-}
-
-// timeParam reads an RFC 3339 time or a date; a date as an end bound means
-// the end of that day.
-func timeParam(c *gin.Context, name string, end bool) (*time.Time, error) {
-	v := c.Query(name)
-	if v == "" {
-		return nil, nil
-	}
-	if t, err := time.Parse(time.RFC3339, v); err == nil {
-		return &t, nil
-	}
-	t, err := time.Parse(time.DateOnly, v)
-	if err != nil {
-		return nil, fault.Invalid(name, "must be an RFC 3339 time (2026-11-25T12:00:00Z) or a date (2026-11-25)")
-	}
-	if end {
-		t = t.AddDate(0, 0, 1)
-	}
-	return &t, nil
 }
 
 // getOrder answers GET /orders/{public_id}: one of the partner's orders

@@ -54,11 +54,11 @@ func referralReport[T any](a *API, paged bool, get func(context.Context, referra
 	return func(c *gin.Context) error {
 		cred := credential(c)
 		q := referral.Query{PartnerID: cred.PartnerID, Environment: cred.Environment, Cursor: c.Query("cursor")}
-		from, err := timeParam(c, "from", false)
+		from, err := httpjson.TimeParam(c, "from", false)
 		if err != nil {
 			return err
 		}
-		to, err := timeParam(c, "to", true)
+		to, err := httpjson.TimeParam(c, "to", true)
 		if err != nil {
 			return err
 		}

@@ -44,10 +44,10 @@ func (a *API) listTransactions(c *gin.Context) error {
 		return fault.Invalid("status", "is not an order status (%s)", strings.Join(order.Statuses, ", "))
 	}
 	var err error
-	if f.From, err = timeParam(c, "from", false); err != nil {
+	if f.From, err = httpjson.TimeParam(c, "from", false); err != nil {
 		return err
 	}
-	if f.To, err = timeParam(c, "to", true); err != nil {
+	if f.To, err = httpjson.TimeParam(c, "to", true); err != nil {
 		return err
 	}
 	if f.Limit, err = httpjson.IntParam(c, "limit", settlement.DefaultLimit, 1, settlement.MaxLimit); err != nil {

@@ -123,6 +123,8 @@ func start(ctx context.Context, cmd command, getenv func(string) string, isTermi
 	ob := outbox.New(p.DB, p.Redis, log)
 	defer ob.Close()
 
+	payments := payment.Providers(p.DB, cfg.Embedded(), payment.SandboxOptions{Latency: cfg.SandboxLatency, LostAnswers: cfg.SandboxPaymentFailures})
+
 	var mon *dashboard.Dashboard
 	if role == "all" || role == "dashboard" {
 		mon = dashboard.New(p.RedisOpt, cfg.DashboardReadOnly)
@@ -138,14 +140,15 @@ func start(ctx context.Context, cmd command, getenv func(string) string, isTermi
 			return err
 		}
 		orders := order.New(p.DB, ob, cfg.SecretKey,
-			order.Options{QuoteTTL: cfg.QuoteTTL, ReviewThresholdCents: cfg.ReviewThresholdCents}, time.Now)
+			order.Options{QuoteTTL: cfg.QuoteTTL, ReviewThresholdCents: cfg.ReviewThresholdCents, QuoteHoldLimit: cfg.QuoteHoldLimit}, time.Now)
 		w := worker.New(worker.Deps{
 			DB: p.DB, Outbox: ob, Metrics: m, Log: log, RedisOpt: p.RedisOpt, Registry: reg,
 			Resolver: lk.resolver, LookupCache: lookup.NewCache(p.Redis),
 			RDAP: lk.rdap, BootstrapSource: lk.bootstrapSource, HTTP: lk.http, Tools: freeTools,
 			Webhooks:    webhook.New(p.DB, cfg.SecretKey, cfg.FetchAllowCIDRs, time.Now),
 			Orders:      orders,
-			Payments:    payment.Providers(cfg.Embedded()),
+			Payments:    payments,
+			PaymentBook: payment.NewBook(p.DB, ob, payments, cfg.SecretKey, log, time.Now),
 			Settlements: settlement.New(p.DB, ob, orders, cfg.SettlementPeriod, cfg.SecretKey, time.Now),
 			Fetch:       fetch.New(fetch.Options{Allow: cfg.FetchAllowCIDRs}),
 		})
@@ -164,7 +167,7 @@ func start(ctx context.Context, cmd command, getenv func(string) string, isTermi
 
 	deps := api.Deps{
 		Config: cfg, DB: p.DB, Redis: p.Redis, Outbox: ob, Metrics: m, Log: log, Registry: reg,
-		Tools: freeTools, Check: p.Check, HealthOnly: role != "all" && role != "api",
+		Tools: freeTools, Payments: payments, Check: p.Check, HealthOnly: role != "all" && role != "api",
 	}
 	if mon != nil {
 		deps.Monitoring = mon

@@ -107,7 +107,7 @@ func (s *Service) Create(ctx context.Context, partnerID, env string, n NewSessio
 	if s.opts.Providers[env] == nil {
 		return Session{}, fault.New(fault.Forbidden, "hosted checkout in %s takes payments through a payment provider, and this deployment has none configured for it: record the sales you collect with POST /orders", env)
 	}
-	offer, err := s.orders.Offer(ctx, partnerID, env, n.Domain)
+	offer, err := s.orders.Offer(ctx, partnerID, "", env, n.Domain)
 	if err != nil {
 		return Session{}, err
 	}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 
+	"gorm.io/gorm"
+
 	"github.com/domaind/domaind/internal/fault"
 	"github.com/domaind/domaind/internal/order"
 	"github.com/domaind/domaind/internal/payment"
@@ -57,12 +59,14 @@ func (s *Service) Open(ctx context.Context, token, ref string) (Page, error) {
 		return Page{}, fmt.Errorf("find partner %s: %w", cs.PartnerID, err)
 	}
 	p.PartnerName = partner.Name
-	_, p.TestMode = s.opts.Providers[cs.Environment].(payment.Sandbox)
+	if provider := s.opts.Providers[cs.Environment]; provider != nil {
+		p.TestMode = provider.TestMode()
+	}
 	if cs.Declines >= maxDeclines {
 		p.Closed = errTooManyDeclines
 		return p, nil
 	}
-	offer, err := s.orders.Offer(ctx, cs.PartnerID, cs.Environment, cs.Domain)
+	offer, err := s.orders.Offer(ctx, cs.PartnerID, cs.ID, cs.Environment, cs.Domain)
 	if _, coded := fault.As(err); coded {
 		p.Closed = err
 		return p, nil
@@ -93,12 +97,20 @@ type Payment struct {
 // Pay pays the session p.Token names and returns where the buyer goes
 // next: its return_url with the order. The buyer's fields and card are
 // checked (validation errors naming the field), the name held for the
-// partner at the price shown (not_found, conflict, price_mismatch), the
+// session at the price shown and the payment recorded before the card is
+// charged (not_found, conflict, price_mismatch: nothing is charged), the
 // card charged (card_declined), and the order recorded. A session paid
 // already sends the buyer to its order and charges nothing; one whose
-// payment races this one ends at the same order, the charge being made
-// under the same idempotency key (the session id and its count of
-// declines).
+// payment races this one (another tab) ends at the same order, the charge
+// being made under the same idempotency key.
+//
+// A charge is never left without its order: when the order cannot be
+// recorded after the charge (the name sold meanwhile, an error), the
+// charge's return is queued with the record of what happened, and the
+// buyer is told the card was charged and is being refunded (conflict);
+// when the processor's answer is lost, the buyer is told to try again,
+// which uses the same payment, and the reconciliation returns a charge
+// nobody comes back for (unavailable).
 func (s *Service) Pay(ctx context.Context, p Payment) (string, error) {
 	cs, err := s.session(ctx, p.Token)
 	if err != nil {
@@ -118,7 +130,7 @@ func (s *Service) Pay(ctx context.Context, p Payment) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	hp := order.HostedPayment{Session: cs, PriceCents: p.PriceCents, Currency: p.Currency,
+	hp := order.HostedPayment{Session: cs, Provider: provider.Name(), PriceCents: p.PriceCents, Currency: p.Currency,
 		Buyer: order.Buyer{Email: p.Email, Name: card.Name, Country: p.Country}}
 	if s.opts.Referrals != nil {
 		if hp.Referral, err = s.opts.Referrals.Referral(ctx, p.Referral, cs, p.Currency); err != nil {
@@ -128,25 +140,55 @@ func (s *Service) Pay(ctx context.Context, p Payment) (string, error) {
 	if err := s.orders.ReserveHosted(ctx, &hp); err != nil {
 		return s.paidMeanwhile(ctx, cs, err)
 	}
-	hp.ChargeID, err = provider.Charge(ctx, payment.Charge{AmountCents: hp.PriceCents, Currency: hp.Currency, Card: card,
-		IdempotencyKey: fmt.Sprintf("%s-%d", cs.ID, cs.Declines), Description: cs.Domain})
-	if e, ok := fault.As(err); ok && e.Code == fault.CardDeclined {
-		if err := s.db.WithContext(ctx).Model(&models.CheckoutSession{}).Where("id = ? AND declines = ?", cs.ID, cs.Declines).
-			Update("declines", cs.Declines+1).Error; err != nil {
-			return "", fmt.Errorf("count a decline of checkout session %s: %w", cs.ID, err)
-		}
-		return "", err
+	cctx, cancel := context.WithTimeout(ctx, payment.ChargeTimeout)
+	hp.ChargeID, err = provider.Charge(cctx, payment.Charge{AmountCents: hp.PriceCents, Currency: hp.Currency, Card: card,
+		IdempotencyKey: hp.Payment.IdempotencyKey, Description: cs.Domain})
+	cancel()
+	if e, refused := fault.As(err); refused { // no charge was taken
+		return "", s.refused(ctx, cs, hp.Payment, e)
 	}
 	if err != nil {
-		return "", err
+		return "", &fault.Error{Code: fault.Unavailable, Err: err, Message: "We could not confirm your payment with the card processor. " +
+			"Pay again to finish: the same payment is used, so you are charged once. If you leave now, any charge is refunded in full within minutes."}
 	}
 	hp.CardLast4 = card.Last4()
 	v, err := s.orders.RecordHosted(ctx, hp)
-	if err != nil { // after a hold and a charge: ops must see it (an uncoded error is logged), and refund the charge
-		return "", fmt.Errorf("checkout session %s: charge %s taken, but no order: %v", cs.ID, hp.ChargeID, err)
+	if err != nil {
+		return "", s.giveBack(ctx, hp, err)
 	}
 	cs.OrderID = &v.PublicID
 	return doneURL(cs), nil
+}
+
+// refused records the provider's refusal e of payment pay on session cs
+// (a decline counts towards the session's limit) and returns it.
+func (s *Service) refused(ctx context.Context, cs models.CheckoutSession, pay models.Payment, e *fault.Error) error {
+	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		if err := payment.Declined(tx, pay.ID, e.Message, s.now().UTC()); err != nil {
+			return err
+		}
+		if e.Code != fault.CardDeclined {
+			return nil
+		}
+		return tx.Model(&models.CheckoutSession{}).Where("id = ?", cs.ID).Update("declines", gorm.Expr("declines + 1")).Error
+	})
+	if err != nil {
+		return fmt.Errorf("record the refusal of payment %s: %w", pay.ID, err)
+	}
+	return e
+}
+
+// giveBack answers a charge of hp whose order could not be recorded
+// (why): its return is queued with the record of the charge, and the
+// buyer told so. Should that record fail too, the payment stays pending
+// and the reconciliation returns the charge.
+func (s *Service) giveBack(ctx context.Context, hp order.HostedPayment, why error) error {
+	if err := s.orders.Unrecorded(context.WithoutCancel(ctx), hp, why); err != nil {
+		return &fault.Error{Code: fault.Unavailable, Err: fmt.Errorf("charge %s of payment %s without an order (%v), and its return not recorded: %w", hp.ChargeID, hp.Payment.ID, why, err),
+			Message: "Your card was charged, but we could not finish your order. The charge is refunded in full automatically; nothing else is needed from you."}
+	}
+	return &fault.Error{Code: fault.Conflict, Err: why,
+		Message: fmt.Sprintf("%s was sold a moment ago, as your payment went through. Your card was charged, and the whole charge is being refunded to it now.", hp.Session.Domain)}
 }
 
 // paidMeanwhile is where the buyer goes when a payment of cs failed its

@@ -54,8 +54,12 @@ type Config struct {
 	RTRAPIKey      string
 	RTRCustomer    string
 	SandboxLatency time.Duration
-	RDAPBootstrap  string
-	WhoisIANAAddr  string
+	// SandboxPaymentFailures is the share of sandbox charges (0 to 1)
+	// whose answer is lost after the charge was taken, as a processor's
+	// timeout loses it: the service must still give such charges back.
+	SandboxPaymentFailures float64
+	RDAPBootstrap          string
+	WhoisIANAAddr          string
 	// DNSResolver is where the dns-lookup tool sends its queries (host:port);
 	// empty means the first nameserver of /etc/resolv.conf.
 	DNSResolver     string
@@ -70,6 +74,9 @@ type Config struct {
 
 	// QuoteTTL is how long a partner's quote holds its listing.
 	QuoteTTL time.Duration
+	// QuoteHoldLimit is how many live quotes one partner may have in one
+	// environment at once.
+	QuoteHoldLimit int
 	// ReviewThresholdCents holds partner orders at or above it for ops'
 	// manual review before the transfer.
 	ReviewThresholdCents int64
@@ -178,6 +185,10 @@ func Load(getenv func(string) string, isTerminal bool) (*Config, error) {
 	if c.SandboxLatency, err = time.ParseDuration(env("DOMAIND_SANDBOX_LATENCY", "0")); err != nil || c.SandboxLatency < 0 {
 		return nil, &Error{"DOMAIND_SANDBOX_LATENCY", "want a non-negative duration such as 100ms"}
 	}
+	if c.SandboxPaymentFailures, err = strconv.ParseFloat(env("DOMAIND_SANDBOX_PAYMENT_FAILURES", "0"), 64); err != nil ||
+		!(c.SandboxPaymentFailures >= 0 && c.SandboxPaymentFailures <= 1) {
+		return nil, &Error{"DOMAIND_SANDBOX_PAYMENT_FAILURES", "want a share from 0 to 1 such as 0.05"}
+	}
 	if c.DatabaseMaxConns, err = strconv.Atoi(env("DOMAIND_DATABASE_MAX_CONNS", strconv.Itoa(DefaultDatabaseMaxConns))); err != nil || c.DatabaseMaxConns < 1 || c.DatabaseMaxConns > 1000 {
 		return nil, &Error{"DOMAIND_DATABASE_MAX_CONNS", "want a whole number from 1 to 1000 such as 10"}
 	}
@@ -186,6 +197,9 @@ func Load(getenv func(string) string, isTerminal bool) (*Config, error) {
 	}
 	if c.QuoteTTL, err = time.ParseDuration(env("DOMAIND_QUOTE_TTL", "10m")); err != nil || c.QuoteTTL < time.Second || c.QuoteTTL > 24*time.Hour {
 		return nil, &Error{"DOMAIND_QUOTE_TTL", "want a duration from 1s to 24h such as 10m"}
+	}
+	if c.QuoteHoldLimit, err = strconv.Atoi(env("DOMAIND_QUOTE_HOLD_LIMIT", "20")); err != nil || c.QuoteHoldLimit < 1 || c.QuoteHoldLimit > 10_000 {
+		return nil, &Error{"DOMAIND_QUOTE_HOLD_LIMIT", "want a whole number from 1 to 10000 such as 20"}
 	}
 	if c.ReviewThresholdCents, err = strconv.ParseInt(env("DOMAIND_REVIEW_THRESHOLD_CENTS", "500000"), 10, 64); err != nil || c.ReviewThresholdCents < 1 {
 		return nil, &Error{"DOMAIND_REVIEW_THRESHOLD_CENTS", "want a positive whole number of cents such as 500000 ($5,000)"}
@@ -300,6 +314,7 @@ func (c *Config) LogValue() slog.Value {
 		slog.String("registry", c.Registry),
 		slog.String("rtr_api_key", mask(c.RTRAPIKey)),
 		slog.Duration("sandbox_latency", c.SandboxLatency),
+		slog.Float64("sandbox_payment_failures", c.SandboxPaymentFailures),
 		slog.String("rdap_bootstrap", RedactURL(c.RDAPBootstrap)),
 		slog.String("whois_iana_addr", c.WhoisIANAAddr),
 		slog.String("dns_resolver", c.DNSResolver),
@@ -307,6 +322,7 @@ func (c *Config) LogValue() slog.Value {
 		slog.Int("trusted_proxies", len(c.TrustedProxies)),
 		slog.Int("fetch_allow_cidrs", len(c.FetchAllowCIDRs)),
 		slog.Duration("quote_ttl", c.QuoteTTL),
+		slog.Int("quote_hold_limit", c.QuoteHoldLimit),
 		slog.Int64("review_threshold_cents", c.ReviewThresholdCents),
 		slog.String("settlement_period", c.SettlementPeriod.String()),
 		slog.Bool("seed_demo", c.SeedDemo),

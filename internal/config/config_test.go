@@ -71,13 +71,14 @@ func TestProduction(t *testing.T) {
 	c, err := Load(envOf(t, prod(map[string]string{
 		"DOMAIND_SANDBOX_LATENCY": "100ms", "DOMAIND_TRUSTED_PROXIES": "10.0.0.0/8, 192.0.2.7",
 		"DOMAIND_SEARCH_TLDS": "COM, .net,com,co.uk", "DOMAIND_DATABASE_MAX_CONNS": "25",
+		"DOMAIND_QUOTE_HOLD_LIMIT": "5", "DOMAIND_SANDBOX_PAYMENT_FAILURES": "0.25",
 		"DOMAIND_REDIS_URL": "redis-sentinel://:pw@s1:26379/0?master=m&sentinel_password=sentinel-secret",
 	})), false)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if c.Embedded() || c.SeedDemo || c.AutoMigrate || c.SandboxLatency != 100*time.Millisecond || len(c.TrustedProxies) != 2 ||
-		strings.Join(c.SearchTLDs, ",") != "com,net,co.uk" || c.DatabaseMaxConns != 25 {
+		strings.Join(c.SearchTLDs, ",") != "com,net,co.uk" || c.DatabaseMaxConns != 25 || c.QuoteHoldLimit != 5 || c.SandboxPaymentFailures != 0.25 {
 		t.Errorf("config = %+v", c)
 	}
 	logged := fmt.Sprint(c.LogValue())
@@ -111,6 +112,10 @@ func TestBadConfigNamesTheVariable(t *testing.T) {
 		{"rtr without customer", map[string]string{"DOMAIND_REGISTRY": "rtr", "DOMAIND_RTR_API_KEY": "k"}, "DOMAIND_RTR_CUSTOMER"},
 		{"bad latency", map[string]string{"DOMAIND_SANDBOX_LATENCY": "fast"}, "DOMAIND_SANDBOX_LATENCY"},
 		{"negative latency", map[string]string{"DOMAIND_SANDBOX_LATENCY": "-1s"}, "DOMAIND_SANDBOX_LATENCY"},
+		{"payment failures above one", map[string]string{"DOMAIND_SANDBOX_PAYMENT_FAILURES": "1.5"}, "DOMAIND_SANDBOX_PAYMENT_FAILURES"},
+		{"payment failures not a number", map[string]string{"DOMAIND_SANDBOX_PAYMENT_FAILURES": "NaN"}, "DOMAIND_SANDBOX_PAYMENT_FAILURES"},
+		{"no quote holds", map[string]string{"DOMAIND_QUOTE_HOLD_LIMIT": "0"}, "DOMAIND_QUOTE_HOLD_LIMIT"},
+		{"quote holds in words", map[string]string{"DOMAIND_QUOTE_HOLD_LIMIT": "twenty"}, "DOMAIND_QUOTE_HOLD_LIMIT"},
 		{"no database connections", map[string]string{"DOMAIND_DATABASE_MAX_CONNS": "0"}, "DOMAIND_DATABASE_MAX_CONNS"},
 		{"words for connections", map[string]string{"DOMAIND_DATABASE_MAX_CONNS": "many"}, "DOMAIND_DATABASE_MAX_CONNS"},
 		{"missing bootstrap file", map[string]string{"DOMAIND_RDAP_BOOTSTRAP": "/nonexistent/dns.json"}, "DOMAIND_RDAP_BOOTSTRAP"},

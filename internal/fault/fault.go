@@ -10,6 +10,7 @@ package fault
 import (
 	"errors"
 	"fmt"
+	"time"
 )
 
 // Code is a machine-readable error code.
@@ -49,12 +50,14 @@ const (
 )
 
 // Error is a coded error. Err, when set, is a cause kept for errors.Is
-// and the log; it is not shown.
+// and the log; it is not shown. RetryAfter, when set, is how long a
+// refused caller waits before trying again (a Retry-After header).
 type Error struct {
-	Code    Code
-	Message string
-	Field   string
-	Err     error
+	Code       Code
+	Message    string
+	Field      string
+	Err        error
+	RetryAfter time.Duration
 }
 
 func (e *Error) Error() string {

@@ -36,7 +36,10 @@ func (s *Service) ReturnToCard(ctx context.Context, providers map[string]payment
 		return fmt.Errorf("refund %s to the card: %w", id, err)
 	}
 	note := fmt.Sprintf("refund %s: %d cents given back to the buyer's card (%s)", rf.ID, rf.AmountCents, refundID)
-	return s.settleCardRefund(ctx, o, rf.ID, map[string]any{"card_status": models.CardRefundSent, "card_refund_id": refundID, "card_error": ""}, note)
+	return s.settleCardRefund(ctx, o, rf.ID, map[string]any{"card_status": models.CardRefundSent, "card_refund_id": refundID, "card_error": ""}, note,
+		func(tx *outbox.Tx) error {
+			return payment.CardRefunded(tx.DB, o.PublicID, rf.AmountCents, refundID, s.now().UTC())
+		})
 }
 
 // FailCardRefund records that refund id could not be given back to the
@@ -49,7 +52,7 @@ func (s *Service) FailCardRefund(ctx context.Context, id string, why error) erro
 	}
 	text := models.ErrorText(why, 500)
 	note := fmt.Sprintf("refund %s: giving %d cents back to the buyer's card failed; pay it back by hand (%s)", rf.ID, rf.AmountCents, text)
-	return s.settleCardRefund(ctx, o, rf.ID, map[string]any{"card_status": models.CardRefundFailed, "card_error": text}, note)
+	return s.settleCardRefund(ctx, o, rf.ID, map[string]any{"card_status": models.CardRefundFailed, "card_error": text}, note, nil)
 }
 
 // refundOf returns refund id and its order.
@@ -67,8 +70,9 @@ func (s *Service) refundOf(ctx context.Context, id string) (models.Refund, model
 }
 
 // settleCardRefund moves pending refund id of o to the state of changes,
-// with a step of note, unless it has left pending meanwhile.
-func (s *Service) settleCardRefund(ctx context.Context, o models.Order, id string, changes map[string]any, note string) error {
+// with a step of note and what also (when set) writes, unless it has left
+// pending meanwhile.
+func (s *Service) settleCardRefund(ctx context.Context, o models.Order, id string, changes map[string]any, note string, also func(*outbox.Tx) error) error {
 	return s.outbox.Transaction(ctx, func(tx *outbox.Tx) error {
 		res := tx.Model(&models.Refund{}).Where("id = ? AND card_status = ?", id, models.CardRefundPending).Updates(changes)
 		if res.Error != nil {
@@ -76,6 +80,11 @@ func (s *Service) settleCardRefund(ctx context.Context, o models.Order, id strin
 		}
 		if res.RowsAffected == 0 {
 			return nil // settled meanwhile by another run
+		}
+		if also != nil {
+			if err := also(tx); err != nil {
+				return err
+			}
 		}
 		return s.record(tx, o, ActorPayment, "", note, nil)
 	})

@@ -15,7 +15,7 @@ import (
 // countingProvider is the sandbox provider counting its refunds, or
 // failing them while fail is set.
 type countingProvider struct {
-	payment.Sandbox
+	*payment.Sandbox
 	refunds atomic.Int32
 	fail    atomic.Bool
 }
@@ -37,7 +37,8 @@ func TestHostedRefundsGoBackToTheCardOnce(t *testing.T) {
 	w := newWorld(t)
 	ctx := context.Background()
 	w.list(t, "refundme.com", 50_000)
-	v, err := w.s.RecordHosted(ctx, hostedPayment(w.session(t, "prt_a", "refundme.com"), 50_000))
+	paid := w.reserved(t, w.session(t, "prt_a", "refundme.com"), 50_000)
+	v, err := w.s.RecordHosted(ctx, paid)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -55,7 +56,7 @@ func TestHostedRefundsGoBackToTheCardOnce(t *testing.T) {
 		t.Errorf("%d payment:refund tasks, want one per refund", queued)
 	}
 
-	p := &countingProvider{}
+	p := &countingProvider{Sandbox: payment.NewSandbox(w.db, payment.SandboxOptions{})}
 	providers := map[string]payment.Provider{models.EnvSandbox: p}
 	for range 2 { // a retried task refunds once
 		if err := w.s.ReturnToCard(ctx, providers, first.ID); err != nil {
@@ -66,6 +67,11 @@ func TestHostedRefundsGoBackToTheCardOnce(t *testing.T) {
 	w.db.Take(&rf, "id = ?", first.ID)
 	if p.refunds.Load() != 1 || rf.CardStatus != models.CardRefundSent || !strings.HasPrefix(rf.CardRefundID, "re_test_") {
 		t.Errorf("after two runs: %d provider refunds, refund %+v", p.refunds.Load(), rf)
+	}
+	var pay models.Payment
+	w.db.Take(&pay, "order_id = ?", v.PublicID)
+	if pay.Status != models.PaymentPartiallyRefunded || pay.RefundedCents != 20_000 || pay.RefundID != rf.CardRefundID {
+		t.Errorf("the order's payment after a card refund of 20000 = %+v", pay)
 	}
 
 	p.fail.Store(true)

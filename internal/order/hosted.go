@@ -10,6 +10,7 @@ import (
 
 	"github.com/domaind/domaind/internal/fault"
 	"github.com/domaind/domaind/internal/outbox"
+	"github.com/domaind/domaind/internal/payment"
 	"github.com/domaind/domaind/internal/secret"
 	"github.com/domaind/domaind/models"
 )
@@ -18,7 +19,7 @@ import (
 const ActorBuyer = "buyer"
 
 // HostedHold is how long a payment on the hosted checkout holds its name
-// for the session's partner while the card is charged.
+// for its session while the card is charged.
 const HostedHold = 5 * time.Minute
 
 // Offer is a listed name as the hosted checkout sells it: at its buy-now
@@ -30,19 +31,21 @@ type Offer struct {
 	Currency   string
 }
 
-// Offer returns env's listing of domain as partnerID's hosted checkout
-// sells it now: not_found when it is not listed there, a conflict when it
-// is sold, held by someone else, or sold by offer only (no buy-now price).
-func (s *Service) Offer(ctx context.Context, partnerID, env, domain string) (Offer, error) {
+// Offer returns env's listing of domain as a hosted checkout of
+// partnerID's sells it now (sessionID, "" for none yet, is the checkout
+// asking: its own hold does not keep it out): not_found when it is not
+// listed there, a conflict when it is sold, held by someone else, or sold
+// by offer only (no buy-now price).
+func (s *Service) Offer(ctx context.Context, partnerID, sessionID, env, domain string) (Offer, error) {
 	l, err := findListing(s.db.WithContext(ctx), env, domain, "domain")
 	if err != nil {
 		return Offer{}, err
 	}
-	return offerOf(l, partnerID, s.now().UTC())
+	return offerOf(l, holder{partnerID: partnerID, sessionID: sessionID}, s.now().UTC())
 }
 
-func offerOf(l listing, partnerID string, now time.Time) (Offer, error) {
-	if err := l.buyable(partnerID, now); err != nil {
+func offerOf(l listing, h holder, now time.Time) (Offer, error) {
+	if err := l.buyable(h, now); err != nil {
 		return Offer{}, err
 	}
 	if l.BINCents == nil {
@@ -54,10 +57,14 @@ func offerOf(l listing, partnerID string, now time.Time) (Offer, error) {
 // HostedPayment is a buyer's payment of a checkout session.
 type HostedPayment struct {
 	Session models.CheckoutSession
+	// Provider is the name of the payment provider charging the card.
+	Provider string
 	// PriceCents and Currency are the price the buyer was shown.
 	PriceCents int64
 	Currency   string
 	Buyer      Buyer
+	// Payment is the charge's row, from ReserveHosted on.
+	Payment models.Payment
 	// ChargeID and CardLast4 are the provider's charge, once taken.
 	ChargeID, CardLast4 string
 	// Referral is the affiliate link that brought the buyer, if any.
@@ -71,45 +78,74 @@ type Referral struct {
 	BPS               int
 }
 
-// ReserveHosted checks a payment before its card is charged: the buyer's
-// fields (validation errors naming email, name, country), the name still
-// for sale to the session's partner (not_found, conflict) at the price the
-// buyer was shown (price_mismatch). Then it holds the name for the partner
-// for HostedHold, so that the charge is not taken for a name someone else
-// buys meanwhile.
+// ErrSessionPaid is ReserveHosted's answer for a session that has its
+// order already (another tab paid it): the buyer goes to that order.
+var ErrSessionPaid = fault.New(fault.Conflict, "This checkout is paid already.")
+
+// ReserveHosted readies a payment before its card is charged: it checks
+// the buyer's fields (validation errors naming email, name, country), the
+// name still for sale to the session (not_found, conflict) at the price
+// the buyer was shown (price_mismatch), and the session not paid yet
+// (ErrSessionPaid). Then, in one transaction under the session's lock, it
+// holds the name for the session for HostedHold, so that no one else (no
+// other session, not the partner's own order) can buy it while the card
+// is charged, and records the payment about to be made (p.Payment: the
+// session's pending one when another tab, or an earlier attempt whose
+// answer was lost, made one; its idempotency key charges once).
 func (s *Service) ReserveHosted(ctx context.Context, p *HostedPayment) error {
 	if err := p.Buyer.check(""); err != nil {
 		return err
 	}
-	cs := p.Session
 	return s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		cs, err := lockSession(tx, p.Session.ID)
+		if err != nil {
+			return err
+		}
+		if cs.OrderID != nil {
+			return ErrSessionPaid
+		}
 		l, err := findListing(tx, cs.Environment, cs.Domain, "domain")
 		if err != nil {
 			return err
 		}
 		now := s.now().UTC()
-		if err := checkHostedPrice(l, cs.PartnerID, p, now); err != nil {
+		h := holder{partnerID: cs.PartnerID, sessionID: cs.ID}
+		if err := checkHostedPrice(l, h, p, now); err != nil {
 			return err
 		}
 		until := now.Add(HostedHold)
 		if l.HeldBy != nil && *l.HeldBy == cs.PartnerID && l.LockedUntil != nil && l.LockedUntil.After(until) {
 			until = *l.LockedUntil // the partner's own quote holds it longer
 		}
-		ok, err := hold(tx, cs.Environment, l, cs.PartnerID, now, until)
+		ok, err := hold(tx, cs.Environment, l, h, now, until, nil)
 		if err != nil {
 			return fmt.Errorf("hold %s: %w", l.Domain, err)
 		}
 		if !ok {
 			return fault.New(fault.Conflict, "%s was reserved or sold a moment ago", l.Domain)
 		}
-		return nil
+		p.Payment, err = payment.Attempt(tx, payment.NewAttempt{Provider: p.Provider, SessionID: cs.ID, PartnerID: cs.PartnerID,
+			Environment: cs.Environment, Domain: l.Domain, AmountCents: p.PriceCents, Currency: p.Currency}, now)
+		if errors.Is(err, payment.ErrPendingElsewhere) {
+			return fault.New(fault.Conflict, "Another payment of this checkout, at another price, is still being confirmed. Try again in a minute.")
+		}
+		return err
 	})
 }
 
-// checkHostedPrice checks that l is for sale to partnerID at the price p
-// was shown.
-func checkHostedPrice(l listing, partnerID string, p *HostedPayment, now time.Time) error {
-	o, err := offerOf(l, partnerID, now)
+// lockSession reads checkout session id, locked for the rest of tx.
+func lockSession(tx *gorm.DB, id string) (models.CheckoutSession, error) {
+	var cs models.CheckoutSession
+	if err := models.ForUpdate(tx).Take(&cs, "id = ?", id).Error; err != nil {
+		return cs, fmt.Errorf("find checkout session %s: %w", id, err)
+	}
+	return cs, nil
+}
+
+// checkHostedPrice checks that l is for sale to h at the price p was
+// shown.
+func checkHostedPrice(l listing, h holder, p *HostedPayment, now time.Time) error {
+	o, err := offerOf(l, h, now)
 	if err != nil {
 		return err
 	}
@@ -119,37 +155,42 @@ func checkHostedPrice(l listing, partnerID string, p *HostedPayment, now time.Ti
 	return nil
 }
 
-// errPaidMeanwhile rolls back an order whose session another payment
-// settled first.
-var errPaidMeanwhile = errors.New("order: the checkout session was paid meanwhile")
-
-// RecordHosted records a payment the provider took (p.ChargeID): it sells
-// the name as Record does, to the session's partner in its environment,
-// and writes the order (PAID, payment_model hosted, review as any order's),
-// its first step and order.paid, and the session's order, all together. A
-// session pays for one order: when it has one already (a second
-// submission, another tab), that order is returned and nothing is written.
+// RecordHosted records a payment the provider took (p.ChargeID, of
+// p.Payment): it sells the name to the session, as Record does to a
+// partner, and writes the order (PAID, payment_model hosted, review as any
+// order's), its first step and order.paid, the payment's order and the
+// session's, all together, under the session's lock. A session pays for
+// one order: when another tab's payment of the same charge recorded it,
+// that order is returned and nothing is written. Any other failure
+// (another charge paid the session, the reconciliation settled the
+// payment first, the name was sold meanwhile, an error) records no order:
+// the caller gives the charge back (Unrecorded).
 func (s *Service) RecordHosted(ctx context.Context, p HostedPayment) (View, error) {
 	var o models.Order
 	err := s.outbox.Transaction(ctx, func(tx *outbox.Tx) error {
-		var cs models.CheckoutSession
-		if err := models.ForUpdate(tx.DB).Take(&cs, "id = ?", p.Session.ID).Error; err != nil {
-			return fmt.Errorf("find checkout session %s: %w", p.Session.ID, err)
+		cs, err := lockSession(tx.DB, p.Session.ID)
+		if err != nil {
+			return err
 		}
 		if cs.OrderID != nil {
-			var err error
-			o, err = find(tx.DB, *cs.OrderID)
-			return err
+			if o, err = find(tx.DB, *cs.OrderID); err != nil {
+				return err
+			}
+			if o.ExternalPaymentRef != p.ChargeID {
+				return fault.New(fault.Conflict, "this checkout was paid a moment ago by another payment")
+			}
+			return nil
 		}
 		l, err := findListing(tx.DB, cs.Environment, cs.Domain, "domain")
 		if err != nil {
 			return err
 		}
 		now := s.now().UTC()
-		if err := checkHostedPrice(l, cs.PartnerID, &p, now); err != nil {
+		h := holder{partnerID: cs.PartnerID, sessionID: cs.ID}
+		if err := checkHostedPrice(l, h, &p, now); err != nil {
 			return err
 		}
-		sold, err := sell(tx.DB, cs.Environment, l, cs.PartnerID, now)
+		sold, err := sell(tx.DB, cs.Environment, l, h, now)
 		if err != nil {
 			return fmt.Errorf("sell %s: %w", l.Domain, err)
 		}
@@ -170,13 +211,16 @@ func (s *Service) RecordHosted(ctx context.Context, p HostedPayment) (View, erro
 		if err := createSale(tx, &o); err != nil {
 			return err
 		}
-		res := tx.Model(&models.CheckoutSession{}).Where("id = ? AND order_id IS NULL", cs.ID).
-			Updates(map[string]any{"order_id": o.PublicID, "charge_id": p.ChargeID, "card_last4": p.CardLast4, "paid_at": now})
-		if res.Error != nil {
-			return fmt.Errorf("mark checkout session %s paid: %w", cs.ID, res.Error)
+		if err := payment.Paid(tx.DB, p.Payment.ID, p.ChargeID, p.CardLast4, o.PublicID, now); err != nil {
+			if errors.Is(err, payment.ErrNotPending) {
+				return fault.New(fault.Conflict, "the payment of %s was settled meanwhile", l.Domain)
+			}
+			return err
 		}
-		if res.RowsAffected != 1 {
-			return errPaidMeanwhile
+		err = tx.Model(&models.CheckoutSession{}).Where("id = ?", cs.ID).
+			Updates(map[string]any{"order_id": o.PublicID, "charge_id": p.ChargeID, "card_last4": p.CardLast4, "paid_at": now}).Error
+		if err != nil {
+			return fmt.Errorf("mark checkout session %s paid: %w", cs.ID, err)
 		}
 		note := fmt.Sprintf("paid on the hosted checkout (card ending %s)", p.CardLast4)
 		if review == models.ReviewPending {
@@ -184,15 +228,23 @@ func (s *Service) RecordHosted(ctx context.Context, p HostedPayment) (View, erro
 		}
 		return s.record(tx, o, ActorBuyer, EventPaid, note, nil)
 	})
-	if errors.Is(err, errPaidMeanwhile) {
-		var cs models.CheckoutSession
-		if err := s.db.WithContext(ctx).Take(&cs, "id = ? AND order_id IS NOT NULL", p.Session.ID).Error; err != nil {
-			return View{}, fmt.Errorf("find the order of checkout session %s: %w", p.Session.ID, err)
-		}
-		o, err = find(s.db.WithContext(ctx), *cs.OrderID)
-	}
 	if err != nil {
 		return View{}, err
 	}
 	return withTimeline(s.db.WithContext(ctx), newView(o))
+}
+
+// Unrecorded gives back the charge of p, which RecordHosted could not
+// make an order of (why): the payment is recorded as charged, and its
+// return queued, in one transaction (payment.Unrecorded). The hold of the
+// session on the name ends.
+func (s *Service) Unrecorded(ctx context.Context, p HostedPayment, why error) error {
+	return s.outbox.Transaction(ctx, func(tx *outbox.Tx) error {
+		now := s.now().UTC()
+		if err := tx.Model(model(p.Session.Environment)).Where("held_session = ? AND sold_at IS NULL", p.Session.ID).
+			Updates(map[string]any{"locked_until": nil, "held_by": nil, "held_session": nil}).Error; err != nil {
+			return fmt.Errorf("release the hold of checkout session %s: %w", p.Session.ID, err)
+		}
+		return payment.Unrecorded(tx, p.Payment.ID, p.ChargeID, p.CardLast4, models.ErrorText(why, 300), now)
+	})
 }

@@ -20,21 +20,42 @@ type listing struct {
 	Currency    string
 	LockedUntil *time.Time
 	HeldBy      *string
+	HeldSession *string
+	HeldSince   *time.Time
 	SoldAt      *time.Time
 }
 
-// heldByOther reports whether someone else's hold is on l at now.
-func (l listing) heldByOther(partnerID string, now time.Time) bool {
-	return l.LockedUntil != nil && l.LockedUntil.After(now) && (l.HeldBy == nil || *l.HeldBy != partnerID)
+// holder is who buys or holds a listing: a partner itself (its quotes and
+// orders), or a checkout session of the partner's, paying.
+type holder struct {
+	partnerID string
+	sessionID string // "" for the partner itself
 }
 
-// buyable returns the conflict that keeps partnerID from buying l at now:
-// it is sold, or someone else holds it.
-func (l listing) buyable(partnerID string, now time.Time) error {
+// mayTake reports whether h may hold or buy l at now: no hold is on it,
+// or the partner's own quote holds it, or h is the session that holds it.
+// While a session pays, neither another session nor the partner's own
+// order may take it. mayTakeSQL is the same test in SQL.
+func (l listing) mayTake(h holder, now time.Time) bool {
+	if l.LockedUntil == nil || !l.LockedUntil.After(now) {
+		return true
+	}
+	if l.HeldBy == nil || *l.HeldBy != h.partnerID {
+		return false
+	}
+	return l.HeldSession == nil || (h.sessionID != "" && *l.HeldSession == h.sessionID)
+}
+
+// mayTakeSQL is mayTake, with its arguments: now, the partner, the session.
+const mayTakeSQL = "(locked_until IS NULL OR locked_until <= ? OR (held_by = ? AND (held_session IS NULL OR held_session = ?)))"
+
+// buyable returns the conflict that keeps h from buying l at now: it is
+// sold, or someone else holds it.
+func (l listing) buyable(h holder, now time.Time) error {
 	switch {
 	case l.SoldAt != nil:
 		return fault.New(fault.Conflict, "%s is sold", l.Domain)
-	case l.heldByOther(partnerID, now):
+	case !l.mayTake(h, now):
 		return fault.New(fault.Conflict, "%s is reserved until %s", l.Domain, l.LockedUntil.UTC().Format(time.RFC3339))
 	}
 	return nil
@@ -69,23 +90,29 @@ func findListing(tx *gorm.DB, env, domain, field string) (listing, error) {
 	return l, nil
 }
 
-// hold sets a hold of partnerID on l until, unless someone else holds it
-// or it is sold; it reports whether it did.
-func hold(tx *gorm.DB, env string, l listing, partnerID string, now, until time.Time) (bool, error) {
-	res := tx.Model(model(env)).Where("id = ? AND sold_at IS NULL AND (locked_until IS NULL OR locked_until <= ? OR held_by = ?)", l.ID, now, partnerID).
-		Updates(map[string]any{"locked_until": until, "held_by": partnerID})
+// hold sets a hold of h on l until, unless someone else holds it or it is
+// sold; it reports whether it did. A partner's quote records since, when
+// its hold began (chainStart); a session's hold leaves it as it was.
+func hold(tx *gorm.DB, env string, l listing, h holder, now, until time.Time, since *time.Time) (bool, error) {
+	set := map[string]any{"locked_until": until, "held_by": h.partnerID, "held_session": nil}
+	if h.sessionID != "" {
+		set["held_session"] = h.sessionID
+	}
+	if since != nil {
+		set["held_since"] = *since
+	}
+	res := tx.Model(model(env)).Where("id = ? AND sold_at IS NULL AND "+mayTakeSQL, l.ID, now, h.partnerID, h.sessionID).Updates(set)
 	return res.RowsAffected == 1, res.Error
 }
 
-// sell marks l sold to partnerID's order (hidden from the marketplace for
-// live), unless it is sold already or held by someone else; it reports
-// whether it did.
-func sell(tx *gorm.DB, env string, l listing, partnerID string, now time.Time) (bool, error) {
-	set := map[string]any{"sold_at": now, "locked_until": nil, "held_by": nil}
+// sell marks l sold to h (hidden from the marketplace for live), unless
+// it is sold already or held by someone else; it reports whether it did.
+func sell(tx *gorm.DB, env string, l listing, h holder, now time.Time) (bool, error) {
+	set := map[string]any{"sold_at": now, "locked_until": nil, "held_by": nil, "held_session": nil}
 	if env == models.EnvLive {
 		set["marketplace_visible"] = false
 	}
-	res := tx.Model(model(env)).Where("id = ? AND sold_at IS NULL AND (locked_until IS NULL OR locked_until <= ? OR held_by = ?)", l.ID, now, partnerID).
+	res := tx.Model(model(env)).Where("id = ? AND sold_at IS NULL AND "+mayTakeSQL, l.ID, now, h.partnerID, h.sessionID).
 		Updates(set)
 	return res.RowsAffected == 1, res.Error
 }

@@ -58,6 +58,9 @@ type Options struct {
 	// ReviewThresholdCents holds orders at or above it for manual review
 	// (DOMAIND_REVIEW_THRESHOLD_CENTS).
 	ReviewThresholdCents int64
+	// QuoteHoldLimit is how many names one partner may hold with live
+	// quotes in one environment at once (DOMAIND_QUOTE_HOLD_LIMIT).
+	QuoteHoldLimit int
 }
 
 // Service is the partner sales of one database.
@@ -74,6 +77,7 @@ type Service struct {
 const (
 	DefaultQuoteTTL             = 10 * time.Minute
 	DefaultReviewThresholdCents = 500_000
+	DefaultQuoteHoldLimit       = 20
 )
 
 // New returns the sales of db, writing events through ob; secretKey
@@ -81,6 +85,7 @@ const (
 func New(db *gorm.DB, ob *outbox.Outbox, secretKey []byte, opts Options, now func() time.Time) *Service {
 	opts.QuoteTTL = cmp.Or(opts.QuoteTTL, DefaultQuoteTTL)
 	opts.ReviewThresholdCents = cmp.Or(opts.ReviewThresholdCents, DefaultReviewThresholdCents)
+	opts.QuoteHoldLimit = cmp.Or(opts.QuoteHoldLimit, DefaultQuoteHoldLimit)
 	return &Service{db: db, outbox: ob, secretKey: secretKey, quotes: signedtoken.New(secretKey, "quote tokens", quoteTokenPrefix), opts: opts, now: now}
 }
 

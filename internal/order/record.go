@@ -134,7 +134,7 @@ func (s *Service) Record(ctx context.Context, partnerID, env string, n NewOrder)
 			return err
 		}
 		now := s.now().UTC()
-		if err := l.buyable(partnerID, now); err != nil {
+		if err := l.buyable(holder{partnerID: partnerID}, now); err != nil {
 			return err
 		}
 		price, currency, quoteID, err := s.priceOf(tx.DB, l, partnerID, env, n.QuoteID, now)
@@ -144,7 +144,7 @@ func (s *Service) Record(ctx context.Context, partnerID, env string, n NewOrder)
 		if currency != n.Currency || price != *n.ExpectedPrice {
 			return fault.New(fault.PriceMismatch, "expected_price %d %s differs from the price of %s, %d %s", *n.ExpectedPrice, n.Currency, l.Domain, price, currency)
 		}
-		sold, err := sell(tx.DB, env, l, partnerID, now)
+		sold, err := sell(tx.DB, env, l, holder{partnerID: partnerID}, now)
 		if err != nil {
 			return fmt.Errorf("sell %s: %w", l.Domain, err)
 		}

@@ -2,6 +2,12 @@
 // Provider interface, and Sandbox, the built-in provider of test mode. A
 // real processor (Stripe, for one) is an adapter behind the same interface.
 //
+// Every charge is a row (models.Payment), written before the card is
+// charged and moved through its statuses in the transactions of what
+// happens to it (the Book): a charge whose order could not be recorded is
+// refunded through the outbox, and one whose answer was lost is found
+// again by the reconciliation (Book.Reconcile), which asks the provider.
+//
 // A card lives in memory for one charge and no longer: it is never stored
 // and never logged (Card prints as its last four digits). What is kept of
 // a payment is the provider's charge id and the card's last four digits.
@@ -14,14 +20,22 @@ import (
 	"strings"
 	"time"
 
+	"gorm.io/gorm"
+
 	"github.com/domaind/domaind/internal/fault"
 	"github.com/domaind/domaind/models"
 )
 
 // Provider charges cards and refunds charges. A provider's refusal is a
 // fault.CardDeclined error with a message for the buyer; a card it judges
-// malformed is a fault.Validation error naming the field.
+// malformed is a fault.Validation error naming the field. Any other error
+// of Charge leaves the outcome unknown (the answer may have been lost
+// after the charge was taken): Lookup tells.
 type Provider interface {
+	// Name is the processor's name, as payments record it.
+	Name() string
+	// TestMode reports whether the provider moves no money (test cards).
+	TestMode() bool
 	// Charge takes ch.AmountCents from the card and returns the charge's
 	// id. Two calls with one IdempotencyKey are one charge: the second
 	// returns the first's id (or its refusal) and charges nothing.
@@ -30,6 +44,8 @@ type Provider interface {
 	// returns the refund's id. Two calls with one IdempotencyKey are one
 	// refund.
 	Refund(ctx context.Context, r Refund) (refundID string, err error)
+	// Lookup returns the charge made with idempotencyKey, if one was.
+	Lookup(ctx context.Context, idempotencyKey string) (chargeID string, found bool, err error)
 }
 
 // Refund is money to give back of a charge.
@@ -42,14 +58,16 @@ type Refund struct {
 }
 
 // Providers returns the providers of the hosted checkout by environment:
-// the sandbox's is always the sandbox provider; a live one only on the
-// embedded deployment, whose live inventory is demo data. No real
-// processor is built in yet, and a live sale paid with a test card would
-// give a name away, so elsewhere live sessions are refused.
-func Providers(embedded bool) map[string]Provider {
-	p := map[string]Provider{models.EnvSandbox: Sandbox{}}
+// the sandbox's is always the sandbox provider (keeping its charges in
+// db); a live one only on the embedded deployment, whose live inventory is
+// demo data. No real processor is built in yet, and a live sale paid with
+// a test card would give a name away, so elsewhere live sessions are
+// refused.
+func Providers(db *gorm.DB, embedded bool, opts SandboxOptions) map[string]Provider {
+	sandbox := NewSandbox(db, opts)
+	p := map[string]Provider{models.EnvSandbox: sandbox}
 	if embedded {
-		p[models.EnvLive] = Sandbox{}
+		p[models.EnvLive] = sandbox
 	}
 	return p
 }

@@ -1,7 +1,6 @@
 package payment
 
 import (
-	"context"
 	"fmt"
 	"log/slog"
 	"strings"
@@ -76,67 +75,5 @@ func TestCardPrintsOnlyItsLastFour(t *testing.T) {
 	}
 	if c.Last4() != "4242" {
 		t.Errorf("Last4 = %q", c.Last4())
-	}
-}
-
-func TestSandboxTestCards(t *testing.T) {
-	t.Parallel()
-	ctx := context.Background()
-	card := func(number string) Card {
-		return Card{Number: number, ExpMonth: 12, ExpYear: 2030, CVC: "123", Name: "Ada"}
-	}
-	charge := func(number, key string) (string, error) {
-		return Sandbox{}.Charge(ctx, Charge{AmountCents: 120_000, Currency: "USD", Card: card(number), IdempotencyKey: key})
-	}
-	id, err := charge(TestCardPays, "cs_1-0")
-	if err != nil || !strings.HasPrefix(id, "ch_test_") {
-		t.Fatalf("4242… = %q, %v; want a charge", id, err)
-	}
-	if again, err := charge(TestCardPays, "cs_1-0"); err != nil || again != id {
-		t.Errorf("the same key again = %q, %v; want the first charge %q", again, err, id)
-	}
-	if other, _ := charge(TestCardPays, "cs_2-0"); other == id {
-		t.Errorf("another key gave the same charge %q", other)
-	}
-	for _, number := range []string{TestCardDeclined, "4111111111111111"} {
-		if _, err := charge(number, "cs_3-0"); !isCode(err, fault.CardDeclined) {
-			t.Errorf("%s… = %v, want card_declined", number[:4], err)
-		}
-	}
-	if _, err := charge("4242424242424241", "cs_4-0"); !isCode(err, fault.Validation) {
-		t.Errorf("a number failing Luhn = %v, want a validation error", err)
-	}
-	if _, err := (Sandbox{}).Charge(ctx, Charge{AmountCents: 100, Currency: "USD", Card: card(TestCardPays)}); err == nil || isCode(err, fault.CardDeclined) {
-		t.Errorf("a charge without an idempotency key = %v, want a plain error (the caller's bug)", err)
-	}
-}
-
-func isCode(err error, code fault.Code) bool {
-	e, ok := fault.As(err)
-	return ok && e.Code == code
-}
-
-// The sandbox refunds its own charges, once per idempotency key, and
-// nothing else.
-func TestSandboxRefunds(t *testing.T) {
-	ctx := context.Background()
-	r := Refund{ChargeID: "ch_test_0123", AmountCents: 500, Currency: "USD", IdempotencyKey: "rfd_1"}
-	a, err := Sandbox{}.Refund(ctx, r)
-	b, err2 := Sandbox{}.Refund(ctx, r)
-	if err != nil || err2 != nil || a != b || !strings.HasPrefix(a, "re_test_") {
-		t.Errorf("two refunds of one key = %q %v, %q %v; want one id", a, err, b, err2)
-	}
-	r.IdempotencyKey = "rfd_2"
-	if c, _ := (Sandbox{}).Refund(ctx, r); c == a {
-		t.Errorf("another key gave the same refund %q", c)
-	}
-	for _, bad := range []Refund{
-		{ChargeID: "ch_live_9", AmountCents: 500, Currency: "USD", IdempotencyKey: "k"},
-		{ChargeID: "ch_test_1", AmountCents: 0, Currency: "USD", IdempotencyKey: "k"},
-		{ChargeID: "ch_test_1", AmountCents: 5, Currency: "USD"},
-	} {
-		if _, err := (Sandbox{}).Refund(ctx, bad); err == nil {
-			t.Errorf("refund %+v: no error", bad)
-		}
 	}
 }

@@ -73,8 +73,12 @@ func (w *world) sell(t *testing.T, partnerID, domain string, price int64, hosted
 		if err := w.db.Create(&cs).Error; err != nil {
 			t.Fatal(err)
 		}
-		v, err := w.orders.RecordHosted(ctx, order.HostedPayment{Session: cs, PriceCents: price, Currency: "USD", Buyer: buyer,
-			ChargeID: "ch_test_" + domain, CardLast4: "4242"})
+		p := order.HostedPayment{Session: cs, Provider: "sandbox", PriceCents: price, Currency: "USD", Buyer: buyer}
+		if err := w.orders.ReserveHosted(ctx, &p); err != nil {
+			t.Fatal(err)
+		}
+		p.ChargeID, p.CardLast4 = "ch_test_"+domain, "4242"
+		v, err := w.orders.RecordHosted(ctx, p)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,0 +1,264 @@
+package payment
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"gorm.io/gorm"
+
+	"github.com/domaind/domaind/internal/outbox"
+	"github.com/domaind/domaind/internal/secret"
+	"github.com/domaind/domaind/models"
+	"github.com/domaind/domaind/tasks"
+)
+
+// ChargeTimeout bounds one call to the provider. A payment pending for
+// PendingAfter without a touch has no call of ours under way any more: the
+// reconciliation may ask the provider what became of it.
+const (
+	ChargeTimeout = 15 * time.Second
+	PendingAfter  = 2 * ChargeTimeout
+)
+
+// Book is the payments of one database: every charge of the hosted
+// checkout, from before the card is charged until the money is kept or
+// given back. The checkout and the order rules write its rows inside their
+// own transactions (Attempt, Paid, Declined, Unrecorded, CardRefunded);
+// the Book's methods do what runs on its own: the reconciliation of
+// payments whose answer was lost, the return of charges that paid for no
+// order, and the list finance reads.
+type Book struct {
+	db        *gorm.DB
+	outbox    *outbox.Outbox
+	providers map[string]Provider
+	secretKey []byte
+	log       *slog.Logger
+	now       func() time.Time
+}
+
+// NewBook returns the payments of db, charged through providers (by
+// environment); secretKey seals list cursors.
+func NewBook(db *gorm.DB, ob *outbox.Outbox, providers map[string]Provider, secretKey []byte, log *slog.Logger, now func() time.Time) *Book {
+	return &Book{db: db, outbox: ob, providers: providers, secretKey: secretKey, log: log, now: now}
+}
+
+// NewAttempt is a charge about to be made for a checkout session.
+type NewAttempt struct {
+	Provider                          string
+	SessionID, PartnerID, Environment string
+	Domain                            string
+	AmountCents                       int64
+	Currency                          string
+}
+
+// Attempt returns the payment a charge for a.SessionID is made under, in
+// tx, whose caller holds the session's row lock: the session's pending
+// payment when it has one (another tab paying, or a retry after an answer
+// that was lost: the same idempotency key charges once), touched so that
+// the reconciliation leaves it alone, or else a new one, whose id is its
+// idempotency key. A pending payment of another amount (the price moved
+// since) is refused: its charge may have been taken.
+func Attempt(tx *gorm.DB, a NewAttempt, now time.Time) (models.Payment, error) {
+	var p models.Payment
+	res := models.ForUpdate(tx).Where("session_id = ? AND status = ?", a.SessionID, models.PaymentPending).Limit(1).Find(&p)
+	if res.Error != nil {
+		return p, fmt.Errorf("find the pending payment of %s: %w", a.SessionID, res.Error)
+	}
+	if res.RowsAffected == 1 {
+		if p.AmountCents != a.AmountCents || p.Currency != a.Currency || p.Provider != a.Provider {
+			return p, ErrPendingElsewhere
+		}
+		p.UpdatedAt = now
+		return p, tx.Model(&p).Update("updated_at", now).Error
+	}
+	id := secret.NewID("pay_")
+	p = models.Payment{ID: id, Provider: a.Provider, SessionID: a.SessionID, PartnerID: a.PartnerID, Environment: a.Environment,
+		Domain: a.Domain, IdempotencyKey: id, AmountCents: a.AmountCents, Currency: a.Currency, Status: models.PaymentPending,
+		CreatedAt: now, UpdatedAt: now}
+	if err := tx.Create(&p).Error; err != nil {
+		return p, fmt.Errorf("record a payment of %s: %w", a.SessionID, err)
+	}
+	return p, nil
+}
+
+// ErrPendingElsewhere is an attempt to pay a session while a payment of
+// another amount is pending on it.
+var ErrPendingElsewhere = errors.New("payment: a payment of another amount is pending on this checkout")
+
+// ErrNotPending is Paid's refusal of a payment the reconciliation settled
+// first: its charge is not to pay for an order.
+var ErrNotPending = errors.New("payment: the payment is no longer pending")
+
+// Paid records in tx that payment id was charged (chargeID) and paid for
+// order orderID. The payment must still be pending (ErrNotPending).
+func Paid(tx *gorm.DB, id, chargeID, last4, orderID string, now time.Time) error {
+	res := tx.Model(&models.Payment{}).Where("id = ? AND status = ?", id, models.PaymentPending).
+		Updates(map[string]any{"status": models.PaymentSucceeded, "charge_id": chargeID, "card_last4": last4, "order_id": orderID, "updated_at": now})
+	if res.Error != nil {
+		return fmt.Errorf("record payment %s: %w", id, res.Error)
+	}
+	if res.RowsAffected != 1 {
+		return ErrNotPending
+	}
+	return nil
+}
+
+// Declined records that the provider refused payment id, with why.
+func Declined(db *gorm.DB, id, why string, now time.Time) error {
+	err := db.Model(&models.Payment{}).Where("id = ? AND status = ?", id, models.PaymentPending).
+		Updates(map[string]any{"status": models.PaymentFailed, "note": models.Cut(why, 500), "updated_at": now}).Error
+	if err != nil {
+		return fmt.Errorf("record the decline of payment %s: %w", id, err)
+	}
+	return nil
+}
+
+// Unrecorded records in tx that payment id was charged (chargeID) but
+// paid for no order, because of why, and queues the return of the whole
+// charge (payment:return) in the same transaction. A payment that paid an
+// order, or whose return is queued already, is left alone.
+func Unrecorded(tx *outbox.Tx, id, chargeID, last4, why string, now time.Time) error {
+	res := tx.Model(&models.Payment{}).Where("id = ? AND order_id IS NULL AND status IN ?", id, []string{models.PaymentPending, models.PaymentFailed}).
+		Updates(map[string]any{"status": models.PaymentSucceeded, "charge_id": chargeID, "card_last4": last4,
+			"note": models.Cut("no order: "+why+"; the charge is refunded in full", 500), "updated_at": now})
+	if res.Error != nil {
+		return fmt.Errorf("record the charge of payment %s: %w", id, res.Error)
+	}
+	if res.RowsAffected == 0 {
+		return nil
+	}
+	t, err := tasks.NewPaymentReturnTask(id)
+	if err != nil {
+		return err
+	}
+	return tx.Add(t)
+}
+
+// CardRefunded records in tx that amount of the charge that paid order
+// orderID went back to the card (the provider's refundID): the payment is
+// refunded, or partially.
+func CardRefunded(tx *gorm.DB, orderID string, amount int64, refundID string, now time.Time) error {
+	err := tx.Model(&models.Payment{}).Where("order_id = ?", orderID).Updates(map[string]any{
+		"refunded_cents": gorm.Expr("refunded_cents + ?", amount),
+		"status": gorm.Expr("CASE WHEN refunded_cents + ? >= amount_cents THEN ? ELSE ? END", amount,
+			models.PaymentRefunded, models.PaymentPartiallyRefunded),
+		"refund_id": refundID, "updated_at": now}).Error
+	if err != nil {
+		return fmt.Errorf("record the card refund of order %s: %w", orderID, err)
+	}
+	return nil
+}
+
+// Return gives back the whole charge of payment id, which paid for no
+// order (Unrecorded), through its provider, with an idempotency key of its
+// own, so that running it again refunds once. A payment returned already,
+// or one that paid an order, is left alone. An error is for the task to
+// retry.
+func (b *Book) Return(ctx context.Context, id string) error {
+	var p models.Payment
+	if err := b.db.WithContext(ctx).Take(&p, "id = ?", id).Error; err != nil {
+		return fmt.Errorf("find payment %s: %w", id, err)
+	}
+	if p.Status != models.PaymentSucceeded || p.OrderID != nil || p.ChargeID == nil {
+		return nil
+	}
+	provider, err := b.provider(p)
+	if err != nil {
+		return err
+	}
+	refundID, err := provider.Refund(ctx, Refund{ChargeID: *p.ChargeID, AmountCents: p.AmountCents - p.RefundedCents,
+		Currency: p.Currency, IdempotencyKey: p.ID + "-return"})
+	if err != nil {
+		return fmt.Errorf("return payment %s: %w", id, err)
+	}
+	err = b.db.WithContext(ctx).Model(&models.Payment{}).Where("id = ? AND status = ? AND order_id IS NULL", id, models.PaymentSucceeded).
+		Updates(map[string]any{"status": models.PaymentRefunded, "refunded_cents": p.AmountCents, "refund_id": refundID, "updated_at": b.now().UTC()}).Error
+	if err != nil {
+		return fmt.Errorf("record the return of payment %s: %w", id, err)
+	}
+	return nil
+}
+
+// FailReturn notes on payment id that its return failed for good (why), for
+// ops to pay it back by hand.
+func (b *Book) FailReturn(ctx context.Context, id string, why error) error {
+	note := models.Cut("no order, and giving the charge back failed: pay it back by hand ("+models.ErrorText(why, 300)+")", 500)
+	err := b.db.WithContext(ctx).Model(&models.Payment{}).Where("id = ? AND status = ? AND order_id IS NULL", id, models.PaymentSucceeded).
+		Updates(map[string]any{"note": note, "updated_at": b.now().UTC()}).Error
+	if err != nil {
+		return fmt.Errorf("record the failed return of payment %s: %w", id, err)
+	}
+	return nil
+}
+
+// Reconcile settles up to limit payments left pending for PendingAfter (a
+// crash or a lost answer between the charge and its record), asking each
+// one's provider whether it charged: a charge found is recorded and
+// returned (Unrecorded: a pending payment has no order), a charge not
+// found makes the payment failed. It returns how many it settled; a
+// provider that does not answer leaves its payments for the next run.
+func (b *Book) Reconcile(ctx context.Context, limit int) (int, error) {
+	var stale []models.Payment
+	cutoff := b.now().UTC().Add(-PendingAfter)
+	if err := b.db.WithContext(ctx).Where("status = ? AND updated_at < ?", models.PaymentPending, cutoff).
+		Order("updated_at").Limit(limit).Find(&stale).Error; err != nil {
+		return 0, fmt.Errorf("find pending payments: %w", err)
+	}
+	settled := 0
+	var errs []error
+	for _, p := range stale {
+		ok, err := b.reconcile(ctx, p, cutoff)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		if ok {
+			settled++
+		}
+	}
+	return settled, errors.Join(errs...)
+}
+
+// reconcile settles pending payment p, unless it was settled or touched
+// (its updated_at past cutoff) since it was read.
+func (b *Book) reconcile(ctx context.Context, p models.Payment, cutoff time.Time) (bool, error) {
+	provider, err := b.provider(p)
+	if err != nil {
+		return false, err
+	}
+	lctx, cancel := context.WithTimeout(ctx, ChargeTimeout)
+	chargeID, found, err := provider.Lookup(lctx, p.IdempotencyKey)
+	cancel()
+	if err != nil {
+		return false, fmt.Errorf("look up payment %s at %s: %w", p.ID, p.Provider, err)
+	}
+	settled := false
+	err = b.outbox.Transaction(ctx, func(tx *outbox.Tx) error {
+		var still models.Payment
+		res := models.ForUpdate(tx.DB).Where("id = ? AND status = ? AND updated_at < ?", p.ID, models.PaymentPending, cutoff).Limit(1).Find(&still)
+		if res.Error != nil || res.RowsAffected == 0 {
+			return res.Error // settled or touched meanwhile
+		}
+		settled = true
+		at := b.now().UTC()
+		if found {
+			b.log.WarnContext(ctx, "a charge without its record: returning it", "payment", p.ID, "charge", chargeID, "session", p.SessionID)
+			return Unrecorded(tx, p.ID, chargeID, "", "the charge's answer was lost before its order was recorded", at)
+		}
+		return tx.Model(&models.Payment{}).Where("id = ?", p.ID).Updates(map[string]any{"status": models.PaymentFailed,
+			"note": "no charge was taken: the payment was abandoned before the processor charged it", "updated_at": at}).Error
+	})
+	return settled, err
+}
+
+// provider is p's provider, if this deployment has it.
+func (b *Book) provider(p models.Payment) (Provider, error) {
+	provider := b.providers[p.Environment]
+	if provider == nil || provider.Name() != p.Provider {
+		return nil, fmt.Errorf("payment %s: no %s provider for %s payments here", p.ID, p.Provider, p.Environment)
+	}
+	return provider, nil
+}

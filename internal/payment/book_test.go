@@ -1,0 +1,177 @@
+package payment
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"testing"
+	"time"
+
+	"gorm.io/gorm"
+
+	"github.com/domaind/domaind/internal/outbox"
+	"github.com/domaind/domaind/internal/platform/platformtest"
+	"github.com/domaind/domaind/models"
+	"github.com/domaind/domaind/models/modelstest"
+	"github.com/domaind/domaind/tasks"
+)
+
+// books is a Book on a fresh database with the sandbox processor, on a
+// clock the test moves.
+type books struct {
+	b       *Book
+	db      *gorm.DB
+	sandbox *Sandbox
+	now     time.Time
+}
+
+func newBooks(t *testing.T) *books {
+	t.Helper()
+	db := modelstest.NewDB(t)
+	ob := outbox.New(db, platformtest.NewRedis(t).Client, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	t.Cleanup(func() { ob.Close() })
+	bk := &books{db: db, sandbox: NewSandbox(db, SandboxOptions{}), now: time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC)}
+	bk.b = NewBook(db, ob, map[string]Provider{models.EnvSandbox: bk.sandbox}, []byte("test-secret-key-0123456789abcdef"),
+		slog.New(slog.NewTextHandler(io.Discard, nil)), func() time.Time { return bk.now })
+	return bk
+}
+
+// attempt records a payment of session for amount, as the checkout does
+// under the session's lock.
+func (bk *books) attempt(t *testing.T, session string, amount int64) (models.Payment, error) {
+	t.Helper()
+	var p models.Payment
+	err := bk.db.Transaction(func(tx *gorm.DB) error {
+		var err error
+		p, err = Attempt(tx, NewAttempt{Provider: SandboxName, SessionID: session, PartnerID: "prt_a", Environment: models.EnvSandbox,
+			Domain: "x.com", AmountCents: amount, Currency: "USD"}, bk.now)
+		return err
+	})
+	return p, err
+}
+
+func (bk *books) charge(t *testing.T, p models.Payment, lost bool) string {
+	t.Helper()
+	s := bk.sandbox
+	if lost {
+		s = NewSandbox(bk.db, SandboxOptions{LostAnswers: 1})
+	}
+	id, err := s.Charge(context.Background(), Charge{AmountCents: p.AmountCents, Currency: p.Currency, Card: testCard(TestCardPays), IdempotencyKey: p.IdempotencyKey})
+	if lost && errors.Is(err, ErrLostAnswer) {
+		id, _, err = bk.sandbox.Lookup(context.Background(), p.IdempotencyKey)
+	}
+	if err != nil || id == "" {
+		t.Fatalf("charge %s: %q, %v", p.ID, id, err)
+	}
+	return id
+}
+
+func (bk *books) payment(t *testing.T, id string) models.Payment {
+	t.Helper()
+	var p models.Payment
+	if err := bk.db.Take(&p, "id = ?", id).Error; err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// A session's attempts share its pending payment (one key, one charge);
+// once that payment ends, the next attempt is a new one.
+func TestAttemptsShareThePendingPayment(t *testing.T) {
+	t.Parallel()
+	bk := newBooks(t)
+	first, err := bk.attempt(t, "cs_1", 5_000)
+	if err != nil || first.Status != models.PaymentPending || first.IdempotencyKey != first.ID {
+		t.Fatalf("first attempt = %+v, %v", first, err)
+	}
+	bk.now = bk.now.Add(time.Minute)
+	again, err := bk.attempt(t, "cs_1", 5_000)
+	if err != nil || again.ID != first.ID || !again.UpdatedAt.Equal(bk.now) {
+		t.Errorf("the attempt again = %+v, %v; want %s touched", again, err, first.ID)
+	}
+	if _, err := bk.attempt(t, "cs_1", 6_000); !errors.Is(err, ErrPendingElsewhere) {
+		t.Errorf("an attempt at another price while one is pending = %v", err)
+	}
+	if err := Declined(bk.db, first.ID, "Your card was declined.", bk.now); err != nil {
+		t.Fatal(err)
+	}
+	if p := bk.payment(t, first.ID); p.Status != models.PaymentFailed || p.Note != "Your card was declined." {
+		t.Errorf("the declined payment = %+v", p)
+	}
+	next, err := bk.attempt(t, "cs_1", 6_000)
+	if err != nil || next.ID == first.ID || next.Status != models.PaymentPending {
+		t.Errorf("the attempt after a decline = %+v, %v; want a new payment", next, err)
+	}
+}
+
+// The reconciliation settles payments pending past PendingAfter by asking
+// the processor: a charge it took is returned in full, one it did not take
+// fails; a payment touched recently is left to its request.
+func TestReconcileSettlesPaymentsWhoseAnswerWasLost(t *testing.T) {
+	t.Parallel()
+	bk := newBooks(t)
+	ctx := context.Background()
+	charged, _ := bk.attempt(t, "cs_charged", 5_000)
+	chargeID := bk.charge(t, charged, true)
+	abandoned, _ := bk.attempt(t, "cs_abandoned", 7_000)
+	bk.now = bk.now.Add(PendingAfter + time.Second)
+	fresh, _ := bk.attempt(t, "cs_fresh", 9_000)
+
+	n, err := bk.b.Reconcile(ctx, 10)
+	if err != nil || n != 2 {
+		t.Fatalf("Reconcile = %d, %v; want the two stale payments settled", n, err)
+	}
+	if p := bk.payment(t, charged.ID); p.Status != models.PaymentSucceeded || p.OrderID != nil || p.ChargeID == nil || *p.ChargeID != chargeID {
+		t.Errorf("the charged payment = %+v, want succeeded without an order", p)
+	}
+	if p := bk.payment(t, abandoned.ID); p.Status != models.PaymentFailed {
+		t.Errorf("the abandoned payment = %+v, want failed", p)
+	}
+	if p := bk.payment(t, fresh.ID); p.Status != models.PaymentPending {
+		t.Errorf("the fresh payment = %+v, want it left pending", p)
+	}
+	var returns int64
+	bk.db.Model(&models.OutboxEntry{}).Where("task_type = ?", tasks.TypePaymentReturn).Count(&returns)
+	if returns != 1 {
+		t.Errorf("%d payment:return tasks, want one for the charged payment", returns)
+	}
+	if n, err := bk.b.Reconcile(ctx, 10); err != nil || n != 0 {
+		t.Errorf("Reconcile again = %d, %v; want nothing left", n, err)
+	}
+
+	for range 2 { // the task run twice returns once
+		if err := bk.b.Return(ctx, charged.ID); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p := bk.payment(t, charged.ID)
+	var c models.SandboxCharge
+	bk.db.Take(&c, "id = ?", chargeID)
+	var refunds int64
+	bk.db.Model(&models.SandboxRefund{}).Where("charge_id = ?", chargeID).Count(&refunds)
+	if p.Status != models.PaymentRefunded || p.RefundedCents != 5_000 || p.RefundID == "" || c.RefundedCents != 5_000 || refunds != 1 {
+		t.Errorf("after the return: payment %+v, the processor refunded %d in %d refunds", p, c.RefundedCents, refunds)
+	}
+}
+
+// A return the processor keeps refusing is noted on the payment for ops.
+func TestAFailedReturnIsNoted(t *testing.T) {
+	t.Parallel()
+	bk := newBooks(t)
+	ctx := context.Background()
+	p, _ := bk.attempt(t, "cs_1", 5_000)
+	chargeID := bk.charge(t, p, false)
+	if err := bk.b.outbox.Transaction(ctx, func(tx *outbox.Tx) error {
+		return Unrecorded(tx, p.ID, chargeID, "4242", "the name was sold", bk.now)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := bk.b.FailReturn(ctx, p.ID, errors.New("the processor is down")); err != nil {
+		t.Fatal(err)
+	}
+	got := bk.payment(t, p.ID)
+	if got.Status != models.PaymentSucceeded || got.Note != "no order, and giving the charge back failed: pay it back by hand (the processor is down)" {
+		t.Errorf("the payment after a failed return = %+v", got)
+	}
+}

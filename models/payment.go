@@ -1,0 +1,76 @@
+package models
+
+import "time"
+
+// Payment statuses: where a charge of the hosted checkout stands. A
+// payment is pending from before its card is charged until the provider's
+// answer is recorded (or, when the answer never came, until the
+// reconciliation asks the provider).
+const (
+	PaymentPending           = "pending"
+	PaymentSucceeded         = "succeeded"
+	PaymentFailed            = "failed"
+	PaymentPartiallyRefunded = "partially_refunded"
+	PaymentRefunded          = "refunded"
+)
+
+// Payment is one charge of a hosted checkout, as we asked the provider for
+// it: written before the card is charged, so that a charge whose answer was
+// lost (a crash, a timeout) is still ours to find, and kept for finance to
+// tie the provider's statements to orders. A succeeded payment has the
+// order it paid, or, when no order could be recorded, a refund of all of
+// it on its way (its task is queued in the transaction that says so).
+type Payment struct {
+	ID string `gorm:"primaryKey;size:40"`
+	// Provider is the processor's name (sandbox, stripe).
+	Provider    string `gorm:"size:16;not null"`
+	SessionID   string `gorm:"size:40;not null;index"`
+	PartnerID   string `gorm:"size:40;not null"`
+	Environment string `gorm:"size:8;not null"`
+	Domain      string `gorm:"size:253;not null"`
+	// IdempotencyKey is what the provider was asked with: the payments of
+	// one attempt (two tabs, a retry after a lost answer) share it, and the
+	// provider charges it once.
+	IdempotencyKey string `gorm:"size:80;not null;uniqueIndex"`
+	AmountCents    int64  `gorm:"not null"`
+	Currency       string `gorm:"size:3;not null"`
+	Status         string `gorm:"size:24;not null;index:idx_payments_status_created,priority:1"`
+	// ChargeID is the provider's charge, once known.
+	ChargeID  *string `gorm:"size:200;uniqueIndex"`
+	CardLast4 string  `gorm:"size:4;not null;default:''"`
+	// OrderID is the order the charge paid (nil while pending, when
+	// declined, or when no order could be recorded).
+	OrderID *string `gorm:"size:40;uniqueIndex"`
+	// RefundedCents sums what went back to the card; RefundID is the
+	// provider's id of the last refund.
+	RefundedCents int64  `gorm:"not null;default:0"`
+	RefundID      string `gorm:"size:200;not null;default:''"`
+	// Note says what happened beyond the status: why a card was declined,
+	// why no order was recorded, a refund that failed.
+	Note      string    `gorm:"size:500;not null;default:''"`
+	CreatedAt time.Time `gorm:"not null;index:idx_payments_status_created,priority:2;index:idx_payments_created"`
+	UpdatedAt time.Time `gorm:"not null"`
+}
+
+// SandboxCharge is a charge the sandbox card processor took: its own
+// record, apart from ours (Payment), as a real processor's dashboard is.
+type SandboxCharge struct {
+	ID             string `gorm:"primaryKey;size:40"`
+	IdempotencyKey string `gorm:"size:80;not null;uniqueIndex"`
+	AmountCents    int64  `gorm:"not null"`
+	Currency       string `gorm:"size:3;not null"`
+	CardLast4      string `gorm:"size:4;not null"`
+	Description    string `gorm:"size:253;not null;default:''"`
+	RefundedCents  int64  `gorm:"not null;default:0"`
+	CreatedAt      time.Time
+}
+
+// SandboxRefund is a refund the sandbox card processor made, once per
+// idempotency key.
+type SandboxRefund struct {
+	ID             string `gorm:"primaryKey;size:40"`
+	ChargeID       string `gorm:"size:40;not null;index"`
+	IdempotencyKey string `gorm:"size:80;not null;uniqueIndex"`
+	AmountCents    int64  `gorm:"not null"`
+	CreatedAt      time.Time
+}
