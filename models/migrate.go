@@ -49,6 +49,7 @@ var migrations = []migration{
 	{25, "orders whose push the registry confirmed are delivered", migrateV25},
 	{26, "payments of the hosted checkout; the sandbox processor's charges; the session holding a listing", migrateV26},
 	{27, "when a partner's quotes began to hold a listing", migrateV27},
+	{28, "one pending partner application per person", migrateV28},
 }
 
 // SchemaMigration records an applied migration.

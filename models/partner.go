@@ -28,7 +28,8 @@ type Partner struct {
 	CommissionBPS int `gorm:"not null;default:1500"`
 	// OwnerUserID is the account that applied, for partners that applied
 	// themselves (their sandbox credential is shown on its account page).
-	OwnerUserID *string `gorm:"size:36;index"`
+	// At most one of a person's applications is pending at once.
+	OwnerUserID *string `gorm:"size:36;index;uniqueIndex:idx_partners_pending_owner,where:status = 'pending' AND owner_user_id IS NOT NULL"`
 	// Affiliate says ops made the partner an affiliate: it may make
 	// referral links and earns commission on the sales they bring
 	// (internal/referral).

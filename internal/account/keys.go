@@ -54,9 +54,10 @@ func (s *Service) CreateKey(ctx context.Context, u models.User, name string) (Ne
 	k.APIKey = models.APIKey{ID: secret.NewID(keyPrefix), UserID: u.ID, Name: name,
 		SecretHash: secret.Hash(k.Secret), CreatedAt: s.now().UTC()}
 	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		// Lock the user row so that two requests cannot both take the last slot.
-		if err := tx.Model(&models.User{}).Where("id = ?", u.ID).Update("id", gorm.Expr("id")).Error; err != nil {
-			return err
+		// The user's row lock serializes their new keys, so that two
+		// requests cannot both take the last slot.
+		if err := models.ForUpdate(tx).Select("id").Take(&models.User{}, "id = ?", u.ID).Error; err != nil {
+			return fmt.Errorf("lock user %s: %w", u.ID, err)
 		}
 		var live int64
 		if err := tx.Model(&models.APIKey{}).Where("user_id = ? AND revoked_at IS NULL", u.ID).Count(&live).Error; err != nil {

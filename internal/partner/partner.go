@@ -96,23 +96,29 @@ func (s *Service) Create(ctx context.Context, name, contactEmail string) (models
 }
 
 // Apply registers the application of a signed-in person to become a
-// partner: a pending partner they own. One application per person.
+// partner: a pending partner they own. One application per person: a
+// second, even sent at the same moment (the database holds one pending
+// application per person), is a conflict.
 func (s *Service) Apply(ctx context.Context, userID, name, contactEmail string) (models.Partner, error) {
 	p, err := s.newPartner(name, contactEmail)
 	if err != nil {
 		return models.Partner{}, err
 	}
 	p.OwnerUserID = &userID
+	applied := fault.New(fault.Conflict, "you have applied already; ops will approve the application")
 	err = s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		var n int64
 		if err := tx.Model(&models.Partner{}).Where("owner_user_id = ?", userID).Count(&n).Error; err != nil {
 			return err
 		}
 		if n > 0 {
-			return fault.New(fault.Conflict, "you have applied already; ops will approve the application")
+			return applied
 		}
 		return tx.Create(&p).Error
 	})
+	if errors.Is(err, gorm.ErrDuplicatedKey) {
+		return models.Partner{}, applied
+	}
 	if err != nil {
 		return models.Partner{}, fmt.Errorf("apply: %w", err)
 	}

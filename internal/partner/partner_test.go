@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -24,6 +26,41 @@ func codeOf(err error) fault.Code {
 		return e.Code
 	}
 	return ""
+}
+
+// A person applies once: of eight applications sent at the same moment,
+// one is taken and the others are conflicts.
+func TestOneApplicationPerPersonUnderConcurrency(t *testing.T) {
+	t.Parallel()
+	s := newService(t)
+	var mu sync.Mutex
+	taken, refused := 0, 0
+	var wg sync.WaitGroup
+	for i := range 8 {
+		wg.Go(func() {
+			_, err := s.Apply(context.Background(), "user-1", fmt.Sprintf("Side Project %d", i), "me@example.com")
+			mu.Lock()
+			defer mu.Unlock()
+			switch codeOf(err) {
+			case "":
+				if err == nil {
+					taken++
+					return
+				}
+				t.Errorf("Apply: %v", err)
+			case fault.Conflict:
+				refused++
+			default:
+				t.Errorf("Apply: %v", err)
+			}
+		})
+	}
+	wg.Wait()
+	var n int64
+	s.db.Model(&models.Partner{}).Where("owner_user_id = ?", "user-1").Count(&n)
+	if taken != 1 || refused != 7 || n != 1 {
+		t.Errorf("%d taken, %d refused, %d applications stored; want 1, 7 and 1", taken, refused, n)
+	}
 }
 
 func TestCredentialsFollowApproval(t *testing.T) {

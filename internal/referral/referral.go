@@ -141,6 +141,11 @@ func (s *Service) CreateLink(ctx context.Context, partnerID, env string, n NewLi
 	l := models.ReferralLink{ID: secret.NewID("lnk_"), PartnerID: partnerID, Environment: env, Code: newCode(),
 		Kind: n.Kind, Target: target, CreatedAt: s.now().UTC()}
 	err = s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		// The partner's row lock serializes its new links, so the count
+		// stays true until commit.
+		if err := models.ForUpdate(tx).Select("id").Take(&models.Partner{}, "id = ?", partnerID).Error; err != nil {
+			return fmt.Errorf("lock partner %s: %w", partnerID, err)
+		}
 		var n int64
 		if err := tx.Model(&models.ReferralLink{}).Where("partner_id = ? AND environment = ?", partnerID, env).Count(&n).Error; err != nil {
 			return fmt.Errorf("count links: %w", err)
