@@ -7,7 +7,7 @@ BIN       ?= bin/domaind
 PG_URL    ?= postgres://postgres@127.0.0.1:5432/domaind_test?sslmode=disable
 REDIS_URL ?= redis://127.0.0.1:6379
 
-.PHONY: run build test test-real testdb bench fuzz vet namesearch-data
+.PHONY: run build test test-real testdb bench chaos fuzz vet namesearch-data
 
 run:
 	$(GO) run ./cmd/domaind all
@@ -26,6 +26,17 @@ test-real: testdb
 testdb:
 	@psql -h 127.0.0.1 -U postgres -tAc "SELECT 1 FROM pg_database WHERE datname = 'domaind_test'" | grep -q 1 || \
 		psql -h 127.0.0.1 -U postgres -c "CREATE DATABASE domaind_test"
+
+# The model check of the money paths (cmd/domaind TestMoneyChaos): a
+# randomized concurrent workload of every money action against the roles
+# as processes on real Postgres and Redis, workers killed at random, then
+# the invariants. make test-real runs it for 30s; CHAOS_SEED replays a run.
+CHAOS_DURATION ?= 5m
+CHAOS_SEED     ?=
+chaos: testdb
+	DOMAIND_TEST_DATABASE_URL='$(PG_URL)' DOMAIND_TEST_REDIS_URL='$(REDIS_URL)' \
+	DOMAIND_CHAOS_DURATION='$(CHAOS_DURATION)' DOMAIND_CHAOS_SEED='$(CHAOS_SEED)' \
+		$(GO) test -count=1 -timeout 60m -run '^TestMoneyChaos$$' -v ./cmd/domaind
 
 # Benchmarks print their figures (tasks/s, ratios, latencies) from one run on
 # real Redis; BENCH picks some by name (make bench BENCH='Bulk|SEOCrawl').
