@@ -2,20 +2,26 @@ package api
 
 import (
 	"context"
+	"io"
 	"net/http"
+	"net/http/cookiejar"
 	"net/http/httptest"
 	"net/url"
+	"regexp"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/chromedp/chromedp"
+	"gorm.io/gorm"
 
 	"github.com/domaind/domaind/internal/config"
 	"github.com/domaind/domaind/internal/payment"
 	"github.com/domaind/domaind/models"
 	"github.com/domaind/domaind/partnerclient"
+	"github.com/domaind/domaind/tasks"
 )
 
 // checkoutPartner is an approved partner with a credential of environment
@@ -196,5 +202,100 @@ func TestLiveCheckoutNeedsAPaymentProvider(t *testing.T) {
 	}
 	if err := checkoutPartner(t, env, srv.URL, models.EnvSandbox).PostJSON(ctx, "/api/partner/v1/checkout-session", body("sandboxname.com"), nil); err != nil {
 		t.Errorf("a sandbox session: %v", err)
+	}
+}
+
+// repricer is the sandbox processor whose seller changes the price of the
+// name while the card is charged, once set.
+type repricer struct {
+	*payment.Sandbox
+	db    *gorm.DB
+	cents atomic.Int64
+}
+
+func (r *repricer) Charge(ctx context.Context, ch payment.Charge) (string, error) {
+	if c := r.cents.Load(); c != 0 {
+		r.db.Model(&models.SandboxListing{}).Where("domain = ?", ch.Description).Update("bin_cents", c)
+	}
+	return r.Sandbox.Charge(ctx, ch)
+}
+
+// checkoutBuyer opens a checkout page in a client of its own and returns
+// the form to post, as the page filled it.
+func checkoutBuyer(t *testing.T, link string) (*http.Client, url.Values) {
+	t.Helper()
+	jar, _ := cookiejar.New(nil)
+	client := &http.Client{Jar: jar, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	res, err := client.Get(link)
+	if err != nil {
+		t.Fatal(err)
+	}
+	page, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	form := url.Values{"card_number": {"4242 4242 4242 4242"}, "expiry": {"12/30"}, "cvc": {"123"}, "name": {"Ada Buyer"},
+		"email": {"ada@example.com"}, "country": {"NL"}}
+	for _, m := range regexp.MustCompile(`<input type="hidden" name="([a-z_]+)" value="([^"]*)">`).FindAllStringSubmatch(string(page), -1) {
+		form.Set(m[1], m[2])
+	}
+	if res.StatusCode != 200 || form.Get("csrf_token") == "" {
+		t.Fatalf("checkout page = %d without its form", res.StatusCode)
+	}
+	return client, form
+}
+
+// A buyer is told what happened to the money, never a 500: a name sold
+// to another buyer before the charge is "not charged"; an order that
+// cannot be made after the charge (the seller changed the price) is
+// "charged" and "refunded", with the refund queued.
+func TestCheckoutPagesSayWhatHappenedToTheMoney(t *testing.T) {
+	t.Parallel()
+	env, srv := servedEnv(t)
+	processor := &repricer{Sandbox: payment.NewSandbox(env.db, payment.SandboxOptions{}), db: env.db}
+	env.srv.Close()
+	env.deps.Payments = map[string]payment.Provider{models.EnvSandbox: processor}
+	env.srv = New(env.deps)
+	listSandbox(t, env, "onlyone.io", 9_900)
+	listSandbox(t, env, "repriced.io", 9_900)
+	c := checkoutPartner(t, env, srv.URL, models.EnvSandbox)
+	session := func(domain string) string {
+		var s struct {
+			CheckoutURL string `json:"checkout_url"`
+		}
+		if err := c.PostJSON(context.Background(), "/api/partner/v1/checkout-session", map[string]string{"domain": domain,
+			"return_url": "https://shop.test/thanks", "cancel_url": "https://shop.test/"}, &s); err != nil {
+			t.Fatal(err)
+		}
+		return s.CheckoutURL
+	}
+	pay := func(client *http.Client, form url.Values) (int, string) {
+		res, err := client.PostForm(srv.URL+"/checkout", form)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		body, _ := io.ReadAll(res.Body)
+		return res.StatusCode, string(body)
+	}
+
+	first, firstForm := checkoutBuyer(t, session("onlyone.io"))
+	second, secondForm := checkoutBuyer(t, session("onlyone.io"))
+	if code, _ := pay(first, firstForm); code != http.StatusSeeOther {
+		t.Fatalf("the first buyer's payment = %d", code)
+	}
+	if code, page := pay(second, secondForm); code != http.StatusConflict || !strings.Contains(page, "Your card was not charged.") {
+		t.Errorf("the second buyer of a name just sold = %d %s", code, page)
+	}
+
+	processor.cents.Store(12_000)
+	buyer, form := checkoutBuyer(t, session("repriced.io"))
+	code, page := pay(buyer, form)
+	if code != http.StatusConflict || !strings.Contains(page, "Your card was charged, and the whole charge is being refunded") {
+		t.Errorf("a charge that could not become an order = %d %s", code, page)
+	}
+	var returns, charges int64
+	env.db.Model(&models.OutboxEntry{}).Where("task_type = ?", tasks.TypePaymentReturn).Count(&returns)
+	env.db.Model(&models.SandboxCharge{}).Count(&charges)
+	if returns != 1 || charges != 2 {
+		t.Errorf("%d payment:return tasks and %d charges; want the second charge's return queued", returns, charges)
 	}
 }

@@ -192,8 +192,10 @@ func (s *Service) giveBack(ctx context.Context, hp order.HostedPayment, why erro
 }
 
 // paidMeanwhile is where the buyer goes when a payment of cs failed its
-// checks (err): to cs's order when another payment (another tab) made it
-// meanwhile, which is why the name is sold; else nowhere, with err.
+// checks (err), before any charge: to cs's order when another payment
+// (another tab) made it meanwhile, which is why the name is sold; else
+// nowhere, with err, which says the card was not charged when the name
+// went.
 func (s *Service) paidMeanwhile(ctx context.Context, cs models.CheckoutSession, err error) (string, error) {
 	if _, coded := fault.As(err); !coded {
 		return "", err
@@ -201,6 +203,9 @@ func (s *Service) paidMeanwhile(ctx context.Context, cs models.CheckoutSession, 
 	var now models.CheckoutSession
 	if s.db.WithContext(ctx).Take(&now, "id = ? AND order_id IS NOT NULL", cs.ID).Error == nil {
 		return doneURL(now), nil
+	}
+	if e, _ := fault.As(err); e.Code == fault.Conflict || e.Code == fault.NotFound {
+		return "", &fault.Error{Code: e.Code, Field: e.Field, Err: err, Message: e.Message + ". Your card was not charged."}
 	}
 	return "", err
 }

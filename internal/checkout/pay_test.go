@@ -144,8 +144,8 @@ func TestBuyersRacingForOneNameAreChargedOnce(t *testing.T) {
 			paid++
 			continue
 		}
-		if e := wantCode(t, "a buyer who lost the race", err, fault.Conflict); strings.Contains(e.Message, "charged") {
-			t.Errorf("a losing buyer was told %q", e.Message)
+		if e := wantCode(t, "a buyer who lost the race", err, fault.Conflict); !strings.Contains(e.Message, "not charged") {
+			t.Errorf("a losing buyer was told %q, want that the card was not charged", e.Message)
 		}
 	}
 	charges := sh.count(t, &models.SandboxCharge{}, "1 = 1")
