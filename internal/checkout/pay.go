@@ -3,6 +3,7 @@ package checkout
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"gorm.io/gorm"
 
@@ -205,7 +206,7 @@ func (s *Service) paidMeanwhile(ctx context.Context, cs models.CheckoutSession, 
 		return doneURL(now), nil
 	}
 	if e, _ := fault.As(err); e.Code == fault.Conflict || e.Code == fault.NotFound {
-		return "", &fault.Error{Code: e.Code, Field: e.Field, Err: err, Message: e.Message + ". Your card was not charged."}
+		return "", &fault.Error{Code: e.Code, Field: e.Field, Err: err, Message: strings.TrimSuffix(e.Message, ".") + ". Your card was not charged."}
 	}
 	return "", err
 }
