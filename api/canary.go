@@ -63,11 +63,8 @@ func (s *Server) createCanary(c *gin.Context) error {
 		if err := tx.Create(&canary).Error; err != nil {
 			return err
 		}
-		task, err := tasks.NewCanaryRunTask(canary.ID)
-		if err != nil {
-			return err
-		}
-		return tx.Add(task)
+		tx.Add(tasks.CanaryRunPayload{CanaryID: canary.ID})
+		return nil
 	})
 	if err != nil {
 		return err

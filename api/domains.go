@@ -250,11 +250,8 @@ func (s *Server) queueBulk(c *gin.Context, u models.User, plan bulkop.Plan, doma
 		if plan.DryRun {
 			return nil
 		}
-		task, err := tasks.NewBulkRunTask(op.ID)
-		if err != nil {
-			return err
-		}
-		return tx.Add(task)
+		tx.Add(tasks.BulkRunPayload{BulkOpID: op.ID})
+		return nil
 	})
 	if err != nil {
 		return fmt.Errorf("queue bulk %s: %w", plan.Op, err)

@@ -174,11 +174,8 @@ func (s *Server) queueJob(ctx context.Context, tool string, input json.RawMessag
 		if err := tx.Create(&job).Error; err != nil {
 			return err
 		}
-		task, err := tasks.NewToolRunTask(job.ID)
-		if err != nil {
-			return err
-		}
-		return tx.Add(task)
+		tx.Add(tasks.ToolRunPayload{JobID: job.ID})
+		return nil
 	})
 	if err != nil {
 		return job, fmt.Errorf("queue %s job: %w", tool, err)

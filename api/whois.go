@@ -144,10 +144,7 @@ func (s *Server) createLookup(ctx context.Context, id, domain string) error {
 		if err := tx.Create(&l).Error; err != nil {
 			return err
 		}
-		task, err := tasks.NewLookupRunTask(id)
-		if err != nil {
-			return err
-		}
-		return tx.Add(task)
+		tx.Add(tasks.LookupRunPayload{LookupID: id})
+		return nil
 	})
 }

@@ -19,11 +19,11 @@ import (
 
 // Entry is one line of the table: every Every, Offset after each multiple
 // of Every since the Unix epoch (so every scheduler agrees on the slots),
-// enqueue the task New makes.
+// enqueue the task of Payload.
 type Entry struct {
-	Every  time.Duration
-	Offset time.Duration
-	New    func() *asynq.Task
+	Every   time.Duration
+	Offset  time.Duration
+	Payload tasks.Payload
 }
 
 // slot is the start of e's slot that now falls in.
@@ -38,13 +38,13 @@ func (e Entry) slot(now time.Time) time.Time {
 
 // Table is the schedule of the service.
 var Table = []Entry{
-	{Every: 5 * time.Second, New: tasks.NewOutboxSweepTask},
-	{Every: 10 * time.Second, New: tasks.NewPaymentReconcileTask},
-	{Every: time.Minute, New: tasks.NewJobsRescueTask},
-	{Every: time.Hour, New: tasks.NewMaintenanceCleanupTask},
-	{Every: time.Hour, Offset: settlement.RollupGrace, New: tasks.NewLedgerRollupTask},
-	{Every: 6 * time.Hour, New: tasks.NewTLDSyncTask},
-	{Every: 24 * time.Hour, New: tasks.NewRDAPBootstrapRefreshTask},
+	{Every: 5 * time.Second, Payload: tasks.OutboxSweepPayload{}},
+	{Every: 10 * time.Second, Payload: tasks.PaymentReconcilePayload{}},
+	{Every: time.Minute, Payload: tasks.JobsRescuePayload{}},
+	{Every: time.Hour, Payload: tasks.MaintenanceCleanupPayload{}},
+	{Every: time.Hour, Offset: settlement.RollupGrace, Payload: tasks.LedgerRollupPayload{}},
+	{Every: 6 * time.Hour, Payload: tasks.TLDSyncPayload{}},
+	{Every: 24 * time.Hour, Payload: tasks.RDAPBootstrapRefreshPayload{}},
 }
 
 // Scheduler runs a table with robfig/cron.
@@ -89,7 +89,7 @@ func (s *Scheduler) Stop() { <-s.cron.Stop().Done() }
 // Enqueue enqueues the run of e for slot. A run another scheduler already
 // enqueued for the same slot is not an error.
 func (s *Scheduler) Enqueue(ctx context.Context, e Entry, slot time.Time) error {
-	t := e.New()
+	t := tasks.New(e.Payload)
 	id := SlotTaskID(t.Type(), slot)
 	retention := max(2*e.Every, time.Minute)
 	opts := append(tasks.Options(t.Type()), asynq.TaskID(id), asynq.Retention(retention), asynq.Deadline(slot.Add(e.Every+time.Minute)))

@@ -18,7 +18,7 @@ func TestTwoSchedulersEnqueueASlotOnce(t *testing.T) {
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	a := New(asynq.NewClientFromRedisClient(r.Client), log, nil)
 	b := New(asynq.NewClientFromRedisClient(r.Client), log, nil)
-	e := Entry{Every: 5 * time.Second, New: tasks.NewOutboxSweepTask}
+	e := Entry{Every: 5 * time.Second, Payload: tasks.OutboxSweepPayload{}}
 	slot := time.Date(2026, 11, 22, 10, 0, 5, 0, time.UTC)
 	ctx := context.Background()
 	for _, s := range []*Scheduler{a, b, a} {
@@ -72,7 +72,7 @@ func TestOffsetSchedule(t *testing.T) {
 
 func TestTableEntriesHaveSpecs(t *testing.T) {
 	for _, e := range Table {
-		typ := e.New().Type()
+		typ := e.Payload.TaskType()
 		if _, ok := tasks.Specs[typ]; !ok {
 			t.Errorf("%s has no tasks.Spec", typ)
 		}
@@ -88,8 +88,8 @@ func TestStartCatchesUpOnTheCurrentSlot(t *testing.T) {
 	r := platformtest.NewRedis(t)
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	table := []Entry{
-		{Every: 6 * time.Hour, New: tasks.NewTLDSyncTask},
-		{Every: 24 * time.Hour, New: tasks.NewRDAPBootstrapRefreshTask},
+		{Every: 6 * time.Hour, Payload: tasks.TLDSyncPayload{}},
+		{Every: 24 * time.Hour, Payload: tasks.RDAPBootstrapRefreshPayload{}},
 	}
 	ctx := context.Background()
 	for range 2 {

@@ -1,7 +1,5 @@
 package tasks
 
-import "github.com/hibiken/asynq"
-
 // TypeBulkRun applies the pending items of one bulk domain operation
 // (models.BulkOp); a resumed run picks up where the last one stopped.
 const TypeBulkRun = "bulk:run"
@@ -11,13 +9,8 @@ type BulkRunPayload struct {
 	BulkOpID string `json:"bulk_op_id"`
 }
 
-// NewBulkRunTask makes the task that runs bulk op id.
-func NewBulkRunTask(id string) (*asynq.Task, error) {
-	return newTask(TypeBulkRun, BulkRunPayload{BulkOpID: id})
-}
-
-// ParseBulkRun decodes the payload of a TypeBulkRun task.
-func ParseBulkRun(t *asynq.Task) (BulkRunPayload, error) { return parse[BulkRunPayload](t) }
+// TaskType implements Payload.
+func (BulkRunPayload) TaskType() string { return TypeBulkRun }
 
 // TypeToolRun runs one async free-tool job (models.ToolJob).
 const TypeToolRun = "tool:run"
@@ -27,10 +20,5 @@ type ToolRunPayload struct {
 	JobID string `json:"job_id"`
 }
 
-// NewToolRunTask makes the task that runs job id.
-func NewToolRunTask(id string) (*asynq.Task, error) {
-	return newTask(TypeToolRun, ToolRunPayload{JobID: id})
-}
-
-// ParseToolRun decodes the payload of a TypeToolRun task.
-func ParseToolRun(t *asynq.Task) (ToolRunPayload, error) { return parse[ToolRunPayload](t) }
+// TaskType implements Payload.
+func (ToolRunPayload) TaskType() string { return TypeToolRun }

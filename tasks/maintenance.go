@@ -1,7 +1,5 @@
 package tasks
 
-import "github.com/hibiken/asynq"
-
 // Maintenance task types, enqueued by the scheduler.
 const (
 	// TypeOutboxSweep enqueues outbox entries whose fast-path enqueue did not happen.
@@ -12,11 +10,21 @@ const (
 	TypeJobsRescue = "jobs:rescue"
 )
 
-// NewOutboxSweepTask makes the periodic outbox sweep. It has no payload.
-func NewOutboxSweepTask() *asynq.Task { return asynq.NewTask(TypeOutboxSweep, nil) }
+// OutboxSweepPayload is the periodic outbox sweep's: it has no fields.
+type OutboxSweepPayload struct{}
 
-// NewMaintenanceCleanupTask makes the periodic cleanup. It has no payload.
-func NewMaintenanceCleanupTask() *asynq.Task { return asynq.NewTask(TypeMaintenanceCleanup, nil) }
+// TaskType implements Payload.
+func (OutboxSweepPayload) TaskType() string { return TypeOutboxSweep }
 
-// NewJobsRescueTask makes the periodic rescue of stalled work. It has no payload.
-func NewJobsRescueTask() *asynq.Task { return asynq.NewTask(TypeJobsRescue, nil) }
+// MaintenanceCleanupPayload is the periodic cleanup's: it has no fields.
+type MaintenanceCleanupPayload struct{}
+
+// TaskType implements Payload.
+func (MaintenanceCleanupPayload) TaskType() string { return TypeMaintenanceCleanup }
+
+// JobsRescuePayload is the periodic rescue of stalled work's: it has no
+// fields.
+type JobsRescuePayload struct{}
+
+// TaskType implements Payload.
+func (JobsRescuePayload) TaskType() string { return TypeJobsRescue }

@@ -1,7 +1,8 @@
 // Package tasks is the contract between the processes: task type names
-// ("noun:verb"), the queue each type runs on, payload structs and constructors.
-// The API and scheduler make tasks with these constructors; the worker decodes
-// them with the matching Parse functions.
+// ("noun:verb"), the queue each type runs on, and a payload struct per type
+// that knows its type (Payload). The API, the services and the scheduler
+// make tasks with New; the worker decodes each once, with Decode, for the
+// handler of its payload type.
 package tasks
 
 import (
@@ -91,12 +92,19 @@ var Specs = map[string]Spec{
 // that caused the task, so worker logs can be joined with API logs.
 const HeaderRequestID = "request_id"
 
-// Options returns the asynq options of typ from Specs.
-func Options(typ string) []asynq.Option {
+// SpecOf returns the Spec of typ. Every type has one
+// (TestEveryPayloadHasASpec), so a type without is a bug: it panics.
+func SpecOf(typ string) Spec {
 	s, ok := Specs[typ]
 	if !ok {
 		panic("tasks: no Spec for task type " + typ)
 	}
+	return s
+}
+
+// Options returns the asynq options of typ from Specs.
+func Options(typ string) []asynq.Option {
+	s := SpecOf(typ)
 	opts := []asynq.Option{asynq.Queue(s.Queue), asynq.MaxRetry(s.MaxRetry), asynq.Timeout(s.Timeout)}
 	if s.Retention > 0 {
 		opts = append(opts, asynq.Retention(s.Retention))
@@ -104,17 +112,43 @@ func Options(typ string) []asynq.Option {
 	return opts
 }
 
-func newTask(typ string, payload any) (*asynq.Task, error) {
-	b, err := json.Marshal(payload)
-	if err != nil {
-		return nil, fmt.Errorf("encode %s payload: %w", typ, err)
-	}
-	return asynq.NewTask(typ, b), nil
+// Payloads holds a zero value of every payload type: the task types there
+// are, one each (TestEveryPayloadHasASpec checks it against Specs and the
+// package's source).
+var Payloads = []Payload{
+	OutboxSweepPayload{}, MaintenanceCleanupPayload{}, JobsRescuePayload{}, CanaryRunPayload{}, TLDSyncPayload{},
+	LookupRunPayload{}, RDAPBootstrapRefreshPayload{}, BulkRunPayload{}, ToolRunPayload{}, WebhookDeliverPayload{},
+	TransferPushPayload{}, BrokerageProbePayload{}, SettlementRunPayload{}, SettlementSchedulePayload{},
+	LedgerRollupPayload{}, PaymentRefundPayload{}, PaymentReturnPayload{}, PaymentReconcilePayload{},
 }
 
-// parse decodes a payload; a payload that does not decode is never retried.
-func parse[T any](t *asynq.Task) (T, error) {
-	var p T
+// Payload is what tasks of one type carry: a struct of strings and
+// numbers that names its type, so that a task is made from its payload
+// alone (New) and decoded into it once (Decode).
+type Payload interface {
+	// TaskType is the type of the tasks that carry the payload.
+	TaskType() string
+}
+
+// New makes the task that carries p. Payloads are structs of strings and
+// numbers, which always encode (TestEveryPayloadEncodes), so making a
+// task cannot fail.
+func New(p Payload) *asynq.Task {
+	b, err := json.Marshal(p)
+	if err != nil {
+		panic(fmt.Sprintf("tasks: encode %s payload: %v", p.TaskType(), err))
+	}
+	return asynq.NewTask(p.TaskType(), b)
+}
+
+// Decode reads t's payload as P (an empty payload, as periodic tasks of
+// older versions carry, as P's zero value). A payload that does not decode
+// is an error that is never retried.
+func Decode[P Payload](t *asynq.Task) (P, error) {
+	var p P
+	if len(t.Payload()) == 0 {
+		return p, nil
+	}
 	if err := json.Unmarshal(t.Payload(), &p); err != nil {
 		return p, fmt.Errorf("decode %s payload: %v: %w", t.Type(), err, asynq.SkipRetry)
 	}

@@ -1,9 +1,10 @@
 package tasks
 
-import "github.com/hibiken/asynq"
-
 // TypeTLDSync copies TLD prices and rules from the registry provider.
 const TypeTLDSync = "tld:sync"
 
-// NewTLDSyncTask makes the periodic TLD sync. It has no payload.
-func NewTLDSyncTask() *asynq.Task { return asynq.NewTask(TypeTLDSync, nil) }
+// TLDSyncPayload is the periodic TLD sync's: it has no fields.
+type TLDSyncPayload struct{}
+
+// TaskType implements Payload.
+func (TLDSyncPayload) TaskType() string { return TypeTLDSync }

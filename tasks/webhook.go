@@ -1,10 +1,6 @@
 package tasks
 
-import (
-	"time"
-
-	"github.com/hibiken/asynq"
-)
+import "time"
 
 // TypeWebhookDeliver delivers one event to one partner endpoint
 // (models.WebhookDelivery), retried on WebhookSchedule.
@@ -15,15 +11,8 @@ type WebhookDeliverPayload struct {
 	DeliveryID string `json:"delivery_id"`
 }
 
-// NewWebhookDeliverTask makes the task that delivers delivery id.
-func NewWebhookDeliverTask(id string) (*asynq.Task, error) {
-	return newTask(TypeWebhookDeliver, WebhookDeliverPayload{DeliveryID: id})
-}
-
-// ParseWebhookDeliver decodes the payload of a TypeWebhookDeliver task.
-func ParseWebhookDeliver(t *asynq.Task) (WebhookDeliverPayload, error) {
-	return parse[WebhookDeliverPayload](t)
-}
+// TaskType implements Payload.
+func (WebhookDeliverPayload) TaskType() string { return TypeWebhookDeliver }
 
 // WebhookSchedule is the wait before each retry of a failed delivery
 // (jittered ±10 % by the worker): the first within 15 s, then growing

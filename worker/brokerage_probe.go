@@ -26,11 +26,7 @@ type brokerageProbe struct {
 	now   func() time.Time
 }
 
-func (h *brokerageProbe) ProcessTask(ctx context.Context, t *asynq.Task) error {
-	p, err := tasks.ParseBrokerageProbe(t)
-	if err != nil {
-		return err
-	}
+func (h *brokerageProbe) Work(ctx context.Context, p tasks.BrokerageProbePayload) error {
 	if p.Domain == "" {
 		return fmt.Errorf("brokerage:probe without a domain: %w", asynq.SkipRetry)
 	}

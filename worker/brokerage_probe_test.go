@@ -95,11 +95,7 @@ func TestBrokerageProbeRecordsTheVerdict(t *testing.T) {
 			if err := db.Create(&models.SiteCheck{Domain: tt.domain, Status: models.SiteCheckPending, RequestedAt: now.Add(-time.Minute)}).Error; err != nil {
 				t.Fatal(err)
 			}
-			task, err := tasks.NewBrokerageProbeTask(tasks.BrokerageProbePayload{Domain: tt.domain})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := h.ProcessTask(context.Background(), task); err != nil {
+			if err := run(context.Background(), h, tasks.New(tasks.BrokerageProbePayload{Domain: tt.domain})); err != nil {
 				t.Fatal(err)
 			}
 			var sc models.SiteCheck
@@ -111,8 +107,8 @@ func TestBrokerageProbeRecordsTheVerdict(t *testing.T) {
 			}
 		})
 	}
-	empty, _ := tasks.NewBrokerageProbeTask(tasks.BrokerageProbePayload{})
-	if err := h.ProcessTask(context.Background(), empty); !errors.Is(err, asynq.SkipRetry) {
+	empty := tasks.New(tasks.BrokerageProbePayload{})
+	if err := run(context.Background(), h, empty); !errors.Is(err, asynq.SkipRetry) {
 		t.Errorf("a probe without a domain = %v, want it dropped", err)
 	}
 	var n int64

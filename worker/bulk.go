@@ -8,7 +8,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/hibiken/asynq"
 	"gorm.io/gorm"
 	"gorm.io/gorm/clause"
 
@@ -38,11 +37,7 @@ type bulkRun struct {
 	backoff     time.Duration
 }
 
-func (h *bulkRun) ProcessTask(ctx context.Context, t *asynq.Task) error {
-	p, err := tasks.ParseBulkRun(t)
-	if err != nil {
-		return err
-	}
+func (h *bulkRun) Work(ctx context.Context, p tasks.BulkRunPayload) error {
 	db := h.db.WithContext(ctx)
 	op, err := loadRow[models.BulkOp](db, "bulk op", p.BulkOpID)
 	if err != nil {

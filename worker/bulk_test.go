@@ -76,13 +76,13 @@ func TestBulkRunResumesWithoutApplyingAnItemTwice(t *testing.T) {
 
 	reg := &countingRegistry{Provider: sb, calls: map[string]int{}}
 	h := &bulkRun{db: db, registry: reg, concurrency: 8, backoff: time.Millisecond}
-	task, _ := tasks.NewBulkRunTask(op.ID)
+	task := tasks.New(tasks.BulkRunPayload{BulkOpID: op.ID})
 	// The resumed task, delivered twice at once (a lease that expired
 	// while the first delivery still ran).
 	var wg sync.WaitGroup
 	errs := make([]error, 2)
 	for i := range errs {
-		wg.Go(func() { errs[i] = h.ProcessTask(ctx, task) })
+		wg.Go(func() { errs[i] = run(ctx, h, task) })
 	}
 	wg.Wait()
 	if errs[0] != nil || errs[1] != nil {
@@ -105,7 +105,7 @@ func TestBulkRunResumesWithoutApplyingAnItemTwice(t *testing.T) {
 	if got.State != models.BulkDone || got.FinishedAt == nil || got.StartedAt == nil {
 		t.Errorf("op = %+v, want done", got)
 	}
-	if err := h.ProcessTask(ctx, task); err != nil { // a late redelivery changes nothing
+	if err := run(ctx, h, task); err != nil { // a late redelivery changes nothing
 		t.Errorf("run of a done op = %v", err)
 	}
 	db.Model(&models.SandboxChange{}).Count(&changes)
@@ -118,7 +118,7 @@ func TestBulkRunLeavesItemsPendingWhenStopped(t *testing.T) {
 	db := modelstest.NewDB(t)
 	op, _ := newLockOp(t, db, 40)
 	h := &bulkRun{db: db, registry: sandbox.New(db, 50*time.Millisecond), concurrency: 4, backoff: time.Millisecond}
-	task, _ := tasks.NewBulkRunTask(op.ID)
+	task := tasks.New(tasks.BulkRunPayload{BulkOpID: op.ID})
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() { // the worker shuts down while the op runs
 		for {
@@ -131,7 +131,7 @@ func TestBulkRunLeavesItemsPendingWhenStopped(t *testing.T) {
 			time.Sleep(5 * time.Millisecond)
 		}
 	}()
-	if err := h.ProcessTask(ctx, task); err == nil {
+	if err := run(ctx, h, task); err == nil {
 		t.Fatal("a stopped run reported success")
 	}
 	var pending int64
@@ -142,7 +142,7 @@ func TestBulkRunLeavesItemsPendingWhenStopped(t *testing.T) {
 		t.Fatalf("after the stop: %d pending, op %s; want items left for the retry", pending, got.State)
 	}
 	h.registry = sandbox.New(db, 0)
-	if err := h.ProcessTask(context.Background(), task); err != nil {
+	if err := run(context.Background(), h, task); err != nil {
 		t.Fatal(err)
 	}
 	var done, changes int64

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/hibiken/asynq"
 	"gorm.io/gorm"
 	"gorm.io/gorm/clause"
 
@@ -18,11 +17,7 @@ import (
 // exactly the steps that are not there yet.
 type canaryRun struct{ db *gorm.DB }
 
-func (h *canaryRun) ProcessTask(ctx context.Context, t *asynq.Task) error {
-	p, err := tasks.ParseCanaryRun(t)
-	if err != nil {
-		return err
-	}
+func (h *canaryRun) Work(ctx context.Context, p tasks.CanaryRunPayload) error {
 	db := h.db.WithContext(ctx)
 	c, err := loadRow[models.Canary](db, "canary", p.CanaryID)
 	if err != nil {

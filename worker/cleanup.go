@@ -6,11 +6,11 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/hibiken/asynq"
 	"gorm.io/gorm"
 
 	"github.com/domaind/domaind/internal/webhook"
 	"github.com/domaind/domaind/models"
+	"github.com/domaind/domaind/tasks"
 )
 
 // Retention of rows that only matter for a while.
@@ -37,7 +37,7 @@ type cleanup struct {
 	log *slog.Logger
 }
 
-func (h *cleanup) ProcessTask(ctx context.Context, _ *asynq.Task) error {
+func (h *cleanup) Work(ctx context.Context, _ tasks.MaintenanceCleanupPayload) error {
 	now := time.Now().UTC()
 	db := h.db.WithContext(ctx)
 	steps := []struct {

@@ -24,11 +24,7 @@ type lookupRun struct {
 	cache    *lookup.Cache
 }
 
-func (h *lookupRun) ProcessTask(ctx context.Context, t *asynq.Task) error {
-	p, err := tasks.ParseLookupRun(t)
-	if err != nil {
-		return err
-	}
+func (h *lookupRun) Work(ctx context.Context, p tasks.LookupRunPayload) error {
 	db := h.db.WithContext(ctx)
 	l, err := loadRow[models.Lookup](db, "lookup", p.LookupID)
 	if err != nil {

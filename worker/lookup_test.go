@@ -48,7 +48,7 @@ func addLookup(t *testing.T, h *lookupRun, domain string) (models.Lookup, *asynq
 	if err := h.db.Create(&l).Error; err != nil {
 		t.Fatal(err)
 	}
-	task, _ := tasks.NewLookupRunTask(l.ID)
+	task := tasks.New(tasks.LookupRunPayload{LookupID: l.ID})
 	return l, task
 }
 
@@ -58,7 +58,7 @@ func TestLookupRunFinishesOnceAndCaches(t *testing.T) {
 	l, task := addLookup(t, h, "example.com")
 	ctx := context.Background()
 	for range 2 { // the second run is a redelivery after the row was written
-		if err := h.ProcessTask(ctx, task); err != nil {
+		if err := run(ctx, h, task); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -83,7 +83,7 @@ func TestLookupRunFallsBackAndRecordsNotFound(t *testing.T) {
 	found, t1 := addLookup(t, h, "found.io")
 	missing, t2 := addLookup(t, h, "missing.io")
 	for _, task := range []*asynq.Task{t1, t2} {
-		if err := h.ProcessTask(context.Background(), task); err != nil {
+		if err := run(context.Background(), h, task); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -106,10 +106,10 @@ func TestLookupRunRetriesThenFails(t *testing.T) {
 	h := &lookupRun{db: db, resolver: &lookup.Resolver{RDAP: broken, Fallback: broken}, cache: cache}
 	l := models.Lookup{ID: models.NewID(), Domain: "down.com", State: models.LookupPending}
 	db.Create(&l)
-	task, _ := tasks.NewLookupRunTask(l.ID)
+	task := tasks.New(tasks.LookupRunPayload{LookupID: l.ID})
 
 	// Outside a served task a failure is retryable and changes nothing.
-	if err := h.ProcessTask(context.Background(), task); err == nil || errors.Is(err, asynq.SkipRetry) {
+	if err := run(context.Background(), h, task); err == nil || errors.Is(err, asynq.SkipRetry) {
 		t.Fatalf("failure = %v, want a retryable error", err)
 	}
 	var got models.Lookup
@@ -130,7 +130,7 @@ func TestLookupRunRetriesThenFails(t *testing.T) {
 		RetryDelayFunc: func(int, error, *asynq.Task) time.Duration { return 0 },
 	})
 	mux := asynq.NewServeMux()
-	mux.Handle(tasks.TypeLookupRun, h)
+	Handle(mux, h)
 	if err := srv.Start(mux); err != nil {
 		t.Fatal(err)
 	}
@@ -152,15 +152,15 @@ func TestLookupRunRetriesThenFails(t *testing.T) {
 
 func TestLookupRunUnknownIsNotRetried(t *testing.T) {
 	h, _ := newLookupRun(t, &source{}, &source{})
-	task, _ := tasks.NewLookupRunTask(models.NewID())
-	if err := h.ProcessTask(context.Background(), task); !errors.Is(err, asynq.SkipRetry) {
+	task := tasks.New(tasks.LookupRunPayload{LookupID: models.NewID()})
+	if err := run(context.Background(), h, task); !errors.Is(err, asynq.SkipRetry) {
 		t.Errorf("err = %v, want SkipRetry", err)
 	}
 }
 
 func TestRetryDelay(t *testing.T) {
-	lookupTask, _ := tasks.NewLookupRunTask("x")
-	canaryTask, _ := tasks.NewCanaryRunTask("x")
+	lookupTask := tasks.New(tasks.LookupRunPayload{LookupID: "x"})
+	canaryTask := tasks.New(tasks.CanaryRunPayload{CanaryID: "x"})
 	tests := []struct {
 		name string
 		n    int

@@ -5,11 +5,11 @@ import (
 	"log/slog"
 	"net/http"
 
-	"github.com/hibiken/asynq"
 	"gorm.io/gorm"
 
 	"github.com/domaind/domaind/internal/lookup"
 	"github.com/domaind/domaind/internal/rdap"
+	"github.com/domaind/domaind/tasks"
 )
 
 // rdapBootstrapRefresh keeps the RDAP client's bootstrap current. A source
@@ -22,7 +22,7 @@ type rdapBootstrapRefresh struct {
 	log    *slog.Logger
 }
 
-func (h *rdapBootstrapRefresh) ProcessTask(ctx context.Context, _ *asynq.Task) error {
+func (h *rdapBootstrapRefresh) Work(ctx context.Context, _ tasks.RDAPBootstrapRefreshPayload) error {
 	switched, err := lookup.RefreshBootstrap(ctx, h.db, h.hc, h.source, h.client)
 	if err != nil {
 		return err

@@ -41,7 +41,7 @@ type rescue struct {
 	log       *slog.Logger
 }
 
-func (h *rescue) ProcessTask(ctx context.Context, _ *asynq.Task) error {
+func (h *rescue) Work(ctx context.Context, _ tasks.JobsRescuePayload) error {
 	now := time.Now().UTC()
 	cutoff := now.Add(-stallAfter)
 	db := h.db.WithContext(ctx)
@@ -64,8 +64,7 @@ func (h *rescue) ProcessTask(ctx context.Context, _ *asynq.Task) error {
 
 	var work []stalled
 	for _, op := range ops {
-		task, _ := tasks.NewBulkRunTask(op.ID)
-		w := stalled{task: task, row: &models.BulkOp{ID: op.ID}}
+		w := newStalled(tasks.BulkRunPayload{BulkOpID: op.ID}, &models.BulkOp{ID: op.ID})
 		if op.Attempts >= maxBulkAttempts {
 			w.giveUp = func(tx *gorm.DB) error {
 				return finishBulk(tx, op.ID, models.BulkFailed, fmt.Sprintf("bulk op "+gaveUpFmt, op.Attempts), now)
@@ -74,8 +73,7 @@ func (h *rescue) ProcessTask(ctx context.Context, _ *asynq.Task) error {
 		work = append(work, w)
 	}
 	for _, job := range jobs {
-		task, _ := tasks.NewToolRunTask(job.ID)
-		w := stalled{task: task, row: &models.ToolJob{ID: job.ID}}
+		w := newStalled(tasks.ToolRunPayload{JobID: job.ID}, &models.ToolJob{ID: job.ID})
 		if job.Attempts >= maxJobAttempts {
 			w.giveUp = func(tx *gorm.DB) error {
 				return tx.Model(&models.ToolJob{}).Where("id = ? AND state IN ?", job.ID, []string{models.JobQueued, models.JobRunning}).
@@ -108,12 +106,18 @@ func (h *rescue) ProcessTask(ctx context.Context, _ *asynq.Task) error {
 	return nil
 }
 
-// stalled is work that has not moved: the task that runs it, its row (for
-// rescued_at), and giveUp, set when its runs are used up.
+// stalled is work that has not moved: the payload of the task that runs
+// it and that task, its row (for rescued_at), and giveUp, set when its runs
+// are used up.
 type stalled struct {
-	task   *asynq.Task
-	row    any
-	giveUp func(tx *gorm.DB) error
+	payload tasks.Payload
+	task    *asynq.Task
+	row     any
+	giveUp  func(tx *gorm.DB) error
+}
+
+func newStalled(p tasks.Payload, row any) stalled {
+	return stalled{payload: p, task: tasks.New(p), row: row}
 }
 
 // rescueOne gives w a new task, or gives it up when its runs are used up,
@@ -128,7 +132,8 @@ func (h *rescue) rescueOne(ctx context.Context, w stalled, now time.Time) (strin
 		if err := tx.Model(w.row).Update("rescued_at", now).Error; err != nil {
 			return err
 		}
-		return tx.Add(w.task)
+		tx.Add(w.payload)
+		return nil
 	})
 	if err != nil {
 		return "", fmt.Errorf("rescue %s %s: %w", w.task.Type(), w.task.Payload(), err)

@@ -53,7 +53,7 @@ func TestRescueGivesWorkWhoseTaskIsGoneANewOne(t *testing.T) {
 		op       string
 		enqueued bool
 	}{{"bop_pending", true}, {"bop_outbox", false}, {"bop_archived", true}} {
-		task, _ := tasks.NewBulkRunTask(q.op)
+		task := tasks.New(tasks.BulkRunPayload{BulkOpID: q.op})
 		e := models.OutboxEntry{ID: models.NewID(), TaskType: task.Type(), Payload: task.Payload(), Queue: tasks.QueueBulk, CreatedAt: *ago(5 * time.Minute)}
 		if q.enqueued {
 			e.EnqueuedAt = ago(5 * time.Minute)
@@ -81,7 +81,7 @@ func TestRescueGivesWorkWhoseTaskIsGoneANewOne(t *testing.T) {
 
 	h := &rescue{db: db, outbox: ob, inspector: inspector, log: log}
 	for range 2 { // the second run finds the new tasks queued
-		if err := h.ProcessTask(context.Background(), tasks.NewJobsRescueTask()); err != nil {
+		if err := run(context.Background(), h, tasks.New(tasks.JobsRescuePayload{})); err != nil {
 			t.Fatal(err)
 		}
 	}

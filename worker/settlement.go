@@ -3,8 +3,6 @@ package worker
 import (
 	"context"
 
-	"github.com/hibiken/asynq"
-
 	"github.com/domaind/domaind/internal/settlement"
 	"github.com/domaind/domaind/tasks"
 )
@@ -13,12 +11,8 @@ import (
 // marks the run failed, for finance to see and ask for again.
 type settlementRun struct{ settlements *settlement.Service }
 
-func (h *settlementRun) ProcessTask(ctx context.Context, t *asynq.Task) error {
-	p, err := tasks.ParseSettlementRun(t)
-	if err != nil {
-		return err
-	}
-	err = h.settlements.Run(ctx, p.RunID)
+func (h *settlementRun) Work(ctx context.Context, p tasks.SettlementRunPayload) error {
+	err := h.settlements.Run(ctx, p.RunID)
 	if err != nil && lastAttempt(ctx) {
 		if ferr := h.settlements.Fail(context.WithoutCancel(ctx), p.RunID, err); ferr != nil {
 			return ferr
@@ -31,7 +25,7 @@ func (h *settlementRun) ProcessTask(ctx context.Context, t *asynq.Task) error {
 // scheduler's slot task): a run that exists already is left as it is.
 type settlementSchedule struct{ settlements *settlement.Service }
 
-func (h *settlementSchedule) ProcessTask(ctx context.Context, _ *asynq.Task) error {
+func (h *settlementSchedule) Work(ctx context.Context, _ tasks.SettlementSchedulePayload) error {
 	_, err := h.settlements.RequestClosed(ctx)
 	return err
 }
@@ -40,7 +34,7 @@ func (h *settlementSchedule) ProcessTask(ctx context.Context, _ *asynq.Task) err
 // slot task).
 type ledgerRollup struct{ settlements *settlement.Service }
 
-func (h *ledgerRollup) ProcessTask(ctx context.Context, _ *asynq.Task) error {
+func (h *ledgerRollup) Work(ctx context.Context, _ tasks.LedgerRollupPayload) error {
 	_, err := h.settlements.RollUp(ctx)
 	return err
 }

@@ -4,11 +4,11 @@ import (
 	"context"
 	"log/slog"
 
-	"github.com/hibiken/asynq"
 	"gorm.io/gorm"
 
 	"github.com/domaind/domaind/internal/registry"
 	"github.com/domaind/domaind/internal/tldsync"
+	"github.com/domaind/domaind/tasks"
 )
 
 // tldSync copies TLD prices and rules from the registry provider. Upserts
@@ -19,7 +19,7 @@ type tldSync struct {
 	log      *slog.Logger
 }
 
-func (h *tldSync) ProcessTask(ctx context.Context, _ *asynq.Task) error {
+func (h *tldSync) Work(ctx context.Context, _ tasks.TLDSyncPayload) error {
 	res, err := tldsync.Run(ctx, h.db, h.registry, h.log)
 	if err != nil {
 		return err

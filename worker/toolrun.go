@@ -26,11 +26,7 @@ type toolRun struct {
 	tools *tools.Registry
 }
 
-func (h *toolRun) ProcessTask(ctx context.Context, t *asynq.Task) error {
-	p, err := tasks.ParseToolRun(t)
-	if err != nil {
-		return err
-	}
+func (h *toolRun) Work(ctx context.Context, p tasks.ToolRunPayload) error {
 	db := h.db.WithContext(ctx)
 	job, err := loadRow[models.ToolJob](db, "job", p.JobID)
 	if err != nil {

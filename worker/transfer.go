@@ -21,12 +21,8 @@ type transferPush struct {
 	registry registry.Provider
 }
 
-func (h *transferPush) ProcessTask(ctx context.Context, t *asynq.Task) error {
-	p, err := tasks.ParseTransferPush(t)
-	if err != nil {
-		return err
-	}
-	err = h.orders.Push(ctx, p, h.registry, lastAttempt(ctx))
+func (h *transferPush) Work(ctx context.Context, p tasks.TransferPushPayload) error {
+	err := h.orders.Push(ctx, p, h.registry, lastAttempt(ctx))
 	if e, ok := fault.As(err); ok && e.Code == fault.NotFound { // the order is gone: nothing to push
 		return fmt.Errorf("%w: %w", err, asynq.SkipRetry)
 	}
@@ -41,12 +37,8 @@ type cardRefund struct {
 	providers map[string]payment.Provider
 }
 
-func (h *cardRefund) ProcessTask(ctx context.Context, t *asynq.Task) error {
-	p, err := tasks.ParsePaymentRefund(t)
-	if err != nil {
-		return err
-	}
-	err = h.orders.ReturnToCard(ctx, h.providers, p.RefundID)
+func (h *cardRefund) Work(ctx context.Context, p tasks.PaymentRefundPayload) error {
+	err := h.orders.ReturnToCard(ctx, h.providers, p.RefundID)
 	if err != nil && lastAttempt(ctx) {
 		if ferr := h.orders.FailCardRefund(context.WithoutCancel(ctx), p.RefundID, err); ferr != nil {
 			return ferr
@@ -59,12 +51,8 @@ func (h *cardRefund) ProcessTask(ctx context.Context, t *asynq.Task) error {
 // attempt notes the failure on the payment for ops.
 type paymentReturn struct{ book *payment.Book }
 
-func (h *paymentReturn) ProcessTask(ctx context.Context, t *asynq.Task) error {
-	p, err := tasks.ParsePaymentReturn(t)
-	if err != nil {
-		return err
-	}
-	err = h.book.Return(ctx, p.PaymentID)
+func (h *paymentReturn) Work(ctx context.Context, p tasks.PaymentReturnPayload) error {
+	err := h.book.Return(ctx, p.PaymentID)
 	if err != nil && lastAttempt(ctx) {
 		if ferr := h.book.FailReturn(context.WithoutCancel(ctx), p.PaymentID, err); ferr != nil {
 			return ferr
@@ -77,7 +65,7 @@ func (h *paymentReturn) ProcessTask(ctx context.Context, t *asynq.Task) error {
 // answer.
 type paymentReconcile struct{ book *payment.Book }
 
-func (h *paymentReconcile) ProcessTask(ctx context.Context, _ *asynq.Task) error {
+func (h *paymentReconcile) Work(ctx context.Context, _ tasks.PaymentReconcilePayload) error {
 	const batch = 100
 	_, err := h.book.Reconcile(ctx, batch)
 	return err

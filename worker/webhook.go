@@ -22,12 +22,8 @@ type webhookDeliver struct {
 	outbox   *outbox.Outbox
 }
 
-func (h *webhookDeliver) ProcessTask(ctx context.Context, t *asynq.Task) error {
-	p, err := tasks.ParseWebhookDeliver(t)
-	if err != nil {
-		return err
-	}
-	err = h.webhooks.Deliver(ctx, h.outbox, p.DeliveryID, lastAttempt(ctx))
+func (h *webhookDeliver) Work(ctx context.Context, p tasks.WebhookDeliverPayload) error {
+	err := h.webhooks.Deliver(ctx, h.outbox, p.DeliveryID, lastAttempt(ctx))
 	if errors.Is(err, gorm.ErrRecordNotFound) { // the delivery's rows are gone (kept 30 days)
 		return fmt.Errorf("%w: %w", err, asynq.SkipRetry)
 	}

@@ -131,26 +131,47 @@ func New(d Deps) *Worker {
 	})
 	mux := asynq.NewServeMux()
 	mux.Use(observe(d.Log, d.Metrics))
-	mux.Handle(tasks.TypeOutboxSweep, &outboxSweep{outbox: d.Outbox})
-	mux.Handle(tasks.TypeMaintenanceCleanup, &cleanup{db: d.DB, log: d.Log})
+	Handle(mux, &outboxSweep{outbox: d.Outbox})
+	Handle(mux, &cleanup{db: d.DB, log: d.Log})
 	inspector := asynq.NewInspector(d.RedisOpt)
-	mux.Handle(tasks.TypeJobsRescue, &rescue{db: d.DB, outbox: d.Outbox, inspector: inspector, log: d.Log})
-	mux.Handle(tasks.TypeCanaryRun, &canaryRun{db: d.DB})
-	mux.Handle(tasks.TypeTLDSync, &tldSync{db: d.DB, registry: d.Registry, log: d.Log})
-	mux.Handle(tasks.TypeLookupRun, &lookupRun{db: d.DB, resolver: d.Resolver, cache: d.LookupCache})
-	mux.Handle(tasks.TypeToolRun, &toolRun{db: d.DB, tools: d.Tools})
-	mux.Handle(tasks.TypeBulkRun, &bulkRun{db: d.DB, registry: d.Registry, concurrency: BulkConcurrency, backoff: itemBackoff})
-	mux.Handle(tasks.TypeWebhookDeliver, &webhookDeliver{webhooks: d.Webhooks, outbox: d.Outbox})
-	mux.Handle(tasks.TypeTransferPush, &transferPush{orders: d.Orders, registry: d.Registry})
-	mux.Handle(tasks.TypePaymentRefund, &cardRefund{orders: d.Orders, providers: d.Payments})
-	mux.Handle(tasks.TypePaymentReturn, &paymentReturn{book: d.PaymentBook})
-	mux.Handle(tasks.TypePaymentReconcile, &paymentReconcile{book: d.PaymentBook})
-	mux.Handle(tasks.TypeBrokerageProbe, &brokerageProbe{db: d.DB, fetch: d.Fetch, log: d.Log, now: time.Now})
-	mux.Handle(tasks.TypeSettlementRun, &settlementRun{settlements: d.Settlements})
-	mux.Handle(tasks.TypeSettlementSchedule, &settlementSchedule{settlements: d.Settlements})
-	mux.Handle(tasks.TypeLedgerRollup, &ledgerRollup{settlements: d.Settlements})
-	mux.Handle(tasks.TypeRDAPBootstrapRefresh, &rdapBootstrapRefresh{db: d.DB, hc: d.HTTP, source: d.BootstrapSource, client: d.RDAP, log: d.Log})
+	Handle(mux, &rescue{db: d.DB, outbox: d.Outbox, inspector: inspector, log: d.Log})
+	Handle(mux, &canaryRun{db: d.DB})
+	Handle(mux, &tldSync{db: d.DB, registry: d.Registry, log: d.Log})
+	Handle(mux, &lookupRun{db: d.DB, resolver: d.Resolver, cache: d.LookupCache})
+	Handle(mux, &toolRun{db: d.DB, tools: d.Tools})
+	Handle(mux, &bulkRun{db: d.DB, registry: d.Registry, concurrency: BulkConcurrency, backoff: itemBackoff})
+	Handle(mux, &webhookDeliver{webhooks: d.Webhooks, outbox: d.Outbox})
+	Handle(mux, &transferPush{orders: d.Orders, registry: d.Registry})
+	Handle(mux, &cardRefund{orders: d.Orders, providers: d.Payments})
+	Handle(mux, &paymentReturn{book: d.PaymentBook})
+	Handle(mux, &paymentReconcile{book: d.PaymentBook})
+	Handle(mux, &brokerageProbe{db: d.DB, fetch: d.Fetch, log: d.Log, now: time.Now})
+	Handle(mux, &settlementRun{settlements: d.Settlements})
+	Handle(mux, &settlementSchedule{settlements: d.Settlements})
+	Handle(mux, &ledgerRollup{settlements: d.Settlements})
+	Handle(mux, &rdapBootstrapRefresh{db: d.DB, hc: d.HTTP, source: d.BootstrapSource, client: d.RDAP, log: d.Log})
 	return &Worker{srv: srv, mux: mux, inspector: inspector}
+}
+
+// Handler works on the tasks that carry P.
+type Handler[P tasks.Payload] interface {
+	// Work does the task of p; an error is for asynq to retry (wrap
+	// asynq.SkipRetry for one that must not be).
+	Work(ctx context.Context, p P) error
+}
+
+// Handle registers h on mux for the tasks of P's type: each task's
+// payload is decoded once, into P, before h works on it, and one that does
+// not decode is failed without a retry.
+func Handle[P tasks.Payload](mux *asynq.ServeMux, h Handler[P]) {
+	var zero P
+	mux.HandleFunc(zero.TaskType(), func(ctx context.Context, t *asynq.Task) error {
+		p, err := tasks.Decode[P](t)
+		if err != nil {
+			return err
+		}
+		return h.Work(ctx, p)
+	})
 }
 
 // Start starts processing in the background.

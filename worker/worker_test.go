@@ -28,10 +28,10 @@ func TestCanaryRunWritesEachStepOnce(t *testing.T) {
 	db.Create(&c)
 	// A step left by an earlier, killed attempt.
 	db.Create(&models.CanaryStep{CanaryID: c.ID, Step: 2, Attempt: 1})
-	task, _ := tasks.NewCanaryRunTask(c.ID)
+	task := tasks.New(tasks.CanaryRunPayload{CanaryID: c.ID})
 	h := &canaryRun{db: db}
 	for range 2 {
-		if err := h.ProcessTask(context.Background(), task); err != nil {
+		if err := run(context.Background(), h, task); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -57,11 +57,11 @@ func TestCanaryRunWritesEachStepOnce(t *testing.T) {
 
 func TestCanaryRunUnknownIsNotRetried(t *testing.T) {
 	h := &canaryRun{db: modelstest.NewDB(t)}
-	task, _ := tasks.NewCanaryRunTask(models.NewID())
-	if err := h.ProcessTask(context.Background(), task); !errors.Is(err, asynq.SkipRetry) {
+	task := tasks.New(tasks.CanaryRunPayload{CanaryID: models.NewID()})
+	if err := run(context.Background(), h, task); !errors.Is(err, asynq.SkipRetry) {
 		t.Errorf("err = %v, want SkipRetry", err)
 	}
-	if err := h.ProcessTask(context.Background(), asynq.NewTask(tasks.TypeCanaryRun, []byte("{"))); !errors.Is(err, asynq.SkipRetry) {
+	if err := run(context.Background(), h, asynq.NewTask(tasks.TypeCanaryRun, []byte("{"))); !errors.Is(err, asynq.SkipRetry) {
 		t.Errorf("bad payload err = %v, want SkipRetry", err)
 	}
 }
@@ -134,7 +134,7 @@ func TestCleanupDeletesOnlyExpiredRows(t *testing.T) {
 
 	h := &cleanup{db: db, log: quiet}
 	for range 2 { // idempotent
-		if err := h.ProcessTask(context.Background(), tasks.NewMaintenanceCleanupTask()); err != nil {
+		if err := run(context.Background(), h, tasks.New(tasks.MaintenanceCleanupPayload{})); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -230,4 +230,12 @@ func TestWebhookRetrySchedule(t *testing.T) {
 	if d := retryDelay(3, asynq.ErrLeaseExpired, task); d != time.Second {
 		t.Errorf("a delivery whose worker died waits %v, want 1 s", d)
 	}
+}
+
+// run passes t to h as the worker's mux does: decoded once, into h's
+// payload type.
+func run[P tasks.Payload](ctx context.Context, h Handler[P], t *asynq.Task) error {
+	mux := asynq.NewServeMux()
+	Handle(mux, h)
+	return mux.ProcessTask(ctx, t)
 }

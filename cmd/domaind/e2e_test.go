@@ -248,7 +248,7 @@ func TestEndToEndSeparateProcesses(t *testing.T) {
 	// the scheduler's sweep must get it to the worker.
 	db := c.db
 	orphan := models.Canary{ID: models.NewID(), Steps: 1}
-	task, _ := tasks.NewCanaryRunTask(orphan.ID)
+	task := tasks.New(tasks.CanaryRunPayload{CanaryID: orphan.ID})
 	if err := db.Create(&orphan).Error; err != nil {
 		t.Fatal(err)
 	}

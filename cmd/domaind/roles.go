@@ -159,7 +159,7 @@ func start(ctx context.Context, cmd command, getenv func(string) string, isTermi
 	}
 	if role == "all" || role == "scheduler" {
 		every, offset := cfg.SettlementPeriod.Schedule()
-		table := append(slices.Clone(scheduler.Table), scheduler.Entry{Every: every, Offset: offset, New: tasks.NewSettlementScheduleTask})
+		table := append(slices.Clone(scheduler.Table), scheduler.Entry{Every: every, Offset: offset, Payload: tasks.SettlementSchedulePayload{}})
 		s := scheduler.New(client, log, table)
 		s.Start(ctx)
 		defer s.Stop()

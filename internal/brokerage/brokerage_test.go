@@ -97,7 +97,7 @@ func (w *world) probes(t *testing.T, domain string) int {
 	}
 	n := 0
 	for _, e := range entries {
-		if p, _ := tasks.ParseBrokerageProbe(asynq.NewTask(e.TaskType, e.Payload)); p.Domain == domain {
+		if p, _ := tasks.Decode[tasks.BrokerageProbePayload](asynq.NewTask(e.TaskType, e.Payload)); p.Domain == domain {
 			n++
 		}
 	}

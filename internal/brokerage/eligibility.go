@@ -167,11 +167,8 @@ func (s *Service) siteCheck(ctx context.Context, domain string) (string, error) 
 		if claim.RowsAffected == 0 { // another ask claimed it first
 			return nil
 		}
-		t, err := tasks.NewBrokerageProbeTask(tasks.BrokerageProbePayload{Domain: domain})
-		if err != nil {
-			return err
-		}
-		return tx.Add(t)
+		tx.Add(tasks.BrokerageProbePayload{Domain: domain})
+		return nil
 	})
 	return ReasonSiteCheckPending, err
 }

@@ -128,11 +128,8 @@ func (s *Service) Move(ctx context.Context, publicID string, action Action, in M
 		if err != nil || action != StartTransfer {
 			return err
 		}
-		t, err := tasks.NewTransferPushTask(tasks.TransferPushPayload{OrderID: o.PublicID, Push: step, Recipient: in.Recipient})
-		if err != nil {
-			return err
-		}
-		return tx.Add(t)
+		tx.Add(tasks.TransferPushPayload{OrderID: o.PublicID, Push: step, Recipient: in.Recipient})
+		return nil
 	})
 	if err != nil {
 		return View{}, err

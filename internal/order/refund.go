@@ -128,13 +128,7 @@ func addRefund(tx *outbox.Tx, o *models.Order, amount int64, reason, actor strin
 		return rf, err
 	}
 	if rf.CardStatus == models.CardRefundPending {
-		t, err := tasks.NewPaymentRefundTask(rf.ID)
-		if err != nil {
-			return rf, err
-		}
-		if err := tx.Add(t); err != nil {
-			return rf, err
-		}
+		tx.Add(tasks.PaymentRefundPayload{RefundID: rf.ID})
 	}
 	o.RefundedCents += amount
 	o.UpdatedAt = now

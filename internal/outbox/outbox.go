@@ -90,22 +90,15 @@ type Tx struct {
 	entries   []*models.OutboxEntry
 }
 
-// Add records t to be enqueued when the transaction commits. Its queue and
-// retry policy come from tasks.Specs. The entries of one transaction are
+// Add records the task of p to be enqueued when the transaction commits.
+// Its queue and retry policy come from tasks.Specs (every payload type has
+// one: TestEveryPayloadHasASpec). The entries of one transaction are
 // written in one statement when fn returns.
-func (tx *Tx) Add(t *asynq.Task) error {
-	spec, ok := tasks.Specs[t.Type()]
-	if !ok {
-		return fmt.Errorf("outbox: task type %q has no tasks.Spec", t.Type())
-	}
-	payload := t.Payload()
-	if payload == nil {
-		payload = []byte{} // the column is NOT NULL
-	}
+func (tx *Tx) Add(p tasks.Payload) {
+	t := tasks.New(p)
 	tx.entries = append(tx.entries, &models.OutboxEntry{
-		ID: models.NewID(), TaskType: t.Type(), Payload: payload, Queue: spec.Queue, RequestID: tx.requestID,
+		ID: models.NewID(), TaskType: t.Type(), Payload: t.Payload(), Queue: tasks.SpecOf(t.Type()).Queue, RequestID: tx.requestID,
 	})
-	return nil
 }
 
 // Transaction runs fn in one database transaction. Tasks fn adds are

@@ -29,11 +29,8 @@ func addCanary(t *testing.T, ctx context.Context, ob *outbox.Outbox) models.Cana
 		if err := tx.Create(&c).Error; err != nil {
 			return err
 		}
-		task, err := tasks.NewCanaryRunTask(c.ID)
-		if err != nil {
-			return err
-		}
-		return tx.Add(task)
+		tx.Add(tasks.CanaryRunPayload{CanaryID: c.ID})
+		return nil
 	})
 	if err != nil {
 		t.Fatalf("transaction: %v", err)
@@ -61,7 +58,7 @@ func TestTransactionEnqueuesAfterCommit(t *testing.T) {
 	if err != nil {
 		t.Fatalf("task %s not in queue: %v", e.ID, err)
 	}
-	p, err := tasks.ParseCanaryRun(asynq.NewTask(info.Type, info.Payload))
+	p, err := tasks.Decode[tasks.CanaryRunPayload](asynq.NewTask(info.Type, info.Payload))
 	if err != nil || p.CanaryID != c.ID {
 		t.Errorf("payload = %+v, %v; want canary %s", p, err, c.ID)
 	}
@@ -77,10 +74,7 @@ func TestRollbackLeavesNoTask(t *testing.T) {
 	t.Cleanup(func() { ob.Close() })
 	boom := errors.New("boom")
 	err := ob.Transaction(context.Background(), func(tx *outbox.Tx) error {
-		task, _ := tasks.NewCanaryRunTask("x")
-		if err := tx.Add(task); err != nil {
-			return err
-		}
+		tx.Add(tasks.CanaryRunPayload{CanaryID: "x"})
 		return boom
 	})
 	if !errors.Is(err, boom) {
@@ -141,7 +135,7 @@ func TestConcurrentSweepersMakeOneTask(t *testing.T) {
 	// Entries written without the fast path, as if the process died after commit.
 	const entries = 50
 	for range entries {
-		task, _ := tasks.NewCanaryRunTask(models.NewID())
+		task := tasks.New(tasks.CanaryRunPayload{CanaryID: models.NewID()})
 		e := models.OutboxEntry{ID: models.NewID(), TaskType: task.Type(), Payload: task.Payload(), Queue: tasks.QueueMaintenance}
 		if err := db.Create(&e).Error; err != nil {
 			t.Fatal(err)

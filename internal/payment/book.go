@@ -130,11 +130,8 @@ func Unrecorded(tx *outbox.Tx, id, chargeID, last4, why string, now time.Time) e
 	if res.RowsAffected == 0 {
 		return nil
 	}
-	t, err := tasks.NewPaymentReturnTask(id)
-	if err != nil {
-		return err
-	}
-	return tx.Add(t)
+	tx.Add(tasks.PaymentReturnPayload{PaymentID: id})
+	return nil
 }
 
 // CardRefunded records in tx that amount of the charge that paid order

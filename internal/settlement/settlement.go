@@ -98,11 +98,8 @@ func (s *Service) Request(ctx context.Context, start time.Time, trigger string) 
 				return fmt.Errorf("queue run %s again: %w", run.ID, err)
 			}
 		}
-		t, err := tasks.NewSettlementRunTask(run.ID)
-		if err != nil {
-			return err
-		}
-		return tx.Add(t)
+		tx.Add(tasks.SettlementRunPayload{RunID: run.ID})
+		return nil
 	})
 	return run, err
 }

@@ -232,9 +232,7 @@ func EmitAll(tx *outbox.Tx, es []Emission, now time.Time) ([]models.Event, error
 			State: models.DeliveryPending, CreatedAt: now.UTC()}
 		deliveries = append(deliveries, d)
 		if !wait {
-			if err := addTask(tx, d.ID); err != nil {
-				return nil, err
-			}
+			addTask(tx, d.ID)
 		}
 	}
 	if err := tx.CreateInBatches(deliveries, batch).Error; err != nil {
@@ -300,17 +298,12 @@ func addDelivery(tx *outbox.Tx, ev models.Event, e models.WebhookEndpoint, subje
 	if wait {
 		return d.ID, nil
 	}
-	return d.ID, addTask(tx, d.ID)
+	addTask(tx, d.ID)
+	return d.ID, nil
 }
 
 // addTask adds the task that delivers delivery id.
-func addTask(tx *outbox.Tx, id string) error {
-	t, err := tasks.NewWebhookDeliverTask(id)
-	if err != nil {
-		return err
-	}
-	return tx.Add(t)
-}
+func addTask(tx *outbox.Tx, id string) { tx.Add(tasks.WebhookDeliverPayload{DeliveryID: id}) }
 
 // Envelope is an event as partners receive it (SPEC §2.14).
 type Envelope struct {
@@ -486,7 +479,8 @@ func releaseNext(tx *outbox.Tx, d models.WebhookDelivery) error {
 	if len(next) == 0 {
 		return nil
 	}
-	return addTask(tx, next[0])
+	addTask(tx, next[0])
+	return nil
 }
 
 // History limits (GET /events).
