@@ -7,7 +7,6 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"os"
-	"os/exec"
 	"strings"
 	"sync"
 	"testing"
@@ -18,6 +17,7 @@ import (
 	"golang.org/x/oauth2"
 
 	"github.com/domaind/domaind/internal/config"
+	"github.com/domaind/domaind/internal/testtool"
 )
 
 // browserPath is the Chromium a person's pages are tested in ($CHROMIUM,
@@ -27,13 +27,7 @@ func browserPath(t *testing.T) string {
 	if p := os.Getenv("CHROMIUM"); p != "" {
 		return p
 	}
-	for _, name := range []string{"chromium", "chromium-browser"} {
-		if p, err := exec.LookPath(name); err == nil {
-			return p
-		}
-	}
-	t.Skip("chromium is not installed (.ci/run installs Debian's chromium): the pages are tested in a real browser")
-	return ""
+	return testtool.Path(t, "the pages are tested in a real browser (Debian's chromium)", "chromium", "chromium-browser")
 }
 
 // newChromium starts a headless Chromium for the test, with the options

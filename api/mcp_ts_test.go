@@ -12,22 +12,19 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/domaind/domaind/internal/testtool"
 )
 
 // The MCP TypeScript SDK's client (testdata/mcp-ts-client) goes through
 // the same flow as the Go SDK's: the challenge, discovery, registration,
 // consent, token, tools/list and tool calls. It needs Node.js and npm
 // (the SDK is installed from the npm registry into testdata, pinned by
-// its package-lock.json); without them the test is skipped, saying so.
+// its package-lock.json); without them the test is skipped, saying so,
+// outside CI (package testtool).
 func TestMCPTypeScriptClient(t *testing.T) {
-	node, err := exec.LookPath("node")
-	if err != nil {
-		t.Skip("node is not installed: the MCP TypeScript SDK's client is tested with Node.js and npm")
-	}
-	npm, err := exec.LookPath("npm")
-	if err != nil {
-		t.Skip("npm is not installed: the MCP TypeScript SDK is installed with npm")
-	}
+	node := testtool.Path(t, "the MCP TypeScript SDK's client is tested with Node.js and npm", "node")
+	npm := testtool.Path(t, "the MCP TypeScript SDK is installed with npm", "npm")
 	dir, err := filepath.Abs("testdata/mcp-ts-client")
 	if err != nil {
 		t.Fatal(err)

@@ -20,6 +20,7 @@ import (
 	"github.com/domaind/domaind/internal/config"
 	"github.com/domaind/domaind/internal/fault"
 	"github.com/domaind/domaind/internal/ratelimit"
+	"github.com/domaind/domaind/internal/testtool"
 )
 
 func TestRateLimitHeadersAnd429(t *testing.T) {
@@ -188,9 +189,7 @@ func TestIdempotencyKey(t *testing.T) {
 	var inflight *httptest.ResponseRecorder
 	before := runs.Load()
 	wg.Go(func() { inflight = env.request("POST", "/test/idem?wait=1", `{}`, "Idempotency-Key", "key-2") })
-	for runs.Load() == before {
-		time.Sleep(time.Millisecond)
-	}
+	testtool.WaitFor(t, "the first request runs", func() bool { return runs.Load() != before })
 	w = env.request("POST", "/test/idem?wait=1", `{}`, "Idempotency-Key", "key-2")
 	close(release)
 	wg.Wait()

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/domaind/domaind/internal/config"
+	"github.com/domaind/domaind/internal/testtool"
 )
 
 // A strict OAuth client (oauth4webapi, run by node) completes the whole
@@ -18,14 +19,8 @@ import (
 // issuer asked (RFC 8414 §3.3) and that the authorization response names
 // its issuer (RFC 9207), where golang.org/x/oauth2 checks none of these.
 func TestStrictOAuthClient(t *testing.T) {
-	node, err := exec.LookPath("node")
-	if err != nil {
-		t.Skip("node is not installed: the strict OAuth client (oauth4webapi) runs on node")
-	}
-	npm, err := exec.LookPath("npm")
-	if err != nil {
-		t.Skip("npm is not installed: it installs the strict OAuth client (oauth4webapi)")
-	}
+	node := testtool.Path(t, "the strict OAuth client (oauth4webapi) runs on node", "node")
+	npm := testtool.Path(t, "it installs the strict OAuth client (oauth4webapi)", "npm")
 	dir := installStrictClient(t, npm)
 
 	srv := httptest.NewServer(nil)

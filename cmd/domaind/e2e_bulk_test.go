@@ -14,6 +14,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/domaind/domaind/internal/testtool"
 	"github.com/domaind/domaind/models"
 )
 
@@ -147,10 +148,7 @@ func (c *cluster) wantAppliedOnce(id string, n int) {
 // finishes it, every item applied once.
 func TestEndToEndBulkOpSurvivesLosingRedisAndItsWorker(t *testing.T) {
 	c := newCluster(t) // skips without the real servers
-	redisBin, err := exec.LookPath("redis-server")
-	if err != nil {
-		t.Fatalf("the real-server tests need redis-server, to stop and start a Redis of their own: %v", err)
-	}
+	redisBin := testtool.Path(t, "the test stops and starts a Redis of its own", "redis-server")
 	addr := freeAddr(t)
 	_, port, _ := strings.Cut(addr, ":")
 	startRedis := func() *exec.Cmd {

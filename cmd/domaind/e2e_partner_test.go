@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/domaind/domaind/internal/testtool"
 	"github.com/domaind/domaind/partnerclient"
 )
 
@@ -69,9 +70,7 @@ func TestDemoPartnerFirstMinutes(t *testing.T) {
 	registered := false
 	t.Run("shell script", func(t *testing.T) {
 		for _, tool := range []string{"sh", "openssl", "curl"} {
-			if _, err := exec.LookPath(tool); err != nil {
-				t.Skipf("%s is not installed: the README's shell example is not tried", tool)
-			}
+			testtool.Path(t, "the README's shell example runs on it", tool)
 		}
 		script := func(args ...string) string {
 			cmd := exec.Command("../../docs/examples/partner-curl.sh", args...)

@@ -14,6 +14,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/domaind/domaind/internal/platform/platformtest"
+	"github.com/domaind/domaind/internal/testtool"
 )
 
 // blackHole accepts connections and never answers until closed.
@@ -54,16 +55,6 @@ func (h *blackHole) close() {
 	}
 }
 
-// waitFor polls cond until it holds; it fails the test after a generous bound.
-func waitFor(tb testing.TB, what string, cond func() bool) {
-	tb.Helper()
-	for deadline := time.Now().Add(10 * time.Second); !cond(); time.Sleep(time.Millisecond) {
-		if time.Now().After(deadline) {
-			tb.Fatalf("gave up waiting until %s", what)
-		}
-	}
-}
-
 // A call queued behind a round trip that hangs leaves as soon as its
 // caller gives up, and is withdrawn: it will not spend a unit later.
 func TestQueuedCallWithdrawsWhenItsCallerGivesUp(t *testing.T) {
@@ -78,7 +69,7 @@ func TestQueuedCallWithdrawsWhenItsCallerGivesUp(t *testing.T) {
 		_, err := l.Allow(context.Background(), p, "first")
 		senderDone <- err
 	}()
-	waitFor(t, "the first call is being sent", func() bool {
+	testtool.WaitFor(t, "the first call is being sent", func() bool {
 		l.batch.mu.Lock()
 		defer l.batch.mu.Unlock()
 		return l.batch.sending
@@ -95,7 +86,7 @@ func TestQueuedCallWithdrawsWhenItsCallerGivesUp(t *testing.T) {
 		defer l.batch.mu.Unlock()
 		return len(l.batch.queue)
 	}
-	waitFor(t, "the second call is queued", func() bool { return queued() == 1 })
+	testtool.WaitFor(t, "the second call is queued", func() bool { return queued() == 1 })
 	cancel()
 	if err := <-queuedDone; !errors.Is(err, context.Canceled) {
 		t.Errorf("queued call = %v, want context.Canceled", err)

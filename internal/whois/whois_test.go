@@ -20,6 +20,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/domaind/domaind/internal/domaininfo"
+	"github.com/domaind/domaind/internal/testtool"
 )
 
 func fixture(tb testing.TB, path string) []byte {
@@ -638,9 +639,7 @@ func TestLookupHonoursContextAndBoundsQueriesPerServer(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	errc := make(chan error, 1)
 	go func() { _, err := c.Lookup(ctx, "cancelled.slowtld"); errc <- err }()
-	for f.open.Load() != 1 {
-		time.Sleep(time.Millisecond) // wait for the connection to be held
-	}
+	testtool.WaitFor(t, "the server holds the connection", func() bool { return f.open.Load() == 1 })
 	cancel()
 	if err := <-errc; !errors.Is(err, context.Canceled) {
 		t.Errorf("cancelled lookup: %v", err)

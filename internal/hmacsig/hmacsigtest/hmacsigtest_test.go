@@ -4,15 +4,14 @@ import (
 	"bytes"
 	"os/exec"
 	"testing"
+
+	"github.com/domaind/domaind/internal/testtool"
 )
 
 // vectors.json is what vectors.mjs prints: nobody edited the expected values
 // by hand (or by running the Go code they test).
 func TestVectorsAreGenerated(t *testing.T) {
-	node, err := exec.LookPath("node")
-	if err != nil {
-		t.Skip("node is not installed: vectors.mjs runs on node")
-	}
+	node := testtool.Path(t, "vectors.mjs runs on node", "node")
 	out, err := exec.Command(node, "vectors.mjs").Output()
 	if err != nil {
 		t.Fatalf("node vectors.mjs: %v", err)

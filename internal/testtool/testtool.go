@@ -1,0 +1,45 @@
+// Package testtool is what tests share beyond the Go code. Path finds the
+// programs some tests run (Node.js for the strict OAuth and MCP TypeScript
+// clients and the signing vectors, Chromium for the pages, redis-server,
+// curl): outside CI a test whose program is missing is skipped, saying
+// which and why; in CI (the CI environment variable set, as .ci/run sets
+// it) it fails, so that no test is left out of CI silently. WaitFor is a
+// wait with a deadline.
+package testtool
+
+import (
+	"os"
+	"os/exec"
+	"testing"
+	"time"
+)
+
+// Path returns the path of the first of names found on the PATH. When
+// none is, tb is skipped outside CI and failed in it, with why the test
+// needs it.
+func Path(tb testing.TB, why string, names ...string) string {
+	tb.Helper()
+	for _, name := range names {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	if os.Getenv("CI") != "" {
+		tb.Fatalf("%s is not installed, and CI runs every test (.ci/run installs it): %s", names[0], why)
+		return ""
+	}
+	tb.Skipf("%s is not installed: %s", names[0], why)
+	return ""
+}
+
+// WaitFor polls cond every millisecond until it holds, and fails tb when
+// it has not after ten seconds: a wait in a test always has a deadline.
+func WaitFor(tb testing.TB, what string, cond func() bool) {
+	tb.Helper()
+	for deadline := time.Now().Add(10 * time.Second); !cond(); time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			tb.Fatalf("gave up waiting until %s", what)
+			return
+		}
+	}
+}
