@@ -1,0 +1,264 @@
+package oauth
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/base64"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/domaind/domaind/models"
+	"github.com/domaind/domaind/models/modelstest"
+)
+
+const (
+	api      = "https://domaind.test"
+	mcp      = "https://domaind.test/mcp"
+	redirect = "https://app.example/callback"
+	verifier = "the-verifier-of-this-test-is-long-enough-0123456789"
+)
+
+// world is an authorization server on a fresh database and a clock the
+// test moves, with one registered client.
+type world struct {
+	s      *Server
+	now    time.Time
+	client models.OAuthClient
+}
+
+func newWorld(t *testing.T) *world {
+	t.Helper()
+	w := &world{now: time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC)}
+	w.s = New(modelstest.NewDB(t), func() time.Time { return w.now }, []string{api, mcp})
+	c, err := w.s.Register(context.Background(), " Test App ", []string{redirect, "http://127.0.0.1:8765/cb"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.client = c
+	return w
+}
+
+func challenge(v string) string {
+	sum := sha256.Sum256([]byte(v))
+	return base64.RawURLEncoding.EncodeToString(sum[:])
+}
+
+func (w *world) request(resource string) AuthorizeRequest {
+	return AuthorizeRequest{ResponseType: "code", ClientID: w.client.ID, RedirectURI: redirect, CodeChallenge: challenge(verifier),
+		CodeChallengeMethod: "S256", State: "st", Resource: resource}
+}
+
+// code runs the authorization step for resource and returns the code.
+func (w *world) code(t *testing.T, resource string) string {
+	t.Helper()
+	r := w.request(resource)
+	if _, err := w.s.CheckClient(context.Background(), r); err != nil {
+		t.Fatal(err)
+	}
+	scope, err := w.s.CheckRequest(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	code, err := w.s.IssueCode(context.Background(), r, "user-1", scope)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return code
+}
+
+func oauthCode(err error) string {
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Code
+	}
+	return ""
+}
+
+func TestRegisterChecksRedirectURIs(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	if w.client.Name != "Test App" || !strings.HasPrefix(w.client.ID, "oc_") {
+		t.Errorf("client = %+v", w.client)
+	}
+	for _, tc := range []struct {
+		uris []string
+		want string
+	}{
+		{nil, "invalid_redirect_uri"},
+		{[]string{"http://app.example/cb"}, "invalid_redirect_uri"}, // http off loopback
+		{[]string{"https://app.example/cb#frag"}, "invalid_redirect_uri"},
+		{[]string{"https://user:pw@app.example/cb"}, "invalid_redirect_uri"},
+		{[]string{"/relative"}, "invalid_redirect_uri"},
+		{[]string{"http://localhost:9/cb", "https://ok.example/cb"}, ""},
+		{strings.Fields(strings.Repeat("https://a.example/cb ", 11)), "invalid_redirect_uri"},
+	} {
+		_, err := w.s.Register(context.Background(), "x", tc.uris)
+		if got := oauthCode(err); got != tc.want || (tc.want == "" && err != nil) {
+			t.Errorf("Register(%q) = %v, want %q", tc.uris, err, tc.want)
+		}
+	}
+}
+
+func TestAuthorizeRequestChecks(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	for _, tc := range []struct {
+		name string
+		edit func(r *AuthorizeRequest)
+		want string
+	}{
+		{"good", func(*AuthorizeRequest) {}, ""},
+		{"token flow", func(r *AuthorizeRequest) { r.ResponseType = "token" }, "unsupported_response_type"},
+		{"no PKCE", func(r *AuthorizeRequest) { r.CodeChallenge = "" }, "invalid_request"},
+		{"plain PKCE", func(r *AuthorizeRequest) { r.CodeChallengeMethod = "plain" }, "invalid_request"},
+		{"short challenge", func(r *AuthorizeRequest) { r.CodeChallenge = "abc" }, "invalid_request"},
+		{"long state", func(r *AuthorizeRequest) { r.State = strings.Repeat("s", 501) }, "invalid_request"},
+		{"unknown resource", func(r *AuthorizeRequest) { r.Resource = "https://elsewhere.example" }, "invalid_target"},
+		{"unknown scope", func(r *AuthorizeRequest) { r.Scope = "admin" }, "invalid_scope"},
+	} {
+		r := w.request("")
+		tc.edit(&r)
+		scope, err := w.s.CheckRequest(r)
+		if got := oauthCode(err); got != tc.want || (tc.want == "" && (err != nil || scope != ScopePricingRead)) {
+			t.Errorf("%s: %q, %v; want %q", tc.name, scope, err, tc.want)
+		}
+	}
+	r := w.request("")
+	r.RedirectURI = redirect + "/other"
+	if _, err := w.s.CheckClient(context.Background(), r); oauthCode(err) != "invalid_request" {
+		t.Errorf("a redirect URI not registered: %v", err)
+	}
+	r.ClientID = "oc_nosuch"
+	if _, err := w.s.CheckClient(context.Background(), r); err == nil {
+		t.Error("an unknown client passed")
+	}
+}
+
+// The code flow end to end: a code gives tokens once; the access token
+// authenticates for its resource and not another; refresh rotates; a
+// spent refresh token or code presented again revokes the whole family.
+func TestCodeTokensRefreshAndReuse(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	ctx := context.Background()
+	code := w.code(t, mcp)
+	if _, err := w.s.ExchangeCode(ctx, w.client.ID, code, redirect, "a-wrong-verifier-that-is-long-enough-0123456789", ""); oauthCode(err) != "invalid_grant" {
+		t.Errorf("a wrong verifier: %v", err)
+	}
+	if _, err := w.s.ExchangeCode(ctx, w.client.ID, code, redirect, verifier, api); oauthCode(err) != "invalid_target" {
+		t.Errorf("another resource than the grant's: %v", err)
+	}
+	tok, err := w.s.ExchangeCode(ctx, w.client.ID, code, redirect, verifier, "")
+	if err != nil || tok.TokenType != "Bearer" || tok.ExpiresIn != int(AccessTTL/time.Second) || tok.Scope != ScopePricingRead {
+		t.Fatalf("exchange = %+v, %v", tok, err)
+	}
+	if _, err := w.s.Authenticate(ctx, tok.AccessToken, mcp); err != nil {
+		t.Errorf("the token for its resource: %v", err)
+	}
+	if _, err := w.s.Authenticate(ctx, tok.AccessToken, api); !errors.Is(err, ErrInvalidToken) {
+		t.Errorf("the token for another resource: %v", err)
+	}
+	next, err := w.s.Refresh(ctx, w.client.ID, tok.RefreshToken, "", "")
+	if err != nil || next.RefreshToken == tok.RefreshToken {
+		t.Fatalf("refresh = %+v, %v", next, err)
+	}
+	if _, err := w.s.Refresh(ctx, w.client.ID, tok.RefreshToken, "", ""); oauthCode(err) != "invalid_grant" {
+		t.Errorf("the spent refresh token again: %v", err)
+	}
+	for _, at := range []string{tok.AccessToken, next.AccessToken} {
+		if _, err := w.s.Authenticate(ctx, at, mcp); !errors.Is(err, ErrInvalidToken) {
+			t.Errorf("a token of a family whose refresh token was reused still works: %v", err)
+		}
+	}
+	if _, err := w.s.Refresh(ctx, w.client.ID, next.RefreshToken, "", ""); oauthCode(err) != "invalid_grant" {
+		t.Errorf("the family's live refresh token after a reuse: %v", err)
+	}
+
+	second := w.code(t, "")
+	tok2, err := w.s.ExchangeCode(ctx, w.client.ID, second, redirect, verifier, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.s.ExchangeCode(ctx, w.client.ID, second, redirect, verifier, ""); oauthCode(err) != "invalid_grant" {
+		t.Errorf("a code exchanged twice: %v", err)
+	}
+	if _, err := w.s.Authenticate(ctx, tok2.AccessToken, api); !errors.Is(err, ErrInvalidToken) {
+		t.Errorf("a token of a code exchanged twice still works: %v", err)
+	}
+
+	late := w.code(t, "")
+	w.now = w.now.Add(CodeTTL)
+	if _, err := w.s.ExchangeCode(ctx, w.client.ID, late, redirect, verifier, ""); oauthCode(err) != "invalid_grant" {
+		t.Errorf("an expired code: %v", err)
+	}
+}
+
+// Two refreshes of one token at once: one rotates it, the other is a
+// reuse, and the family ends revoked.
+func TestConcurrentRefreshesRevokeTheFamily(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	ctx := context.Background()
+	tok, err := w.s.ExchangeCode(ctx, w.client.ID, w.code(t, ""), redirect, verifier, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	errs := make([]error, 4)
+	for i := range errs {
+		wg.Go(func() { _, errs[i] = w.s.Refresh(ctx, w.client.ID, tok.RefreshToken, "", "") })
+	}
+	wg.Wait()
+	ok := 0
+	for _, err := range errs {
+		if err == nil {
+			ok++
+		}
+	}
+	if ok != 1 {
+		t.Errorf("%d of 4 concurrent refreshes succeeded, want 1 (%v)", ok, errs)
+	}
+	if _, err := w.s.Authenticate(ctx, tok.AccessToken); !errors.Is(err, ErrInvalidToken) {
+		t.Errorf("after the reuses the family's access token = %v, want it revoked", err)
+	}
+}
+
+// Revoking an access token ends it alone; a refresh token, its family;
+// an unknown or another client's token is no error and changes nothing.
+func TestRevoke(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	ctx := context.Background()
+	a, _ := w.s.ExchangeCode(ctx, w.client.ID, w.code(t, ""), redirect, verifier, "")
+	b, _ := w.s.ExchangeCode(ctx, w.client.ID, w.code(t, ""), redirect, verifier, "")
+	if err := w.s.Revoke(ctx, "at_unknown", ""); err != nil {
+		t.Errorf("an unknown token: %v", err)
+	}
+	if err := w.s.Revoke(ctx, a.AccessToken, "oc_other"); err != nil {
+		t.Errorf("another client's token: %v", err)
+	}
+	if _, err := w.s.Authenticate(ctx, a.AccessToken); err != nil {
+		t.Errorf("a token revoked by another client was revoked: %v", err)
+	}
+	if err := w.s.Revoke(ctx, a.AccessToken, w.client.ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.s.Authenticate(ctx, a.AccessToken); !errors.Is(err, ErrInvalidToken) {
+		t.Errorf("a revoked access token: %v", err)
+	}
+	if _, err := w.s.Refresh(ctx, w.client.ID, a.RefreshToken, "", ""); err != nil {
+		t.Errorf("its refresh token after the access token's revocation: %v", err)
+	}
+	if err := w.s.Revoke(ctx, b.RefreshToken, ""); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.s.Authenticate(ctx, b.AccessToken); !errors.Is(err, ErrInvalidToken) {
+		t.Errorf("an access token of a revoked refresh token's family: %v", err)
+	}
+	if err := w.s.Revoke(ctx, "", ""); oauthCode(err) != "invalid_request" {
+		t.Errorf("no token: %v", err)
+	}
+}
