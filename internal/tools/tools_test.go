@@ -1,0 +1,131 @@
+package tools
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/domaind/domaind/internal/fault"
+	"github.com/domaind/domaind/internal/registry"
+)
+
+// checker is a registry that answers availability from a table: names
+// listed are taken, .net names get no answer (the registry times out),
+// the rest are available at 1,200 cents.
+type checker struct {
+	registry.Provider
+	taken  map[string]bool
+	checks atomic.Int32
+}
+
+func (c *checker) Check(_ context.Context, name string) (registry.Availability, error) {
+	c.checks.Add(1)
+	switch {
+	case strings.HasSuffix(name, ".net"):
+		return registry.Availability{}, errors.New("the registry timed out")
+	case c.taken[name]:
+		return registry.Availability{Reason: "registered"}, nil
+	}
+	return registry.Availability{Available: true, Cents: 1_200, Currency: "USD"}, nil
+}
+
+func fieldOf(err error) string {
+	if e, ok := fault.As(err); ok && e.Code == fault.Validation {
+		return e.Field
+	}
+	return "not a validation error: " + errString(err)
+}
+
+func errString(err error) string {
+	if err == nil {
+		return "<nil>"
+	}
+	return err.Error()
+}
+
+// Every tool decodes its body strictly: each malformed body is a
+// validation error naming what is wrong.
+func TestBodiesAreDecodedStrictly(t *testing.T) {
+	t.Parallel()
+	suggest, _ := New(Deps{Registry: &checker{}}).Get("domain-suggest")
+	for body, field := range map[string]string{
+		``:                                     "body",
+		`   `:                                  "body",
+		`[1]`:                                  "body",
+		`{"keywords":"a"}{"keywords":"b"}`:     "body",
+		`{"keywords":"green","colour":"blue"}`: "colour",
+		`{"keywords":5}`:                       "keywords",
+		`{"keywords":"green","tlds":"com"}`:    "tlds",
+		`{"keywords":"green","limit":"ten"}`:   "limit",
+		`{"keywords":""}`:                      "keywords",
+		`{"keywords":"a b c d e f"}`:           "keywords",
+		`{"keywords":"green €nergy"}`:          "keywords",
+		`{"keywords":"green","tlds":["com","-x"]}`: "tlds[1]",
+		`{"keywords":"green","limit":51}`:          "limit",
+		`{"keywords":"green","limit":-1}`:          "limit",
+	} {
+		if _, err := suggest.Parse(context.Background(), []byte(body)); fieldOf(err) != field {
+			t.Errorf("%s: %v, want a validation error of %s", body, err, field)
+		}
+	}
+}
+
+// domain-suggest's canonical input (its cache key) is the same for the
+// same request however it was written, and its run offers available
+// names best first, up to the limit, saying which were taken or not
+// answered for.
+func TestDomainSuggest(t *testing.T) {
+	t.Parallel()
+	reg := &checker{taken: map[string]bool{"greenenergy.com": true, "green-energy.com": true}}
+	r := New(Deps{Registry: reg})
+	tool, ok := r.Get("domain-suggest")
+	if !ok || tool.Async || tool.TTL == 0 || !slices.Contains(r.Slugs(), "seo-crawl") {
+		t.Fatalf("domain-suggest = %+v, %v; slugs %v", tool, ok, r.Slugs())
+	}
+	ctx := context.Background()
+	a, err := tool.Parse(ctx, []byte(`{"keywords":" Green,  ENERGY ","tlds":["COM",".com","net"],"limit":3}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := tool.Parse(ctx, []byte(`{"limit":3,"tlds":["com","net"],"keywords":"green energy"}`))
+	if string(a) != string(b) || !strings.Contains(string(a), `"keywords":"green energy"`) {
+		t.Errorf("canonical inputs %s and %s, want one", a, b)
+	}
+	out, err := tool.Run(ctx, a, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := out.(SuggestResult)
+	var got []string
+	for _, s := range res.Suggestions {
+		got = append(got, s.Domain)
+	}
+	want := []string{"getgreenenergy.com"} // of the first six names: two taken, three unanswered
+	if !slices.Equal(got, want) || res.Checked != 6 || int(reg.checks.Load()) != res.Checked ||
+		len(res.Unavailable) != 2 || len(res.Unknown) != 3 || res.Suggestions[0].PriceCents != 1_200 {
+		t.Errorf("suggestions %v (want %v), %d checked, unavailable %+v, unknown %v", got, want, res.Checked, res.Unavailable, res.Unknown)
+	}
+	encoded, _ := json.Marshal(res)
+	if !strings.Contains(string(encoded), `"keywords":["green","energy"]`) {
+		t.Errorf("the result as JSON: %s", encoded)
+	}
+
+	two, _ := tool.Parse(ctx, []byte(`{"keywords":"green energy","tlds":["com"],"limit":2}`))
+	out, err = tool.Run(ctx, two, nil)
+	if res, _ := out.(SuggestResult); err != nil || len(res.Suggestions) != 2 || res.Suggestions[0].Domain != "getgreenenergy.com" ||
+		res.Suggestions[1].Domain != "trygreenenergy.com" || res.Checked != 4 {
+		t.Errorf("a limit of 2 = %+v, %v; want the first two available names of four checked", out, err)
+	}
+
+	dark, _ := tool.Parse(ctx, []byte(`{"keywords":"green","tlds":["net"]}`))
+	if _, err := tool.Run(ctx, dark, nil); err == nil {
+		t.Error("a run the registry answered nothing of succeeded")
+	}
+	if _, err := tool.Run(ctx, json.RawMessage(`{"keywords":`), nil); err == nil {
+		t.Error("a stored input that does not decode ran")
+	}
+}
