@@ -339,6 +339,11 @@ func (w *chaosWorld) quiesce() {
 	lastKill := w.lastKill
 	w.workersMu.Unlock()
 	restarted := lastKill.IsZero()
+	w.t.Cleanup(func() {
+		if w.t.Failed() {
+			w.t.Logf("work left: %s", w.workLeft())
+		}
+	})
 	w.c.waitFor("the workload's work to run out", 4*time.Minute, func() bool {
 		if !restarted && time.Since(lastKill) > asynqRecovery {
 			w.workersMu.Lock()
@@ -359,7 +364,7 @@ func (w *chaosWorld) workLeft() string {
 		"pending payments":        `SELECT count(*) FROM payments WHERE status = 'pending'`,
 		"charges to return":       `SELECT count(*) FROM payments WHERE status = 'succeeded' AND order_id IS NULL`,
 		"card refunds":            `SELECT count(*) FROM refunds WHERE card_status = 'pending'`,
-		"pushes":                  `SELECT count(*) FROM order_steps s WHERE s.event = 'order.transfer_started' AND NOT EXISTS (SELECT 1 FROM order_steps e WHERE e.push_id = s.id AND e.event IN ('transfer.completed', 'transfer.failed'))`,
+		"pushes":                  `SELECT count(*) FROM order_steps s WHERE s.event = 'order.transfer_started' AND NOT EXISTS (SELECT 1 FROM order_steps e WHERE e.push_id = s.id AND e.event <> 'transfer.requested')`,
 		"webhook deliveries":      `SELECT count(*) FROM webhook_deliveries WHERE state = 'pending'`,
 		"settlement runs running": `SELECT count(*) FROM settlement_runs WHERE status NOT IN ('done', 'failed')`,
 	} {

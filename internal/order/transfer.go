@@ -73,7 +73,10 @@ func pushStep(p tasks.TransferPushPayload, event, text string) models.OrderStep 
 // attempt fails, it records transfer.failed with the reason, leaving the
 // order in TRANSFER_IN_PROGRESS for ops to retry or cancel. A push run
 // again after a crash repeats nothing it recorded (the registry is given
-// the same change id). An error is for asynq to retry.
+// the same change id). A push that finds its order moved on before it
+// asked the registry (ops confirmed a delivery made by hand) is not made,
+// and says so in the timeline, without an event. An error is for asynq to
+// retry.
 func (s *Service) Push(ctx context.Context, p tasks.TransferPushPayload, reg registry.Provider, final bool) error {
 	var o models.Order
 	var requested, settled bool
@@ -88,10 +91,14 @@ func (s *Service) Push(ctx context.Context, p tasks.TransferPushPayload, reg reg
 		}
 		for _, st := range steps {
 			requested = requested || st.Event == EventTransferRequested
-			settled = settled || st.Event == EventTransferCompleted || st.Event == EventTransferFailed
+			settled = settled || st.Event != EventTransferRequested // completed, failed, or not made
 		}
-		if settled || requested || o.Status != models.OrderTransferInProgress {
+		switch {
+		case settled || requested:
 			return nil
+		case o.Status != models.OrderTransferInProgress: // delivered by hand (or refunded) before it ran
+			_, err = s.recordStep(tx, o, pushStep(p, "", "not made: the order is "+o.Status), nil)
+			return err
 		}
 		_, err = s.recordStep(tx, o, pushStep(p, EventTransferRequested, "to "+p.Recipient), transferData(p, ""))
 		return err

@@ -262,3 +262,30 @@ func TestRefundsRacingTransfers(t *testing.T) {
 	}
 	t.Logf("%d refunded first, %d transferred first", refunded, delivered)
 }
+
+// A push whose order was delivered by hand before it ran is not made: the
+// registry is not asked, and the timeline says so, without an event.
+func TestAPushAfterAManualDeliveryIsNotMade(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	ctx := context.Background()
+	p := startedTransfer(t, w, "byhand.com", "buyer-registrar")
+	if _, err := w.s.Move(ctx, p.OrderID, ConfirmDelivery, MoveInput{}); err != nil {
+		t.Fatal(err)
+	}
+	reg := &flakyPusher{Provider: sandbox.New(w.db, 0), pushes: map[string]int{}}
+	for range 2 {
+		if err := w.s.Push(ctx, p, reg, false); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var steps []models.OrderStep
+	w.db.Where("push_id = ?", p.Push).Find(&steps)
+	if len(reg.pushes) != 0 || len(steps) != 1 || steps[0].Event != "" || !strings.Contains(steps[0].Note, "not made") {
+		t.Errorf("pushes %v, steps of the push %+v; want none asked and one step saying it was not made", reg.pushes, steps)
+	}
+	want := "order.recorded order.transfer_started order.transfer_completed"
+	if got := strings.Join(w.events(t, "prt_a"), " "); got != want {
+		t.Errorf("events %q, want %q", got, want)
+	}
+}
