@@ -135,7 +135,7 @@ func requiredDomain(c *gin.Context) (string, error) {
 	}
 	name, err := domainname.Parse(raw)
 	if err != nil {
-		return "", &fault.Error{Code: fault.Validation, Field: "domain", Message: err.Error(), Err: err}
+		return "", fault.InvalidErr("domain", err)
 	}
 	return name.Registrable, nil
 }

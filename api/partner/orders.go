@@ -83,7 +83,7 @@ func OrderFilter(c *gin.Context) (order.Filter, error) {
 	if d := c.Query("domain"); d != "" {
 		name, err := domainname.Parse(d)
 		if err != nil {
-			return f, &fault.Error{Code: fault.Validation, Field: "domain", Message: err.Error(), Err: err}
+			return f, fault.InvalidErr("domain", err)
 		}
 		f.Domain = name.Registrable
 	}

@@ -73,7 +73,7 @@ func (a *API) verify(c *gin.Context) (partners.Credential, error) {
 	}
 	query, err := hmacsig.CanonicalQuery(c.Request.URL.RawQuery)
 	if err != nil {
-		return partners.Credential{}, &fault.Error{Code: fault.Validation, Field: "query", Message: err.Error(), Err: err}
+		return partners.Credential{}, fault.InvalidErr("query", err)
 	}
 	body, err := io.ReadAll(c.Request.Body) // capped by the server's body limit
 	if err != nil {
@@ -104,7 +104,7 @@ func (a *API) admit(c *gin.Context, cred partners.Credential) error {
 	ctx := c.Request.Context()
 	fresh, err := a.Nonces.Claim(ctx, cred.KeyID, c.GetHeader(hmacsig.HeaderNonce))
 	if errors.Is(err, hmacsig.ErrBadNonce) {
-		return &fault.Error{Code: fault.Validation, Field: hmacsig.HeaderNonce, Message: err.Error(), Err: err}
+		return fault.InvalidErr(hmacsig.HeaderNonce, err)
 	}
 	if err != nil {
 		return err

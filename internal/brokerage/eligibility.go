@@ -91,7 +91,7 @@ func parseDomain(domain string) (domainname.Name, error) {
 	}
 	name, err := domainname.Parse(domain)
 	if err != nil {
-		return name, &fault.Error{Code: fault.Validation, Field: "domain", Message: err.Error(), Err: err}
+		return name, fault.InvalidErr("domain", err)
 	}
 	if !name.IsRegistrable() {
 		return name, fault.Invalid("domain", "must be a registrable domain (%s), not a name under it", name.Registrable)

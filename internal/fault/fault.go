@@ -80,6 +80,13 @@ func Invalid(field, format string, args ...any) *Error {
 	return &Error{Code: Validation, Field: field, Message: field + " " + fmt.Sprintf(format, args...)}
 }
 
+// InvalidErr returns a validation error naming field whose message is
+// err's (a parser's own words, such as a domain name's), with err as its
+// cause.
+func InvalidErr(field string, err error) *Error {
+	return &Error{Code: Validation, Field: field, Message: err.Error(), Err: err}
+}
+
 // As returns the coded error in err's chain, if there is one.
 func As(err error) (*Error, bool) {
 	var e *Error

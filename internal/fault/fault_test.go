@@ -28,3 +28,11 @@ func TestErrorsCarryTheirCodeThroughWrapping(t *testing.T) {
 		t.Error("a plain error is not coded")
 	}
 }
+
+func TestInvalidErrNamesTheFieldAndKeepsTheCause(t *testing.T) {
+	cause := errors.New(`"exa mple.com" is not a domain name`)
+	e := InvalidErr("domain", cause)
+	if e.Code != Validation || e.Field != "domain" || e.Message != cause.Error() || !errors.Is(e, cause) {
+		t.Errorf("InvalidErr = %+v", e)
+	}
+}

@@ -127,7 +127,7 @@ func (s *Service) Find(ctx context.Context, env, domain string) (Item, error) {
 func parseDomain(domain string) (domainname.Name, error) {
 	name, err := domainname.Parse(domain)
 	if err != nil {
-		return name, &fault.Error{Code: fault.Validation, Field: "domain", Message: err.Error(), Err: err}
+		return name, fault.InvalidErr("domain", err)
 	}
 	return name, nil
 }

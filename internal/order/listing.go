@@ -77,7 +77,7 @@ func table(db *gorm.DB, env string) *gorm.DB {
 func findListing(tx *gorm.DB, env, domain, field string) (listing, error) {
 	name, err := domainname.Parse(domain)
 	if err != nil {
-		return listing{}, &fault.Error{Code: fault.Validation, Field: field, Message: err.Error(), Err: err}
+		return listing{}, fault.InvalidErr(field, err)
 	}
 	var l listing
 	err = table(models.ForUpdate(tx), env).Where("domain = ?", name.Registrable).Take(&l).Error

@@ -179,7 +179,7 @@ func (s *Service) checkTarget(ctx context.Context, env string, n NewLink) (strin
 	}
 	name, err := domainname.Parse(n.Target)
 	if err != nil {
-		return "", &fault.Error{Code: fault.Validation, Field: "target", Message: err.Error(), Err: err}
+		return "", fault.InvalidErr("target", err)
 	}
 	if n.Kind == models.LinkDomain {
 		return name.ASCII, nil
