@@ -1,12 +1,10 @@
 package api
 
 import (
-	"errors"
 	"net/http"
 	"time"
 
 	"github.com/gin-gonic/gin"
-	"gorm.io/gorm"
 
 	"github.com/domaind/domaind/api/httpjson"
 	"github.com/domaind/domaind/internal/fault"
@@ -77,10 +75,7 @@ func (s *Server) createCanary(c *gin.Context) error {
 func (s *Server) getCanary(c *gin.Context) error {
 	db := s.db.WithContext(c.Request.Context())
 	var canary models.Canary
-	if err := db.First(&canary, "id = ?", c.Param("id")).Error; err != nil {
-		if errors.Is(err, gorm.ErrRecordNotFound) {
-			return fault.New(fault.NotFound, "no canary with this id")
-		}
+	if err := models.FoundOr(db.Take(&canary, "id = ?", c.Param("id")).Error, "canary", "no canary with this id"); err != nil {
 		return err
 	}
 	var done int64

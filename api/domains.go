@@ -1,7 +1,6 @@
 package api
 
 import (
-	"errors"
 	"fmt"
 	"net/http"
 	"regexp"
@@ -335,11 +334,8 @@ func (s *Server) getBulkOp(c *gin.Context) error {
 	}
 	db := s.db.WithContext(c.Request.Context())
 	var op models.BulkOp
-	if err := db.First(&op, "id = ? AND user_id = ?", id, u.ID).Error; err != nil {
-		if errors.Is(err, gorm.ErrRecordNotFound) {
-			return fault.New(fault.NotFound, "no bulk operation %s", id)
-		}
-		return fmt.Errorf("load bulk op: %w", err)
+	if err := models.Found(db.Take(&op, "id = ? AND user_id = ?", id, u.ID).Error, "bulk operation "+id); err != nil {
+		return err
 	}
 	var counts []struct {
 		State string

@@ -15,7 +15,6 @@ import (
 
 	"github.com/gin-gonic/gin"
 	"github.com/redis/go-redis/v9"
-	"gorm.io/gorm"
 
 	"github.com/domaind/domaind/api/httpjson"
 	"github.com/domaind/domaind/internal/fault"
@@ -195,12 +194,9 @@ func (s *Server) getToolJob(c *gin.Context) error {
 		return fault.New(fault.Validation, "%q is not a job id", id)
 	}
 	var job models.ToolJob
-	err = s.db.WithContext(c.Request.Context()).First(&job, "id = ? AND tool = ? AND expires_at > ?", id, t.Slug, s.now().UTC()).Error
-	if errors.Is(err, gorm.ErrRecordNotFound) {
-		return fault.New(fault.NotFound, "no %s job %s (jobs are kept %s)", t.Slug, id, ratelimit.DescribeDuration(jobRetention))
-	}
-	if err != nil {
-		return fmt.Errorf("load job: %w", err)
+	err = s.db.WithContext(c.Request.Context()).Take(&job, "id = ? AND tool = ? AND expires_at > ?", id, t.Slug, s.now().UTC()).Error
+	if err := models.FoundOr(err, "job "+id, "no %s job %s (jobs are kept %s)", t.Slug, id, ratelimit.DescribeDuration(jobRetention)); err != nil {
+		return err
 	}
 	result := job.Result
 	if len(result) == 0 {

@@ -3,6 +3,8 @@
 package models
 
 import (
+	"errors"
+	"fmt"
 	"unicode/utf8"
 
 	"github.com/google/uuid"
@@ -12,12 +14,23 @@ import (
 	"github.com/domaind/domaind/internal/fault"
 )
 
-// Errors shared by every query of this package. Callers compare with
-// errors.Is; they are coded, so that the HTTP side answers them as such.
-var (
-	ErrNotFound = fault.New(fault.NotFound, "not found")
-	ErrConflict = fault.New(fault.Conflict, "conflicts with the current state")
-)
+// Found turns the error of a query for one row, named what ("order
+// ord_…"), into the error to answer: nil stays nil, a missing row is a
+// not_found error saying "no <what>", and any other error is wrapped as
+// "find <what>: …". Not-found is translated here, once, not by every
+// caller.
+func Found(err error, what string) error { return FoundOr(err, what, "no %s", what) }
+
+// FoundOr is Found with a not-found message of the caller's own words.
+func FoundOr(err error, what, format string, args ...any) error {
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, gorm.ErrRecordNotFound):
+		return &fault.Error{Code: fault.NotFound, Message: fmt.Sprintf(format, args...), Err: err}
+	}
+	return fmt.Errorf("find %s: %w", what, err)
+}
 
 // NewID returns a new opaque identifier for a row exposed to clients.
 func NewID() string { return uuid.NewString() }

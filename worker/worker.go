@@ -41,6 +41,7 @@ import (
 	"github.com/redis/go-redis/v9"
 	"gorm.io/gorm"
 
+	"github.com/domaind/domaind/internal/fault"
 	"github.com/domaind/domaind/internal/fetch"
 	"github.com/domaind/domaind/internal/logging"
 	"github.com/domaind/domaind/internal/lookup"
@@ -277,12 +278,9 @@ func observe(log *slog.Logger, m *metrics.Metrics) asynq.MiddlewareFunc {
 // there is an error the task is not retried for: retrying cannot make it.
 func loadRow[T any](db *gorm.DB, what, id string) (T, error) {
 	var row T
-	err := db.First(&row, "id = ?", id).Error
-	switch {
-	case errors.Is(err, gorm.ErrRecordNotFound):
-		return row, fmt.Errorf("%s %s: %w: %w", what, id, models.ErrNotFound, asynq.SkipRetry)
-	case err != nil:
-		return row, fmt.Errorf("load %s %s: %w", what, id, err)
+	err := models.Found(db.Take(&row, "id = ?", id).Error, what+" "+id)
+	if e, ok := fault.As(err); ok && e.Code == fault.NotFound {
+		return row, fmt.Errorf("%w: %w", err, asynq.SkipRetry)
 	}
-	return row, nil
+	return row, err
 }

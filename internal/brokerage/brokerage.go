@@ -36,7 +36,6 @@ package brokerage
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net/url"
 	"time"
@@ -185,14 +184,7 @@ func withTimeline(db *gorm.DB, v View) (View, error) {
 // find loads a case by id, not_found if there is none.
 func find(db *gorm.DB, id string) (models.BrokerageCase, error) {
 	var c models.BrokerageCase
-	err := db.Take(&c, "id = ?", id).Error
-	if errors.Is(err, gorm.ErrRecordNotFound) {
-		return c, fault.New(fault.NotFound, "no brokerage case %s", id)
-	}
-	if err != nil {
-		return c, fmt.Errorf("find brokerage case %s: %w", id, err)
-	}
-	return c, nil
+	return c, models.Found(db.Take(&c, "id = ?", id).Error, "brokerage case "+id)
 }
 
 // Get returns the partner's case in env with its timeline; another

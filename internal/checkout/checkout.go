@@ -9,7 +9,6 @@ package checkout
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net/url"
 	"strings"
@@ -135,13 +134,7 @@ func (s *Service) session(ctx context.Context, token string) (models.CheckoutSes
 		return cs, fault.New(fault.CheckoutExpired, "This checkout link expired on %s. Ask the seller for a new one.", c.ExpiresAt.UTC().Format("2 January 2006 at 15:04 UTC"))
 	}
 	err = s.db.WithContext(ctx).Take(&cs, "id = ? AND partner_id = ?", c.SessionID, c.PartnerID).Error
-	if errors.Is(err, gorm.ErrRecordNotFound) {
-		return cs, fault.New(fault.NotFound, "This checkout is not known here. Ask the seller for a new link.")
-	}
-	if err != nil {
-		return cs, fmt.Errorf("find checkout session %s: %w", c.SessionID, err)
-	}
-	return cs, nil
+	return cs, models.FoundOr(err, "checkout session "+c.SessionID, "This checkout is not known here. Ask the seller for a new link.")
 }
 
 // doneURL is where a paid session sends the buyer: its return_url with

@@ -114,11 +114,8 @@ func (s *Service) Find(ctx context.Context, env, domain string) (Item, error) {
 	}
 	var r row
 	err = q.Where("domain = ?", name.Registrable).Take(&r).Error
-	if errors.Is(err, gorm.ErrRecordNotFound) {
-		return Item{}, fault.New(fault.NotFound, "%s is not listed", name.Registrable)
-	}
-	if err != nil {
-		return Item{}, fmt.Errorf("find %s: %w", name.Registrable, err)
+	if err := models.FoundOr(err, name.Registrable, "%s is not listed", name.Registrable); err != nil {
+		return Item{}, err
 	}
 	return r.item(), nil
 }

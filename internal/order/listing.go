@@ -1,8 +1,6 @@
 package order
 
 import (
-	"errors"
-	"fmt"
 	"time"
 
 	"gorm.io/gorm"
@@ -81,13 +79,7 @@ func findListing(tx *gorm.DB, env, domain, field string) (listing, error) {
 	}
 	var l listing
 	err = table(models.ForUpdate(tx), env).Where("domain = ?", name.Registrable).Take(&l).Error
-	if errors.Is(err, gorm.ErrRecordNotFound) {
-		return l, fault.New(fault.NotFound, "%s is not listed", name.Registrable)
-	}
-	if err != nil {
-		return l, fmt.Errorf("find listing %s: %w", name.Registrable, err)
-	}
-	return l, nil
+	return l, models.FoundOr(err, "listing "+name.Registrable, "%s is not listed", name.Registrable)
 }
 
 // hold sets a hold of h on l until, unless someone else holds it or it is

@@ -14,13 +14,11 @@ package order
 import (
 	"cmp"
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
 	"gorm.io/gorm"
 
-	"github.com/domaind/domaind/internal/fault"
 	"github.com/domaind/domaind/internal/outbox"
 	"github.com/domaind/domaind/internal/signedtoken"
 	"github.com/domaind/domaind/internal/webhook"
@@ -193,11 +191,8 @@ func eventData(o models.Order, extra map[string]any) map[string]any {
 func (s *Service) Get(ctx context.Context, partnerID, env, publicID string) (View, error) {
 	var o models.Order
 	err := s.db.WithContext(ctx).Take(&o, "public_id = ? AND partner_id = ? AND environment = ?", publicID, partnerID, env).Error
-	if errors.Is(err, gorm.ErrRecordNotFound) {
-		return View{}, fault.New(fault.NotFound, "no order %s", publicID)
-	}
-	if err != nil {
-		return View{}, fmt.Errorf("find order %s: %w", publicID, err)
+	if err := models.Found(err, "order "+publicID); err != nil {
+		return View{}, err
 	}
 	return withTimeline(s.db.WithContext(ctx), newView(o))
 }
@@ -214,12 +209,5 @@ func (s *Service) Ops(ctx context.Context, publicID string) (View, error) {
 // find loads an order by id, not_found if there is none.
 func find(db *gorm.DB, publicID string) (models.Order, error) {
 	var o models.Order
-	err := db.Take(&o, "public_id = ?", publicID).Error
-	if errors.Is(err, gorm.ErrRecordNotFound) {
-		return o, fault.New(fault.NotFound, "no order %s", publicID)
-	}
-	if err != nil {
-		return o, fmt.Errorf("find order %s: %w", publicID, err)
-	}
-	return o, nil
+	return o, models.Found(db.Take(&o, "public_id = ?", publicID).Error, "order "+publicID)
 }

@@ -20,7 +20,6 @@ package settlement
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
@@ -172,13 +171,7 @@ func (s *Service) Fail(ctx context.Context, id string, why error) error {
 func (s *Service) Get(ctx context.Context, id string) (models.SettlementRun, error) {
 	var run models.SettlementRun
 	err := s.db.WithContext(ctx).Take(&run, "id = ?", id).Error
-	if errors.Is(err, gorm.ErrRecordNotFound) {
-		return run, fault.New(fault.NotFound, "no settlement run %s", id)
-	}
-	if err != nil {
-		return run, fmt.Errorf("find settlement run %s: %w", id, err)
-	}
-	return run, nil
+	return run, models.Found(err, "settlement run "+id)
 }
 
 // MaxRuns is how many runs Runs lists.

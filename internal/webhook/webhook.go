@@ -136,13 +136,7 @@ func printable(s string) bool {
 func (s *Service) Endpoint(ctx context.Context, partnerID, env string) (models.WebhookEndpoint, error) {
 	var e models.WebhookEndpoint
 	err := s.db.WithContext(ctx).Take(&e, "partner_id = ? AND environment = ?", partnerID, env).Error
-	if errors.Is(err, gorm.ErrRecordNotFound) {
-		return e, fault.New(fault.NotFound, "no webhook endpoint is registered for %s", env)
-	}
-	if err != nil {
-		return e, fmt.Errorf("find webhook endpoint: %w", err)
-	}
-	return e, nil
+	return e, models.FoundOr(err, "webhook endpoint", "no webhook endpoint is registered for %s", env)
 }
 
 // Emit records an event of partnerID in env, with data (JSON-encodable),
@@ -521,11 +515,7 @@ func (s *Service) Redeliver(ctx context.Context, ob *outbox.Outbox, partnerID, e
 	var deliveryID string
 	err := ob.Transaction(ctx, func(tx *outbox.Tx) error {
 		var ev models.Event
-		err := tx.Take(&ev, "id = ? AND partner_id = ? AND environment = ?", id, partnerID, env).Error
-		if errors.Is(err, gorm.ErrRecordNotFound) {
-			return fault.New(fault.NotFound, "no event %s", id)
-		}
-		if err != nil {
+		if err := models.Found(tx.Take(&ev, "id = ? AND partner_id = ? AND environment = ?", id, partnerID, env).Error, "event "+id); err != nil {
 			return err
 		}
 		e, err := activeEndpoint(tx, partnerID, env)
