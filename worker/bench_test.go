@@ -42,6 +42,7 @@ const (
 // of not polling.
 //
 //	make bench   (real Postgres and Redis)
+//
 // benchNoop is the payload of the benchmark's tasks, which do nothing.
 type benchNoop struct{}
 
