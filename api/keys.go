@@ -125,7 +125,7 @@ func (s *Server) getMarketAvailability(c *gin.Context) error {
 	res := availabilityResponse{Domain: n.ASCII}
 	var l models.Listing
 	err = s.db.WithContext(c.Request.Context()).
-		Where("domain = ? AND approved AND marketplace_visible", n.ASCII).Take(&l).Error
+		Scopes(models.PublicListings).Where("domain = ?", n.ASCII).Take(&l).Error
 	switch {
 	case err == nil:
 		res.Locked = l.Locked(s.now())

@@ -170,7 +170,7 @@ func (s *Server) listListings(c *gin.Context) error {
 func (s *Server) findListings(ctx context.Context, q listingsQuery) ([]models.Listing, httpjson.Page, error) {
 	order := listingOrders[q.sort]
 	filtered := func() *gorm.DB {
-		db := s.db.WithContext(ctx).Model(&models.Listing{}).Where("approved AND marketplace_visible")
+		db := s.db.WithContext(ctx).Scopes(models.PublicListings)
 		if q.q != "" {
 			db = db.Where(`domain LIKE ? ESCAPE '\'`, likePattern(q.q))
 		}

@@ -85,7 +85,7 @@ func (s *Server) marketNamePage(c *gin.Context) {
 		return
 	}
 	var l models.Listing
-	err = s.db.WithContext(c.Request.Context()).Where("approved AND (marketplace_visible OR sold_at IS NOT NULL)").Take(&l, "domain = ?", name.ASCII).Error
+	err = s.db.WithContext(c.Request.Context()).Scopes(models.ShownOrSoldListings).Take(&l, "domain = ?", name.ASCII).Error
 	if errors.Is(err, gorm.ErrRecordNotFound) {
 		// Names like it: those sharing its first label.
 		p.Missing, p.Query = name.ASCII, strings.SplitN(name.ASCII, ".", 2)[0]

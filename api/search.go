@@ -266,7 +266,7 @@ func (s *Server) loadSearchFacts(ctx context.Context, names []domainname.Name) (
 	}
 	f := &searchFacts{catalog: cat, listings: map[string]models.Listing{}}
 	var listings []models.Listing
-	if err := s.db.WithContext(ctx).Where("domain IN ? AND approved AND marketplace_visible", domains).Find(&listings).Error; err != nil {
+	if err := s.db.WithContext(ctx).Scopes(models.PublicListings).Where("domain IN ?", domains).Find(&listings).Error; err != nil {
 		return nil, err
 	}
 	for _, l := range listings {

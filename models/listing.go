@@ -51,6 +51,21 @@ const (
 	NoPriceDesc = -1
 )
 
+// PublicListings scopes a query of listings to those the marketplace
+// shows: approved and visible (a sale hides a listing, a refund shows it
+// again). Use it with gorm's Scopes; the Postgres counters of
+// CountPublicListings count the same rows.
+func PublicListings(db *gorm.DB) *gorm.DB {
+	return db.Model(&Listing{}).Where("approved AND marketplace_visible")
+}
+
+// ShownOrSoldListings scopes a query of listings to the public ones and
+// those sold from the marketplace: the names a partner order or a name's
+// page may find.
+func ShownOrSoldListings(db *gorm.DB) *gorm.DB {
+	return db.Model(&Listing{}).Where("approved AND (marketplace_visible OR sold_at IS NOT NULL)")
+}
+
 // Locked reports whether the listing is held by a sale in progress at now.
 func (l Listing) Locked(now time.Time) bool { return l.LockedUntil != nil && l.LockedUntil.After(now) }
 
@@ -72,7 +87,7 @@ func CompactListingCounts(db *gorm.DB) error {
 func CountPublicListings(db *gorm.DB, tld string) (int64, error) {
 	var n int64
 	if !IsPostgres(db) {
-		q := db.Model(&Listing{}).Where("approved AND marketplace_visible")
+		q := db.Scopes(PublicListings)
 		if tld != "" {
 			q = q.Where("tld = ?", tld)
 		}

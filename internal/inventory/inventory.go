@@ -81,7 +81,7 @@ func (s *Service) table(ctx context.Context, env string) (*gorm.DB, error) {
 	db := s.db.WithContext(ctx)
 	switch env {
 	case models.EnvLive:
-		return db.Model(&models.Listing{}).Where("approved AND marketplace_visible AND sold_at IS NULL"), nil
+		return db.Scopes(models.PublicListings), nil // a sold listing is hidden
 	case models.EnvSandbox:
 		return db.Model(&models.SandboxListing{}).Where("sold_at IS NULL"), nil
 	}

@@ -64,7 +64,7 @@ func (l listing) buyable(h holder, now time.Time) error {
 // sandbox inventory otherwise.
 func table(db *gorm.DB, env string) *gorm.DB {
 	if env == models.EnvLive {
-		return db.Model(&models.Listing{}).Where("approved AND (marketplace_visible OR sold_at IS NOT NULL)")
+		return db.Scopes(models.ShownOrSoldListings)
 	}
 	return db.Model(&models.SandboxListing{})
 }
