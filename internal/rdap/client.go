@@ -12,10 +12,10 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
-	"sync"
 	"sync/atomic"
 
 	"github.com/domaind/domaind/internal/domaininfo"
+	"github.com/domaind/domaind/internal/hostlimit"
 )
 
 // ErrNoServer means the bootstrap names no RDAP server for the TLD; the
@@ -60,11 +60,8 @@ type ThrottleFunc func(ctx context.Context, server string) error
 type Client struct {
 	hc        Doer
 	bootstrap atomic.Pointer[Bootstrap]
-	perHost   int
+	hosts     *hostlimit.Limiter
 	throttle  ThrottleFunc
-
-	mu    sync.Mutex
-	slots map[string]chan struct{} // host → its in-flight requests
 }
 
 // New returns a Client sending through hc with bootstrap b, at most perHost
@@ -77,7 +74,7 @@ func New(hc Doer, b *Bootstrap, perHost int, throttle ThrottleFunc) *Client {
 	if throttle == nil {
 		throttle = func(context.Context, string) error { return nil }
 	}
-	c := &Client{hc: hc, perHost: perHost, throttle: throttle, slots: map[string]chan struct{}{}}
+	c := &Client{hc: hc, hosts: hostlimit.New(perHost), throttle: throttle}
 	c.bootstrap.Store(b)
 	return c
 }
@@ -157,9 +154,9 @@ func (c *Client) fetch(ctx context.Context, rawURL string) (domaininfo.Record, [
 		return domaininfo.Record{}, nil, fmt.Errorf("rdap %s: %w", rawURL, err)
 	}
 	req.Header.Set("Accept", "application/rdap+json, application/json")
-	release, err := c.acquire(ctx, req.URL.Host)
+	release, err := c.hosts.Acquire(ctx, req.URL.Host)
 	if err != nil {
-		return domaininfo.Record{}, nil, err
+		return domaininfo.Record{}, nil, fmt.Errorf("rdap: %w", err)
 	}
 	defer release()
 	if err := c.throttle(ctx, req.URL.Hostname()); err != nil {
@@ -182,21 +179,4 @@ func (c *Client) fetch(ctx context.Context, rawURL string) (domaininfo.Record, [
 		return rec, nil, fmt.Errorf("rdap %s: %w", rawURL, err)
 	}
 	return rec, links, nil
-}
-
-// acquire takes one of host's request slots, waiting for one while ctx lasts.
-func (c *Client) acquire(ctx context.Context, host string) (release func(), err error) {
-	c.mu.Lock()
-	slots, ok := c.slots[host]
-	if !ok {
-		slots = make(chan struct{}, c.perHost)
-		c.slots[host] = slots
-	}
-	c.mu.Unlock()
-	select {
-	case slots <- struct{}{}:
-		return func() { <-slots }, nil
-	case <-ctx.Done():
-		return nil, fmt.Errorf("rdap: waiting for %s: %w", host, ctx.Err())
-	}
 }

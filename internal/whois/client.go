@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/domaind/domaind/internal/domaininfo"
+	"github.com/domaind/domaind/internal/hostlimit"
 )
 
 // Defaults of a Client.
@@ -41,11 +42,11 @@ type Client struct {
 	timeout   time.Duration
 	maxSize   int64
 	perServer int
+	servers   *hostlimit.Limiter
 	throttle  func(ctx context.Context, server string) error
 
 	mu        sync.Mutex
-	referrals map[string]referral      // TLD → its WHOIS server
-	slots     map[string]chan struct{} // server → its open queries
+	referrals map[string]referral // TLD → its WHOIS server
 }
 
 type referral struct {
@@ -83,11 +84,12 @@ func New(ianaAddr string, opts ...Option) *Client {
 		iana: ianaAddr, dialFunc: (&net.Dialer{}).DialContext,
 		timeout: DefaultTimeout, maxSize: DefaultMaxSize, perServer: DefaultPerServer,
 		throttle:  func(context.Context, string) error { return nil },
-		referrals: map[string]referral{}, slots: map[string]chan struct{}{},
+		referrals: map[string]referral{},
 	}
 	for _, o := range opts {
 		o(c)
 	}
+	c.servers = hostlimit.New(c.perServer)
 	return c
 }
 
@@ -182,9 +184,9 @@ func ipLiteral(addr string) bool {
 func (c *Client) query(ctx context.Context, server, question string) ([]byte, error) {
 	ctx, cancel := context.WithTimeout(ctx, c.timeout)
 	defer cancel()
-	release, err := c.acquire(ctx, server)
+	release, err := c.servers.Acquire(ctx, server)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("whois: %w", err)
 	}
 	defer release()
 	if err := c.throttle(ctx, server); err != nil {
@@ -217,21 +219,4 @@ func contextErr(ctx context.Context, err error) error {
 		return ctx.Err()
 	}
 	return err
-}
-
-// acquire takes one of server's query slots, waiting while ctx lasts.
-func (c *Client) acquire(ctx context.Context, server string) (release func(), err error) {
-	c.mu.Lock()
-	slots, ok := c.slots[server]
-	if !ok {
-		slots = make(chan struct{}, c.perServer)
-		c.slots[server] = slots
-	}
-	c.mu.Unlock()
-	select {
-	case slots <- struct{}{}:
-		return func() { <-slots }, nil
-	case <-ctx.Done():
-		return nil, fmt.Errorf("whois: waiting for %s: %w", server, ctx.Err())
-	}
 }
