@@ -20,7 +20,7 @@ func paymentFilter(c *gin.Context) (payment.Filter, error) {
 	if f.To, err = httpjson.TimeParam(c, "to", true); err != nil {
 		return f, err
 	}
-	if f.Limit, err = httpjson.IntParam(c, "limit", payment.DefaultLimit, 1, payment.MaxLimit); err != nil {
+	if f.Limit, err = httpjson.PageLimit(c); err != nil {
 		return f, err
 	}
 	return f, nil

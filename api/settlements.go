@@ -125,7 +125,7 @@ func (s *Server) runStatements(c *gin.Context) (models.SettlementRun, []settleme
 // listPayouts answers GET /api/ops/payouts: payouts, newest period first,
 // filtered by status, partner_id and environment, with limit and cursor.
 func (s *Server) listPayouts(c *gin.Context) error {
-	limit, err := httpjson.IntParam(c, "limit", payout.DefaultLimit, 1, payout.MaxLimit)
+	limit, err := httpjson.PageLimit(c)
 	if err != nil {
 		return err
 	}

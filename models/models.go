@@ -14,6 +14,18 @@ import (
 	"github.com/domaind/domaind/internal/fault"
 )
 
+// Equal narrows q to rows whose columns equal the values set: colValues
+// are pairs of a column and its value, and a pair whose value is "" (a
+// filter not asked for) is left out.
+func Equal(q *gorm.DB, colValues ...string) *gorm.DB {
+	for i := 0; i+1 < len(colValues); i += 2 {
+		if colValues[i+1] != "" {
+			q = q.Where(colValues[i]+" = ?", colValues[i+1])
+		}
+	}
+	return q
+}
+
 // Found turns the error of a query for one row, named what ("order
 // ord_…"), into the error to answer: nil stays nil, a missing row is a
 // not_found error saying "no <what>", and any other error is wrapped as

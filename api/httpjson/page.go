@@ -8,6 +8,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/domaind/domaind/internal/fault"
+	"github.com/domaind/domaind/internal/pagecursor"
 )
 
 // Page sizes and the deepest offset of the lists (SPEC §2.3, §8); past
@@ -54,6 +55,13 @@ func IntParam(c *gin.Context, name string, def, lo, hi int) (int, error) {
 		return 0, fault.Invalid(name, "must be an integer from %d to %d", lo, hi)
 	}
 	return n, nil
+}
+
+// PageLimit reads the limit of a cursor-paged list (the partner API's
+// and the ops'): pagecursor.DefaultLimit when absent, at most
+// pagecursor.MaxLimit.
+func PageLimit(c *gin.Context) (int, error) {
+	return IntParam(c, "limit", pagecursor.DefaultLimit, 1, pagecursor.MaxLimit)
 }
 
 // NextLink sends the RFC 8288 Link header of a page's next page: the same

@@ -58,7 +58,7 @@ func (a *API) listCases(c *gin.Context) error {
 	cred := credential(c)
 	f := brokerage.Filter{PartnerID: cred.PartnerID, Environment: cred.Environment, Status: c.Query("status"), Cursor: c.Query("cursor")}
 	var err error
-	if f.Limit, err = httpjson.IntParam(c, "limit", brokerage.DefaultLimit, 1, brokerage.MaxLimit); err != nil {
+	if f.Limit, err = httpjson.PageLimit(c); err != nil {
 		return err
 	}
 	cases, next, err := a.Brokerage.List(c.Request.Context(), f)

@@ -94,7 +94,7 @@ func OrderFilter(c *gin.Context) (order.Filter, error) {
 	if f.To, err = httpjson.TimeParam(c, "to", true); err != nil {
 		return f, err
 	}
-	if f.Limit, err = httpjson.IntParam(c, "limit", order.DefaultLimit, 1, order.MaxLimit); err != nil {
+	if f.Limit, err = httpjson.PageLimit(c); err != nil {
 		return f, err
 	}
 	return f, nil

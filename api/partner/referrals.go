@@ -66,7 +66,7 @@ func referralReport[T any](a *API, paged bool, get func(context.Context, referra
 			return err
 		}
 		if paged {
-			if q.Limit, err = httpjson.IntParam(c, "limit", referral.DefaultLimit, 1, referral.MaxLimit); err != nil {
+			if q.Limit, err = httpjson.PageLimit(c); err != nil {
 				return err
 			}
 		}

@@ -19,7 +19,7 @@ import (
 // limit and cursor.
 func (a *API) listSettlements(c *gin.Context) error {
 	cred := credential(c)
-	limit, err := httpjson.IntParam(c, "limit", settlement.DefaultLimit, 1, settlement.MaxLimit)
+	limit, err := httpjson.PageLimit(c)
 	if err != nil {
 		return err
 	}
@@ -50,7 +50,7 @@ func (a *API) listTransactions(c *gin.Context) error {
 	if f.To, err = httpjson.TimeParam(c, "to", true); err != nil {
 		return err
 	}
-	if f.Limit, err = httpjson.IntParam(c, "limit", settlement.DefaultLimit, 1, settlement.MaxLimit); err != nil {
+	if f.Limit, err = httpjson.PageLimit(c); err != nil {
 		return err
 	}
 	txns, next, totals, err := a.Settlements.Transactions(c.Request.Context(), f)
@@ -67,7 +67,7 @@ func (a *API) listTransactions(c *gin.Context) error {
 // what was paid and is pending in total.
 func (a *API) listPayouts(c *gin.Context) error {
 	cred := credential(c)
-	limit, err := httpjson.IntParam(c, "limit", payout.DefaultLimit, 1, payout.MaxLimit)
+	limit, err := httpjson.PageLimit(c)
 	if err != nil {
 		return err
 	}

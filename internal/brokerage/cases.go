@@ -130,43 +130,22 @@ type Filter struct {
 // Statuses are the case statuses, in the order of a case's life.
 var Statuses = []string{models.CaseOpen, models.CaseContactingOwner, models.CaseNegotiating, models.CaseClosedDeal, models.CaseClosedNoDeal}
 
-// Page sizes of case lists.
-const (
-	DefaultLimit = 50
-	MaxLimit     = 100
-)
+// casePages pages the case lists.
+var casePages = pagecursor.Newest[models.BrokerageCase]{Name: "brokerage/v1", KeyCol: "created_at", IDCol: "id",
+	Key: func(c models.BrokerageCase) (time.Time, string) { return c.CreatedAt, c.ID }}
 
 // List returns a page of the cases f selects, without their timelines,
 // and the cursor of the next page ("" after the last).
 func (s *Service) List(ctx context.Context, f Filter) ([]View, string, error) {
-	var err error
-	if f.Limit, err = pagecursor.Limit(f.Limit, DefaultLimit, MaxLimit); err != nil {
-		return nil, "", err
-	}
 	if f.Status != "" && !slices.Contains(Statuses, f.Status) {
 		return nil, "", fault.Invalid("status", "must be one of %s", strings.Join(Statuses, ", "))
 	}
-	fingerprint := pagecursor.Fingerprint("brokerage/v1", f.PartnerID, f.Environment, f.Status)
 	q := s.db.WithContext(ctx).Model(&models.BrokerageCase{})
-	if f.PartnerID != "" {
-		q = q.Where("partner_id = ?", f.PartnerID)
-	}
-	if f.Environment != "" {
-		q = q.Where("environment = ?", f.Environment)
-	}
-	if f.Status != "" {
-		q = q.Where("status = ?", f.Status)
-	}
-	if q, err = pagecursor.Older(q, s.opts.SecretKey, f.Cursor, fingerprint, "created_at", "id"); err != nil {
+	q = models.Equal(q, "partner_id", f.PartnerID, "environment", f.Environment, "status", f.Status)
+	cases, next, err := casePages.Page(q, s.opts.SecretKey, f.Cursor, f.Limit, f.PartnerID, f.Environment, f.Status)
+	if err != nil {
 		return nil, "", err
 	}
-	var cases []models.BrokerageCase
-	if err := q.Order("created_at DESC, id DESC").Limit(f.Limit + 1).Find(&cases).Error; err != nil {
-		return nil, "", fmt.Errorf("list brokerage cases: %w", err)
-	}
-	cases, next := pagecursor.Trim(s.opts.SecretKey, fingerprint, cases, f.Limit, func(c models.BrokerageCase) (int64, string) {
-		return c.CreatedAt.UnixNano(), c.ID
-	})
 	out := make([]View, len(cases))
 	for i, c := range cases {
 		out[i] = s.newView(c)

@@ -12,6 +12,8 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -91,6 +93,59 @@ func Trim[T any](secretKey []byte, query string, items []T, limit int, key func(
 	items = items[:limit]
 	k, id := key(items[limit-1])
 	return items, Encode(secretKey, Cursor{Query: query, Key: k, ID: id})
+}
+
+// Page sizes of the partner API's and the ops' lists.
+const (
+	DefaultLimit = 50
+	MaxLimit     = 100
+)
+
+// Newest is a newest-first list of rows T: ordered by (KeyCol DESC,
+// IDCol DESC), whose keys are times, paged by cursors sealed for the list
+// and its filters. It is the one way the lists of orders, payouts,
+// payments, brokerage cases, referred sales and transactions page.
+type Newest[T any] struct {
+	// Name names the list and its version in its cursors ("orders/v1").
+	Name          string
+	KeyCol, IDCol string
+	// Key is a row's sort key and id.
+	Key func(T) (time.Time, string)
+}
+
+// Page reads the page of q (the list's query, its filters applied) that
+// cursor starts at ("" for the first): limit rows (DefaultLimit for 0, at
+// most MaxLimit: a validation error naming limit otherwise), and the
+// cursor of the next page ("" after the last). filters are the values of
+// the list's filters, in a fixed order: a cursor of other filters is
+// ErrInvalid.
+func (l Newest[T]) Page(q *gorm.DB, secretKey []byte, cursor string, limit int, filters ...string) ([]T, string, error) {
+	limit, err := Limit(limit, DefaultLimit, MaxLimit)
+	if err != nil {
+		return nil, "", err
+	}
+	fingerprint := Fingerprint(append([]string{l.Name}, filters...)...)
+	if q, err = Older(q, secretKey, cursor, fingerprint, l.KeyCol, l.IDCol); err != nil {
+		return nil, "", err
+	}
+	var rows []T
+	if err := q.Order(l.KeyCol + " DESC, " + l.IDCol + " DESC").Limit(limit + 1).Scan(&rows).Error; err != nil {
+		return nil, "", fmt.Errorf("list %s: %w", l.Name, err)
+	}
+	rows, next := Trim(secretKey, fingerprint, rows, limit, func(row T) (int64, string) {
+		at, id := l.Key(row)
+		return at.UnixNano(), id
+	})
+	return rows, next, nil
+}
+
+// TimeKey is a filter's value for a fingerprint: a time's Unix
+// nanoseconds, "" for none.
+func TimeKey(t *time.Time) string {
+	if t == nil {
+		return ""
+	}
+	return strconv.FormatInt(t.UnixNano(), 10)
 }
 
 // Limit is a page size asked for: def when limit is 0, else limit if it is

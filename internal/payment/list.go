@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -18,12 +17,6 @@ import (
 // Statuses are the payment statuses, in the order of a payment's life.
 var Statuses = []string{models.PaymentPending, models.PaymentSucceeded, models.PaymentFailed,
 	models.PaymentPartiallyRefunded, models.PaymentRefunded}
-
-// Page sizes of the payments list.
-const (
-	DefaultLimit = 50
-	MaxLimit     = 200
-)
 
 // Filter selects payments, newest first.
 type Filter struct {
@@ -65,29 +58,23 @@ func newView(p models.Payment) View {
 	return v
 }
 
+// paymentPages pages the payments list.
+var paymentPages = pagecursor.Newest[models.Payment]{Name: "payments/v1", KeyCol: "created_at", IDCol: "id",
+	Key: func(p models.Payment) (time.Time, string) { return p.CreatedAt, p.ID }}
+
 // List returns a page of the payments f selects and the cursor of the
 // next page ("" after the last). A status that is not one, or an id too
 // long to be one, is a validation error naming its field.
 func (b *Book) List(ctx context.Context, f Filter) ([]View, string, error) {
-	var err error
-	if f.Limit, err = pagecursor.Limit(f.Limit, DefaultLimit, MaxLimit); err != nil {
-		return nil, "", err
-	}
 	q, err := b.selecting(ctx, f)
 	if err != nil {
 		return nil, "", err
 	}
-	fingerprint := pagecursor.Fingerprint("payments/v1", f.Status, f.OrderID, f.SessionID, timeKey(f.From), timeKey(f.To))
-	if q, err = pagecursor.Older(q, b.secretKey, f.Cursor, fingerprint, "created_at", "id"); err != nil {
+	rows, next, err := paymentPages.Page(q, b.secretKey, f.Cursor, f.Limit,
+		f.Status, f.OrderID, f.SessionID, pagecursor.TimeKey(f.From), pagecursor.TimeKey(f.To))
+	if err != nil {
 		return nil, "", err
 	}
-	var rows []models.Payment
-	if err := q.Order("created_at DESC, id DESC").Limit(f.Limit + 1).Find(&rows).Error; err != nil {
-		return nil, "", fmt.Errorf("list payments: %w", err)
-	}
-	rows, next := pagecursor.Trim(b.secretKey, fingerprint, rows, f.Limit, func(p models.Payment) (int64, string) {
-		return p.CreatedAt.UnixNano(), p.ID
-	})
 	out := make([]View, len(rows))
 	for i, p := range rows {
 		out[i] = newView(p)
@@ -137,11 +124,7 @@ func (b *Book) selecting(ctx context.Context, f Filter) (*gorm.DB, error) {
 		return nil, fault.Invalid("session_id", "is not a checkout session's id")
 	}
 	q := b.db.WithContext(ctx).Model(&models.Payment{})
-	for _, by := range [...]struct{ col, v string }{{"status", f.Status}, {"order_id", f.OrderID}, {"session_id", f.SessionID}} {
-		if by.v != "" {
-			q = q.Where(by.col+" = ?", by.v)
-		}
-	}
+	q = models.Equal(q, "status", f.Status, "order_id", f.OrderID, "session_id", f.SessionID)
 	if f.From != nil {
 		q = q.Where("created_at >= ?", f.From.UTC())
 	}
@@ -149,11 +132,4 @@ func (b *Book) selecting(ctx context.Context, f Filter) (*gorm.DB, error) {
 		q = q.Where("created_at < ?", f.To.UTC())
 	}
 	return q, nil
-}
-
-func timeKey(t *time.Time) string {
-	if t == nil {
-		return ""
-	}
-	return strconv.FormatInt(t.UnixNano(), 10)
 }

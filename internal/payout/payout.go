@@ -34,12 +34,6 @@ import (
 	"github.com/domaind/domaind/models"
 )
 
-// Page sizes of payout lists.
-const (
-	DefaultLimit = 50
-	MaxLimit     = 100
-)
-
 // MaxReference bounds a payment reference.
 const MaxReference = 100
 
@@ -153,38 +147,19 @@ type Filter struct {
 // Statuses are the states a Filter may pick.
 var Statuses = []string{models.PayoutPending, models.PayoutPaid}
 
+// payoutPages pages the payout lists, newest period first.
+var payoutPages = pagecursor.Newest[models.Payout]{Name: "payouts/v1", KeyCol: "period_start", IDCol: "id",
+	Key: func(p models.Payout) (time.Time, string) { return p.PeriodStart, p.ID }}
+
 // List returns a page of the payouts f picks, newest period first, and
 // the cursor of the next page ("" after the last).
 func (s *Service) List(ctx context.Context, f Filter) ([]models.Payout, string, error) {
-	var err error
-	if f.Limit, err = pagecursor.Limit(f.Limit, DefaultLimit, MaxLimit); err != nil {
-		return nil, "", err
-	}
 	if f.Status != "" && !slices.Contains(Statuses, f.Status) {
 		return nil, "", fault.Invalid("status", "must be one of %s", strings.Join(Statuses, ", "))
 	}
 	q := s.db.WithContext(ctx).Model(&models.Payout{})
-	if f.PartnerID != "" {
-		q = q.Where("partner_id = ?", f.PartnerID)
-	}
-	if f.Environment != "" {
-		q = q.Where("environment = ?", f.Environment)
-	}
-	if f.Status != "" {
-		q = q.Where("status = ?", f.Status)
-	}
-	fingerprint := pagecursor.Fingerprint("payouts/v1", f.PartnerID, f.Environment, f.Status)
-	if q, err = pagecursor.Older(q, s.secretKey, f.Cursor, fingerprint, "period_start", "id"); err != nil {
-		return nil, "", err
-	}
-	var out []models.Payout
-	if err := q.Order("period_start DESC, id DESC").Limit(f.Limit + 1).Find(&out).Error; err != nil {
-		return nil, "", fmt.Errorf("list payouts: %w", err)
-	}
-	out, next := pagecursor.Trim(s.secretKey, fingerprint, out, f.Limit, func(p models.Payout) (int64, string) {
-		return p.PeriodStart.UnixNano(), p.ID
-	})
-	return out, next, nil
+	q = models.Equal(q, "partner_id", f.PartnerID, "environment", f.Environment, "status", f.Status)
+	return payoutPages.Page(q, s.secretKey, f.Cursor, f.Limit, f.PartnerID, f.Environment, f.Status)
 }
 
 // View is a payout as the API shows it.

@@ -167,39 +167,26 @@ type Sale struct {
 	CreatedAt       time.Time `json:"created_at"`
 }
 
-// Page sizes of the paged reports.
-const (
-	DefaultLimit = 50
-	MaxLimit     = 100
-)
-
 // SalePage is a page of referred sales.
 type SalePage struct {
 	Sales      []Sale  `json:"sales"`
 	NextCursor *string `json:"next_cursor"`
 }
 
+// salePages pages the referred sales.
+var salePages = pagecursor.Newest[models.Order]{Name: "referral-sales/v1", KeyCol: "created_at", IDCol: "public_id",
+	Key: func(o models.Order) (time.Time, string) { return o.CreatedAt, o.PublicID }}
+
 // Sales returns a page of the sales attributed to q's partner's links in
 // its environment over its window, newest first.
 func (s *Service) Sales(ctx context.Context, q Query) (SalePage, error) {
-	limit, err := pagecursor.Limit(q.Limit, DefaultLimit, MaxLimit)
+	w := q.Window
+	db := s.db.WithContext(ctx).Model(&models.Order{}).Where("referral_partner_id = ? AND environment = ? AND created_at >= ? AND created_at < ?",
+		q.PartnerID, q.Environment, w.From, w.To)
+	orders, next, err := salePages.Page(db, s.opts.SecretKey, q.Cursor, q.Limit, q.PartnerID, q.Environment, w.From.String(), w.To.String())
 	if err != nil {
 		return SalePage{}, err
 	}
-	w := q.Window
-	db := s.db.WithContext(ctx).Where("referral_partner_id = ? AND environment = ? AND created_at >= ? AND created_at < ?",
-		q.PartnerID, q.Environment, w.From, w.To)
-	fingerprint := pagecursor.Fingerprint("referral-sales/v1", q.PartnerID, q.Environment, w.From.String(), w.To.String())
-	if db, err = pagecursor.Older(db, s.opts.SecretKey, q.Cursor, fingerprint, "created_at", "public_id"); err != nil {
-		return SalePage{}, err
-	}
-	var orders []models.Order
-	if err := db.Order("created_at DESC, public_id DESC").Limit(limit + 1).Find(&orders).Error; err != nil {
-		return SalePage{}, fmt.Errorf("list referred sales: %w", err)
-	}
-	orders, next := pagecursor.Trim(s.opts.SecretKey, fingerprint, orders, limit, func(o models.Order) (int64, string) {
-		return o.CreatedAt.UnixNano(), o.PublicID
-	})
 	out := SalePage{Sales: make([]Sale, len(orders)), NextCursor: nullable(next)}
 	for i, o := range orders {
 		out.Sales[i] = Sale{OrderID: o.PublicID, LinkID: deref(o.ReferralLinkID), Domain: o.Domain, BuyerEmail: MaskEmail(o.BuyerEmail),
@@ -312,7 +299,7 @@ type CommissionPage struct {
 // commission from pending to payable in two lines; the pending one is not
 // shown (the accrued one is).
 func (s *Service) Commissions(ctx context.Context, q Query) (CommissionPage, error) {
-	limit, err := pagecursor.Limit(q.Limit, DefaultLimit, MaxLimit)
+	limit, err := pagecursor.Limit(q.Limit, pagecursor.DefaultLimit, pagecursor.MaxLimit)
 	if err != nil {
 		return CommissionPage{}, err
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/domaind/domaind/internal/ledger"
 	"github.com/domaind/domaind/internal/order"
 	"github.com/domaind/domaind/internal/outbox"
+	"github.com/domaind/domaind/internal/pagecursor"
 	"github.com/domaind/domaind/internal/period"
 	"github.com/domaind/domaind/internal/platform/platformtest"
 	"github.com/domaind/domaind/models"
@@ -222,7 +223,7 @@ func BenchmarkTransactions1M(b *testing.B) {
 				if i > 0 { // the first warms the cache
 					took = append(took, time.Since(start))
 				}
-				if err != nil || len(txns) != DefaultLimit || next == "" || len(totals) != 1 {
+				if err != nil || len(txns) != pagecursor.DefaultLimit || next == "" || len(totals) != 1 {
 					b.Fatalf("%s: %d transactions, next %q, totals %+v, %v", c.name, len(txns), next, totals, err)
 				}
 				f.Cursor = ""

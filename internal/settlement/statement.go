@@ -30,24 +30,18 @@ type Statement struct {
 type StatementFilter struct {
 	PartnerID, Environment string
 	PeriodStart            *time.Time
-	// Limit is the page's size (1 to MaxLimit); Cursor the page's
+	// Limit is the page's size (1 to pagecursor.MaxLimit); Cursor the page's
 	// start, the next_cursor of the page before.
 	Limit  int
 	Cursor string
 }
-
-// Page sizes of statement and transaction lists.
-const (
-	DefaultLimit = 50
-	MaxLimit     = 100
-)
 
 // Statements returns a page of the statements f picks, newest period
 // first (then by partner, environment and currency), and the cursor of
 // the next page ("" after the last).
 func (s *Service) Statements(ctx context.Context, f StatementFilter) ([]Statement, string, error) {
 	var err error
-	if f.Limit, err = pagecursor.Limit(f.Limit, DefaultLimit, MaxLimit); err != nil {
+	if f.Limit, err = pagecursor.Limit(f.Limit, pagecursor.DefaultLimit, pagecursor.MaxLimit); err != nil {
 		return nil, "", err
 	}
 	q := s.db.WithContext(ctx).Table("orders o")
@@ -60,7 +54,7 @@ func (s *Service) Statements(ctx context.Context, f StatementFilter) ([]Statemen
 	if f.PeriodStart != nil {
 		q = q.Where("o.settled_period = ?", f.PeriodStart.UTC())
 	}
-	fingerprint := pagecursor.Fingerprint("statements/v1", f.PartnerID, f.Environment, timeKey(f.PeriodStart))
+	fingerprint := pagecursor.Fingerprint("statements/v1", f.PartnerID, f.Environment, pagecursor.TimeKey(f.PeriodStart))
 	if f.Cursor != "" {
 		c, err := pagecursor.Decode(s.secretKey, f.Cursor, fingerprint)
 		if err != nil {
@@ -124,13 +118,6 @@ func sumStatements(q *gorm.DB) ([]Statement, error) {
 			Status: "final"}
 	}
 	return out, nil
-}
-
-func timeKey(t *time.Time) string {
-	if t == nil {
-		return ""
-	}
-	return t.UTC().Format(time.RFC3339Nano)
 }
 
 // Total is the orders of a statement, or of statements of one currency

@@ -52,14 +52,14 @@ type TransactionFilter struct {
 	Cursor                    string
 }
 
+// transactionPages pages the transactions, one a ledger transaction.
+var transactionPages = pagecursor.Newest[Transaction]{Name: "transactions/v1", KeyCol: "l.created_at", IDCol: "l.txn_id",
+	Key: func(t Transaction) (time.Time, string) { return t.CreatedAt, t.ID }}
+
 // Transactions returns a page of the transactions f picks, newest first,
 // the cursor of the next page ("" after the last), and the totals of all
 // of them.
 func (s *Service) Transactions(ctx context.Context, f TransactionFilter) ([]Transaction, string, []TransactionTotals, error) {
-	var err error
-	if f.Limit, err = pagecursor.Limit(f.Limit, DefaultLimit, MaxLimit); err != nil {
-		return nil, "", nil, err
-	}
 	if f.PaymentModel != "" && !slices.Contains([]string{models.PaymentPartnerCollected, models.PaymentHosted}, f.PaymentModel) {
 		return nil, "", nil, fault.Invalid("payment_model", "must be partner_collected or hosted")
 	}
@@ -71,21 +71,15 @@ func (s *Service) Transactions(ctx context.Context, f TransactionFilter) ([]Tran
 	if f.To != nil {
 		page = page.Where("l.created_at < ?", f.To.UTC())
 	}
-	fingerprint := pagecursor.Fingerprint("transactions/v1", f.PartnerID, f.Environment, timeKey(f.From), timeKey(f.To), f.OrderStatus, f.PaymentModel)
-	if page, err = pagecursor.Older(page, s.secretKey, f.Cursor, fingerprint, "l.created_at", "l.txn_id"); err != nil {
-		return nil, "", nil, err
-	}
-	var rows []Transaction
-	err = page.Select(`l.txn_id AS id, l.kind, l.order_id, o.domain, o.status AS order_status, o.payment_model, l.currency,
+	page = page.Select(`l.txn_id AS id, l.kind, l.order_id, o.domain, o.status AS order_status, o.payment_model, l.currency,
 		l.created_at, -l.amount_cents AS amount_cents,
 		COALESCE((SELECT SUM(c.amount_cents) FROM ledger_entries c WHERE c.txn_id = l.txn_id AND c.account = ?), 0) AS commission_cents`,
-		ledger.Commission).Order("l.created_at DESC, l.txn_id DESC").Limit(f.Limit + 1).Scan(&rows).Error
+		ledger.Commission)
+	rows, next, err := transactionPages.Page(page, s.secretKey, f.Cursor, f.Limit,
+		f.PartnerID, f.Environment, pagecursor.TimeKey(f.From), pagecursor.TimeKey(f.To), f.OrderStatus, f.PaymentModel)
 	if err != nil {
-		return nil, "", nil, fmt.Errorf("list transactions: %w", err)
+		return nil, "", nil, err
 	}
-	rows, next := pagecursor.Trim(s.secretKey, fingerprint, rows, f.Limit, func(t Transaction) (int64, string) {
-		return t.CreatedAt.UnixNano(), t.ID
-	})
 	for i := range rows {
 		rows[i].CreatedAt = rows[i].CreatedAt.UTC()
 	}
