@@ -119,7 +119,7 @@ func (s *Server) listDomains(c *gin.Context) error {
 	filtered := func() *gorm.DB {
 		db := s.db.WithContext(c.Request.Context()).Model(&models.Domain{}).Where("user_id = ?", u.ID)
 		if q.q != "" {
-			db = db.Where(`name LIKE ? ESCAPE '\'`, likePattern(q.q))
+			db = db.Where(`name LIKE ? ESCAPE '\'`, models.LikeContains(q.q))
 		}
 		if q.tld != "" {
 			db = db.Where("tld = ?", q.tld)

@@ -1,12 +1,10 @@
 package api
 
 import (
-	"errors"
 	"net/http"
 	"time"
 
 	"github.com/gin-gonic/gin"
-	"gorm.io/gorm"
 
 	"github.com/domaind/domaind/api/httpjson"
 	"github.com/domaind/domaind/internal/domainname"
@@ -123,16 +121,14 @@ func (s *Server) getMarketAvailability(c *gin.Context) error {
 		return err
 	}
 	res := availabilityResponse{Domain: n.ASCII}
-	var l models.Listing
-	err = s.db.WithContext(c.Request.Context()).
-		Scopes(models.PublicListings).Where("domain = ?", n.ASCII).Take(&l).Error
-	switch {
-	case err == nil:
+	l, listed, err := s.market.Public(c.Request.Context(), n.ASCII)
+	if err != nil {
+		return err
+	}
+	if listed {
 		res.Locked = l.Locked(s.now())
 		res.Available = !res.Locked
 		res.BINPrice, res.FloorPrice = toDollars(l.BINCents), toDollars(l.FloorCents)
-	case !errors.Is(err, gorm.ErrRecordNotFound):
-		return err
 	}
 	c.JSON(http.StatusOK, res)
 	return nil

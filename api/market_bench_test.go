@@ -16,7 +16,7 @@ import (
 
 	"github.com/domaind/domaind/internal/config"
 	"github.com/domaind/domaind/internal/demo"
-	"github.com/domaind/domaind/internal/pagecursor"
+	"github.com/domaind/domaind/internal/market"
 	"github.com/domaind/domaind/models"
 )
 
@@ -80,17 +80,18 @@ func BenchmarkListingsPaging(b *testing.B) {
 	}
 
 	var total int64
-	env.db.Model(&models.Listing{}).Where("approved AND marketplace_visible").Count(&total)
+	env.db.Scopes(models.PublicListings).Count(&total)
 	deep := int(total * 9 / 10)
-	for _, sort := range []string{"newest", "price_asc", "price_desc"} {
+	for _, sort := range market.Sorts {
 		// The cursor a client would hold after walking 90 % of the list.
-		order := listingOrders[sort]
 		var last models.Listing
-		if err := env.db.Where("approved AND marketplace_visible").Order(order.orderBy).Offset(deep - 1).Limit(1).Take(&last).Error; err != nil {
+		if err := env.db.Scopes(models.PublicListings).Order(market.OrderBy(sort)).Offset(deep - 1).Limit(1).Take(&last).Error; err != nil {
 			b.Fatal(err)
 		}
-		q := listingsQuery{sort: sort}
-		cursor := pagecursor.Encode(env.srv.cfg.SecretKey, pagecursor.Cursor{Query: q.fingerprint(), Key: order.key(last), ID: last.ID})
+		cursor, err := env.srv.market.Cursor(market.Query{Sort: sort}, last)
+		if err != nil {
+			b.Fatal(err)
+		}
 		first := p50("limit=24&sort="+sort, 100)
 		deepCursor := p50("limit=24&sort="+sort+"&cursor="+url.QueryEscape(cursor), 100)
 		deepOffset := p50(fmt.Sprintf("limit=24&sort=%s&offset=%d", sort, deep), 15)

@@ -1,16 +1,15 @@
 package api
 
 import (
-	"errors"
-	"fmt"
 	"net/http"
 	"strings"
 	"time"
 
 	"github.com/gin-gonic/gin"
-	"gorm.io/gorm"
 
 	"github.com/domaind/domaind/internal/domainname"
+	"github.com/domaind/domaind/internal/fault"
+	"github.com/domaind/domaind/internal/market"
 	"github.com/domaind/domaind/models"
 )
 
@@ -62,12 +61,12 @@ func (s *Server) marketSearchPage(c *gin.Context) {
 // marketSearch returns the newest names for sale containing q, as GET
 // /api/market/listings finds them, and how many there are in all.
 func (s *Server) marketSearch(c *gin.Context, q string) ([]marketName, int64, error) {
-	listings, page, err := s.findListings(c.Request.Context(), listingsQuery{sort: "newest", q: q, limit: marketPageSize})
+	page, err := s.market.Listings(c.Request.Context(), market.Query{Q: q, Limit: marketPageSize}, false)
 	if err != nil {
 		return nil, 0, err
 	}
-	out := make([]marketName, len(listings))
-	for i, l := range listings {
+	out := make([]marketName, len(page.Listings))
+	for i, l := range page.Listings {
 		out[i] = newMarketName(l)
 	}
 	return out, page.Total, nil
@@ -84,9 +83,8 @@ func (s *Server) marketNamePage(c *gin.Context) {
 		s.render(c, http.StatusNotFound, "market.html", p)
 		return
 	}
-	var l models.Listing
-	err = s.db.WithContext(c.Request.Context()).Scopes(models.ShownOrSoldListings).Take(&l, "domain = ?", name.ASCII).Error
-	if errors.Is(err, gorm.ErrRecordNotFound) {
+	l, err := s.market.Name(c.Request.Context(), name.ASCII)
+	if e, ok := fault.As(err); ok && e.Code == fault.NotFound {
 		// Names like it: those sharing its first label.
 		p.Missing, p.Query = name.ASCII, strings.SplitN(name.ASCII, ".", 2)[0]
 		if p.Results, p.Total, err = s.marketSearch(c, p.Query); err != nil {
@@ -97,7 +95,7 @@ func (s *Server) marketNamePage(c *gin.Context) {
 		return
 	}
 	if err != nil {
-		s.resp.Error(c, fmt.Errorf("find %s: %w", name.ASCII, err))
+		s.resp.Error(c, err)
 		return
 	}
 	n := newMarketName(l)

@@ -1,7 +1,6 @@
 package api
 
 import (
-	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -11,12 +10,11 @@ import (
 
 	"github.com/gin-gonic/gin"
 
-	"github.com/domaind/domaind/api/httpjson"
 	mcpapi "github.com/domaind/domaind/api/mcp"
 	"github.com/domaind/domaind/internal/domaininfo"
 	"github.com/domaind/domaind/internal/fault"
+	"github.com/domaind/domaind/internal/market"
 	"github.com/domaind/domaind/internal/oauth"
-	"github.com/domaind/domaind/internal/pagecursor"
 	"github.com/domaind/domaind/internal/ratelimit"
 	"github.com/domaind/domaind/internal/tools"
 )
@@ -121,23 +119,16 @@ var refusalCodes = map[int]fault.Code{
 	http.StatusRequestEntityTooLarge: fault.PayloadTooLarge,
 }
 
-// mcpListings is marketplace_listings: GET /api/market/listings's query,
-// checks and page.
+// mcpListings is marketplace_listings: the marketplace's listings as GET
+// /api/market/listings finds them (market.Service.Listings).
 func (s *Server) mcpListings(ctx context.Context, in mcpapi.ListingsInput, showPrices bool) (mcpapi.ListingsPage, error) {
-	limit, err := pagecursor.Limit(in.Limit, httpjson.DefaultLimit, httpjson.MaxLimit)
+	page, err := s.market.Listings(ctx, market.Query{Sort: in.Sort, Q: in.Q, TLD: in.TLD, MaxDollars: in.MaxDollars, Limit: in.Limit,
+		Cursor: in.Cursor}, showPrices)
 	if err != nil {
 		return mcpapi.ListingsPage{}, err
 	}
-	q := listingsQuery{sort: cmp.Or(in.Sort, "newest"), q: in.Q, tld: in.TLD, limit: limit, cursor: in.Cursor}
-	if err := q.check(in.MaxDollars, showPrices); err != nil {
-		return mcpapi.ListingsPage{}, err
-	}
-	listings, page, err := s.findListings(ctx, q)
-	if err != nil {
-		return mcpapi.ListingsPage{}, err
-	}
-	out := mcpapi.ListingsPage{Listings: make([]mcpapi.Listing, len(listings)), Total: page.Total, NextCursor: page.NextCursor}
-	for i, l := range listings {
+	out := mcpapi.ListingsPage{Listings: make([]mcpapi.Listing, len(page.Listings)), Total: page.Total, NextCursor: page.NextCursor}
+	for i, l := range page.Listings {
 		out.Listings[i] = mcpapi.Listing{Domain: l.Domain, TLD: l.TLD, Currency: l.Currency, ListedAt: l.CreatedAt.UTC()}
 		if showPrices {
 			out.Listings[i].BINCents, out.Listings[i].FloorCents = l.BINCents, l.FloorCents

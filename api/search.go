@@ -264,13 +264,9 @@ func (s *Server) loadSearchFacts(ctx context.Context, names []domainname.Name) (
 	if err != nil {
 		return nil, err
 	}
-	f := &searchFacts{catalog: cat, listings: map[string]models.Listing{}}
-	var listings []models.Listing
-	if err := s.db.WithContext(ctx).Scopes(models.PublicListings).Where("domain IN ?", domains).Find(&listings).Error; err != nil {
+	f := &searchFacts{catalog: cat}
+	if f.listings, err = s.market.Among(ctx, domains); err != nil {
 		return nil, err
-	}
-	for _, l := range listings {
-		f.listings[l.Domain] = l
 	}
 	if f.answers, err = s.lookups.GetMany(ctx, registrable); err != nil {
 		return nil, err

@@ -24,6 +24,7 @@ import (
 	"github.com/domaind/domaind/internal/idempotency"
 	"github.com/domaind/domaind/internal/inventory"
 	"github.com/domaind/domaind/internal/lookup"
+	"github.com/domaind/domaind/internal/market"
 	"github.com/domaind/domaind/internal/metrics"
 	"github.com/domaind/domaind/internal/oauth"
 	"github.com/domaind/domaind/internal/opsauth"
@@ -112,6 +113,8 @@ type Server struct {
 	payouts *payout.Service
 	// payments are the hosted checkout's charges, as finance reconciles them.
 	payments *payment.Book
+	// market is the live marketplace's public listings.
+	market *market.Service
 	// brokerage is the partners' brokerage cases, worked by ops.
 	brokerage *brokerage.Service
 	// referrals is the affiliate program: links, clicks, attribution.
@@ -143,6 +146,7 @@ func New(d Deps) *Server {
 		lookups:  lookup.NewCache(d.Redis),
 		checker:  availability.New(d.Registry, d.Redis, checkTimeout),
 		catalog:  catalog.New(d.DB, catalogTTL),
+		market:   market.New(d.DB, d.Config.SecretKey),
 		metrics:  d.Metrics,
 		log:      d.Log,
 		resp:     httpjson.Responder{Log: d.Log},

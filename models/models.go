@@ -5,6 +5,7 @@ package models
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/google/uuid"
@@ -24,6 +25,13 @@ func Equal(q *gorm.DB, colValues ...string) *gorm.DB {
 		}
 	}
 	return q
+}
+
+// LikeContains is a LIKE pattern (for ESCAPE '\\') matching s anywhere,
+// LIKE's wildcards in s taken literally.
+func LikeContains(s string) string {
+	r := strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`)
+	return "%" + r.Replace(s) + "%"
 }
 
 // Found turns the error of a query for one row, named what ("order
