@@ -14,8 +14,10 @@ import (
 
 	"github.com/domaind/domaind/api/httpjson"
 	"github.com/domaind/domaind/internal/demo"
+	"github.com/domaind/domaind/internal/domains"
 	"github.com/domaind/domaind/internal/registry"
 	"github.com/domaind/domaind/internal/registry/sandbox"
+	"github.com/domaind/domaind/internal/secret"
 	"github.com/domaind/domaind/models"
 	"github.com/domaind/domaind/worker"
 )
@@ -363,7 +365,7 @@ func TestBulkLockAppliesEveryItemOnceThroughTheWorker(t *testing.T) {
 		Op       string `json:"op"`
 	}
 	json.Unmarshal([]byte(body), &queued)
-	if !validID(queued.BulkOpID, bulkOpPrefix) || queued.Total != 100 || queued.Op != "lock" {
+	if !secret.IsID(queued.BulkOpID, domains.BulkOpPrefix) || queued.Total != 100 || queued.Op != "lock" {
 		t.Fatalf("answer = %s, want a bulk op id, total 100 (the repeat removed), op lock", body)
 	}
 	st := o.waitTerminal(queued.BulkOpID)

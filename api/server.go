@@ -21,6 +21,7 @@ import (
 	"github.com/domaind/domaind/internal/catalog"
 	"github.com/domaind/domaind/internal/checkout"
 	"github.com/domaind/domaind/internal/config"
+	"github.com/domaind/domaind/internal/domains"
 	"github.com/domaind/domaind/internal/idempotency"
 	"github.com/domaind/domaind/internal/inventory"
 	"github.com/domaind/domaind/internal/lookup"
@@ -115,6 +116,8 @@ type Server struct {
 	payments *payment.Book
 	// market is the live marketplace's public listings.
 	market *market.Service
+	// domains are people's own domains, their bulk operations and carts.
+	domains *domains.Service
 	// brokerage is the partners' brokerage cases, worked by ops.
 	brokerage *brokerage.Service
 	// referrals is the affiliate program: links, clicks, attribution.
@@ -169,6 +172,7 @@ func New(d Deps) *Server {
 	if d.Payments == nil {
 		d.Payments = payment.Providers(d.DB, d.Config.Embedded(), payment.SandboxOptions{})
 	}
+	s.domains = domains.New(d.DB, d.Outbox, s.catalog, d.Config.SecretKey, d.Log, now)
 	s.payments = payment.NewBook(d.DB, d.Outbox, d.Payments, d.Config.SecretKey, d.Log, now)
 	s.checkout = checkout.New(d.DB, s.orders, checkout.Options{BaseURL: s.base(), SecretKey: d.Config.SecretKey,
 		Providers: d.Payments, Referrals: s.referrals}, now)

@@ -33,6 +33,8 @@ const (
 	jobRetention = 24 * time.Hour
 	// inlineToolTimeout bounds an inline tool's run.
 	inlineToolTimeout = 20 * time.Second
+	// jobPrefix starts the opaque ids of tool jobs.
+	jobPrefix = "job_"
 )
 
 // toolPolicy is the per-client quota of a tool: its PerHour requests in
@@ -190,7 +192,7 @@ func (s *Server) getToolJob(c *gin.Context) error {
 		return err
 	}
 	id := c.Param("jobId")
-	if !validID(id, jobPrefix) {
+	if !secret.IsID(id, jobPrefix) {
 		return fault.New(fault.Validation, "%q is not a job id", id)
 	}
 	var job models.ToolJob

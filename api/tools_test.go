@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/domaind/domaind/internal/secret"
 	"github.com/domaind/domaind/models"
 	"github.com/domaind/domaind/worker"
 )
@@ -108,7 +109,7 @@ func TestSEOCrawlIsAJobCallersPoll(t *testing.T) {
 	}
 	var tk ticket
 	json.Unmarshal(w.Body.Bytes(), &tk)
-	if !tk.OK || tk.Cached || tk.Result.Mode != "async" || !validID(tk.Result.JobID, jobPrefix) {
+	if !tk.OK || tk.Cached || tk.Result.Mode != "async" || !secret.IsID(tk.Result.JobID, jobPrefix) {
 		t.Fatalf("ticket = %s", w.Body)
 	}
 	if want := "http://api.test/api/tools/seo-crawl/status/" + tk.Result.JobID; tk.Result.StatusURL != want || w.Header().Get("Location") != want {

@@ -12,6 +12,7 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"errors"
+	"strings"
 )
 
 // New returns 256 random bits, URL-safe base64 (43 characters).
@@ -27,6 +28,22 @@ func NewID(prefix string) string {
 	b := make([]byte, 12)
 	rand.Read(b) // never fails
 	return prefix + hex.EncodeToString(b)
+}
+
+// IsID reports whether id is one NewID made with prefix: the prefix and
+// 24 lower-case hex digits. A handler checks a path's id with it before
+// any query.
+func IsID(id, prefix string) bool {
+	rest, ok := strings.CutPrefix(id, prefix)
+	if !ok || len(rest) != 24 {
+		return false
+	}
+	for i := range len(rest) {
+		if c := rest[i]; (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return false
+		}
+	}
+	return true
 }
 
 // Hash is how a secret made by New is stored: hex SHA-256. The secrets are

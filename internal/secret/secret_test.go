@@ -61,3 +61,22 @@ func TestSealer(t *testing.T) {
 		}
 	}
 }
+
+func TestIsIDKnowsTheIDsNewIDMakes(t *testing.T) {
+	id := NewID("bop_")
+	for _, tc := range []struct {
+		id, prefix string
+		want       bool
+	}{
+		{id, "bop_", true},
+		{id, "job_", false},
+		{"bop_0123456789abcdef0123456", "bop_", false},   // 23 digits
+		{"bop_0123456789ABCDEF01234567", "bop_", false},  // upper case
+		{"bop_0123456789abcdef0123456g", "bop_", false},  // not hex
+		{"bop_0123456789abcdef01234567x", "bop_", false}, // 25 characters
+	} {
+		if got := IsID(tc.id, tc.prefix); got != tc.want {
+			t.Errorf("IsID(%q, %q) = %v", tc.id, tc.prefix, got)
+		}
+	}
+}
