@@ -16,6 +16,7 @@ import (
 
 	"github.com/domaind/domaind/api/httpjson"
 	"github.com/domaind/domaind/internal/fault"
+	"github.com/domaind/domaind/internal/lookup"
 	"github.com/domaind/domaind/internal/ratelimit"
 )
 
@@ -30,8 +31,8 @@ const (
 	batchParallel = 4
 	// batchWriteTimeout is the batch's time to answer, in place of the
 	// server's: its operations wait on slow work (a WHOIS lookup waits up
-	// to lookupWait), batchParallel at a time.
-	batchWriteTimeout = (maxBatchOps/batchParallel + 1) * lookupWait
+	// to lookup.Wait), batchParallel at a time.
+	batchWriteTimeout = (maxBatchOps/batchParallel + 1) * lookup.Wait
 )
 
 // batchTarget is the single call a batch operation stands for.

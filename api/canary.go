@@ -7,11 +7,8 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/domaind/domaind/api/httpjson"
-	"github.com/domaind/domaind/internal/fault"
-	"github.com/domaind/domaind/internal/outbox"
-	"github.com/domaind/domaind/internal/requestid"
+	"github.com/domaind/domaind/internal/canary"
 	"github.com/domaind/domaind/models"
-	"github.com/domaind/domaind/tasks"
 )
 
 type canaryRequest struct {
@@ -42,47 +39,30 @@ func (s *Server) createCanary(c *gin.Context) error {
 	if err := httpjson.DecodeJSON(c, &req, true); err != nil {
 		return err
 	}
-	steps, stepMS := 3, 100
+	steps, stepMS := canary.DefaultSteps, canary.DefaultStepMS
 	if req.Steps != nil {
 		steps = *req.Steps
 	}
 	if req.StepMS != nil {
 		stepMS = *req.StepMS
 	}
-	if steps < 1 || steps > 1000 {
-		return fault.New(fault.Validation, "steps must be between 1 and 1000")
-	}
-	if stepMS < 0 || stepMS > 10_000 {
-		return fault.New(fault.Validation, "step_ms must be between 0 and 10000")
-	}
-	ctx := c.Request.Context()
-	canary := models.Canary{ID: models.NewID(), RequestID: requestid.From(ctx), Steps: steps, StepMillis: stepMS}
-	err := s.outbox.Transaction(ctx, func(tx *outbox.Tx) error {
-		if err := tx.Create(&canary).Error; err != nil {
-			return err
-		}
-		tx.Add(tasks.CanaryRunPayload{CanaryID: canary.ID})
-		return nil
-	})
+	created, err := s.canaries.Create(c.Request.Context(), steps, stepMS)
 	if err != nil {
 		return err
 	}
-	c.Header("Location", s.canaryURL(canary.ID))
-	c.JSON(http.StatusAccepted, s.canaryView(canary, 0))
+	c.Header("Location", s.canaryURL(created.ID))
+	c.JSON(http.StatusAccepted, s.canaryView(created, 0))
 	return nil
 }
 
+// getCanary answers GET /api/ops/canaries/{id}: the canary as its steps
+// were written.
 func (s *Server) getCanary(c *gin.Context) error {
-	db := s.db.WithContext(c.Request.Context())
-	var canary models.Canary
-	if err := models.FoundOr(db.Take(&canary, "id = ?", c.Param("id")).Error, "canary", "no canary with this id"); err != nil {
+	got, done, err := s.canaries.Get(c.Request.Context(), c.Param("id"))
+	if err != nil {
 		return err
 	}
-	var done int64
-	if err := db.Model(&models.CanaryStep{}).Where("canary_id = ?", canary.ID).Count(&done).Error; err != nil {
-		return err
-	}
-	c.JSON(http.StatusOK, s.canaryView(canary, done))
+	c.JSON(http.StatusOK, s.canaryView(got, done))
 	return nil
 }
 

@@ -33,7 +33,7 @@ func (s *Server) mountMCP(e *gin.Engine) {
 		ResourceMetadataURL: s.base() + "/.well-known/oauth-protected-resource" + mcpapi.Path,
 		Catalog:             s.catalog,
 		LookUp: func(ctx context.Context, domain string) (domaininfo.Record, bool, error) {
-			a, failed, err := s.lookUp(ctx, domain)
+			a, failed, err := s.whois.LookUp(ctx, domain)
 			return a.Record, failed, err
 		},
 		Listings: s.mcpListings,

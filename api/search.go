@@ -459,7 +459,7 @@ func (s *Server) warmLookup(ctx context.Context, client, domain string) {
 		ok, err = s.spendWarmup(ctx, client, domain)
 	}
 	if err == nil && ok {
-		err = s.createLookup(ctx, models.NewID(), domain)
+		err = s.whois.Start(ctx, models.NewID(), domain)
 	}
 	if err != nil {
 		s.log.WarnContext(ctx, "background lookup not started", "domain", domain, "err", err)

@@ -18,6 +18,7 @@ import (
 	"github.com/domaind/domaind/internal/account"
 	"github.com/domaind/domaind/internal/availability"
 	"github.com/domaind/domaind/internal/brokerage"
+	"github.com/domaind/domaind/internal/canary"
 	"github.com/domaind/domaind/internal/catalog"
 	"github.com/domaind/domaind/internal/checkout"
 	"github.com/domaind/domaind/internal/config"
@@ -83,7 +84,6 @@ const catalogTTL = 5 * time.Second
 // Server is the API's gin engine and what its handlers use.
 type Server struct {
 	cfg      *config.Config
-	db       *gorm.DB
 	redis    redis.UniversalClient
 	tools    *tools.Registry
 	outbox   *outbox.Outbox
@@ -118,6 +118,12 @@ type Server struct {
 	market *market.Service
 	// domains are people's own domains, their bulk operations and carts.
 	domains *domains.Service
+	// whois runs WHOIS lookups on the worker and waits for them.
+	whois *lookup.Queue
+	// canaries are ops' canaries through the pipeline.
+	canaries *canary.Service
+	// jobs are the async free tools' jobs.
+	jobs *tools.Jobs
 	// brokerage is the partners' brokerage cases, worked by ops.
 	brokerage *brokerage.Service
 	// referrals is the affiliate program: links, clicks, attribution.
@@ -138,7 +144,6 @@ func New(d Deps) *Server {
 	}
 	s := &Server{
 		cfg:      d.Config,
-		db:       d.DB,
 		redis:    d.Redis,
 		tools:    d.Tools,
 		outbox:   d.Outbox,
@@ -172,6 +177,9 @@ func New(d Deps) *Server {
 	if d.Payments == nil {
 		d.Payments = payment.Providers(d.DB, d.Config.Embedded(), payment.SandboxOptions{})
 	}
+	s.canaries = canary.New(d.DB, d.Outbox)
+	s.jobs = tools.NewJobs(d.DB, d.Outbox, now)
+	s.whois = lookup.NewQueue(d.DB, d.Outbox, s.lookups)
 	s.domains = domains.New(d.DB, d.Outbox, s.catalog, d.Config.SecretKey, d.Log, now)
 	s.payments = payment.NewBook(d.DB, d.Outbox, d.Payments, d.Config.SecretKey, d.Log, now)
 	s.checkout = checkout.New(d.DB, s.orders, checkout.Options{BaseURL: s.base(), SecretKey: d.Config.SecretKey,

@@ -18,23 +18,15 @@ import (
 
 	"github.com/domaind/domaind/api/httpjson"
 	"github.com/domaind/domaind/internal/fault"
-	"github.com/domaind/domaind/internal/outbox"
 	"github.com/domaind/domaind/internal/ratelimit"
-	"github.com/domaind/domaind/internal/requestid"
-	"github.com/domaind/domaind/internal/secret"
 	"github.com/domaind/domaind/internal/tools"
 	"github.com/domaind/domaind/models"
-	"github.com/domaind/domaind/tasks"
 )
 
 // Tool jobs and inline runs.
 const (
-	// jobRetention is how long a job and its result are kept.
-	jobRetention = 24 * time.Hour
 	// inlineToolTimeout bounds an inline tool's run.
 	inlineToolTimeout = 20 * time.Second
-	// jobPrefix starts the opaque ids of tool jobs.
-	jobPrefix = "job_"
 )
 
 // toolPolicy is the per-client quota of a tool: its PerHour requests in
@@ -153,7 +145,7 @@ func toolCacheKey(slug string, input json.RawMessage) string {
 
 // startJob queues a job and answers with the ticket.
 func (s *Server) startJob(c *gin.Context, t tools.Tool, input json.RawMessage) error {
-	job, err := s.queueJob(c.Request.Context(), t.Slug, input)
+	job, err := s.jobs.Queue(c.Request.Context(), t.Slug, input)
 	if err != nil {
 		return err
 	}
@@ -163,27 +155,6 @@ func (s *Server) startJob(c *gin.Context, t tools.Tool, input json.RawMessage) e
 	return nil
 }
 
-// queueJob writes a queued job of tool on a canonical input and its task
-// in one transaction.
-func (s *Server) queueJob(ctx context.Context, tool string, input json.RawMessage) (models.ToolJob, error) {
-	now := s.now().UTC()
-	job := models.ToolJob{
-		ID: secret.NewID(jobPrefix), Tool: tool, Input: input, State: models.JobQueued,
-		RequestID: requestid.From(ctx), CreatedAt: now, ExpiresAt: now.Add(jobRetention),
-	}
-	err := s.outbox.Transaction(ctx, func(tx *outbox.Tx) error {
-		if err := tx.Create(&job).Error; err != nil {
-			return err
-		}
-		tx.Add(tasks.ToolRunPayload{JobID: job.ID})
-		return nil
-	})
-	if err != nil {
-		return job, fmt.Errorf("queue %s job: %w", tool, err)
-	}
-	return job, nil
-}
-
 // getToolJob answers GET /api/tools/{slug}/status/{jobId}: the job as its
 // task recorded it.
 func (s *Server) getToolJob(c *gin.Context) error {
@@ -191,13 +162,8 @@ func (s *Server) getToolJob(c *gin.Context) error {
 	if err != nil {
 		return err
 	}
-	id := c.Param("jobId")
-	if !secret.IsID(id, jobPrefix) {
-		return fault.New(fault.Validation, "%q is not a job id", id)
-	}
-	var job models.ToolJob
-	err = s.db.WithContext(c.Request.Context()).Take(&job, "id = ? AND tool = ? AND expires_at > ?", id, t.Slug, s.now().UTC()).Error
-	if err := models.FoundOr(err, "job "+id, "no %s job %s (jobs are kept %s)", t.Slug, id, ratelimit.DescribeDuration(jobRetention)); err != nil {
+	job, err := s.jobs.Get(c.Request.Context(), t.Slug, c.Param("jobId"))
+	if err != nil {
 		return err
 	}
 	result := job.Result

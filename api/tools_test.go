@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/domaind/domaind/internal/secret"
+	"github.com/domaind/domaind/internal/tools"
 	"github.com/domaind/domaind/models"
 	"github.com/domaind/domaind/worker"
 )
@@ -109,7 +110,7 @@ func TestSEOCrawlIsAJobCallersPoll(t *testing.T) {
 	}
 	var tk ticket
 	json.Unmarshal(w.Body.Bytes(), &tk)
-	if !tk.OK || tk.Cached || tk.Result.Mode != "async" || !secret.IsID(tk.Result.JobID, jobPrefix) {
+	if !tk.OK || tk.Cached || tk.Result.Mode != "async" || !secret.IsID(tk.Result.JobID, tools.JobPrefix) {
 		t.Fatalf("ticket = %s", w.Body)
 	}
 	if want := "http://api.test/api/tools/seo-crawl/status/" + tk.Result.JobID; tk.Result.StatusURL != want || w.Header().Get("Location") != want {
@@ -163,7 +164,7 @@ func TestAJobTheWorkerCannotRunEndsFailedWithAReason(t *testing.T) {
 	env := newTestEnv(t)
 	// The name was public when the job was accepted and points inside now
 	// (DNS rebinding): the crawl is refused when it runs.
-	job, err := env.srv.queueJob(context.Background(), "seo-crawl", json.RawMessage(`{"url":"http://internal.example.com/","max_pages":5}`))
+	job, err := env.srv.jobs.Queue(context.Background(), "seo-crawl", json.RawMessage(`{"url":"http://internal.example.com/","max_pages":5}`))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -41,6 +41,7 @@ import (
 	"github.com/redis/go-redis/v9"
 	"gorm.io/gorm"
 
+	"github.com/domaind/domaind/internal/canary"
 	"github.com/domaind/domaind/internal/fault"
 	"github.com/domaind/domaind/internal/fetch"
 	"github.com/domaind/domaind/internal/logging"
@@ -136,7 +137,7 @@ func New(d Deps) *Worker {
 	Handle(mux, &cleanup{db: d.DB, log: d.Log})
 	inspector := asynq.NewInspector(d.RedisOpt)
 	Handle(mux, &rescue{db: d.DB, outbox: d.Outbox, inspector: inspector, log: d.Log})
-	Handle(mux, &canaryRun{db: d.DB})
+	Handle(mux, &canaryRun{db: d.DB, canaries: canary.New(d.DB, d.Outbox)})
 	Handle(mux, &tldSync{db: d.DB, registry: d.Registry, log: d.Log})
 	Handle(mux, &lookupRun{db: d.DB, resolver: d.Resolver, cache: d.LookupCache})
 	Handle(mux, &toolRun{db: d.DB, tools: d.Tools})

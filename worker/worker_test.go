@@ -13,6 +13,7 @@ import (
 	"github.com/hibiken/asynq"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
+	"github.com/domaind/domaind/internal/canary"
 	"github.com/domaind/domaind/internal/metrics"
 	"github.com/domaind/domaind/internal/requestid"
 	"github.com/domaind/domaind/models"
@@ -29,7 +30,7 @@ func TestCanaryRunWritesEachStepOnce(t *testing.T) {
 	// A step left by an earlier, killed attempt.
 	db.Create(&models.CanaryStep{CanaryID: c.ID, Step: 2, Attempt: 1})
 	task := tasks.New(tasks.CanaryRunPayload{CanaryID: c.ID})
-	h := &canaryRun{db: db}
+	h := &canaryRun{db: db, canaries: canary.New(db, nil)}
 	for range 2 {
 		if err := run(context.Background(), h, task); err != nil {
 			t.Fatal(err)
@@ -56,7 +57,8 @@ func TestCanaryRunWritesEachStepOnce(t *testing.T) {
 }
 
 func TestCanaryRunUnknownIsNotRetried(t *testing.T) {
-	h := &canaryRun{db: modelstest.NewDB(t)}
+	cdb := modelstest.NewDB(t)
+	h := &canaryRun{db: cdb, canaries: canary.New(cdb, nil)}
 	task := tasks.New(tasks.CanaryRunPayload{CanaryID: models.NewID()})
 	if err := run(context.Background(), h, task); !errors.Is(err, asynq.SkipRetry) {
 		t.Errorf("err = %v, want SkipRetry", err)

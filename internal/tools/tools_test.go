@@ -4,13 +4,20 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
+	"log/slog"
 	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/domaind/domaind/internal/fault"
+	"github.com/domaind/domaind/internal/outbox"
+	"github.com/domaind/domaind/internal/platform/platformtest"
 	"github.com/domaind/domaind/internal/registry"
+	"github.com/domaind/domaind/models"
+	"github.com/domaind/domaind/models/modelstest"
 )
 
 // checker is a registry that answers availability from a table: names
@@ -127,5 +134,34 @@ func TestDomainSuggest(t *testing.T) {
 	}
 	if _, err := tool.Run(ctx, json.RawMessage(`{"keywords":`), nil); err == nil {
 		t.Error("a stored input that does not decode ran")
+	}
+}
+
+// A job is queued with its task and read back by its tool's status only,
+// until it expires.
+func TestJobsQueueAndGet(t *testing.T) {
+	t.Parallel()
+	db := modelstest.NewDB(t)
+	ob := outbox.New(db, platformtest.NewRedis(t).Client, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	t.Cleanup(func() { ob.Close() })
+	now := time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC)
+	jobs := NewJobs(db, ob, func() time.Time { return now })
+	ctx := context.Background()
+	job, err := jobs.Queue(ctx, "seo-crawl", json.RawMessage(`{"url":"https://example.com/"}`))
+	if err != nil || job.State != models.JobQueued || !job.ExpiresAt.Equal(now.Add(JobRetention)) {
+		t.Fatalf("queued = %+v, %v", job, err)
+	}
+	if got, err := jobs.Get(ctx, "seo-crawl", job.ID); err != nil || got.ID != job.ID {
+		t.Errorf("get = %+v, %v", got, err)
+	}
+	if _, err := jobs.Get(ctx, "dns-lookup", job.ID); fieldOf(err) != "not a validation error: "+errString(err) || !strings.Contains(errString(err), "no dns-lookup job") {
+		t.Errorf("another tool's status: %v", err)
+	}
+	if _, err := jobs.Get(ctx, "seo-crawl", "job_nope"); err == nil || !strings.Contains(err.Error(), "is not a job id") {
+		t.Errorf("a malformed id: %v", err)
+	}
+	now = now.Add(JobRetention)
+	if _, err := jobs.Get(ctx, "seo-crawl", job.ID); err == nil {
+		t.Error("an expired job was found")
 	}
 }
