@@ -9,6 +9,7 @@ import (
 	"github.com/domaind/domaind/api/httpjson"
 	"github.com/domaind/domaind/internal/domainname"
 	"github.com/domaind/domaind/internal/fault"
+	"github.com/domaind/domaind/internal/market"
 	"github.com/domaind/domaind/internal/ratelimit"
 	"github.com/domaind/domaind/models"
 )
@@ -101,11 +102,11 @@ func (s *Server) requireKey(c *gin.Context) {
 
 // availabilityResponse is SPEC §2.9.
 type availabilityResponse struct {
-	Domain     string   `json:"domain"`
-	Available  bool     `json:"available"`
-	Locked     bool     `json:"locked"`
-	BINPrice   *dollars `json:"bin_price"`
-	FloorPrice *dollars `json:"floor_price"`
+	Domain     string          `json:"domain"`
+	Available  bool            `json:"available"`
+	Locked     bool            `json:"locked"`
+	BINPrice   *market.Dollars `json:"bin_price"`
+	FloorPrice *market.Dollars `json:"floor_price"`
 }
 
 // getMarketAvailability answers GET /api/v1/domains/available?domain=: can
@@ -128,7 +129,7 @@ func (s *Server) getMarketAvailability(c *gin.Context) error {
 	if listed {
 		res.Locked = l.Locked(s.now())
 		res.Available = !res.Locked
-		res.BINPrice, res.FloorPrice = toDollars(l.BINCents), toDollars(l.FloorCents)
+		res.BINPrice, res.FloorPrice = market.ToDollars(l.BINCents), market.ToDollars(l.FloorCents)
 	}
 	c.JSON(http.StatusOK, res)
 	return nil

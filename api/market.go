@@ -53,9 +53,9 @@ func (s *Server) listListings(c *gin.Context) error {
 	if page.NextCursor != nil {
 		httpjson.NextLink(c, s.base(), *page.NextCursor)
 	}
-	items := make([]listingView, len(page.Listings))
+	items := make([]market.View, len(page.Listings))
 	for i, l := range page.Listings {
-		items[i] = newListingView(l, showPrices)
+		items[i] = market.NewView(l, showPrices)
 	}
 	c.JSON(http.StatusOK, gin.H{"items": items, "page": httpjson.Page{Limit: page.Limit, Offset: page.Offset, Total: page.Total,
 		HasMore: page.HasMore, NextCursor: page.NextCursor}})

@@ -13,11 +13,12 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/domaind/domaind/internal/demo"
+	"github.com/domaind/domaind/internal/market"
 	"github.com/domaind/domaind/models"
 )
 
 type listingsPage struct {
-	Items []listingView `json:"items"`
+	Items []market.View `json:"items"`
 	Page  struct {
 		Limit      int     `json:"limit"`
 		Offset     int     `json:"offset"`
@@ -101,7 +102,7 @@ func cmpInt(a, b int64) int {
 	return 0
 }
 
-func ids(items []listingView) []string {
+func ids(items []market.View) []string {
 	out := make([]string, len(items))
 	for i, it := range items {
 		out[i] = it.ID

@@ -16,6 +16,7 @@ import (
 	"github.com/domaind/domaind/internal/market"
 	"github.com/domaind/domaind/internal/oauth"
 	"github.com/domaind/domaind/internal/ratelimit"
+	"github.com/domaind/domaind/internal/search"
 	"github.com/domaind/domaind/internal/tools"
 )
 
@@ -177,16 +178,16 @@ func (s *Server) mcpSuggest(ctx context.Context, in tools.SuggestInput) (tools.S
 // mcpSearch is search_domains: the rows of POST /api/domain/search's
 // stream for q, in the names' order.
 func (s *Server) mcpSearch(ctx context.Context, q string, showPrices bool, client string) ([]mcpapi.SearchRow, error) {
-	names, err := s.parseSearch(q)
+	names, err := s.search.Names(q)
 	if err != nil {
 		return nil, err
 	}
-	rows, wait, err := s.checkNames(ctx, names, showPrices, client)
+	rows, wait, err := s.search.Check(ctx, names, showPrices, client)
 	if err != nil {
 		return nil, err
 	}
 	defer wait()
-	byName := map[string]searchRow{}
+	byName := map[string]search.Row{}
 	for range names {
 		r := <-rows
 		byName[r.Domain] = r
@@ -200,14 +201,14 @@ func (s *Server) mcpSearch(ctx context.Context, q string, showPrices bool, clien
 
 // newMCPSearchRow is a search row as search_domains answers it: cents
 // rather than dollars, the facts flat.
-func newMCPSearchRow(r searchRow) mcpapi.SearchRow {
+func newMCPSearchRow(r search.Row) mcpapi.SearchRow {
 	out := mcpapi.SearchRow{Domain: r.Domain, DomainUnicode: r.DomainUnicode, State: r.State, StateLabel: r.StateLabel,
 		Available: r.Available, Error: r.Meta.Error, ForSale: r.Listing != nil}
 	if p := r.Price; p != nil {
 		out.RegisterCents, out.RenewCents, out.Currency, out.Premium = p.RegisterCents, p.RenewCents, p.Currency, p.Premium
 	}
 	if l := r.Listing; l != nil {
-		out.BINCents, out.FloorCents = l.Price.BIN.cents(), l.Price.Floor.cents()
+		out.BINCents, out.FloorCents = l.Price.BIN.Cents(), l.Price.Floor.Cents()
 	}
 	if w := r.WhoisSummary; w != nil {
 		out.Registrar, out.ExpirationDate = w.Registrar, w.ExpirationDate

@@ -12,7 +12,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -24,8 +23,10 @@ import (
 	"github.com/domaind/domaind/internal/domaininfo"
 	"github.com/domaind/domaind/internal/httpserver"
 	"github.com/domaind/domaind/internal/lookup"
+	"github.com/domaind/domaind/internal/market"
 	"github.com/domaind/domaind/internal/registry"
 	"github.com/domaind/domaind/internal/registry/rtr"
+	domainsearch "github.com/domaind/domaind/internal/search"
 	"github.com/domaind/domaind/models"
 )
 
@@ -50,7 +51,7 @@ func parseStream(t *testing.T, body string) []event {
 	return out
 }
 
-func search(t *testing.T, env *testEnv, q string) []event {
+func streamSearch(t *testing.T, env *testEnv, q string) []event {
 	t.Helper()
 	w := env.request("POST", "/api/domain/search", `{"q":`+strconvQuote(q)+`}`)
 	if w.Code != 200 {
@@ -123,12 +124,12 @@ func TestSearchAWordAsAPersonTypesIt(t *testing.T) {
 	env := newTestEnv(t)
 	seedTLDs(t, env)
 	for q, primary := range map[string]string{"mystartup": "mystartup.com", "My Startup": "mystartup.com", "  Blue Labs.IO ": "bluelabs.io"} {
-		header, rows := checkOrder(t, search(t, env, q))
+		header, rows := checkOrder(t, streamSearch(t, env, q))
 		if header.str("primary") != primary || len(rows) != len(strings.Split(config.DefaultSearchTLDs, ",")) {
 			t.Errorf("search %q: primary %q and %d rows, want %s and the alternates", q, header.str("primary"), len(rows), primary)
 		}
 	}
-	_, rows := checkOrder(t, search(t, env, "Bücher"))
+	_, rows := checkOrder(t, streamSearch(t, env, "Bücher"))
 	for _, r := range rows {
 		if r.str("domain") == "xn--bcher-kva.com" && r.str("domain_unicode") != "bücher.com" {
 			t.Errorf("IDN row = %v, want domain_unicode bücher.com", r)
@@ -144,7 +145,7 @@ func TestSearchChecksTheLabelOnTheCommonTLDs(t *testing.T) {
 	seedTLDs(t, env)
 	for _, q := range []string{"google.com", "zqxv-domaind-test.io", "nic.dev"} {
 		t.Run(q, func(t *testing.T) {
-			header, rows := checkOrder(t, search(t, env, q))
+			header, rows := checkOrder(t, streamSearch(t, env, q))
 			label, tld, _ := strings.Cut(q, ".")
 			want := []string{q}
 			for _, s := range strings.Split(config.DefaultSearchTLDs, ",") {
@@ -224,16 +225,16 @@ func TestSearchStates(t *testing.T) {
 	}{
 		{"whois.shop", availability.Reserved, false, false, "Reserved"},
 		{premium.Name, availability.Premium, true, false, "Premium"},
-		{"domaind-listed.net", stateForSale, false, false, "For sale"},
+		{"domaind-listed.net", domainsearch.StateForSale, false, false, "For sale"},
 		{"domaind-hidden.net", availability.Available, true, false, "Available"},
 		{"example-domaind.museum", availability.Unsupported, false, true, "TLD not offered"},
-		{"xn--bcher-kva.ai", stateInvalid, false, false, "No internationalised names under .ai"},
-		{"ab.ly", stateInvalid, false, false, "Too short for .ly (3+ characters)"},
+		{"xn--bcher-kva.ai", domainsearch.StateInvalid, false, false, "No internationalised names under .ai"},
+		{"ab.ly", domainsearch.StateInvalid, false, false, "Too short for .ly (3+ characters)"},
 		{"abc.ly", availability.Available, true, false, "Available"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.q, func(t *testing.T) {
-			_, rows := checkOrder(t, search(t, env, tc.q))
+			_, rows := checkOrder(t, streamSearch(t, env, tc.q))
 			r := rows[slices.IndexFunc(rows, func(r event) bool { return r.str("domain") == tc.q })]
 			if r.str("state") != tc.state || r["available"] != tc.available {
 				t.Fatalf("row = %v, want state %s available %v", r, tc.state, tc.available)
@@ -247,7 +248,7 @@ func TestSearchStates(t *testing.T) {
 		})
 	}
 	t.Run("listing prices are masked without pricing:read", func(t *testing.T) {
-		_, rows := checkOrder(t, search(t, env, "domaind-listed.net"))
+		_, rows := checkOrder(t, streamSearch(t, env, "domaind-listed.net"))
 		// Rows come as their checks finish: find the listed name's.
 		l := rows[slices.IndexFunc(rows, func(r event) bool { return r.str("domain") == listed.Domain })]["listing"].(map[string]any)
 		price := l["price"].(map[string]any)
@@ -269,7 +270,7 @@ func TestPricingScopeShowsListingPrices(t *testing.T) {
 	if !pricesVisible(c) {
 		t.Fatal("pricing:read does not unmask")
 	}
-	b, _ := json.Marshal(newListingView(l, pricesVisible(c)))
+	b, _ := json.Marshal(market.NewView(l, pricesVisible(c)))
 	if want := `"price":{"bin":2500.50,"floor":999.00,"currency":"USD"}`; !strings.Contains(string(b), want) {
 		t.Errorf("listing = %s, want %s", b, want)
 	}
@@ -284,11 +285,15 @@ func TestPricingScopeShowsListingPrices(t *testing.T) {
 func countWarmups(t *testing.T, env *testEnv) <-chan string {
 	t.Helper()
 	ran := make(chan string, 64)
-	env.srv.warmups.close()
-	env.srv.warmups = newWarmups(func(ctx context.Context, client, domain string) {
-		env.srv.warmLookup(ctx, client, domain)
+	env.srv.search.Close()
+	var svc *domainsearch.Service
+	deps := env.srv.searchDeps()
+	deps.WarmFunc = func(ctx context.Context, client, domain string) {
+		svc.Warm(ctx, client, domain)
 		ran <- domain
-	})
+	}
+	svc = domainsearch.New(deps)
+	env.srv.search = svc
 	return ran
 }
 
@@ -314,7 +319,7 @@ func TestSearchCachesAndSummarisesWhois(t *testing.T) {
 		Record: domaininfo.Record{Domain: "google.com", Registrar: "MarkMonitor Inc.", Expires: expires}}); err != nil {
 		t.Fatal(err)
 	}
-	_, rows := checkOrder(t, search(t, env, "google.com"))
+	_, rows := checkOrder(t, streamSearch(t, env, "google.com"))
 	waitWarmups(t, ran, len(rows)-1) // the names without a summary are all registered
 	com := rows[slices.IndexFunc(rows, func(r event) bool { return r.str("domain") == "google.com" })]
 	want := map[string]any{"registrar": "MarkMonitor Inc.", "expiration_date": "2028-09-14T04:00:00Z", "lookup_id": "lk-1"}
@@ -333,7 +338,7 @@ func TestSearchCachesAndSummarisesWhois(t *testing.T) {
 		t.Errorf("%d lookup tasks for %d lookups", entries, len(warmed))
 	}
 
-	_, again := checkOrder(t, search(t, env, "google.com"))
+	_, again := checkOrder(t, streamSearch(t, env, "google.com"))
 	waitWarmups(t, ran, len(again)-1) // handed over again; each finds its name claimed
 	for _, r := range again {
 		if r["cached"] != true || r["meta"].(map[string]any)["source"] != "cache" || r.str("state") != availability.Registered {
@@ -543,7 +548,7 @@ func TestSearchClientDisconnectCancelsChecks(t *testing.T) {
 	rec := endRecorder{Provider: slow.client(t), ended: make(chan checkEnd, 16)}
 	// The checker's timeout is the one deadline the hanging check has; at an
 	// hour the test never reaches it, so only the client leaving can end it.
-	env.srv.checker = availability.New(rec, env.deps.Redis, time.Hour)
+	useChecker(t, env, availability.New(rec, env.deps.Redis, time.Hour))
 	srv := httptest.NewServer(env.srv)
 	defer srv.Close()
 	defer slow.unblock() // before srv.Close, so a failed test does not wait on the hanging check
@@ -600,14 +605,16 @@ func TestSearchEndsWithoutWaitingForWarmups(t *testing.T) {
 	seedTLDs(t, env)
 	started := make(chan string, 64)
 	release := make(chan struct{})
-	env.srv.warmups.close()
-	env.srv.warmups = newWarmups(func(ctx context.Context, _, domain string) {
+	env.srv.search.Close()
+	deps := env.srv.searchDeps()
+	deps.WarmFunc = func(ctx context.Context, _, domain string) {
 		started <- domain
 		select {
 		case <-release:
 		case <-ctx.Done():
 		}
-	})
+	}
+	env.srv.search = domainsearch.New(deps)
 	srv := httptest.NewServer(env.srv)
 	defer srv.Close()
 	defer close(release) // before srv.Close, so a failed test does not wait on the warm-ups
@@ -635,68 +642,6 @@ func TestSearchEndsWithoutWaitingForWarmups(t *testing.T) {
 	}
 }
 
-func TestWarmupsNeverWaitAndCloseWaits(t *testing.T) {
-	running := make(chan string)
-	var returned atomic.Int32
-	w := newWarmups(func(ctx context.Context, _, domain string) {
-		running <- domain
-		<-ctx.Done() // only close ends a warm-up here
-		returned.Add(1)
-	})
-	ctx := context.Background()
-	for i := range warmWorkers {
-		if !w.add(ctx, "client", fmt.Sprintf("run%d.com", i)) {
-			t.Fatalf("warm-up %d not queued", i)
-		}
-		<-running
-	}
-	for i := range warmQueue { // the workers are busy: these wait in the queue
-		if !w.add(ctx, "client", fmt.Sprintf("queued%d.com", i)) {
-			t.Fatalf("queued warm-up %d refused", i)
-		}
-	}
-	if w.add(ctx, "client", "overflow.com") {
-		t.Error("a warm-up beyond the full queue was queued, not dropped")
-	}
-	w.close()
-	if n := returned.Load(); n != warmWorkers {
-		t.Errorf("close returned when %d of %d running warm-ups had", n, warmWorkers)
-	}
-	if w.add(ctx, "client", "late.com") {
-		t.Error("a warm-up was queued after close")
-	}
-}
-
-// Searches start lookups nobody asked for by name: they are bounded per
-// client address and, for all clients together, per TLD.
-func TestWarmupsAreBoundedPerClientAndPerTLD(t *testing.T) {
-	t.Parallel()
-	env := newTestEnv(t)
-	ctx := context.Background()
-	lookups := func(like string) int64 {
-		var n int64
-		env.db.Model(&models.Lookup{}).Where("domain LIKE ?", like).Count(&n)
-		return n
-	}
-	tlds := []string{"com", "net", "org"} // under the TLD budget each
-	for i := range warmupClientLimit.Limit + 20 {
-		env.srv.warmLookup(ctx, "198.51.100.1", fmt.Sprintf("greedy%d.%s", i, tlds[i%len(tlds)]))
-	}
-	if n := lookups("greedy%"); n != int64(warmupClientLimit.Limit) {
-		t.Errorf("one client's searches started %d lookups, want its budget of %d", n, warmupClientLimit.Limit)
-	}
-	for i := range warmupTLDLimit.Limit + 10 { // many clients, one TLD
-		env.srv.warmLookup(ctx, fmt.Sprintf("203.0.113.%d", i%200), fmt.Sprintf("crowd%d.io", i))
-	}
-	if n := lookups("crowd%"); n != int64(warmupTLDLimit.Limit) {
-		t.Errorf("all clients together started %d lookups of .io names, want the TLD's budget of %d", n, warmupTLDLimit.Limit)
-	}
-	env.srv.warmLookup(ctx, "203.0.113.250", "fresh.net")
-	if n := lookups("fresh.net"); n != 1 {
-		t.Errorf("a new client's warm-up of another TLD started %d lookups, want 1 (a refused TLD gives the client's unit back)", n)
-	}
-}
-
 // fakeRTR is a Realtime Register API whose domain checks answer with the
 // JSON body answer gives for the name, or fail with a 503 for "".
 func fakeRTR(t *testing.T, answer func(name string) string) *rtr.Client {
@@ -720,16 +665,16 @@ func TestSearchSaysWhyACheckFailed(t *testing.T) {
 	seedTLDs(t, env)
 	slow := newSlowRegistry(t, "io")
 	// A check that hangs past the checker's timeout, and one the registry refuses.
-	env.srv.checker = availability.New(slow.client(t), env.deps.Redis, 50*time.Millisecond)
-	_, rows := checkOrder(t, search(t, env, "whyfail.io"))
+	useChecker(t, env, availability.New(slow.client(t), env.deps.Redis, 50*time.Millisecond))
+	_, rows := checkOrder(t, streamSearch(t, env, "whyfail.io"))
 	io := rows[slices.IndexFunc(rows, func(r event) bool { return r.str("domain") == "whyfail.io" })]
 	if io.str("state") != availability.Unknown || io["available"] != false ||
 		io["meta"].(map[string]any)["error"] != "the registry did not answer in time" {
 		t.Errorf("timed-out row = %v, want unknown: the registry did not answer in time", io)
 	}
 
-	env.srv.checker = availability.New(fakeRTR(t, func(string) string { return "" }), env.deps.Redis, time.Hour)
-	_, rows = checkOrder(t, search(t, env, "refused.net")) // another label: the first search cached its answers
+	useChecker(t, env, availability.New(fakeRTR(t, func(string) string { return "" }), env.deps.Redis, time.Hour))
+	_, rows = checkOrder(t, streamSearch(t, env, "refused.net")) // another label: the first search cached its answers
 	for _, r := range rows {
 		if r.str("state") != availability.Unknown || r["meta"].(map[string]any)["error"] != "the registry check failed" {
 			t.Errorf("refused row = %v, want unknown: the registry check failed", r)
@@ -740,7 +685,7 @@ func TestSearchSaysWhyACheckFailed(t *testing.T) {
 func TestSearchPremiumPriceInTheRegistrysCurrency(t *testing.T) {
 	env := newTestEnv(t)
 	seedTLDs(t, env)
-	env.srv.checker = availability.New(fakeRTR(t, func(name string) string {
+	useChecker(t, env, availability.New(fakeRTR(t, func(name string) string {
 		switch name {
 		case "gold.com":
 			return `{"available":true,"premium":true,"price":125000,"currency":"EUR"}`
@@ -748,8 +693,8 @@ func TestSearchPremiumPriceInTheRegistrysCurrency(t *testing.T) {
 			return `{"available":true,"premium":true,"price":99900,"currency":"USD"}`
 		}
 		return `{"available":false,"reason":"registered"}`
-	}), env.deps.Redis, time.Hour)
-	_, rows := checkOrder(t, search(t, env, "gold.com"))
+	}), env.deps.Redis, time.Hour))
+	_, rows := checkOrder(t, streamSearch(t, env, "gold.com"))
 	price := func(domain string) map[string]any {
 		t.Helper()
 		i := slices.IndexFunc(rows, func(r event) bool { return r.str("domain") == domain })
@@ -767,3 +712,12 @@ func TestSearchPremiumPriceInTheRegistrysCurrency(t *testing.T) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// useChecker puts c in place of the server's registry checker, rebuilding
+// the search that holds it.
+func useChecker(t *testing.T, env *testEnv, c *availability.Checker) {
+	t.Helper()
+	env.srv.search.Close()
+	env.srv.checker = c
+	env.srv.search = domainsearch.New(env.srv.searchDeps())
+}

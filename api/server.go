@@ -39,6 +39,7 @@ import (
 	"github.com/domaind/domaind/internal/ratelimit"
 	"github.com/domaind/domaind/internal/referral"
 	"github.com/domaind/domaind/internal/registry"
+	"github.com/domaind/domaind/internal/search"
 	"github.com/domaind/domaind/internal/secret"
 	"github.com/domaind/domaind/internal/settlement"
 	"github.com/domaind/domaind/internal/tools"
@@ -94,7 +95,7 @@ type Server struct {
 	lookups  *lookup.Cache
 	checker  *availability.Checker
 	catalog  *catalog.Catalog
-	warmups  *warmups
+	search   *search.Service
 	metrics  *metrics.Metrics
 	log      *slog.Logger
 	resp     httpjson.Responder
@@ -184,7 +185,7 @@ func New(d Deps) *Server {
 	s.payments = payment.NewBook(d.DB, d.Outbox, d.Payments, d.Config.SecretKey, d.Log, now)
 	s.checkout = checkout.New(d.DB, s.orders, checkout.Options{BaseURL: s.base(), SecretKey: d.Config.SecretKey,
 		Providers: d.Payments, Referrals: s.referrals}, now)
-	s.warmups = newWarmups(s.warmLookup)
+	s.search = search.New(s.searchDeps())
 	gin.SetMode(gin.ReleaseMode)
 	e := gin.New()
 	e.HandleMethodNotAllowed = true
@@ -198,10 +199,16 @@ func New(d Deps) *Server {
 	return s
 }
 
+// searchDeps are what the server's search is built from.
+func (s *Server) searchDeps() search.Deps {
+	return search.Deps{Checker: s.checker, Catalog: s.catalog, Market: s.market, Lookups: s.lookups, Whois: s.whois,
+		Limiter: s.limiter, TLDs: s.cfg.SearchTLDs, Log: s.log}
+}
+
 // Close stops the work the server runs after its responses (the search's
 // warm-ups) and waits for it. Call it once the http.Server has shut down.
 func (s *Server) Close() error {
-	s.warmups.close()
+	s.search.Close()
 	s.inventory.Close()
 	return nil
 }
