@@ -125,6 +125,8 @@ type Server struct {
 	canaries *canary.Service
 	// jobs are the async free tools' jobs.
 	jobs *tools.Jobs
+	// inline runs the inline free tools, through their cache.
+	inline *tools.Inline
 	// brokerage is the partners' brokerage cases, worked by ops.
 	brokerage *brokerage.Service
 	// referrals is the affiliate program: links, clicks, attribution.
@@ -180,6 +182,7 @@ func New(d Deps) *Server {
 	}
 	s.canaries = canary.New(d.DB, d.Outbox)
 	s.jobs = tools.NewJobs(d.DB, d.Outbox, now)
+	s.inline = tools.NewInline(d.Tools, d.Redis, s.log)
 	s.whois = lookup.NewQueue(d.DB, d.Outbox, s.lookups)
 	s.domains = domains.New(d.DB, d.Outbox, s.catalog, d.Config.SecretKey, d.Log, now)
 	s.payments = payment.NewBook(d.DB, d.Outbox, d.Payments, d.Config.SecretKey, d.Log, now)

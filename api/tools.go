@@ -1,12 +1,8 @@
 package api
 
 import (
-	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"net/http"
 	"slices"
@@ -14,19 +10,12 @@ import (
 	"time"
 
 	"github.com/gin-gonic/gin"
-	"github.com/redis/go-redis/v9"
 
 	"github.com/domaind/domaind/api/httpjson"
 	"github.com/domaind/domaind/internal/fault"
 	"github.com/domaind/domaind/internal/ratelimit"
 	"github.com/domaind/domaind/internal/tools"
 	"github.com/domaind/domaind/models"
-)
-
-// Tool jobs and inline runs.
-const (
-	// inlineToolTimeout bounds an inline tool's run.
-	inlineToolTimeout = 20 * time.Second
 )
 
 // toolPolicy is the per-client quota of a tool: its PerHour requests in
@@ -75,16 +64,19 @@ func (s *Server) runTool(c *gin.Context) error {
 	if t.Async {
 		return s.startJob(c, t, input)
 	}
-	result, cached, err := s.runInline(ctx, t, input)
-	var failed toolRunError
+	result, cached, err := s.inline.Run(ctx, t, input)
+	var failed *tools.RunError
 	if errors.As(err, &failed) {
+		if _, known := httpjson.Coded(failed.Err); known {
+			return failed.Err // refused by our rules: the request's error
+		}
 		// The tool ran and failed: an answer (ok false), not cached. What
 		// the target did is the caller's to read; our side's failures are
 		// told in their public words.
-		s.log.InfoContext(ctx, "tool failed", "tool", t.Slug, "err", failed.err)
-		why := models.ErrorText(failed.err, 500)
+		s.log.InfoContext(ctx, "tool failed", "tool", t.Slug, "err", failed.Err)
+		why := models.ErrorText(failed.Err, 500)
 		var ours *tools.Failure
-		if errors.As(failed.err, &ours) {
+		if errors.As(failed.Err, &ours) {
 			why = ours.Public
 		}
 		c.JSON(http.StatusOK, gin.H{"ok": false, "cached": false, "result": gin.H{"error": why}})
@@ -95,52 +87,6 @@ func (s *Server) runTool(c *gin.Context) error {
 	}
 	c.JSON(http.StatusOK, gin.H{"ok": true, "cached": cached, "result": result})
 	return nil
-}
-
-// toolRunError is the failure of an inline tool's run: an answer of the
-// tool (POST /api/tools/{slug} says ok false) rather than of the service.
-type toolRunError struct{ err error }
-
-func (e toolRunError) Error() string { return e.err.Error() }
-func (e toolRunError) Unwrap() error { return e.err }
-
-// runInline answers inline tool t's parsed input from the tool cache (the
-// same input within the tool's TTL), or runs it and caches the result: its
-// JSON, and whether it came from the cache. A run that failed is a
-// toolRunError, unless its error is one of ours or the request's end.
-func (s *Server) runInline(ctx context.Context, t tools.Tool, input json.RawMessage) (json.RawMessage, bool, error) {
-	key := toolCacheKey(t.Slug, input)
-	if cached, err := s.redis.Get(ctx, key).Bytes(); err == nil {
-		return cached, true, nil
-	} else if !errors.Is(err, redis.Nil) {
-		return nil, false, fmt.Errorf("tool cache: %w", err)
-	}
-	rctx, cancel := context.WithTimeout(ctx, inlineToolTimeout)
-	defer cancel()
-	result, err := t.Run(rctx, input, nil)
-	if err != nil {
-		if ctx.Err() != nil {
-			return nil, false, ctx.Err()
-		}
-		if _, known := httpjson.Coded(err); known {
-			return nil, false, err
-		}
-		return nil, false, toolRunError{err}
-	}
-	b, err := json.Marshal(result)
-	if err != nil {
-		return nil, false, fmt.Errorf("encode %s result: %w", t.Slug, err)
-	}
-	if err := s.redis.Set(context.WithoutCancel(ctx), key, b, t.TTL).Err(); err != nil {
-		s.log.WarnContext(ctx, "tool cache write failed", "tool", t.Slug, "err", err)
-	}
-	return b, false, nil
-}
-
-// toolCacheKey is the Redis key of a tool's cached answer to input.
-func toolCacheKey(slug string, input json.RawMessage) string {
-	sum := sha256.Sum256(input)
-	return "tools:cache:" + slug + ":" + hex.EncodeToString(sum[:16])
 }
 
 // startJob queues a job and answers with the ticket.

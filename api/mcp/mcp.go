@@ -26,9 +26,11 @@ import (
 
 	"github.com/domaind/domaind/api/httpjson"
 	"github.com/domaind/domaind/internal/catalog"
-	"github.com/domaind/domaind/internal/domaininfo"
 	"github.com/domaind/domaind/internal/fault"
+	"github.com/domaind/domaind/internal/lookup"
+	"github.com/domaind/domaind/internal/market"
 	"github.com/domaind/domaind/internal/ratelimit"
+	"github.com/domaind/domaind/internal/search"
 	domaintools "github.com/domaind/domaind/internal/tools"
 )
 
@@ -57,22 +59,18 @@ type Deps struct {
 	// Catalog is the synced TLDs and prices (tld_pricing,
 	// tld_requirements).
 	Catalog *catalog.Catalog
-	// LookUp returns the registration record of a registrable domain, as
-	// POST /api/tools/whois does (whois_lookup); failed says the lookup
-	// failed on the service's side or the registries', so that the
-	// caller's quota unit may go back (GiveBack).
-	LookUp func(ctx context.Context, domain string) (rec domaininfo.Record, failed bool, err error)
-	// Listings returns a page of the marketplace as GET
-	// /api/market/listings does, prices shown when showPrices
+	// Whois looks up registration records as POST /api/tools/whois
+	// does (whois_lookup).
+	Whois Whois
+	// Market is the marketplace of GET /api/market/listings
 	// (marketplace_listings).
-	Listings func(ctx context.Context, in ListingsInput, showPrices bool) (ListingsPage, error)
-	// Suggest runs the domain-suggest tool as POST
-	// /api/tools/domain-suggest does (suggest_domains).
-	Suggest func(ctx context.Context, in domaintools.SuggestInput) (domaintools.SuggestResult, error)
-	// Search checks the names of a query as POST /api/domain/search
-	// does, for client (whose WHOIS warm-ups it may start), and returns
-	// their rows in the names' order (search_domains).
-	Search func(ctx context.Context, q string, showPrices bool, client string) ([]SearchRow, error)
+	Market *market.Service
+	// Search is the domain search of POST /api/domain/search
+	// (search_domains).
+	Search *search.Service
+	// Tools runs the free tools inline, as POST /api/tools/{slug} does
+	// (suggest_domains).
+	Tools *domaintools.Inline
 	// Limiter spends Limits, each tool's policy by its name, per user.
 	Limiter *ratelimit.Limiter
 	Limits  map[string]ratelimit.Policy
@@ -83,6 +81,13 @@ type Deps struct {
 	Version  string
 	Log      *slog.Logger
 	Now      func() time.Time
+}
+
+// Whois looks up the registration record of a registrable domain
+// (lookup.Queue); failed says a failure was the service's or the
+// registries', so that the caller's quota unit may go back.
+type Whois interface {
+	LookUp(ctx context.Context, domain string) (a lookup.Answer, failed bool, err error)
 }
 
 // Handler returns the MCP server of d, bearer-protected.

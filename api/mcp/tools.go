@@ -9,8 +9,10 @@ import (
 	"github.com/domaind/domaind/internal/domaininfo"
 	"github.com/domaind/domaind/internal/domainname"
 	"github.com/domaind/domaind/internal/fault"
+	"github.com/domaind/domaind/internal/market"
 	"github.com/domaind/domaind/internal/oauth"
 	"github.com/domaind/domaind/internal/registry"
+	"github.com/domaind/domaind/internal/search"
 	domaintools "github.com/domaind/domaind/internal/tools"
 )
 
@@ -113,14 +115,14 @@ func (t *tools) whois(ctx context.Context, in WhoisInput) (domaininfo.Result, er
 	if err != nil {
 		return domaininfo.Result{}, err
 	}
-	r, failed, err := t.LookUp(ctx, name.Registrable)
+	a, failed, err := t.Whois.LookUp(ctx, name.Registrable)
 	if failed {
 		t.giveBack(ctx, unit)
 	}
 	if err != nil {
 		return domaininfo.Result{}, err
 	}
-	return r.Result(), nil
+	return a.Record.Result(), nil
 }
 
 // parseTLD reads a TLD argument, a leading dot allowed.
@@ -169,14 +171,30 @@ func (t *tools) listings(ctx context.Context, in ListingsInput) (ListingsPage, e
 	if _, err := t.spend(ctx); err != nil {
 		return ListingsPage{}, err
 	}
-	return t.Listings(ctx, in, pricesShown(ctx))
+	show := pricesShown(ctx)
+	page, err := t.Market.Listings(ctx, market.Query{Sort: in.Sort, Q: in.Q, TLD: in.TLD, MaxDollars: in.MaxDollars,
+		Limit: in.Limit, Cursor: in.Cursor}, show)
+	if err != nil {
+		return ListingsPage{}, err
+	}
+	out := ListingsPage{Listings: make([]Listing, len(page.Listings)), Total: page.Total, NextCursor: page.NextCursor}
+	for i, l := range page.Listings {
+		out.Listings[i] = Listing{Domain: l.Domain, TLD: l.TLD, Currency: l.Currency, ListedAt: l.CreatedAt.UTC()}
+		if show {
+			out.Listings[i].BINCents, out.Listings[i].FloorCents = l.BINCents, l.FloorCents
+		}
+	}
+	return out, nil
 }
 
 func (t *tools) suggest(ctx context.Context, in domaintools.SuggestInput) (domaintools.SuggestResult, error) {
 	if _, err := t.spend(ctx); err != nil {
 		return domaintools.SuggestResult{}, err
 	}
-	return t.Suggest(ctx, in)
+	if t.Tools == nil {
+		return domaintools.SuggestResult{}, fault.New(fault.Unavailable, "name suggestions are not available on this server")
+	}
+	return t.Tools.Suggest(ctx, in)
 }
 
 // SearchInput is a domain search.
@@ -218,8 +236,32 @@ func (t *tools) search(ctx context.Context, in SearchInput) (SearchResult, error
 	if _, err := t.spend(ctx); err != nil {
 		return SearchResult{}, err
 	}
-	rows, err := t.Search(ctx, in.Q, pricesShown(ctx), clientOf(ctx))
-	return SearchResult{Rows: rows}, err
+	rows, err := t.Search.Rows(ctx, in.Q, pricesShown(ctx), clientOf(ctx))
+	if err != nil {
+		return SearchResult{}, err
+	}
+	out := SearchResult{Rows: make([]SearchRow, len(rows))}
+	for i, r := range rows {
+		out.Rows[i] = newSearchRow(r)
+	}
+	return out, nil
+}
+
+// newSearchRow is a search row as search_domains answers it: cents
+// rather than dollars, the facts flat.
+func newSearchRow(r search.Row) SearchRow {
+	out := SearchRow{Domain: r.Domain, DomainUnicode: r.DomainUnicode, State: r.State, StateLabel: r.StateLabel,
+		Available: r.Available, Error: r.Meta.Error, ForSale: r.Listing != nil}
+	if p := r.Price; p != nil {
+		out.RegisterCents, out.RenewCents, out.Currency, out.Premium = p.RegisterCents, p.RenewCents, p.Currency, p.Premium
+	}
+	if l := r.Listing; l != nil {
+		out.BINCents, out.FloorCents = l.Price.BIN.Cents(), l.Price.Floor.Cents()
+	}
+	if w := r.WhoisSummary; w != nil {
+		out.Registrar, out.ExpirationDate = w.Registrar, w.ExpirationDate
+	}
+	return out
 }
 
 // clientOf is the client the call's limits are counted for: its token's

@@ -8,8 +8,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
 
-	"github.com/domaind/domaind/internal/domaininfo"
 	"github.com/domaind/domaind/internal/fault"
+	"github.com/domaind/domaind/internal/lookup"
 	"github.com/domaind/domaind/internal/platform/platformtest"
 	"github.com/domaind/domaind/internal/ratelimit"
 )
@@ -31,9 +31,9 @@ func TestWhoisGivesBackTheUnitOfAFailedLookup(t *testing.T) {
 		err    error
 	}{}
 	tl := &tools{Deps: Deps{
-		LookUp: func(context.Context, string) (domaininfo.Record, bool, error) {
-			return domaininfo.Record{}, outcome.failed, outcome.err
-		},
+		Whois: lookUpFunc(func(context.Context, string) (lookup.Answer, bool, error) {
+			return lookup.Answer{}, outcome.failed, outcome.err
+		}),
 		Limiter: ratelimit.New(r.Client, time.Now),
 		Limits:  map[string]ratelimit.Policy{ToolWhois: quota},
 		GiveBack: func(_ context.Context, p ratelimit.Policy, client string, u ratelimit.Result) {
@@ -64,6 +64,13 @@ func TestWhoisGivesBackTheUnitOfAFailedLookup(t *testing.T) {
 	if len(given) != 1 {
 		t.Errorf("given back %+v, want nothing more for a name not found or found", given)
 	}
+}
+
+// lookUpFunc is a Whois that answers what its function does.
+type lookUpFunc func(ctx context.Context, domain string) (lookup.Answer, bool, error)
+
+func (f lookUpFunc) LookUp(ctx context.Context, domain string) (lookup.Answer, bool, error) {
+	return f(ctx, domain)
 }
 
 func TestPerSaysTheWindowInWords(t *testing.T) {

@@ -204,6 +204,31 @@ func (s *Service) Check(ctx context.Context, names []domainname.Name, showPrices
 	return out, wg.Wait, nil
 }
 
+// Rows checks the names of query and returns all their rows in the
+// names' order, once the last is decided: the search for a caller that
+// does not stream.
+func (s *Service) Rows(ctx context.Context, query string, showPrices bool, client string) ([]Row, error) {
+	names, err := s.Names(query)
+	if err != nil {
+		return nil, err
+	}
+	rows, wait, err := s.Check(ctx, names, showPrices, client)
+	if err != nil {
+		return nil, err
+	}
+	defer wait()
+	byName := make(map[string]Row, len(names))
+	for range names {
+		r := <-rows
+		byName[r.Domain] = r
+	}
+	out := make([]Row, len(names))
+	for i, n := range names {
+		out[i] = byName[n.ASCII]
+	}
+	return out, nil
+}
+
 // facts is what the search knows from the service's own data before it
 // asks the registry: the synced TLDs and prices, marketplace listings,
 // cached lookups.

@@ -68,7 +68,7 @@ func New(d Deps) *Registry {
 		func(ctx context.Context, in tlsInput, _ Progress) (any, error) {
 			return tlscheck.Check(ctx, d.Fetch, in.Host, in.Port, d.Roots, time.Now())
 		}))
-	r.add(define(Tool{Slug: "domain-suggest", TTL: 2 * time.Minute, PerHour: inlinePerHour},
+	r.add(define(Tool{Slug: SuggestSlug, TTL: 2 * time.Minute, PerHour: inlinePerHour},
 		checkSuggest,
 		func(ctx context.Context, in SuggestInput, _ Progress) (any, error) {
 			return suggest(ctx, d.Registry, in)

@@ -48,19 +48,25 @@ type Tool struct {
 	Run func(ctx context.Context, input json.RawMessage, progress Progress) (any, error)
 }
 
-// Registry holds the tools by slug.
+// Registry holds the tools by slug. A nil Registry has none.
 type Registry struct {
 	bySlug map[string]Tool
 }
 
 // Get returns the tool of slug.
 func (r *Registry) Get(slug string) (Tool, bool) {
+	if r == nil {
+		return Tool{}, false
+	}
 	t, ok := r.bySlug[slug]
 	return t, ok
 }
 
 // Slugs lists the tools' slugs.
 func (r *Registry) Slugs() []string {
+	if r == nil {
+		return nil
+	}
 	out := make([]string, 0, len(r.bySlug))
 	for s := range r.bySlug {
 		out = append(out, s)

@@ -165,3 +165,43 @@ func TestJobsQueueAndGet(t *testing.T) {
 		t.Error("an expired job was found")
 	}
 }
+
+// An inline run's answer is cached for the same input within the tool's
+// TTL; a failed run is a RunError and is not cached, so the next call
+// runs again.
+func TestInlineRunsCacheAnswersNotFailures(t *testing.T) {
+	t.Parallel()
+	reg := &checker{taken: map[string]bool{}}
+	in := NewInline(New(Deps{Registry: reg}), platformtest.NewRedis(t).Client, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	ctx := context.Background()
+
+	want := SuggestInput{Keywords: "inline cache", TLDs: []string{"com"}}
+	first, err := in.Suggest(ctx, want)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checks := reg.checks.Load()
+	again, err := in.Suggest(ctx, want)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if checks == 0 || reg.checks.Load() != checks || !slices.Equal(first.Suggestions, again.Suggestions) {
+		t.Errorf("second run checked %d more names and answered %v after %v, want the cached answer", reg.checks.Load()-checks, again, first)
+	}
+
+	var runs atomic.Int32
+	broken := Tool{Slug: "broken", TTL: time.Minute, Run: func(context.Context, json.RawMessage, Progress) (any, error) {
+		runs.Add(1)
+		return nil, errors.New("the target reset the connection")
+	}}
+	for range 2 {
+		_, _, err := in.Run(ctx, broken, json.RawMessage(`{"n":1}`))
+		var re *RunError
+		if !errors.As(err, &re) {
+			t.Fatalf("failed run = %v, want a RunError", err)
+		}
+	}
+	if runs.Load() != 2 {
+		t.Errorf("the failing tool ran %d times for two calls, want 2 (failures are not cached)", runs.Load())
+	}
+}
