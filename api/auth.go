@@ -84,7 +84,7 @@ const signedUpMessage = "If no account used this email, it has one now: sign in 
 // is no mail to send the owner a notice; sign-up therefore never signs in:
 // signing in is how a person learns whether the password is theirs.
 func (s *Server) register(ctx context.Context, email, pw string) error {
-	_, err := s.accounts.SignUp(ctx, email, pw)
+	_, err := s.svc.Accounts.SignUp(ctx, email, pw)
 	if errors.Is(err, account.ErrEmailTaken) {
 		return nil
 	}
@@ -119,14 +119,14 @@ func (s *Server) authenticate(c *gin.Context, req credentials) (models.User, err
 	var failure ratelimit.Result
 	email, err := account.NormaliseEmail(req.Email)
 	if err == nil {
-		if failure, err = s.limiter.Allow(ctx, signInFailureLimit, email); err != nil {
+		if failure, err = s.svc.Limiter.Allow(ctx, signInFailureLimit, email); err != nil {
 			return models.User{}, err
 		}
 	}
-	u, err := s.accounts.Authenticate(ctx, req.Email, req.Password)
+	u, err := s.svc.Accounts.Authenticate(ctx, req.Email, req.Password)
 	switch {
 	case err == nil && failure.Allowed:
-		if err := s.limiter.Refund(context.WithoutCancel(ctx), signInFailureLimit, email, failure); err != nil {
+		if err := s.svc.Limiter.Refund(context.WithoutCancel(ctx), signInFailureLimit, email, failure); err != nil {
 			s.log.WarnContext(ctx, "sign-in failure unit not given back", "err", err)
 		}
 	case errors.Is(err, account.ErrInvalidCredentials) && email != "" && !failure.Allowed:
@@ -143,7 +143,7 @@ func (s *Server) authenticate(c *gin.Context, req credentials) (models.User, err
 
 // signOut answers POST /api/auth/logout: ends the session and clears its cookie.
 func (s *Server) signOut(c *gin.Context) error {
-	if err := s.accounts.EndSession(c.Request.Context(), c.GetString(sessionCtxKey)); err != nil {
+	if err := s.svc.Accounts.EndSession(c.Request.Context(), c.GetString(sessionCtxKey)); err != nil {
 		return err
 	}
 	s.setCookie(c, sessionCookie, "", time.Unix(1, 0))

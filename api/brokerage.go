@@ -19,7 +19,7 @@ import (
 // getCase answers GET /api/ops/brokerage/{case_id}: any case with its
 // timeline.
 func (s *Server) getCase(c *gin.Context) error {
-	v, err := s.brokerage.Ops(c.Request.Context(), c.Param("case_id"))
+	v, err := s.svc.Brokerage.Ops(c.Request.Context(), c.Param("case_id"))
 	if err != nil {
 		return err
 	}
@@ -40,7 +40,7 @@ func (s *Server) moveCase(action brokerage.Action) func(c *gin.Context) error {
 				return err
 			}
 		}
-		v, err := s.brokerage.Move(c.Request.Context(), c.Param("case_id"), action, in)
+		v, err := s.svc.Brokerage.Move(c.Request.Context(), c.Param("case_id"), action, in)
 		if err != nil {
 			return err
 		}
@@ -74,7 +74,7 @@ var statusLabels = map[string]string{
 // no-login page of a case's status and timeline; the signed token in the
 // link is the whole authority.
 func (s *Server) brokerageProgress(c *gin.Context) {
-	v, err := s.brokerage.Progress(c.Request.Context(), c.Query("t"))
+	v, err := s.svc.Brokerage.Progress(c.Request.Context(), c.Query("t"))
 	if err != nil {
 		status, msg := s.formError(c, err)
 		s.render(c, status, "brokerage_progress_error.html", gin.H{"Title": "Progress link error", "Message": msg})
@@ -129,12 +129,12 @@ func (s *Server) renderOpsCases(c *gin.Context, status int, problem, done string
 			status, page.Error = s.formError(c, err)
 		}
 	}
-	partners, err := s.partners.All(ctx)
+	partners, err := s.svc.Partners.All(ctx)
 	if err != nil {
 		fail(err)
 	}
 	name := partnerNames(partners)
-	cases, next, err := s.brokerage.List(ctx, brokerage.Filter{Status: page.Status, Cursor: c.Query("cursor")})
+	cases, next, err := s.svc.Brokerage.List(ctx, brokerage.Filter{Status: page.Status, Cursor: c.Query("cursor")})
 	if err != nil {
 		fail(err)
 	}
@@ -176,7 +176,7 @@ func (s *Server) opsCaseSubmit(c *gin.Context) {
 	}
 	var v brokerage.View
 	if err == nil {
-		v, err = s.brokerage.Move(c.Request.Context(), c.Param("case_id"), action, in)
+		v, err = s.svc.Brokerage.Move(c.Request.Context(), c.Param("case_id"), action, in)
 	}
 	if err != nil {
 		status, problem := s.formError(c, err)

@@ -28,7 +28,7 @@ func openCase(t *testing.T, env *testEnv, domain string) brokerage.View {
 			t.Fatal(err)
 		}
 	}
-	v, err := env.srv.brokerage.Ops(ctx, c.ID)
+	v, err := env.srv.svc.Brokerage.Ops(ctx, c.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -46,7 +46,7 @@ func TestBrowserBrokerageProgress(t *testing.T) {
 		action brokerage.Action
 		in     brokerage.MoveInput
 	}{{brokerage.ContactOwner, brokerage.MoveInput{}}, {brokerage.RecordOffer, brokerage.MoveInput{AmountCents: 1_200_000, Note: "internal: owner wanted 15k"}}} {
-		if _, err := env.srv.brokerage.Move(context.Background(), v.CaseID, m.action, m.in); err != nil {
+		if _, err := env.srv.svc.Brokerage.Move(context.Background(), v.CaseID, m.action, m.in); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -76,7 +76,7 @@ func TestBrowserBrokerageProgress(t *testing.T) {
 		t.Errorf("timeline %q (%v), want %v with the offer and no note", timeline, steps, want)
 	}
 
-	if _, err = env.srv.brokerage.Move(context.Background(), v.CaseID, brokerage.CloseDeal, brokerage.MoveInput{PriceCents: 1_250_000}); err != nil {
+	if _, err = env.srv.svc.Brokerage.Move(context.Background(), v.CaseID, brokerage.CloseDeal, brokerage.MoveInput{PriceCents: 1_250_000}); err != nil {
 		t.Fatal(err)
 	}
 	if err := chromedp.Do(ctx, chromedp.Reload(), chromedp.WaitVisible(chromedp.CSS("#price"))); err != nil {

@@ -46,7 +46,7 @@ func (s *Server) createCanary(c *gin.Context) error {
 	if req.StepMS != nil {
 		stepMS = *req.StepMS
 	}
-	created, err := s.canaries.Create(c.Request.Context(), steps, stepMS)
+	created, err := s.svc.Canaries.Create(c.Request.Context(), steps, stepMS)
 	if err != nil {
 		return err
 	}
@@ -58,7 +58,7 @@ func (s *Server) createCanary(c *gin.Context) error {
 // getCanary answers GET /api/ops/canaries/{id}: the canary as its steps
 // were written.
 func (s *Server) getCanary(c *gin.Context) error {
-	got, done, err := s.canaries.Get(c.Request.Context(), c.Param("id"))
+	got, done, err := s.svc.Canaries.Get(c.Request.Context(), c.Param("id"))
 	if err != nil {
 		return err
 	}

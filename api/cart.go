@@ -22,7 +22,7 @@ type cartItemView struct {
 // with their total.
 func (s *Server) getCart(c *gin.Context) error {
 	u, _ := currentUser(c)
-	items, err := s.domains.Cart(c.Request.Context(), u.ID)
+	items, err := s.svc.Domains.Cart(c.Request.Context(), u.ID)
 	if err != nil {
 		return err
 	}
@@ -39,7 +39,7 @@ func (s *Server) getCart(c *gin.Context) error {
 // deleteCartItem answers DELETE /api/cart/items/{id}.
 func (s *Server) deleteCartItem(c *gin.Context) error {
 	u, _ := currentUser(c)
-	if err := s.domains.RemoveFromCart(c.Request.Context(), u.ID, c.Param("id")); err != nil {
+	if err := s.svc.Domains.RemoveFromCart(c.Request.Context(), u.ID, c.Param("id")); err != nil {
 		return err
 	}
 	c.Status(http.StatusNoContent)

@@ -27,7 +27,7 @@ type checkoutPage struct {
 // checkoutForm answers GET /checkout?pt=: the hosted checkout's page, or,
 // once it is paid, on to the partner's return_url with the order.
 func (s *Server) checkoutForm(c *gin.Context) {
-	p, err := s.checkout.Open(c.Request.Context(), c.Query("pt"), referralCookie(c))
+	p, err := s.svc.Checkout.Open(c.Request.Context(), c.Query("pt"), referralCookie(c))
 	switch {
 	case err != nil:
 		s.checkoutError(c, err)
@@ -50,14 +50,14 @@ func (s *Server) checkoutSubmit(c *gin.Context) {
 	var err error
 	if validFormCSRF(c) {
 		var to string
-		if to, err = s.checkout.Pay(ctx, pay); err == nil {
+		if to, err = s.svc.Checkout.Pay(ctx, pay); err == nil {
 			c.Redirect(http.StatusSeeOther, to)
 			return
 		}
 	} else {
 		err = &fault.Error{Code: fault.CSRFFailed, Message: "The form expired. Please try again."}
 	}
-	p, oerr := s.checkout.Open(ctx, pay.Token, pay.Referral)
+	p, oerr := s.svc.Checkout.Open(ctx, pay.Token, pay.Referral)
 	switch {
 	case oerr != nil:
 		s.checkoutError(c, oerr)

@@ -29,14 +29,14 @@ import (
 func checkoutPartner(t *testing.T, env *testEnv, base, environment string) *partnerclient.Client {
 	t.Helper()
 	ctx := context.Background()
-	p, err := env.srv.partners.Create(ctx, "Sunset Domains", "ops@sunset.test")
+	p, err := env.srv.svc.Partners.Create(ctx, "Sunset Domains", "ops@sunset.test")
 	if err == nil {
-		_, err = env.srv.partners.Approve(ctx, p.ID)
+		_, err = env.srv.svc.Partners.Approve(ctx, p.ID)
 	}
 	if err != nil {
 		t.Fatal(err)
 	}
-	cred, err := env.srv.partners.IssueCredential(ctx, p.ID, environment, []string{"embed", "buy"})
+	cred, err := env.srv.svc.Partners.IssueCredential(ctx, p.ID, environment, []string{"embed", "buy"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -251,9 +251,8 @@ func TestCheckoutPagesSayWhatHappenedToTheMoney(t *testing.T) {
 	t.Parallel()
 	env, srv := servedEnv(t)
 	processor := &repricer{Sandbox: payment.NewSandbox(env.db, payment.SandboxOptions{}), db: env.db}
-	env.srv.Close()
-	env.deps.Payments = map[string]payment.Provider{models.EnvSandbox: processor}
-	env.srv = New(env.deps)
+	env.payments = map[string]payment.Provider{models.EnvSandbox: processor}
+	env.rebuild()
 	listSandbox(t, env, "onlyone.io", 9_900)
 	listSandbox(t, env, "repriced.io", 9_900)
 	c := checkoutPartner(t, env, srv.URL, models.EnvSandbox)

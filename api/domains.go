@@ -76,7 +76,7 @@ func (s *Server) listDomains(c *gin.Context) error {
 	if err != nil {
 		return err
 	}
-	page, err := s.domains.List(c.Request.Context(), u.ID, q)
+	page, err := s.svc.Domains.List(c.Request.Context(), u.ID, q)
 	if err != nil {
 		return err
 	}
@@ -101,7 +101,7 @@ func (s *Server) runBulk(c *gin.Context) error {
 	if err := httpjson.DecodeJSON(c, &req, false); err != nil {
 		return err
 	}
-	res, err := s.domains.Bulk(c.Request.Context(), u.ID, c.Param("op"), req)
+	res, err := s.svc.Domains.Bulk(c.Request.Context(), u.ID, c.Param("op"), req)
 	if err != nil {
 		return err
 	}
@@ -139,7 +139,7 @@ func (s *Server) getBulkOp(c *gin.Context) error {
 	if err != nil {
 		return err
 	}
-	st, err := s.domains.BulkStatus(c.Request.Context(), u.ID, c.Param("id"), c.Query("status"), limit, offset)
+	st, err := s.svc.Domains.BulkStatus(c.Request.Context(), u.ID, c.Param("id"), c.Query("status"), limit, offset)
 	if err != nil {
 		return err
 	}

@@ -112,7 +112,7 @@ func (s *Server) idempotent(c *gin.Context) {
 // token is still valid (the replay runs before the route checks tokens).
 func (s *Server) replay(c *gin.Context, prior idempotency.Record) {
 	if scheme, tok, _ := strings.Cut(c.GetHeader("Authorization"), " "); strings.EqualFold(scheme, "Bearer") {
-		if _, err := s.oauth.Authenticate(c.Request.Context(), strings.TrimSpace(tok), resources(s.cfg)...); err != nil {
+		if _, err := s.svc.OAuth.Authenticate(c.Request.Context(), strings.TrimSpace(tok), Resources(s.cfg)...); err != nil {
 			s.bearerRefused(c, err)
 			return
 		}
@@ -125,7 +125,7 @@ func (s *Server) replay(c *gin.Context, prior idempotency.Record) {
 		h[k] = v
 	}
 	if prior.Limit != nil {
-		if r, err := s.limiter.Status(c.Request.Context(), *prior.Limit, clientKey(c)); err == nil {
+		if r, err := s.svc.Limiter.Status(c.Request.Context(), *prior.Limit, clientKey(c)); err == nil {
 			rateHeaders(c, *prior.Limit, r)
 		}
 	}

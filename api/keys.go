@@ -45,7 +45,7 @@ func (s *Server) createKey(c *gin.Context) error {
 		return err
 	}
 	u, _ := currentUser(c)
-	k, err := s.accounts.CreateKey(c.Request.Context(), u, req.Name)
+	k, err := s.svc.Accounts.CreateKey(c.Request.Context(), u, req.Name)
 	if err != nil {
 		return err
 	}
@@ -58,7 +58,7 @@ func (s *Server) createKey(c *gin.Context) error {
 // listKeys answers GET /api/v1/keys.
 func (s *Server) listKeys(c *gin.Context) error {
 	u, _ := currentUser(c)
-	keys, err := s.accounts.Keys(c.Request.Context(), u)
+	keys, err := s.svc.Accounts.Keys(c.Request.Context(), u)
 	if err != nil {
 		return err
 	}
@@ -73,7 +73,7 @@ func (s *Server) listKeys(c *gin.Context) error {
 // revokeKey answers DELETE /api/v1/keys/{key}.
 func (s *Server) revokeKey(c *gin.Context) error {
 	u, _ := currentUser(c)
-	if err := s.accounts.RevokeKey(c.Request.Context(), u, c.Param("key")); err != nil {
+	if err := s.svc.Accounts.RevokeKey(c.Request.Context(), u, c.Param("key")); err != nil {
 		return err
 	}
 	c.Status(http.StatusNoContent)
@@ -88,7 +88,7 @@ func (s *Server) requireKey(c *gin.Context) {
 		s.resp.Error(c, fault.New(fault.Unauthorized, "x-api-key and x-api-secret are required"))
 		return
 	}
-	k, err := s.accounts.KeyOwner(c.Request.Context(), id, sec)
+	k, err := s.svc.Accounts.KeyOwner(c.Request.Context(), id, sec)
 	if err != nil {
 		s.resp.Error(c, err)
 		return
@@ -122,7 +122,7 @@ func (s *Server) getMarketAvailability(c *gin.Context) error {
 		return err
 	}
 	res := availabilityResponse{Domain: n.ASCII}
-	l, listed, err := s.market.Public(c.Request.Context(), n.ASCII)
+	l, listed, err := s.svc.Market.Public(c.Request.Context(), n.ASCII)
 	if err != nil {
 		return err
 	}

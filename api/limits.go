@@ -65,11 +65,11 @@ func (s *Server) limit(p ratelimit.Policy) gin.HandlerFunc {
 func (s *Server) giveBackQuota(ctx context.Context, p ratelimit.Policy, client string, r ratelimit.Result, refused bool) {
 	ctx = context.WithoutCancel(ctx)
 	if budget, ok := refundBudgets[p.Name]; ok && !refused {
-		if b, err := s.limiter.Allow(ctx, budget, client); err != nil || !b.Allowed {
+		if b, err := s.svc.Limiter.Allow(ctx, budget, client); err != nil || !b.Allowed {
 			return // the unit stays spent
 		}
 	}
-	if err := s.limiter.Refund(ctx, p, client, r); err != nil {
+	if err := s.svc.Limiter.Refund(ctx, p, client, r); err != nil {
 		s.log.WarnContext(ctx, "quota refund failed", "policy", p.Name, "err", err)
 	}
 }
@@ -77,7 +77,7 @@ func (s *Server) giveBackQuota(ctx context.Context, p ratelimit.Policy, client s
 // spend spends one unit of p for key and sets the RateLimit headers. It
 // returns a 429 *Error (with Retry-After set) when the unit is refused.
 func (s *Server) spend(c *gin.Context, p ratelimit.Policy, key string) (ratelimit.Result, error) {
-	r, err := s.limiter.Allow(c.Request.Context(), p, key)
+	r, err := s.svc.Limiter.Allow(c.Request.Context(), p, key)
 	if err != nil {
 		return r, err
 	}

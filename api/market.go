@@ -46,7 +46,7 @@ func (s *Server) listListings(c *gin.Context) error {
 		return err
 	}
 	showPrices := pricesVisible(c)
-	page, err := s.market.Listings(c.Request.Context(), q, showPrices)
+	page, err := s.svc.Market.Listings(c.Request.Context(), q, showPrices)
 	if err != nil {
 		return err
 	}

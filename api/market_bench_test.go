@@ -88,7 +88,7 @@ func BenchmarkListingsPaging(b *testing.B) {
 		if err := env.db.Scopes(models.PublicListings).Order(market.OrderBy(sort)).Offset(deep - 1).Limit(1).Take(&last).Error; err != nil {
 			b.Fatal(err)
 		}
-		cursor, err := env.srv.market.Cursor(market.Query{Sort: sort}, last)
+		cursor, err := env.srv.svc.Market.Cursor(market.Query{Sort: sort}, last)
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -61,7 +61,7 @@ func (s *Server) marketSearchPage(c *gin.Context) {
 // marketSearch returns the newest names for sale containing q, as GET
 // /api/market/listings finds them, and how many there are in all.
 func (s *Server) marketSearch(c *gin.Context, q string) ([]marketName, int64, error) {
-	page, err := s.market.Listings(c.Request.Context(), market.Query{Q: q, Limit: marketPageSize}, false)
+	page, err := s.svc.Market.Listings(c.Request.Context(), market.Query{Q: q, Limit: marketPageSize}, false)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -83,7 +83,7 @@ func (s *Server) marketNamePage(c *gin.Context) {
 		s.render(c, http.StatusNotFound, "market.html", p)
 		return
 	}
-	l, err := s.market.Name(c.Request.Context(), name.ASCII)
+	l, err := s.svc.Market.Name(c.Request.Context(), name.ASCII)
 	if e, ok := fault.As(err); ok && e.Code == fault.NotFound {
 		// Names like it: those sharing its first label.
 		p.Missing, p.Query = name.ASCII, strings.SplitN(name.ASCII, ".", 2)[0]

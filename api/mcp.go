@@ -27,12 +27,12 @@ func (s *Server) mountMCP(e *gin.Engine) {
 	h := mcpapi.Handler(mcpapi.Deps{
 		Verify:              s.verifyForMCP,
 		ResourceMetadataURL: s.base() + "/.well-known/oauth-protected-resource" + mcpapi.Path,
-		Catalog:             s.catalog,
-		Whois:               s.whois,
-		Market:              s.market,
-		Search:              s.search,
-		Tools:               s.inline,
-		Limiter:             s.limiter,
+		Catalog:             s.svc.Catalog,
+		Whois:               s.svc.Whois,
+		Market:              s.svc.Market,
+		Search:              s.svc.Search,
+		Tools:               s.svc.Inline,
+		Limiter:             s.svc.Limiter,
 		Limits:              limits,
 		GiveBack: func(ctx context.Context, p ratelimit.Policy, client string, r ratelimit.Result) {
 			s.giveBackQuota(ctx, p, client, r, false)
@@ -49,7 +49,7 @@ func (s *Server) mountMCP(e *gin.Engine) {
 // verifyForMCP checks an access token for /mcp: one bound to the MCP
 // server, to the service as a whole, or to no resource.
 func (s *Server) verifyForMCP(ctx context.Context, token string) (mcpapi.Grant, error) {
-	t, err := s.oauth.Authenticate(ctx, token, s.base(), s.base()+mcpapi.Path)
+	t, err := s.svc.OAuth.Authenticate(ctx, token, s.base(), s.base()+mcpapi.Path)
 	if err != nil {
 		if errors.Is(err, oauth.ErrInvalidToken) {
 			return mcpapi.Grant{}, mcpapi.ErrInvalidToken

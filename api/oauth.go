@@ -17,6 +17,7 @@ import (
 	"github.com/domaind/domaind/internal/fault"
 	"github.com/domaind/domaind/internal/oauth"
 	"github.com/domaind/domaind/internal/ratelimit"
+	"github.com/domaind/domaind/internal/services"
 )
 
 // oauthLimit bounds token requests per client address, and
@@ -32,14 +33,14 @@ var scopeDescriptions = map[string]string{
 }
 
 // base is the service's public base URL without a trailing slash.
-func (s *Server) base() string { return strings.TrimSuffix(s.cfg.BaseURL.String(), "/") }
+func (s *Server) base() string { return services.BaseURL(s.cfg) }
 
-// resources are the protected resources (RFC 9728) the service's tokens
+// Resources are the protected resources (RFC 9728) the service's tokens
 // may be bound to (RFC 8707): the service as a whole (its base URL), the
 // API under /api, and the MCP server at /mcp. A bearer token is good at
 // /api or /mcp when it is bound to it, to the whole service, or to none.
-func resources(cfg *config.Config) []string {
-	base := strings.TrimSuffix(cfg.BaseURL.String(), "/")
+func Resources(cfg *config.Config) []string {
+	base := services.BaseURL(cfg)
 	return []string{base, base + apiResourcePath, base + mcpapi.Path}
 }
 
@@ -111,7 +112,7 @@ func (s *Server) withBearer(c *gin.Context) {
 		c.Next() // no token, or another scheme: an anonymous request
 		return
 	}
-	t, err := s.oauth.Authenticate(c.Request.Context(), strings.TrimSpace(tok), s.base(), s.base()+apiResourcePath)
+	t, err := s.svc.OAuth.Authenticate(c.Request.Context(), strings.TrimSpace(tok), s.base(), s.base()+apiResourcePath)
 	if err != nil {
 		s.bearerRefused(c, err)
 		return
@@ -200,7 +201,7 @@ func (s *Server) registerClient(c *gin.Context) {
 			return
 		}
 	}
-	cl, err := s.oauth.Register(c.Request.Context(), req.ClientName, req.RedirectURIs)
+	cl, err := s.svc.OAuth.Register(c.Request.Context(), req.ClientName, req.RedirectURIs)
 	if err != nil {
 		s.writeOAuthError(c, err)
 		return
@@ -244,9 +245,9 @@ func (s *Server) authorize(c *gin.Context) {
 	r := authorizeRequest(get)
 	ctx := c.Request.Context()
 	var scope string
-	client, err := s.oauth.CheckClient(ctx, r)
+	client, err := s.svc.OAuth.CheckClient(ctx, r)
 	if err == nil {
-		scope, err = s.oauth.CheckRequest(r)
+		scope, err = s.svc.OAuth.CheckRequest(r)
 	}
 	if err == nil && len(c.QueryArray("resource"))+len(c.PostFormArray("resource")) > 1 {
 		err = &oauth.Error{Code: "invalid_target", Description: "ask for one resource at a time"}
@@ -289,7 +290,7 @@ func (s *Server) authorize(c *gin.Context) {
 		s.redirectBack(c, r, url.Values{"error": {"access_denied"}, "error_description": {"the user denied access"}})
 		return
 	}
-	code, err := s.oauth.IssueCode(ctx, r, u.ID, scope)
+	code, err := s.svc.OAuth.IssueCode(ctx, r, u.ID, scope)
 	if err != nil {
 		s.resp.Error(c, err)
 		return
@@ -331,9 +332,9 @@ func (s *Server) token(c *gin.Context) {
 	}
 	switch gt := c.PostForm("grant_type"); gt {
 	case "authorization_code":
-		t, err = s.oauth.ExchangeCode(ctx, c.PostForm("client_id"), c.PostForm("code"), c.PostForm("redirect_uri"), c.PostForm("code_verifier"), c.PostForm("resource"))
+		t, err = s.svc.OAuth.ExchangeCode(ctx, c.PostForm("client_id"), c.PostForm("code"), c.PostForm("redirect_uri"), c.PostForm("code_verifier"), c.PostForm("resource"))
 	case "refresh_token":
-		t, err = s.oauth.Refresh(ctx, c.PostForm("client_id"), c.PostForm("refresh_token"), c.PostForm("scope"), c.PostForm("resource"))
+		t, err = s.svc.OAuth.Refresh(ctx, c.PostForm("client_id"), c.PostForm("refresh_token"), c.PostForm("scope"), c.PostForm("resource"))
 	case "":
 		err = &oauth.Error{Code: "invalid_request", Description: "grant_type is required"}
 	default:
@@ -351,7 +352,7 @@ func (s *Server) token(c *gin.Context) {
 // revoke answers POST /api/oauth/revoke (RFC 7009): 200 whether or not the
 // token was known.
 func (s *Server) revoke(c *gin.Context) {
-	if err := s.oauth.Revoke(c.Request.Context(), c.PostForm("token"), c.PostForm("client_id")); err != nil {
+	if err := s.svc.OAuth.Revoke(c.Request.Context(), c.PostForm("token"), c.PostForm("client_id")); err != nil {
 		s.writeOAuthError(c, err)
 		return
 	}

@@ -136,7 +136,6 @@ func TestEveryRouteIsDocumented(t *testing.T) {
 	env := newTestEnv(t)
 	env.deps.Monitoring = http.NotFoundHandler()
 	srv := New(env.deps)
-	t.Cleanup(func() { srv.Close() })
 
 	routes := map[string]bool{}
 	var preflights []string

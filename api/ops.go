@@ -40,7 +40,7 @@ func (s *Server) opsOnly(c *gin.Context) {
 		return
 	}
 	ctx := c.Request.Context()
-	failure, err := s.limiter.Allow(ctx, opsFailureLimit, clientKey(c))
+	failure, err := s.svc.Limiter.Allow(ctx, opsFailureLimit, clientKey(c))
 	if err != nil {
 		s.resp.Error(c, err)
 		return
@@ -55,7 +55,7 @@ func (s *Server) opsOnly(c *gin.Context) {
 		s.resp.Error(c, fault.New(fault.Unauthorized, "ops credentials are wrong"))
 		return
 	}
-	if err := s.limiter.Refund(context.WithoutCancel(ctx), opsFailureLimit, clientKey(c), failure); err != nil {
+	if err := s.svc.Limiter.Refund(context.WithoutCancel(ctx), opsFailureLimit, clientKey(c), failure); err != nil {
 		s.log.WarnContext(ctx, "ops login unit not given back", "err", err)
 	}
 	c.Next()

@@ -19,7 +19,6 @@ func withDashboard(t *testing.T, env *testEnv) {
 	d := dashboard.New(env.redis.Opt, false)
 	t.Cleanup(func() { d.Close() })
 	env.deps.Monitoring = d
-	env.srv.Close()
 	env.srv = New(env.deps)
 }
 

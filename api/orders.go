@@ -22,7 +22,7 @@ func (s *Server) listOrders(c *gin.Context) error {
 	if err != nil {
 		return err
 	}
-	orders, next, err := s.orders.List(c.Request.Context(), f)
+	orders, next, err := s.svc.Orders.List(c.Request.Context(), f)
 	if err != nil {
 		return err
 	}
@@ -48,7 +48,7 @@ func opsOrderFilter(c *gin.Context) (order.Filter, error) {
 
 // getOrder answers GET /api/ops/orders/{public_id}.
 func (s *Server) getOrder(c *gin.Context) error {
-	o, err := s.orders.Ops(c.Request.Context(), c.Param("public_id"))
+	o, err := s.svc.Orders.Ops(c.Request.Context(), c.Param("public_id"))
 	if err != nil {
 		return err
 	}
@@ -67,7 +67,7 @@ func (s *Server) moveOrder(action order.Action) func(c *gin.Context) error {
 				return err
 			}
 		}
-		o, err := s.orders.Move(c.Request.Context(), c.Param("public_id"), action, in)
+		o, err := s.svc.Orders.Move(c.Request.Context(), c.Param("public_id"), action, in)
 		if err != nil {
 			return err
 		}
@@ -116,7 +116,7 @@ func (s *Server) renderOpsOrders(c *gin.Context, status int, problem, done strin
 			status, page.Error = s.formError(c, err)
 		}
 	}
-	partners, err := s.partners.All(ctx)
+	partners, err := s.svc.Partners.All(ctx)
 	if err != nil {
 		fail(err)
 	}
@@ -126,7 +126,7 @@ func (s *Server) renderOpsOrders(c *gin.Context, status int, problem, done strin
 	var next string
 	f, err := opsOrderFilter(c)
 	if err == nil {
-		orders, next, err = s.orders.List(ctx, f)
+		orders, next, err = s.svc.Orders.List(ctx, f)
 	}
 	if err != nil {
 		fail(err)
@@ -157,7 +157,7 @@ func (s *Server) opsOrderSubmit(c *gin.Context) {
 		s.renderOpsOrders(c, http.StatusNotFound, fmt.Sprintf("%q is not a move of an order", action), "")
 		return
 	}
-	o, err := s.orders.Move(c.Request.Context(), c.Param("public_id"), action, order.MoveInput{Recipient: c.PostForm("recipient")})
+	o, err := s.svc.Orders.Move(c.Request.Context(), c.Param("public_id"), action, order.MoveInput{Recipient: c.PostForm("recipient")})
 	if err != nil {
 		status, problem := s.formError(c, err)
 		s.renderOpsOrders(c, status, problem, "")

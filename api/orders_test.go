@@ -25,7 +25,7 @@ func sandboxOrder(t *testing.T, env *testEnv, partnerID, domain string, price in
 	if err := env.db.Create(&l).Error; err != nil {
 		t.Fatal(err)
 	}
-	o, err := env.srv.orders.Record(context.Background(), partnerID, models.EnvSandbox, order.NewOrder{Domain: domain, ExpectedPrice: &price,
+	o, err := env.srv.svc.Orders.Record(context.Background(), partnerID, models.EnvSandbox, order.NewOrder{Domain: domain, ExpectedPrice: &price,
 		Currency: "USD", ExternalPaymentRef: "pay_1", Buyer: &order.Buyer{Email: "b@example.com", Name: "B", Country: "DE"}})
 	if err != nil {
 		t.Fatal(err)
@@ -122,7 +122,7 @@ func TestAQuoteLocksTheListingForV1(t *testing.T) {
 	}
 	ctx := context.Background()
 	ensurePartner(t, env, "prt_a")
-	if _, err := env.srv.orders.Quote(ctx, "prt_a", models.EnvLive, "quoted.io"); err != nil {
+	if _, err := env.srv.svc.Orders.Quote(ctx, "prt_a", models.EnvLive, "quoted.io"); err != nil {
 		t.Fatal(err)
 	}
 	if got := available(); !strings.Contains(got, `"available":false,"locked":true`) {
@@ -133,7 +133,7 @@ func TestAQuoteLocksTheListingForV1(t *testing.T) {
 		t.Errorf("after the quote's window: %s, want for sale", got)
 	}
 	ensurePartner(t, env, "prt_b")
-	if _, err := env.srv.orders.Record(ctx, "prt_b", models.EnvLive, order.NewOrder{Domain: "quoted.io", ExpectedPrice: &price,
+	if _, err := env.srv.svc.Orders.Record(ctx, "prt_b", models.EnvLive, order.NewOrder{Domain: "quoted.io", ExpectedPrice: &price,
 		Currency: "USD", ExternalPaymentRef: "pay_1", Buyer: &order.Buyer{Email: "b@example.com", Name: "B", Country: "FR"}}); err != nil {
 		t.Fatal(err)
 	}
@@ -171,7 +171,7 @@ func TestOpsOrdersPage(t *testing.T) {
 	if w.Code != 303 || !strings.HasPrefix(w.Header().Get("Location"), "/ops/orders?done=") {
 		t.Fatalf("start-transfer form = %d %s", w.Code, w.Header().Get("Location"))
 	}
-	v, _ := env.srv.orders.Ops(context.Background(), small.PublicID)
+	v, _ := env.srv.svc.Orders.Ops(context.Background(), small.PublicID)
 	if v.Status != models.OrderTransferInProgress {
 		t.Errorf("after the form: %s", v.Status)
 	}
@@ -188,7 +188,7 @@ func TestOpsOrdersPage(t *testing.T) {
 	if w := env.do(r); w.Code != 403 {
 		t.Errorf("a cross-site form = %d, want 403", w.Code)
 	}
-	if v, _ := env.srv.orders.Ops(context.Background(), held.PublicID); v.Status != models.OrderExternallyPaid {
+	if v, _ := env.srv.svc.Orders.Ops(context.Background(), held.PublicID); v.Status != models.OrderExternallyPaid {
 		t.Errorf("after refusals the held order is %s", v.Status)
 	}
 	if w := env.request("GET", "/ops/orders", ""); w.Code != 401 {
@@ -202,7 +202,7 @@ func TestOpsOrdersPageFiltersAndPages(t *testing.T) {
 	t.Parallel()
 	env := newTestEnv(t)
 	ctx := context.Background()
-	acme, err := env.srv.partners.Create(ctx, "Acme Registrar", "ops@acme.example")
+	acme, err := env.srv.svc.Partners.Create(ctx, "Acme Registrar", "ops@acme.example")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -262,7 +262,7 @@ type accountPageData struct {
 func (s *Server) accountData(c *gin.Context, u models.User) (accountPageData, error) {
 	ctx := c.Request.Context()
 	page := accountPageData{Title: "Your account", Email: u.Email, CSRF: s.csrfToken(c), BaseURL: s.base()}
-	p, err := s.partners.OwnedBy(ctx, u.ID)
+	p, err := s.svc.Partners.OwnedBy(ctx, u.ID)
 	if e, ok := fault.As(err); ok && e.Code == fault.NotFound {
 		return page, nil
 	}
@@ -270,7 +270,7 @@ func (s *Server) accountData(c *gin.Context, u models.User) (accountPageData, er
 		return page, err
 	}
 	page.Partner = &p
-	page.KeyID, page.Secret, _, err = s.partners.RevealCredential(ctx, u.ID)
+	page.KeyID, page.Secret, _, err = s.svc.Partners.RevealCredential(ctx, u.ID)
 	return page, err
 }
 
@@ -284,7 +284,7 @@ func (s *Server) applySubmit(c *gin.Context) {
 		s.resp.Error(c, errBadCSRF)
 		return
 	}
-	_, err := s.partners.Apply(c.Request.Context(), u.ID, c.PostForm("name"), cmp.Or(c.PostForm("contact_email"), u.Email))
+	_, err := s.svc.Partners.Apply(c.Request.Context(), u.ID, c.PostForm("name"), cmp.Or(c.PostForm("contact_email"), u.Email))
 	if err == nil {
 		c.Redirect(http.StatusSeeOther, "/account")
 		return
@@ -300,7 +300,7 @@ func (s *Server) signOutSubmit(c *gin.Context) {
 			s.resp.Error(c, errBadCSRF)
 			return
 		}
-		if err := s.accounts.EndSession(c.Request.Context(), c.GetString(sessionCtxKey)); err != nil {
+		if err := s.svc.Accounts.EndSession(c.Request.Context(), c.GetString(sessionCtxKey)); err != nil {
 			s.resp.Error(c, err)
 			return
 		}

@@ -75,7 +75,7 @@ func (s *Server) createPartner(c *gin.Context) error {
 	if err := httpjson.DecodeJSON(c, &req, false); err != nil {
 		return err
 	}
-	p, err := s.partners.Create(c.Request.Context(), req.Name, req.ContactEmail)
+	p, err := s.svc.Partners.Create(c.Request.Context(), req.Name, req.ContactEmail)
 	if err != nil {
 		return err
 	}
@@ -86,7 +86,7 @@ func (s *Server) createPartner(c *gin.Context) error {
 // listPartners answers GET /api/ops/partners: every partner with its
 // credentials (no secrets) and webhook endpoints.
 func (s *Server) listPartners(c *gin.Context) error {
-	ps, err := s.partners.List(c.Request.Context())
+	ps, err := s.svc.Partners.List(c.Request.Context())
 	if err != nil {
 		return err
 	}
@@ -108,7 +108,7 @@ func (s *Server) listPartners(c *gin.Context) error {
 
 // approvePartner answers POST /api/ops/partners/{id}/approve.
 func (s *Server) approvePartner(c *gin.Context) error {
-	p, err := s.partners.Approve(c.Request.Context(), c.Param("id"))
+	p, err := s.svc.Partners.Approve(c.Request.Context(), c.Param("id"))
 	if err != nil {
 		return err
 	}
@@ -123,7 +123,7 @@ func (s *Server) updatePartner(c *gin.Context) error {
 	if err := httpjson.DecodeJSON(c, &req, false); err != nil {
 		return err
 	}
-	p, err := s.partners.Update(c.Request.Context(), c.Param("id"), req)
+	p, err := s.svc.Partners.Update(c.Request.Context(), c.Param("id"), req)
 	if err != nil {
 		return err
 	}
@@ -141,7 +141,7 @@ func (s *Server) issueCredential(c *gin.Context) error {
 	if err := httpjson.DecodeJSON(c, &req, false); err != nil {
 		return err
 	}
-	cr, err := s.partners.IssueCredential(c.Request.Context(), c.Param("id"), req.Environment, req.Scopes)
+	cr, err := s.svc.Partners.IssueCredential(c.Request.Context(), c.Param("id"), req.Environment, req.Scopes)
 	if err != nil {
 		return err
 	}
@@ -152,7 +152,7 @@ func (s *Server) issueCredential(c *gin.Context) error {
 
 // revokeCredential answers DELETE /api/ops/partners/{id}/credentials/{key_id}.
 func (s *Server) revokeCredential(c *gin.Context) error {
-	if err := s.partners.Revoke(c.Request.Context(), c.Param("id"), c.Param("key_id")); err != nil {
+	if err := s.svc.Partners.Revoke(c.Request.Context(), c.Param("id"), c.Param("key_id")); err != nil {
 		return err
 	}
 	c.Status(http.StatusNoContent)
@@ -182,7 +182,7 @@ func (s *Server) addListing(c *gin.Context) error {
 	if err := httpjson.DecodeJSON(c, &req, false); err != nil {
 		return err
 	}
-	it, err := s.inventory.Add(c.Request.Context(), req.Environment, req.Domain, req.BINCents, req.FloorCents)
+	it, err := s.svc.Inventory.Add(c.Request.Context(), req.Environment, req.Domain, req.BINCents, req.FloorCents)
 	if err != nil {
 		return err
 	}
@@ -197,7 +197,7 @@ func newInventoryView(it inventory.Item, env string) inventoryView {
 
 // removeListing answers DELETE /api/ops/listings/{id}?environment=.
 func (s *Server) removeListing(c *gin.Context) error {
-	if err := s.inventory.Remove(c.Request.Context(), c.Query("environment"), c.Param("id")); err != nil {
+	if err := s.svc.Inventory.Remove(c.Request.Context(), c.Query("environment"), c.Param("id")); err != nil {
 		return err
 	}
 	c.Status(http.StatusNoContent)
@@ -216,7 +216,7 @@ func (s *Server) applyAsPartner(c *gin.Context) error {
 		return err
 	}
 	u, _ := currentUser(c)
-	p, err := s.partners.Apply(c.Request.Context(), u.ID, req.Name, cmp.Or(req.ContactEmail, u.Email))
+	p, err := s.svc.Partners.Apply(c.Request.Context(), u.ID, req.Name, cmp.Or(req.ContactEmail, u.Email))
 	if err != nil {
 		return err
 	}

@@ -233,7 +233,7 @@ func TestBrowserPartnerApplication(t *testing.T) {
 		strings.Contains(again, secret) || !strings.Contains(again, "approved") {
 		t.Errorf("pending %q; credential %q / %q; page after %q: want the secret shown once", pending, keyID, secret, again)
 	}
-	cred, err := env.srv.partners.Authenticate(t.Context(), keyID)
+	cred, err := env.srv.svc.Partners.Authenticate(t.Context(), keyID)
 	if err != nil || string(cred.Secret) != secret {
 		t.Errorf("the shown credential does not authenticate: %v", err)
 	}

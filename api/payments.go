@@ -34,7 +34,7 @@ func (s *Server) listPayments(c *gin.Context) error {
 	if err != nil {
 		return err
 	}
-	payments, next, err := s.payments.List(c.Request.Context(), f)
+	payments, next, err := s.svc.Payments.List(c.Request.Context(), f)
 	if err != nil {
 		return err
 	}
@@ -79,10 +79,10 @@ func (s *Server) opsPaymentsPage(c *gin.Context) {
 	var totals []payment.Total
 	var next string
 	if err == nil {
-		payments, next, err = s.payments.List(ctx, f)
+		payments, next, err = s.svc.Payments.List(ctx, f)
 	}
 	if err == nil {
-		totals, err = s.payments.Totals(ctx, f)
+		totals, err = s.svc.Payments.Totals(ctx, f)
 	}
 	if err != nil {
 		status, page.Error = s.formError(c, err)

@@ -18,7 +18,7 @@ var clickLimit = ratelimit.PerMinute("referral-click", 120)
 // attribution cookie set for referral.CookieTTL, and the visitor sent to
 // the link's target. An unknown code is not_found.
 func (s *Server) followLink(c *gin.Context) error {
-	l, err := s.referrals.Click(c.Request.Context(), referral.Visit{Code: c.Param("code"), Address: clientKey(c),
+	l, err := s.svc.Referrals.Click(c.Request.Context(), referral.Visit{Code: c.Param("code"), Address: clientKey(c),
 		UserAgent: c.Request.UserAgent()})
 	if err != nil {
 		return err

@@ -23,15 +23,15 @@ func TestBrowserReferredCheckout(t *testing.T) {
 	bg := context.Background()
 	listSandbox(t, env, "sunsetyoga.io", 25_000)
 	c := checkoutPartner(t, env, srv.URL, models.EnvSandbox)
-	aff, err := env.srv.partners.Create(bg, "Yoga Blog", "hello@yogablog.test")
+	aff, err := env.srv.svc.Partners.Create(bg, "Yoga Blog", "hello@yogablog.test")
 	if err != nil {
 		t.Fatal(err)
 	}
 	yes, bps := true, 2_000
-	if _, err := env.srv.partners.Update(bg, aff.ID, partner.Terms{Affiliate: &yes, CommissionBPS: &bps}); err != nil {
+	if _, err := env.srv.svc.Partners.Update(bg, aff.ID, partner.Terms{Affiliate: &yes, CommissionBPS: &bps}); err != nil {
 		t.Fatal(err)
 	}
-	link, err := env.srv.referrals.CreateLink(bg, aff.ID, models.EnvSandbox, referral.NewLink{Kind: models.LinkDomain, Target: "sunsetyoga.io"})
+	link, err := env.srv.svc.Referrals.CreateLink(bg, aff.ID, models.EnvSandbox, referral.NewLink{Kind: models.LinkDomain, Target: "sunsetyoga.io"})
 	if err != nil {
 		t.Fatal(err)
 	}

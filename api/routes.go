@@ -143,8 +143,8 @@ func (s *Server) routes(monitoring http.Handler, healthOnly bool) {
 	e.POST("/api/partner/applications", s.withSession, s.requireSession, s.idempotent, s.resp.Handle(s.applyAsPartner))
 	pages.POST("/account/partner-application", s.applySubmit)
 	partnerapi.New(partnerapi.Deps{
-		Partners: s.partners, Inventory: s.inventory, Webhooks: s.webhooks, Orders: s.orders, Checkout: s.checkout, Settlements: s.settlements, Payouts: s.payouts,
-		Outbox: s.outbox, Catalog: s.catalog, Brokerage: s.brokerage, Referrals: s.referrals,
-		Limiter: s.limiter, Nonces: nonce.NewStore(s.redis, nonce.TTL), Idempotent: s.idempotent, Log: s.log, Now: s.now,
+		Partners: s.svc.Partners, Inventory: s.svc.Inventory, Webhooks: s.svc.Webhooks, Orders: s.svc.Orders, Checkout: s.svc.Checkout, Settlements: s.svc.Settlements, Payouts: s.svc.Payouts,
+		Outbox: s.outbox, Catalog: s.svc.Catalog, Brokerage: s.svc.Brokerage, Referrals: s.svc.Referrals,
+		Limiter: s.svc.Limiter, Nonces: nonce.NewStore(s.redis, nonce.TTL), Idempotent: s.idempotent, Log: s.log, Now: s.now,
 	}).Mount(e)
 }

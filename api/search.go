@@ -53,13 +53,13 @@ func (s *Server) searchDomains(c *gin.Context) error {
 	if req.Q == nil {
 		return search.ErrNoQuery
 	}
-	names, err := s.search.Names(*req.Q)
+	names, err := s.svc.Search.Names(*req.Q)
 	if err != nil {
 		return err
 	}
 	ctx, cancel := context.WithCancel(c.Request.Context())
 	defer cancel()
-	rows, wait, err := s.search.Check(ctx, names, pricesVisible(c), clientKey(c))
+	rows, wait, err := s.svc.Search.Check(ctx, names, pricesVisible(c), clientKey(c))
 	if err != nil {
 		return err
 	}

@@ -285,15 +285,15 @@ func TestPricingScopeShowsListingPrices(t *testing.T) {
 func countWarmups(t *testing.T, env *testEnv) <-chan string {
 	t.Helper()
 	ran := make(chan string, 64)
-	env.srv.search.Close()
+	env.srv.svc.Search.Close()
 	var svc *domainsearch.Service
-	deps := env.srv.searchDeps()
+	deps := searchDeps(env)
 	deps.WarmFunc = func(ctx context.Context, client, domain string) {
 		svc.Warm(ctx, client, domain)
 		ran <- domain
 	}
 	svc = domainsearch.New(deps)
-	env.srv.search = svc
+	env.srv.svc.Search = svc
 	return ran
 }
 
@@ -605,8 +605,8 @@ func TestSearchEndsWithoutWaitingForWarmups(t *testing.T) {
 	seedTLDs(t, env)
 	started := make(chan string, 64)
 	release := make(chan struct{})
-	env.srv.search.Close()
-	deps := env.srv.searchDeps()
+	env.srv.svc.Search.Close()
+	deps := searchDeps(env)
 	deps.WarmFunc = func(ctx context.Context, _, domain string) {
 		started <- domain
 		select {
@@ -614,7 +614,7 @@ func TestSearchEndsWithoutWaitingForWarmups(t *testing.T) {
 		case <-ctx.Done():
 		}
 	}
-	env.srv.search = domainsearch.New(deps)
+	env.srv.svc.Search = domainsearch.New(deps)
 	srv := httptest.NewServer(env.srv)
 	defer srv.Close()
 	defer close(release) // before srv.Close, so a failed test does not wait on the warm-ups
@@ -717,7 +717,15 @@ func ptr[T any](v T) *T { return &v }
 // the search that holds it.
 func useChecker(t *testing.T, env *testEnv, c *availability.Checker) {
 	t.Helper()
-	env.srv.search.Close()
-	env.srv.checker = c
-	env.srv.search = domainsearch.New(env.srv.searchDeps())
+	env.srv.svc.Search.Close()
+	env.srv.svc.Checker = c
+	env.srv.svc.Search = domainsearch.New(searchDeps(env))
+}
+
+// searchDeps are what env's search is built from, as services.New builds
+// it: a test changes one and builds a search of its own.
+func searchDeps(env *testEnv) domainsearch.Deps {
+	v := env.srv.svc
+	return domainsearch.Deps{Checker: v.Checker, Catalog: v.Catalog, Market: v.Market, Lookups: v.Lookups, Whois: v.Whois,
+		Limiter: v.Limiter, TLDs: env.deps.Config.SearchTLDs, Log: env.deps.Log}
 }

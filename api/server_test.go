@@ -27,10 +27,12 @@ import (
 	"github.com/domaind/domaind/internal/metrics"
 	"github.com/domaind/domaind/internal/outbox"
 	"github.com/domaind/domaind/internal/password"
+	"github.com/domaind/domaind/internal/payment"
 	"github.com/domaind/domaind/internal/platform"
 	"github.com/domaind/domaind/internal/platform/platformtest"
 	"github.com/domaind/domaind/internal/registry"
 	"github.com/domaind/domaind/internal/registry/sandbox"
+	"github.com/domaind/domaind/internal/services"
 	"github.com/domaind/domaind/internal/tools"
 	"github.com/domaind/domaind/models"
 	"github.com/domaind/domaind/models/modelstest"
@@ -46,6 +48,10 @@ type testEnv struct {
 	proxy *platformtest.Proxy
 	now   time.Time
 	deps  Deps
+	// registry and payments are the services' registry provider and card
+	// processors (nil: the configuration's).
+	registry registry.Provider
+	payments map[string]payment.Provider
 }
 
 func newTestEnv(t testing.TB, mutate ...func(*config.Config)) *testEnv {
@@ -99,14 +105,27 @@ func newTestEnvOn(t testing.TB, db *gorm.DB, mutate ...func(*config.Config)) *te
 	ob := outbox.New(env.db, rc, log)
 	t.Cleanup(func() { ob.Close() })
 	env.deps = Deps{
-		Config: cfg, DB: env.db, Redis: rc, Metrics: metrics.New(), Log: log,
-		Outbox: ob, Registry: sandbox.New(env.db, 0), Tools: testTools(env.db),
+		Config: cfg, Redis: rc, Metrics: metrics.New(), Log: log, Outbox: ob, Tools: testTools(env.db),
 		Check: p.Check, Now: func() time.Time { return env.now },
-		Passwords: password.Params{MemoryKiB: 64, Time: 1, Threads: 1}, // cheap: the tests sign in often
 	}
-	env.srv = New(env.deps)
-	t.Cleanup(func() { env.srv.Close() })
+	env.registry = sandbox.New(env.db, 0)
+	env.rebuild()
+	t.Cleanup(func() { env.deps.Services.Close() })
 	return env
+}
+
+// rebuild builds env's services and server again from what env holds
+// now, closing the services it had.
+func (env *testEnv) rebuild() {
+	if env.deps.Services != nil {
+		env.deps.Services.Close()
+	}
+	d := env.deps
+	env.deps.Services = services.New(services.Deps{Config: d.Config, DB: env.db, Redis: d.Redis, Outbox: d.Outbox, Log: d.Log,
+		Now: d.Now, Registry: env.registry, Tools: d.Tools, Payments: env.payments, Resources: Resources(d.Config),
+		Passwords: password.Params{MemoryKiB: 64, Time: 1, Threads: 1}, // cheap: the tests sign in often
+	})
+	env.srv = New(env.deps)
 }
 
 // testSiteAddr is where tests serve the sites the tools fetch: a loopback
@@ -143,15 +162,13 @@ func testTools(db *gorm.DB) *tools.Registry {
 // between, for benchmarks that measure the real path.
 func (env *testEnv) directRedis() {
 	env.deps.Redis = env.redis.Client
-	env.srv.Close()
-	env.srv = New(env.deps)
+	env.rebuild()
 }
 
 // withRegistry rebuilds the server on another registry provider.
 func (env *testEnv) withRegistry(p registry.Provider) {
-	env.deps.Registry = p
-	env.srv.Close()
-	env.srv = New(env.deps)
+	env.registry = p
+	env.rebuild()
 }
 
 // do sends a request through the engine (httptest requests come from

@@ -42,7 +42,7 @@ var errBadCSRF = &fault.Error{Code: fault.CSRFFailed, Message: "missing or wrong
 // handlers (currentUser). It never refuses a request.
 func (s *Server) withSession(c *gin.Context) {
 	if tok, err := c.Cookie(sessionCookie); err == nil && tok != "" {
-		u, err := s.accounts.SessionUser(c.Request.Context(), tok)
+		u, err := s.svc.Accounts.SessionUser(c.Request.Context(), tok)
 		switch {
 		case err == nil:
 			c.Set(userCtxKey, u)
@@ -129,11 +129,11 @@ func validFormCSRF(c *gin.Context) bool {
 // browser's previous session if it had one.
 func (s *Server) startSession(c *gin.Context, u models.User) error {
 	if old, err := c.Cookie(sessionCookie); err == nil && old != "" {
-		if err := s.accounts.EndSession(c.Request.Context(), old); err != nil {
+		if err := s.svc.Accounts.EndSession(c.Request.Context(), old); err != nil {
 			return err
 		}
 	}
-	tok, expires, err := s.accounts.StartSession(c.Request.Context(), u)
+	tok, expires, err := s.svc.Accounts.StartSession(c.Request.Context(), u)
 	if err != nil {
 		return err
 	}

@@ -52,7 +52,7 @@ func (s *Server) requestRun(c *gin.Context) error {
 	if in.PeriodStart == nil {
 		return fault.Invalid("period_start", "is required: the start of a closed settlement period, in RFC 3339")
 	}
-	run, err := s.settlements.Request(c.Request.Context(), *in.PeriodStart, settlement.TriggerOps)
+	run, err := s.svc.Settlements.Request(c.Request.Context(), *in.PeriodStart, settlement.TriggerOps)
 	if err != nil {
 		return err
 	}
@@ -63,7 +63,7 @@ func (s *Server) requestRun(c *gin.Context) error {
 
 // listRuns answers GET /api/ops/settlements/runs: the newest runs.
 func (s *Server) listRuns(c *gin.Context) error {
-	runs, err := s.settlements.Runs(c.Request.Context())
+	runs, err := s.svc.Settlements.Runs(c.Request.Context())
 	if err != nil {
 		return err
 	}
@@ -114,11 +114,11 @@ func cents(n int64) string { return strconv.FormatInt(n, 10) }
 // period.
 func (s *Server) runStatements(c *gin.Context) (models.SettlementRun, []settlement.Statement, error) {
 	ctx := c.Request.Context()
-	run, err := s.settlements.Get(ctx, c.Param("id"))
+	run, err := s.svc.Settlements.Get(ctx, c.Param("id"))
 	if err != nil {
 		return run, nil, err
 	}
-	statements, err := s.settlements.PeriodStatements(ctx, run.PeriodStart)
+	statements, err := s.svc.Settlements.PeriodStatements(ctx, run.PeriodStart)
 	return run, statements, err
 }
 
@@ -129,7 +129,7 @@ func (s *Server) listPayouts(c *gin.Context) error {
 	if err != nil {
 		return err
 	}
-	payouts, next, err := s.payouts.List(c.Request.Context(), payout.Filter{PartnerID: c.Query("partner_id"),
+	payouts, next, err := s.svc.Payouts.List(c.Request.Context(), payout.Filter{PartnerID: c.Query("partner_id"),
 		Environment: c.Query("environment"), Status: c.Query("status"), Limit: limit, Cursor: c.Query("cursor")})
 	if err != nil {
 		return err
@@ -147,7 +147,7 @@ func (s *Server) markPayoutPaid(c *gin.Context) error {
 	if err := httpjson.DecodeJSON(c, &in, false); err != nil {
 		return err
 	}
-	p, err := s.payouts.MarkPaid(c.Request.Context(), c.Param("id"), in.Reference)
+	p, err := s.svc.Payouts.MarkPaid(c.Request.Context(), c.Param("id"), in.Reference)
 	if err != nil {
 		return err
 	}
@@ -187,14 +187,14 @@ type opsSettlementsPageData struct {
 // /api/ops/settlements/runs lists them, and a form to run a closed period
 // now.
 func (s *Server) opsSettlementsPage(c *gin.Context) {
-	s.renderOpsSettlements(c, http.StatusOK, s.settlements.Closed().Start.Format(time.RFC3339), "", c.Query("done"))
+	s.renderOpsSettlements(c, http.StatusOK, s.svc.Settlements.Closed().Start.Format(time.RFC3339), "", c.Query("done"))
 }
 
 // renderOpsSettlements shows the runs with status, the form's period
 // start, and a problem or a notice.
 func (s *Server) renderOpsSettlements(c *gin.Context, status int, start, problem, done string) {
 	page := opsSettlementsPageData{Title: "Settlement runs", Error: problem, Done: done, PeriodStart: start}
-	runs, err := s.settlements.Runs(c.Request.Context())
+	runs, err := s.svc.Settlements.Runs(c.Request.Context())
 	if err != nil && page.Error == "" {
 		status, page.Error = s.formError(c, err)
 	}
@@ -211,11 +211,11 @@ func (s *Server) opsSettlementSubmit(c *gin.Context) {
 	in := c.PostForm("period_start")
 	start, err := time.Parse(time.RFC3339, in)
 	if err != nil {
-		err = fault.Invalid("period_start", "must be a time in RFC 3339, such as %s", s.settlements.Closed().Start.Format(time.RFC3339))
+		err = fault.Invalid("period_start", "must be a time in RFC 3339, such as %s", s.svc.Settlements.Closed().Start.Format(time.RFC3339))
 	}
 	var run models.SettlementRun
 	if err == nil {
-		run, err = s.settlements.Request(c.Request.Context(), start, settlement.TriggerOps)
+		run, err = s.svc.Settlements.Request(c.Request.Context(), start, settlement.TriggerOps)
 	}
 	if err != nil {
 		status, problem := s.formError(c, err)
@@ -262,7 +262,7 @@ func (s *Server) opsSettlementPage(c *gin.Context) {
 	run, statements, err := s.runStatements(c)
 	var partners []models.Partner
 	if err == nil {
-		partners, err = s.partners.All(c.Request.Context())
+		partners, err = s.svc.Partners.All(c.Request.Context())
 	}
 	if err != nil {
 		var status int

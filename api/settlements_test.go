@@ -65,7 +65,7 @@ func TestOpsSettlementRun(t *testing.T) {
 	if rec := opsRequest(env, "POST", "/api/ops/settlements/runs", week); json.Unmarshal(rec.Body.Bytes(), &again) != nil || again.ID != run.ID {
 		t.Errorf("asking again = %s, want run %s", rec.Body, run.ID)
 	}
-	if err := env.srv.settlements.Run(context.Background(), run.ID); err != nil {
+	if err := env.srv.svc.Settlements.Run(context.Background(), run.ID); err != nil {
 		t.Fatal(err)
 	}
 	rec = opsRequest(env, "GET", "/api/ops/settlements/runs/"+run.ID, "")
@@ -82,7 +82,7 @@ func TestOpsSettlementRun(t *testing.T) {
 		st.PayoutCents != 0 || got.Totals[0].GrossCents != 10_000 {
 		t.Errorf("statement = %+v, totals %+v", st, got.Totals)
 	}
-	if v, _ := env.srv.orders.Ops(context.Background(), o.PublicID); v.Status != models.OrderSettled {
+	if v, _ := env.srv.svc.Orders.Ops(context.Background(), o.PublicID); v.Status != models.OrderSettled {
 		t.Errorf("the order is %s after the run", v.Status)
 	}
 	var runs struct{ Runs []runAnswer }
@@ -135,7 +135,7 @@ func TestOpsSetCommission(t *testing.T) {
 	if before.CommissionCents != 1_500 || after.CommissionCents != 1_250 {
 		t.Errorf("commission before the change %d, after %d; want 1500 and 1250", before.CommissionCents, after.CommissionCents)
 	}
-	if v, _ := env.srv.orders.Ops(context.Background(), before.PublicID); v.CommissionCents != 1_500 {
+	if v, _ := env.srv.svc.Orders.Ops(context.Background(), before.PublicID); v.CommissionCents != 1_500 {
 		t.Errorf("the earlier order's commission became %d", v.CommissionCents)
 	}
 }
@@ -206,12 +206,12 @@ func TestOpsSettlementsPage(t *testing.T) {
 			t.Errorf("%s = %d, want %d with %q and the form as typed:\n%s", tc.name, w.Code, tc.status, tc.want, body)
 		}
 	}
-	if runs, err := env.srv.settlements.Runs(context.Background()); err != nil || len(runs) != 0 {
+	if runs, err := env.srv.svc.Settlements.Runs(context.Background()); err != nil || len(runs) != 0 {
 		t.Fatalf("after refused forms: runs %v, %v", runs, err)
 	}
 
 	w := opsForm(env, "/ops/settlements/runs", url.Values{"period_start": {"2026-11-09T00:00:00Z"}})
-	runs, err := env.srv.settlements.Runs(context.Background())
+	runs, err := env.srv.svc.Settlements.Runs(context.Background())
 	if err != nil || len(runs) != 1 || runs[0].Trigger != settlement.TriggerOps || runs[0].Status != models.RunQueued {
 		t.Fatalf("after the form: runs %+v, %v", runs, err)
 	}
@@ -261,7 +261,7 @@ func TestBrowserOpsSettlements(t *testing.T) {
 	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS("#run-now button")), chromedp.WaitVisible(chromedp.CSS(".notice"))); err != nil {
 		t.Fatalf("run now: %v", err)
 	}
-	runs, err := env.srv.settlements.Runs(context.Background())
+	runs, err := env.srv.svc.Settlements.Runs(context.Background())
 	if err != nil || len(runs) != 1 {
 		t.Fatalf("runs after Run now: %+v, %v", runs, err)
 	}
@@ -273,7 +273,7 @@ func TestBrowserOpsSettlements(t *testing.T) {
 	if status != models.RunQueued {
 		t.Errorf("the page lists the run %s, want queued", status)
 	}
-	if err := env.srv.settlements.Run(context.Background(), runs[0].ID); err != nil { // the worker's part
+	if err := env.srv.svc.Settlements.Run(context.Background(), runs[0].ID); err != nil { // the worker's part
 		t.Fatal(err)
 	}
 	steps = chromedp.Steps(

@@ -48,7 +48,7 @@ func (s *Server) getTLDPrice(c *gin.Context) error {
 	if !slices.Contains(registry.Ops, op) {
 		return fault.New(fault.BadRequest, "op must be one of %s", strings.Join(registry.Ops, ", "))
 	}
-	cat, err := s.catalog.Get(c.Request.Context())
+	cat, err := s.svc.Catalog.Get(c.Request.Context())
 	if err != nil {
 		return err
 	}
@@ -72,7 +72,7 @@ func (s *Server) getTLDMetadata(c *gin.Context) error {
 	if err != nil {
 		return err
 	}
-	cat, err := s.catalog.Get(c.Request.Context())
+	cat, err := s.svc.Catalog.Get(c.Request.Context())
 	if err != nil {
 		return err
 	}

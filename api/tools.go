@@ -64,7 +64,7 @@ func (s *Server) runTool(c *gin.Context) error {
 	if t.Async {
 		return s.startJob(c, t, input)
 	}
-	result, cached, err := s.inline.Run(ctx, t, input)
+	result, cached, err := s.svc.Inline.Run(ctx, t, input)
 	var failed *tools.RunError
 	if errors.As(err, &failed) {
 		if _, known := httpjson.Coded(failed.Err); known {
@@ -91,7 +91,7 @@ func (s *Server) runTool(c *gin.Context) error {
 
 // startJob queues a job and answers with the ticket.
 func (s *Server) startJob(c *gin.Context, t tools.Tool, input json.RawMessage) error {
-	job, err := s.jobs.Queue(c.Request.Context(), t.Slug, input)
+	job, err := s.svc.Jobs.Queue(c.Request.Context(), t.Slug, input)
 	if err != nil {
 		return err
 	}
@@ -108,7 +108,7 @@ func (s *Server) getToolJob(c *gin.Context) error {
 	if err != nil {
 		return err
 	}
-	job, err := s.jobs.Get(c.Request.Context(), t.Slug, c.Param("jobId"))
+	job, err := s.svc.Jobs.Get(c.Request.Context(), t.Slug, c.Param("jobId"))
 	if err != nil {
 		return err
 	}

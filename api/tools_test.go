@@ -164,7 +164,7 @@ func TestAJobTheWorkerCannotRunEndsFailedWithAReason(t *testing.T) {
 	env := newTestEnv(t)
 	// The name was public when the job was accepted and points inside now
 	// (DNS rebinding): the crawl is refused when it runs.
-	job, err := env.srv.jobs.Queue(context.Background(), "seo-crawl", json.RawMessage(`{"url":"http://internal.example.com/","max_pages":5}`))
+	job, err := env.srv.svc.Jobs.Queue(context.Background(), "seo-crawl", json.RawMessage(`{"url":"http://internal.example.com/","max_pages":5}`))
 	if err != nil {
 		t.Fatal(err)
 	}

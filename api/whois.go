@@ -52,7 +52,7 @@ func (s *Server) createWhoisLookup(c *gin.Context) error {
 	if err != nil {
 		return err
 	}
-	a, failed, err := s.whois.LookUp(c.Request.Context(), name.Registrable)
+	a, failed, err := s.svc.Whois.LookUp(c.Request.Context(), name.Registrable)
 	if failed {
 		refundQuota(c)
 	}

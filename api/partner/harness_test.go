@@ -28,6 +28,7 @@ import (
 	"github.com/domaind/domaind/internal/platform"
 	"github.com/domaind/domaind/internal/platform/platformtest"
 	"github.com/domaind/domaind/internal/registry/sandbox"
+	"github.com/domaind/domaind/internal/services"
 	"github.com/domaind/domaind/internal/webhook"
 	"github.com/domaind/domaind/models"
 	"github.com/domaind/domaind/models/modelstest"
@@ -70,9 +71,11 @@ func newEnv(t testing.TB) *env {
 	e.outbox = outbox.New(e.db, e.redis.Client, log)
 	t.Cleanup(func() { e.outbox.Close() })
 	p := &platform.Platform{DB: e.db, Redis: e.redis.Client}
-	srv := api.New(api.Deps{Config: cfg, DB: e.db, Redis: e.redis.Client, Outbox: e.outbox, Metrics: metrics.New(), Log: log,
-		Check: p.Check, Now: e.clock, Registry: sandbox.New(e.db, 0)})
-	t.Cleanup(func() { srv.Close() })
+	set := services.New(services.Deps{Config: cfg, DB: e.db, Redis: e.redis.Client, Outbox: e.outbox, Log: log, Now: e.clock,
+		Registry: sandbox.New(e.db, 0), Resources: api.Resources(cfg)})
+	t.Cleanup(set.Close)
+	srv := api.New(api.Deps{Config: cfg, Services: set, Redis: e.redis.Client, Outbox: e.outbox, Metrics: metrics.New(), Log: log,
+		Check: p.Check, Now: e.clock})
 	ts := httptest.NewServer(checked(t, srv))
 	t.Cleanup(ts.Close)
 	e.url = ts.URL

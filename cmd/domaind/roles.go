@@ -19,15 +19,12 @@ import (
 	"github.com/domaind/domaind/internal/fetch"
 	"github.com/domaind/domaind/internal/httpserver"
 	"github.com/domaind/domaind/internal/logging"
-	"github.com/domaind/domaind/internal/lookup"
 	"github.com/domaind/domaind/internal/metrics"
-	"github.com/domaind/domaind/internal/order"
 	"github.com/domaind/domaind/internal/outbox"
 	"github.com/domaind/domaind/internal/partner"
 	"github.com/domaind/domaind/internal/payment"
 	"github.com/domaind/domaind/internal/platform"
-	"github.com/domaind/domaind/internal/settlement"
-	"github.com/domaind/domaind/internal/webhook"
+	"github.com/domaind/domaind/internal/services"
 	"github.com/domaind/domaind/models"
 	"github.com/domaind/domaind/scheduler"
 	"github.com/domaind/domaind/tasks"
@@ -123,7 +120,11 @@ func start(ctx context.Context, cmd command, getenv func(string) string, isTermi
 	ob := outbox.New(p.DB, p.Redis, log)
 	defer ob.Close()
 
-	payments := payment.Providers(p.DB, cfg.Embedded(), payment.SandboxOptions{Latency: cfg.SandboxLatency, LostAnswers: cfg.SandboxPaymentFailures})
+	svc := services.New(services.Deps{Config: cfg, DB: p.DB, Redis: p.Redis, Outbox: ob, Log: log, Registry: reg, Tools: freeTools,
+		Resources: api.Resources(cfg),
+		Payments: payment.Providers(p.DB, cfg.Embedded(), payment.SandboxOptions{Latency: cfg.SandboxLatency,
+			LostAnswers: cfg.SandboxPaymentFailures})})
+	defer svc.Close() // after the HTTP server's shutdown and the worker's, before the outbox and the connections close
 
 	var mon *dashboard.Dashboard
 	if role == "all" || role == "dashboard" {
@@ -139,17 +140,15 @@ func start(ctx context.Context, cmd command, getenv func(string) string, isTermi
 		if err != nil {
 			return err
 		}
-		orders := order.New(p.DB, ob, cfg.SecretKey,
-			order.Options{QuoteTTL: cfg.QuoteTTL, ReviewThresholdCents: cfg.ReviewThresholdCents, QuoteHoldLimit: cfg.QuoteHoldLimit}, time.Now)
 		w := worker.New(worker.Deps{
 			DB: p.DB, Outbox: ob, Metrics: m, Log: log, RedisOpt: p.RedisOpt, Registry: reg,
-			Resolver: lk.resolver, LookupCache: lookup.NewCache(p.Redis),
+			Resolver: lk.resolver, LookupCache: svc.Lookups,
 			RDAP: lk.rdap, BootstrapSource: lk.bootstrapSource, HTTP: lk.http, Tools: freeTools,
-			Webhooks:    webhook.New(p.DB, cfg.SecretKey, cfg.FetchAllowCIDRs, time.Now),
-			Orders:      orders,
-			Payments:    payments,
-			PaymentBook: payment.NewBook(p.DB, ob, payments, cfg.SecretKey, log, time.Now),
-			Settlements: settlement.New(p.DB, ob, orders, cfg.SettlementPeriod, cfg.SecretKey, time.Now),
+			Webhooks:    svc.Webhooks,
+			Orders:      svc.Orders,
+			Payments:    svc.Processors,
+			PaymentBook: svc.Payments,
+			Settlements: svc.Settlements,
 			Fetch:       fetch.New(fetch.Options{Allow: cfg.FetchAllowCIDRs}),
 		})
 		if err := w.Start(); err != nil {
@@ -166,14 +165,13 @@ func start(ctx context.Context, cmd command, getenv func(string) string, isTermi
 	}
 
 	deps := api.Deps{
-		Config: cfg, DB: p.DB, Redis: p.Redis, Outbox: ob, Metrics: m, Log: log, Registry: reg,
-		Tools: freeTools, Payments: payments, Check: p.Check, HealthOnly: role != "all" && role != "api",
+		Config: cfg, Services: svc, Redis: p.Redis, Outbox: ob, Metrics: m, Log: log,
+		Tools: freeTools, Check: p.Check, HealthOnly: role != "all" && role != "api",
 	}
 	if mon != nil {
 		deps.Monitoring = mon
 	}
 	handler := api.New(deps)
-	defer handler.Close() // after srv.Shutdown, before the outbox and the connections close
 	srv := httpserver.New(handler, log, httpserver.Options{})
 	if role == "all" { // before serving: whoever sees the service ready has the text too
 		printWelcome(stdout, cfg, ln.Addr(), demoKey)
