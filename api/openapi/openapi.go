@@ -1,6 +1,9 @@
 // Package openapi holds the service's OpenAPI 3.1 document (openapi.yaml,
 // built into the binary) and serves it: as YAML and JSON, and as a
-// readable HTML reference rendered on the server from the same document.
+// readable HTML reference. The JSON and the page are generated from the
+// YAML (openapi.gen.json and docs.gen.html, by docsgen): run go generate
+// ./api/openapi after changing the document; the tests fail while they
+// are stale.
 //
 // The document describes the service as it behaves; the API tests check
 // every request and response they make against it (see openapitest).
@@ -8,15 +11,11 @@ package openapi
 
 import (
 	"bytes"
-	"embed"
-	"encoding/json"
+	_ "embed"
 	"fmt"
 	"net/http"
-	"strconv"
+	"regexp"
 	"strings"
-	"sync"
-
-	"github.com/pb33f/go-yaml"
 )
 
 // spec is the document as written. Its servers[0].url is DefaultBaseURL.
@@ -24,8 +23,19 @@ import (
 //go:embed openapi.yaml
 var spec []byte
 
-//go:embed docs.html docs.css
-var assets embed.FS
+//go:generate go run ./docsgen/gendocs
+
+// specJSON is the document as JSON, and docsPage its HTML reference, both
+// generated from openapi.yaml.
+var (
+	//go:embed openapi.gen.json
+	specJSON []byte
+	//go:embed docs.gen.html
+	docsPage []byte
+)
+
+//go:embed docs.css
+var css []byte
 
 // DefaultBaseURL is the base URL the document is written for (servers[0].url
 // of openapi.yaml). New replaces it with the deployment's base URL.
@@ -40,52 +50,27 @@ func Spec() []byte { return bytes.Clone(spec) }
 type Handler struct {
 	yaml []byte
 	json []byte
-	css  []byte
-	// docs renders the HTML reference, once, at its first request (the
-	// API tests build many servers and seldom ask for it).
-	docs func() ([]byte, error)
+	docs []byte
 }
-
-// parsedSpec is the document's YAML tree, parsed once per process.
-var parsedSpec = sync.OnceValues(func() (*yaml.Node, error) {
-	var root yaml.Node
-	if err := yaml.Unmarshal(spec, &root); err != nil {
-		return nil, fmt.Errorf("openapi.yaml: %w", err)
-	}
-	return &root, nil
-})
 
 // New prepares the document for baseURL (such as https://domains.example;
-// a trailing slash is dropped): its YAML and its JSON, converted from the
-// YAML once, here.
+// a trailing slash is dropped): its YAML, its JSON and its reference page,
+// with DefaultBaseURL replaced. baseURL is a base URL as the configuration
+// takes it (scheme, host, a path of URL-safe characters): it reads the
+// same in YAML, JSON and HTML.
 func New(baseURL string) (*Handler, error) {
-	root, err := parsedSpec()
-	if err != nil {
-		return nil, err
+	base := []byte(strings.TrimSuffix(baseURL, "/"))
+	if !safeBase.Match(base) {
+		return nil, fmt.Errorf("openapi: base URL %q has characters the documents would have to escape", baseURL)
 	}
-	doc := cloneNode(root)
-	rebase(doc, DefaultBaseURL, strings.TrimSuffix(baseURL, "/"))
-	var y bytes.Buffer
-	enc := yaml.NewEncoder(&y)
-	enc.SetIndent(2)
-	if err := enc.Encode(doc); err != nil {
-		return nil, fmt.Errorf("openapi: encode YAML: %w", err)
-	}
-	if err := enc.Close(); err != nil {
-		return nil, fmt.Errorf("openapi: encode YAML: %w", err)
-	}
-	j, err := nodeJSON(doc)
-	if err != nil {
-		return nil, fmt.Errorf("openapi: convert to JSON: %w", err)
-	}
-	css, err := assets.ReadFile("docs.css")
-	if err != nil {
-		return nil, err
-	}
-	h := &Handler{yaml: y.Bytes(), json: j, css: css}
-	h.docs = sync.OnceValues(func() ([]byte, error) { return renderDocs(h.yaml) })
-	return h, nil
+	from := []byte(DefaultBaseURL)
+	return &Handler{yaml: bytes.ReplaceAll(spec, from, base), json: bytes.ReplaceAll(specJSON, from, base),
+		docs: bytes.ReplaceAll(docsPage, from, base)}, nil
 }
+
+// safeBase matches the base URLs that need no escaping in YAML, JSON or
+// HTML.
+var safeBase = regexp.MustCompile(`^https?://[A-Za-z0-9.:\[\]-]+(/[A-Za-z0-9._~%/-]*)?$`)
 
 // Must returns h, panicking on err: for the embedded document, which the
 // package's tests load, an error is a build defect.
@@ -108,18 +93,13 @@ func (h *Handler) ServeYAML(w http.ResponseWriter, _ *http.Request) {
 
 // ServeCSS answers GET /docs/docs.css, the reference's stylesheet.
 func (h *Handler) ServeCSS(w http.ResponseWriter, _ *http.Request) {
-	serve(w, "text/css; charset=utf-8", h.css)
+	serve(w, "text/css; charset=utf-8", css)
 }
 
 // ServeDocs answers GET /docs: the document as an HTML page, without scripts.
 func (h *Handler) ServeDocs(w http.ResponseWriter, _ *http.Request) {
-	page, err := h.docs()
-	if err != nil { // the package's tests render the page: only a build defect gets here
-		http.Error(w, "the API reference could not be rendered", http.StatusInternalServerError)
-		return
-	}
 	w.Header().Set("X-Frame-Options", "DENY")
-	serve(w, "text/html; charset=utf-8", page)
+	serve(w, "text/html; charset=utf-8", h.docs)
 }
 
 func serve(w http.ResponseWriter, contentType string, body []byte) {
@@ -128,106 +108,4 @@ func serve(w http.ResponseWriter, contentType string, body []byte) {
 	w.Header().Set("X-Content-Type-Options", "nosniff")
 	w.WriteHeader(http.StatusOK)
 	w.Write(body)
-}
-
-// cloneNode copies a YAML tree deeply (aliases are not used in the document).
-func cloneNode(n *yaml.Node) *yaml.Node {
-	c := *n
-	c.Content = make([]*yaml.Node, len(n.Content))
-	for i, child := range n.Content {
-		c.Content[i] = cloneNode(child)
-	}
-	return &c
-}
-
-// rebase replaces the prefix from of every string scalar with to.
-func rebase(n *yaml.Node, from, to string) {
-	if n.Kind == yaml.ScalarNode && n.ShortTag() == "!!str" && strings.HasPrefix(n.Value, from) {
-		n.Value = to + strings.TrimPrefix(n.Value, from)
-	}
-	for _, c := range n.Content {
-		rebase(c, from, to)
-	}
-}
-
-// nodeJSON converts a YAML tree to JSON, keeping the order of mapping keys.
-func nodeJSON(n *yaml.Node) ([]byte, error) {
-	var b bytes.Buffer
-	if err := writeJSON(&b, n); err != nil {
-		return nil, err
-	}
-	return b.Bytes(), nil
-}
-
-func writeJSON(b *bytes.Buffer, n *yaml.Node) error {
-	switch n.Kind {
-	case yaml.DocumentNode:
-		if len(n.Content) != 1 {
-			return fmt.Errorf("line %d: want one document", n.Line)
-		}
-		return writeJSON(b, n.Content[0])
-	case yaml.AliasNode:
-		return writeJSON(b, n.Alias)
-	case yaml.MappingNode:
-		b.WriteByte('{')
-		for i := 0; i+1 < len(n.Content); i += 2 {
-			if i > 0 {
-				b.WriteByte(',')
-			}
-			k, _ := json.Marshal(n.Content[i].Value)
-			b.Write(k)
-			b.WriteByte(':')
-			if err := writeJSON(b, n.Content[i+1]); err != nil {
-				return err
-			}
-		}
-		b.WriteByte('}')
-	case yaml.SequenceNode:
-		b.WriteByte('[')
-		for i, c := range n.Content {
-			if i > 0 {
-				b.WriteByte(',')
-			}
-			if err := writeJSON(b, c); err != nil {
-				return err
-			}
-		}
-		b.WriteByte(']')
-	case yaml.ScalarNode:
-		v, err := scalarValue(n)
-		if err != nil {
-			return err
-		}
-		out, err := json.Marshal(v)
-		if err != nil {
-			return fmt.Errorf("line %d: %w", n.Line, err)
-		}
-		b.Write(out)
-	default:
-		return fmt.Errorf("line %d: unexpected YAML node kind %v", n.Line, n.Kind)
-	}
-	return nil
-}
-
-// scalarValue is a YAML scalar as the JSON value it stands for.
-func scalarValue(n *yaml.Node) (any, error) {
-	switch n.ShortTag() {
-	case "!!null":
-		return nil, nil
-	case "!!bool":
-		return strconv.ParseBool(strings.ToLower(n.Value))
-	case "!!int":
-		v, err := strconv.ParseInt(n.Value, 0, 64)
-		if err != nil {
-			return nil, fmt.Errorf("line %d: %w", n.Line, err)
-		}
-		return v, nil
-	case "!!float":
-		v, err := strconv.ParseFloat(n.Value, 64)
-		if err != nil {
-			return nil, fmt.Errorf("line %d: %w", n.Line, err)
-		}
-		return v, nil
-	}
-	return n.Value, nil
 }

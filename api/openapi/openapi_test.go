@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/domaind/domaind/api/openapi/docsgen"
 	"github.com/pb33f/go-yaml"
 	"github.com/pb33f/libopenapi"
 	validator "github.com/pb33f/libopenapi-validator"
@@ -94,7 +95,7 @@ func TestServedDocumentUsesTheBaseURL(t *testing.T) {
 		t.Errorf("YAML servers[0].url = %q", got)
 	}
 	var fromYAML map[string]any
-	yj, err := nodeJSON(mustNode(t, w.Body.Bytes()))
+	yj, err := docsgen.NodeJSON(mustNode(t, w.Body.Bytes()))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -104,7 +105,7 @@ func TestServedDocumentUsesTheBaseURL(t *testing.T) {
 	a, _ := json.Marshal(fromJSON)
 	b, _ := json.Marshal(fromYAML)
 	if string(a) != string(b) {
-		t.Errorf("openapi.yaml and openapi.json differ")
+		t.Errorf("openapi.yaml and openapi.json differ: run go generate ./api/openapi")
 	}
 }
 
@@ -160,24 +161,6 @@ func TestDocsPage(t *testing.T) {
 	}
 }
 
-func TestMarkdown(t *testing.T) {
-	tests := []struct{ name, in, want string }{
-		{"paragraphs", "one\ntwo\n\nthree", "<p>one two</p>\n<p>three</p>\n"},
-		{"list with continuation", "- a\n  b\n- `c`", "<ul>\n<li>a b</li>\n<li><code>c</code></li>\n</ul>\n"},
-		{"heading", "### Title", "<h4>Title</h4>\n"},
-		{"escaped", "<b> & **x**", "<p>&lt;b&gt; &amp; <strong>x</strong></p>\n"},
-		{"code is literal", "`**<x>**`", "<p><code>**&lt;x&gt;**</code></p>\n"},
-		{"link", "[docs](/docs) [js](javascript:alert(1))", `<p><a href="/docs">docs</a> [js](javascript:alert(1))</p>` + "\n"},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			if got := string(markdown(tc.in)); got != tc.want {
-				t.Errorf("markdown(%q) = %q, want %q", tc.in, got, tc.want)
-			}
-		})
-	}
-}
-
 func TestServeSetsNoSniff(t *testing.T) {
 	h := Must(New(DefaultBaseURL))
 	w := httptest.NewRecorder()
@@ -213,7 +196,7 @@ func TestExamplesFitTheirSchemas(t *testing.T) {
 			if media.Example == nil || media.Schema == nil || !strings.HasSuffix(mt, "json") {
 				continue
 			}
-			ex, err := nodeJSON(media.Example)
+			ex, err := docsgen.NodeJSON(media.Example)
 			if err != nil {
 				t.Fatalf("%s %s: %v", where, mt, err)
 			}
@@ -244,5 +227,18 @@ func TestExamplesFitTheirSchemas(t *testing.T) {
 	}
 	if n == 0 {
 		t.Fatal("no request bodies found")
+	}
+}
+
+// A base URL the documents would have to escape is refused rather than
+// written into them.
+func TestNewRefusesABaseURLThatNeedsEscaping(t *testing.T) {
+	for _, base := range []string{`https://domains.example/"x"`, "https://domains.example/<b>", "https://domains.example/a b", "javascript:alert(1)"} {
+		if _, err := New(base); err == nil {
+			t.Errorf("New(%q) took it", base)
+		}
+	}
+	if _, err := New("http://[::1]:9090/registry/"); err != nil {
+		t.Errorf("New(an IPv6 base with a path) = %v", err)
 	}
 }

@@ -350,14 +350,25 @@ func RedactURL(raw string) string {
 	return u.Redacted()
 }
 
+// parseBaseURL reads a base URL the service's own URLs are made from: an
+// absolute http(s) URL, its path (if any) of URL-safe characters, with no
+// user, query or fragment.
 func parseBaseURL(raw string) (*url.URL, error) {
 	u, err := url.Parse(raw)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, fmt.Errorf("want an absolute http(s) URL, got %q", raw)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil ||
+		u.RawQuery != "" || u.ForceQuery || u.Fragment != "" || strings.Trim(u.EscapedPath(), urlSafe) != "" {
+		shown := raw
+		if err == nil {
+			shown = u.Redacted() // no password in the error
+		}
+		return nil, fmt.Errorf("want an absolute http(s) URL without a user, query or fragment, such as https://domains.example, got %q", shown)
 	}
 	u.Path = strings.TrimSuffix(u.Path, "/")
 	return u, nil
 }
+
+// urlSafe are the characters a base URL's path may hold.
+const urlSafe = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-._~/%"
 
 func parseBool(s string) (bool, error) {
 	b, err := strconv.ParseBool(s)

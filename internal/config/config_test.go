@@ -98,6 +98,10 @@ func TestBadConfigNamesTheVariable(t *testing.T) {
 		{"bad addr", map[string]string{"DOMAIND_HTTP_ADDR": "8080"}, "DOMAIND_HTTP_ADDR"},
 		{"bad search tld", map[string]string{"DOMAIND_SEARCH_TLDS": "com,not a tld"}, "DOMAIND_SEARCH_TLDS"},
 		{"bad base url", map[string]string{"DOMAIND_BASE_URL": "localhost"}, "DOMAIND_BASE_URL"},
+		{"base url with a query", map[string]string{"DOMAIND_BASE_URL": "https://domains.example/?x=1"}, "DOMAIND_BASE_URL"},
+		{"base url with a fragment", map[string]string{"DOMAIND_BASE_URL": "https://domains.example/#top"}, "DOMAIND_BASE_URL"},
+		{"base url with a user", map[string]string{"DOMAIND_BASE_URL": "https://ops:secret@domains.example"}, "DOMAIND_BASE_URL"},
+		{"base url with sub-delimiters", map[string]string{"DOMAIND_BASE_URL": "https://domains.example/a&b"}, "DOMAIND_BASE_URL"},
 		{"mysql", map[string]string{"DOMAIND_DATABASE_URL": "mysql://x", "DOMAIND_REDIS_URL": "redis://r:6379"}, "DOMAIND_DATABASE_URL"},
 		{"database without redis", map[string]string{"DOMAIND_DATABASE_URL": "postgres://x/y"}, "DOMAIND_REDIS_URL"},
 		{"redis without database", map[string]string{"DOMAIND_REDIS_URL": "redis://r:6379"}, "DOMAIND_DATABASE_URL"},
@@ -137,6 +141,9 @@ func TestBadConfigNamesTheVariable(t *testing.T) {
 			}
 			if ce.Var != tc.want || !strings.HasPrefix(err.Error(), tc.want+": ") || strings.Contains(err.Error(), "\n") {
 				t.Errorf("err = %q, want one line naming %s", err, tc.want)
+			}
+			if strings.Contains(err.Error(), "secret") {
+				t.Errorf("err = %q tells the password", err)
 			}
 		})
 	}

@@ -1,11 +1,17 @@
-package openapi
+// Package docsgen renders the OpenAPI document as the HTML reference page
+// served at /docs. It runs at generate time (go generate ./api/openapi),
+// so that the service's binary carries the page rather than the OpenAPI
+// library that reads the document.
+package docsgen
 
 import (
 	"bytes"
+	"embed"
 	"encoding/json"
 	"fmt"
 	"html/template"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/pb33f/go-yaml"
@@ -14,6 +20,9 @@ import (
 	v3 "github.com/pb33f/libopenapi/datamodel/high/v3"
 	"github.com/pb33f/libopenapi/orderedmap"
 )
+
+//go:embed docs.html
+var assets embed.FS
 
 // docsTemplate renders the reference page from a docsPage.
 var docsTemplate = template.Must(template.New("docs.html").Funcs(template.FuncMap{
@@ -98,8 +107,8 @@ type docsScheme struct {
 	Details     []string
 }
 
-// renderDocs renders the reference page of the document doc (YAML).
-func renderDocs(doc []byte) ([]byte, error) {
+// Render renders the reference page of the document doc (YAML).
+func Render(doc []byte) ([]byte, error) {
 	d, err := libopenapi.NewDocument(doc)
 	if err != nil {
 		return nil, fmt.Errorf("openapi: parse: %w", err)
@@ -285,7 +294,7 @@ func media(content *orderedmap.Map[string, *v3.MediaType]) []docsMedia {
 func ndjsonExample(n *yaml.Node) string {
 	var lines []string
 	for _, c := range n.Content {
-		b, err := nodeJSON(c)
+		b, err := NodeJSON(c)
 		if err != nil {
 			return ""
 		}
@@ -299,7 +308,7 @@ func exampleJSON(n *yaml.Node) string {
 	if n == nil {
 		return ""
 	}
-	compact, err := nodeJSON(n)
+	compact, err := NodeJSON(n)
 	if err != nil {
 		return ""
 	}
@@ -516,4 +525,96 @@ func lookup(n *yaml.Node, keys ...string) *yaml.Node {
 		n = next
 	}
 	return n
+}
+
+// JSON converts the document doc (YAML) to JSON, keeping the order of
+// mapping keys.
+func JSON(doc []byte) ([]byte, error) {
+	var root yaml.Node
+	if err := yaml.Unmarshal(doc, &root); err != nil {
+		return nil, fmt.Errorf("openapi: %w", err)
+	}
+	return NodeJSON(&root)
+}
+
+// NodeJSON converts a YAML tree to JSON, keeping the order of mapping keys.
+func NodeJSON(n *yaml.Node) ([]byte, error) {
+	var b bytes.Buffer
+	if err := writeJSON(&b, n); err != nil {
+		return nil, err
+	}
+	return b.Bytes(), nil
+}
+
+func writeJSON(b *bytes.Buffer, n *yaml.Node) error {
+	switch n.Kind {
+	case yaml.DocumentNode:
+		if len(n.Content) != 1 {
+			return fmt.Errorf("line %d: want one document", n.Line)
+		}
+		return writeJSON(b, n.Content[0])
+	case yaml.AliasNode:
+		return writeJSON(b, n.Alias)
+	case yaml.MappingNode:
+		b.WriteByte('{')
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			k, _ := json.Marshal(n.Content[i].Value)
+			b.Write(k)
+			b.WriteByte(':')
+			if err := writeJSON(b, n.Content[i+1]); err != nil {
+				return err
+			}
+		}
+		b.WriteByte('}')
+	case yaml.SequenceNode:
+		b.WriteByte('[')
+		for i, c := range n.Content {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			if err := writeJSON(b, c); err != nil {
+				return err
+			}
+		}
+		b.WriteByte(']')
+	case yaml.ScalarNode:
+		v, err := scalarValue(n)
+		if err != nil {
+			return err
+		}
+		out, err := json.Marshal(v)
+		if err != nil {
+			return fmt.Errorf("line %d: %w", n.Line, err)
+		}
+		b.Write(out)
+	default:
+		return fmt.Errorf("line %d: unexpected YAML node kind %v", n.Line, n.Kind)
+	}
+	return nil
+}
+
+// scalarValue is a YAML scalar as the JSON value it stands for.
+func scalarValue(n *yaml.Node) (any, error) {
+	switch n.ShortTag() {
+	case "!!null":
+		return nil, nil
+	case "!!bool":
+		return strconv.ParseBool(strings.ToLower(n.Value))
+	case "!!int":
+		v, err := strconv.ParseInt(n.Value, 0, 64)
+		if err != nil {
+			return nil, fmt.Errorf("line %d: %w", n.Line, err)
+		}
+		return v, nil
+	case "!!float":
+		v, err := strconv.ParseFloat(n.Value, 64)
+		if err != nil {
+			return nil, fmt.Errorf("line %d: %w", n.Line, err)
+		}
+		return v, nil
+	}
+	return n.Value, nil
 }

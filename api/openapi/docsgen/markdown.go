@@ -1,4 +1,4 @@
-package openapi
+package docsgen
 
 import (
 	"html/template"
