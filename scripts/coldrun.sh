@@ -1,14 +1,17 @@
 #!/usr/bin/env bash
-# coldrun.sh BASE: time a first `make run` (an empty build cache, the
-# module cache as it is) at commit BASE and at the working tree, one after
-# the other, until each serves /readyz. Prints the seconds of each and
-# their ratio.
+# coldrun.sh BASE: time a first `make run` at commit BASE and at the
+# working tree, one after the other, until each serves /readyz, as on a
+# fresh machine with nothing but Go: an empty build cache and an empty
+# module cache (the modules come from GOPROXY). COLDRUN_MODCACHE=keep
+# keeps the machine's module cache, to time the compile alone. Prints the
+# seconds of each and their ratio.
 set -euo pipefail
 base=${1:?usage: coldrun.sh BASE-COMMIT}
 root=$(git rev-parse --show-toplevel)
 tmp=$(mktemp -d)
 cleanup() {
   git -C "$root" worktree remove --force "$tmp/base" >/dev/null 2>&1 || true
+  chmod -R u+w "$tmp" 2>/dev/null || true # the module cache is read-only
   rm -rf "$tmp"
 }
 trap cleanup EXIT
@@ -19,7 +22,9 @@ run() {
   local dir=$1 port=$2 start pid
   start=$(date +%s.%N)
   # A session of its own, so that the whole of make run can be stopped.
-  GOCACHE="$tmp/cache-$port" DOMAIND_DATA_DIR="$tmp/data-$port" DOMAIND_HTTP_ADDR="127.0.0.1:$port" \
+  local modcache=$tmp/mod-$port
+  if [ "${COLDRUN_MODCACHE:-}" = keep ]; then modcache=$(go env GOMODCACHE); fi
+  GOCACHE="$tmp/cache-$port" GOMODCACHE="$modcache" DOMAIND_DATA_DIR="$tmp/data-$port" DOMAIND_HTTP_ADDR="127.0.0.1:$port" \
     setsid make -C "$dir" run >"$tmp/log-$port" 2>&1 &
   pid=$!
   until curl -fsS "http://127.0.0.1:$port/readyz" >/dev/null 2>&1; do
