@@ -61,7 +61,7 @@ type Server struct {
 	now     func() time.Time
 	ops     opsauth.Credentials
 	// deprecations are the deprecated operations (deprecation.go).
-	deprecations map[string]Deprecation
+	deprecations map[string]httpjson.Deprecation
 	engine       *gin.Engine
 }
 

@@ -3,6 +3,7 @@ package partner
 import (
 	"errors"
 	"net/http"
+	"time"
 
 	"github.com/gin-gonic/gin"
 
@@ -21,12 +22,20 @@ func (a *API) getEligibility(c *gin.Context) error {
 	return nil
 }
 
+// budgetCentsDeprecation is that of POST /brokerage's budget_cents, the
+// old name of budget.
+var budgetCentsDeprecation = httpjson.Deprecation{Since: time.Date(2026, 11, 26, 0, 0, 0, 0, time.UTC),
+	Link: "/docs#op-partnerOpenBrokerageCase"}
+
 // createCase answers POST /brokerage: a case opened for the partner's
 // buyer, with its progress link.
 func (a *API) createCase(c *gin.Context) error {
 	var body brokerage.NewCase
 	if err := httpjson.DecodeJSON(c, &body, false); err != nil {
 		return err
+	}
+	if body.BudgetCentsDeprecated() {
+		budgetCentsDeprecation.Announce(c.Writer.Header())
 	}
 	cred := credential(c)
 	v, err := a.Brokerage.Open(c.Request.Context(), cred.PartnerID, cred.Environment, body)

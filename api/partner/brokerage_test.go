@@ -19,6 +19,7 @@ type caseAnswer struct {
 	Domain      string `json:"domain"`
 	Status      string `json:"status"`
 	ProgressURL string `json:"progress_url"`
+	BudgetCents int64  `json:"budget_cents"`
 	Deal        *struct {
 		PriceCents      int64 `json:"price_cents"`
 		FeeCents        int64 `json:"fee_cents"`
@@ -85,9 +86,16 @@ func TestBrokerageCase(t *testing.T) {
 	if probes != 1 {
 		t.Errorf("%d probes queued, want 1", probes)
 	}
-	body := `{"domain":"ownedname.com","tier":"managed","buyer_email":"ada@buyer.example","budget_cents":1500000}`
+	body := `{"domain":"ownedname.com","tier":"managed","buyer_email":"ada@buyer.example","budget":1500000}`
 	if res := post(t, c, "/api/partner/v1/brokerage", []byte(body), "case-early", nil); res.StatusCode != 409 {
 		t.Errorf("a case while the site is checked = %d, want 409", res.StatusCode)
+	}
+	// The key is optional (SPEC §5.5 requires it on orders only):
+	// partnerclient sends one with every POST, so send one without by
+	// hand. It passes to the case's own checks: the site is not probed yet.
+	got := e.send(e.request(e.sign(cred, "POST", "/api/partner/v1/brokerage", []byte(body))))
+	if code, _ := typedCode(t, got); got.status != 409 || code != "conflict" {
+		t.Errorf("no Idempotency-Key = %d %s, want the case's own 409 conflict", got.status, code)
 	}
 	parked := siteprobe.Result{Domain: "ownedname.com", Verdict: siteprobe.Verdict{Reason: siteprobe.ReasonParked}}
 	if err := brokerage.RecordProbe(ctx, e.db, parked, e.now); err != nil {
@@ -106,11 +114,6 @@ func TestBrokerageCase(t *testing.T) {
 		wantAPIError(t, "a malformed domain", err, 400, "validation_error")
 	}
 
-	// partnerclient sends a key with every POST: send one without by hand.
-	got := e.send(e.request(e.sign(cred, "POST", "/api/partner/v1/brokerage", []byte(body))))
-	if code, _ := typedCode(t, got); got.status != 400 || code != "missing_idempotency_key" {
-		t.Errorf("no Idempotency-Key = %d %s, want 400 missing_idempotency_key", got.status, code)
-	}
 	for field, bad := range map[string]string{
 		"tier":         `{"domain":"ownedname.com","tier":"gold","buyer_email":"ada@buyer.example","budget_cents":1}`,
 		"buyer_email":  `{"domain":"ownedname.com","tier":"managed","buyer_email":"ada","budget_cents":1}`,
@@ -122,9 +125,12 @@ func TestBrokerageCase(t *testing.T) {
 			t.Errorf("a wrong %s = %d %s, want 400 naming it", field, res.StatusCode, b)
 		}
 	}
+	// budget_cents, budget's old name, is taken and announced deprecated.
 	listed := `{"domain":"listedname.com","tier":"self_serve","buyer_email":"ada@buyer.example","budget_cents":100000}`
-	if res := post(t, c, "/api/partner/v1/brokerage", []byte(listed), "case-listed", nil); res.StatusCode != 409 {
-		t.Errorf("a listed name = %d, want 409", res.StatusCode)
+	if res := post(t, c, "/api/partner/v1/brokerage", []byte(listed), "case-listed", nil); res.StatusCode != 409 ||
+		!strings.HasPrefix(res.Header.Get("Deprecation"), "@") || !strings.Contains(res.Header.Get("Link"), `rel="deprecation"`) {
+		t.Errorf("a listed name by budget_cents = %d, Deprecation %q, Link %q; want 409, deprecated", res.StatusCode,
+			res.Header.Get("Deprecation"), res.Header.Get("Link"))
 	}
 
 	// The same key as the refusal while the site was checked: that refusal
@@ -133,7 +139,8 @@ func TestBrokerageCase(t *testing.T) {
 	if res := post(t, c, "/api/partner/v1/brokerage", []byte(body), "case-early", &opened); res.StatusCode != 201 {
 		t.Fatalf("open = %d %s", res.StatusCode, res.Header.Get("X-Test-Error-Code"))
 	}
-	if opened.Status != "open" || !strings.HasPrefix(opened.ProgressURL, "http://api.test/brokerage/progress?t=bp1.") || len(opened.Timeline) != 1 {
+	if opened.Status != "open" || !strings.HasPrefix(opened.ProgressURL, "http://api.test/brokerage/progress?t=bp1.") || len(opened.Timeline) != 1 ||
+		opened.BudgetCents != 1_500_000 {
 		t.Errorf("opened %+v", opened)
 	}
 	if res := post(t, c, "/api/partner/v1/brokerage", []byte(body), "case-early", &again); res.StatusCode != 201 ||

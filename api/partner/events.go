@@ -46,12 +46,12 @@ func (a *API) listEvents(c *gin.Context) error {
 	for i, ev := range evs {
 		out[i] = newEvent(ev)
 	}
-	var next *string
+	next := webhook.Beginning // no event yet: poll from the first
 	switch {
 	case len(evs) > 0:
-		next = &evs[len(evs)-1].ID
+		next = evs[len(evs)-1].ID
 	case after != "":
-		next = &after
+		next = after
 	}
 	c.JSON(http.StatusOK, gin.H{"events": out, "next_cursor": next, "has_more": more})
 	return nil

@@ -30,12 +30,12 @@ func (a *API) Mount(r gin.IRouter) {
 	buy.POST(Prefix+"/orders", requireIdempotencyKey(a), a.Idempotent, a.resp.Handle(a.createOrder))
 	buy.GET(Prefix+"/orders", a.resp.Handle(a.listOrders))
 	buy.GET(Prefix+"/orders/:public_id", a.resp.Handle(a.getOrder))
-	buy.POST(Prefix+"/refunds", requireIdempotencyKey(a), a.Idempotent, a.resp.Handle(a.createRefund))
+	buy.POST(Prefix+"/refunds", a.Idempotent, a.resp.Handle(a.createRefund))
 	buy.GET(Prefix+"/settlements", a.resp.Handle(a.listSettlements))
 
 	broker := scoped(partners.ScopeBroker)
 	broker.GET(Prefix+"/brokerage/eligibility", a.resp.Handle(a.getEligibility))
-	broker.POST(Prefix+"/brokerage", requireIdempotencyKey(a), a.Idempotent, a.resp.Handle(a.createCase))
+	broker.POST(Prefix+"/brokerage", a.Idempotent, a.resp.Handle(a.createCase))
 	broker.GET(Prefix+"/brokerage/:case_id", a.resp.Handle(a.getCase))
 
 	report := scoped(partners.ScopeReport)

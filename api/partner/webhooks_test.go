@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -185,7 +186,6 @@ func TestWebhookRegistrationRefusesBadInput(t *testing.T) {
 		{"no url", "", "whsec_0123456789abcdef", "url"},
 		{"not a url", "hooks partner example", "whsec_0123456789abcdef", "url"},
 		{"ftp", "ftp://hooks.partner.example/in", "whsec_0123456789abcdef", "url"},
-		{"http to the internet", "http://hooks.partner.example/in", "whsec_0123456789abcdef", "url"},
 		{"private address", "https://10.0.0.7/in", "whsec_0123456789abcdef", "url"},
 		{"loopback outside the allowed range", "http://127.0.0.1:9/in", "whsec_0123456789abcdef", "url"},
 		{"credentials in the url", "https://user:pw@127.0.0.2/in", "whsec_0123456789abcdef", "url"},
@@ -196,6 +196,11 @@ func TestWebhookRegistrationRefusesBadInput(t *testing.T) {
 		if ae := wantAPIError(t, tc.name, err, 400, "validation_error"); ae.Field != tc.field {
 			t.Errorf("%s: field %q, want %q", tc.name, ae.Field, tc.field)
 		}
+	}
+	live := e.client(e.credential(models.EnvLive, "webhook"), 0)
+	if ae := wantAPIError(t, "http for a live credential", putWebhook(live, "http://93.184.216.34/in", "whsec_0123456789abcdef", nil), 400,
+		"validation_error"); ae.Field != "url" || !strings.Contains(ae.Message, "https") {
+		t.Errorf("http for a live credential: %+v, want url to say https", ae)
 	}
 	res, body, err := c.Do(context.Background(), "PUT", "/api/partner/webhooks", nil, []byte(`{"url":"https://hooks.partner.example/in","secret":"whsec_0123456789abcdef","extra":1}`))
 	if err != nil || res.StatusCode != 400 {
@@ -435,5 +440,39 @@ func TestEventsOfAnOrderArriveInOrder(t *testing.T) {
 		if len(happened[o]) != 3 || !slices.Equal(arrived[o], happened[o]) {
 			t.Errorf("events of %s arrived as %v, happened as %v (3 of them)", o, arrived[o], happened[o])
 		}
+	}
+}
+
+// A partner with no events yet gets a cursor it can store and poll from
+// (SPEC §6.3): the first event, when it comes, is after it.
+func TestEventHistoryPollsFromBeforeTheFirstEvent(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	ctx := context.Background()
+	cred := e.credential(models.EnvSandbox, "webhook")
+	c := e.client(cred, 0)
+	var empty eventsAnswer
+	if err := c.GetJSON(ctx, "/api/partner/v1/events", nil, &empty); err != nil {
+		t.Fatal(err)
+	}
+	if len(empty.Events) != 0 || empty.NextCursor == nil || *empty.NextCursor == "" {
+		t.Fatalf("no events yet = %+v, want a cursor to poll from", empty)
+	}
+	var first models.Event
+	partnerID := e.partnerOf(cred)
+	err := e.outbox.Transaction(ctx, func(tx *outbox.Tx) error {
+		var err error
+		first, err = webhook.Emit(tx, partnerID, models.EnvSandbox, "", "order.recorded", map[string]int{"n": 1}, e.now)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var polled eventsAnswer
+	if err := c.GetJSON(ctx, "/api/partner/v1/events", url.Values{"after_id": {*empty.NextCursor}}, &polled); err != nil {
+		t.Fatal(err)
+	}
+	if len(polled.Events) != 1 || polled.Events[0].ID != first.ID || polled.NextCursor == nil || *polled.NextCursor != first.ID {
+		t.Errorf("polling from the empty history's cursor = %+v, want the first event %s", polled, first.ID)
 	}
 }

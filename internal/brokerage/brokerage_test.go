@@ -118,7 +118,7 @@ func TestEligibilityReasons(t *testing.T) {
 	w.checked(t, "incase.com", false)
 	bin := int64(50_000)
 	w.create(t, &models.SandboxListing{ID: models.NewID(), Domain: "listed.com", TLD: "com", BINCents: &bin, Currency: "USD", CreatedAt: w.now})
-	if _, err := w.s.Open(ctx, "prt_b", models.EnvSandbox, NewCase{Domain: "incase.com", Tier: models.TierManaged, BuyerEmail: "ada@example.com", BudgetCents: 100_000}); err != nil {
+	if _, err := w.s.Open(ctx, "prt_b", models.EnvSandbox, NewCase{Domain: "incase.com", Tier: models.TierManaged, BuyerEmail: "ada@example.com", Budget: ptr(int64(100_000))}); err != nil {
 		t.Fatal(err)
 	}
 	yes, no := true, false
@@ -200,7 +200,7 @@ func TestOpenCase(t *testing.T) {
 	ctx := context.Background()
 	w.checked(t, "owned.com", false)
 	w.checked(t, "busy.com", true)
-	good := NewCase{Domain: "owned.com", Tier: models.TierSelfServe, BuyerEmail: "ada@example.com", BudgetCents: 250_000}
+	good := NewCase{Domain: "owned.com", Tier: models.TierSelfServe, BuyerEmail: "ada@example.com", Budget: ptr(int64(250_000))}
 	for _, tt := range []struct {
 		field string
 		edit  func(*NewCase)
@@ -210,8 +210,11 @@ func TestOpenCase(t *testing.T) {
 		{"tier", func(c *NewCase) { c.Tier = "premium" }},
 		{"buyer_email", func(c *NewCase) { c.BuyerEmail = "ada" }},
 		{"buyer_email", func(c *NewCase) { c.BuyerEmail = "Ada <ada@example.com>" }},
-		{"budget_cents", func(c *NewCase) { c.BudgetCents = 0 }},
-		{"budget_cents", func(c *NewCase) { c.BudgetCents = MaxBudgetCents + 1 }},
+		{"budget", func(c *NewCase) { c.Budget = ptr(int64(0)) }},
+		{"budget", func(c *NewCase) { c.Budget = ptr(int64(MaxBudgetCents + 1)) }},
+		{"budget", func(c *NewCase) { c.Budget = nil }},
+		{"budget_cents", func(c *NewCase) { c.Budget, c.BudgetCents = nil, ptr(int64(0)) }}, // the deprecated name
+		{"budget_cents", func(c *NewCase) { c.BudgetCents = ptr(int64(1)) }},                // both, differing
 	} {
 		in := good
 		tt.edit(&in)
@@ -358,7 +361,7 @@ func TestDealPostsFeeCommissionEventAndPayout(t *testing.T) {
 	w := newWorld(t, "deal.com")
 	ctx := context.Background()
 	w.checked(t, "deal.com", false)
-	v, err := w.s.Open(ctx, "prt_a", models.EnvLive, NewCase{Domain: "deal.com", Tier: models.TierManaged, BuyerEmail: "ada@example.com", BudgetCents: 1_200_000})
+	v, err := w.s.Open(ctx, "prt_a", models.EnvLive, NewCase{Domain: "deal.com", Tier: models.TierManaged, BuyerEmail: "ada@example.com", Budget: ptr(int64(1_200_000))})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -438,3 +441,5 @@ func TestDealPostsFeeCommissionEventAndPayout(t *testing.T) {
 		t.Errorf("payouts %+v, want prt_a's 22501 of the day", payouts)
 	}
 }
+
+func ptr[T any](v T) *T { return &v }

@@ -28,28 +28,54 @@ var Tiers = slices.Sorted(maps.Keys(FeeBPS))
 
 // NewCase is what a partner opens a case with.
 type NewCase struct {
-	Domain      string `json:"domain"`
-	Tier        string `json:"tier"`
-	BuyerEmail  string `json:"buyer_email"`
-	BudgetCents int64  `json:"budget_cents"`
+	Domain     string `json:"domain"`
+	Tier       string `json:"tier"`
+	BuyerEmail string `json:"buyer_email"`
+	// Budget is the buyer's budget in cents of Currency (SPEC §2.13).
+	Budget *int64 `json:"budget"`
+	// BudgetCents is Budget's deprecated name, still taken
+	// (BudgetCentsDeprecated).
+	BudgetCents *int64 `json:"budget_cents"`
 }
 
-// check validates in, returning the domain's name as stored.
-func (in NewCase) check() (string, error) {
+// BudgetCentsDeprecated says in names the budget by its deprecated name.
+func (in NewCase) BudgetCentsDeprecated() bool { return in.BudgetCents != nil }
+
+// budget is the buyer's budget in cents, under either name, and the name
+// it was given by.
+func (in NewCase) budget() (cents int64, field string, err error) {
+	switch {
+	case in.Budget != nil && in.BudgetCents != nil && *in.Budget != *in.BudgetCents:
+		return 0, "", fault.Invalid("budget_cents", "differs from budget; send budget alone (budget_cents is its deprecated name)")
+	case in.Budget != nil:
+		return *in.Budget, "budget", nil
+	case in.BudgetCents != nil:
+		return *in.BudgetCents, "budget_cents", nil
+	}
+	return 0, "", fault.Invalid("budget", "is required: the buyer's budget in cents of %s", Currency)
+}
+
+// check validates in, returning the domain's name as stored and the
+// budget in cents.
+func (in NewCase) check() (string, int64, error) {
 	name, err := parseDomain(in.Domain)
 	if err != nil {
-		return "", err
+		return "", 0, err
 	}
 	if !slices.Contains(Tiers, in.Tier) {
-		return "", fault.Invalid("tier", "must be one of %s", strings.Join(Tiers, ", "))
+		return "", 0, fault.Invalid("tier", "must be one of %s", strings.Join(Tiers, ", "))
 	}
 	if a, err := mail.ParseAddress(in.BuyerEmail); err != nil || a.Address != in.BuyerEmail || len(in.BuyerEmail) > 254 {
-		return "", fault.Invalid("buyer_email", "must be an email address (ada@example.com), at most 254 bytes")
+		return "", 0, fault.Invalid("buyer_email", "must be an email address (ada@example.com), at most 254 bytes")
 	}
-	if in.BudgetCents < 1 || in.BudgetCents > MaxBudgetCents {
-		return "", fault.Invalid("budget_cents", "must be from 1 to %d (cents of %s)", MaxBudgetCents, Currency)
+	budget, field, err := in.budget()
+	if err != nil {
+		return "", 0, err
 	}
-	return name.ASCII, nil
+	if budget < 1 || budget > MaxBudgetCents {
+		return "", 0, fault.Invalid(field, "must be from 1 to %d (cents of %s)", MaxBudgetCents, Currency)
+	}
+	return name.ASCII, budget, nil
 }
 
 // Open opens a case for the partner in env, if the domain is eligible:
@@ -57,7 +83,7 @@ func (in NewCase) check() (string, error) {
 // them while the site is looked at; ask again later). Of two cases racing
 // for one domain, one is opened.
 func (s *Service) Open(ctx context.Context, partnerID, env string, in NewCase) (View, error) {
-	domain, err := in.check()
+	domain, budget, err := in.check()
 	if err != nil {
 		return View{}, err
 	}
@@ -70,7 +96,7 @@ func (s *Service) Open(ctx context.Context, partnerID, env string, in NewCase) (
 	}
 	now := s.now().UTC()
 	c := models.BrokerageCase{ID: secret.NewID("bc_"), PartnerID: partnerID, Environment: env, Domain: domain, Tier: in.Tier,
-		BuyerEmail: in.BuyerEmail, BudgetCents: in.BudgetCents, Currency: Currency, Status: models.CaseOpen, CreatedAt: now, UpdatedAt: now}
+		BuyerEmail: in.BuyerEmail, BudgetCents: budget, Currency: Currency, Status: models.CaseOpen, CreatedAt: now, UpdatedAt: now}
 	err = s.outbox.Transaction(ctx, func(tx *outbox.Tx) error {
 		if err := tx.Create(&c).Error; err != nil {
 			if errors.Is(err, gorm.ErrDuplicatedKey) {

@@ -75,8 +75,9 @@ func New(db *gorm.DB, secretKey []byte, allow []netip.Prefix, now func() time.Ti
 	return &Service{db: db, seal: secret.NewSealer(secretKey, "webhook secrets"), fetch: client, now: now}
 }
 
-// Register sets the partner's endpoint for env: url (https; plain http only
-// to a network exempt from the SSRF guard, that is, in tests) and the
+// Register sets the partner's endpoint for env: url (https; plain http in
+// the sandbox, test mode as payment processors have it, or to a network
+// exempt from the SSRF guard, that is, in tests) and the
 // secret deliveries are signed with (16 to 256 printable characters). It
 // checks the URL with the SSRF guard now, and every delivery again. A
 // registered endpoint is active, its failures forgotten.
@@ -91,8 +92,8 @@ func (s *Service) Register(ctx context.Context, partnerID, env, rawURL, sec stri
 	if len(sec) < 16 || len(sec) > 256 || !printable(sec) {
 		return models.WebhookEndpoint{}, fault.Invalid("secret", "must be 16 to 256 printable ASCII characters")
 	}
-	if u.Scheme != "https" && !(u.Scheme == "http" && s.fetch.Exempt(ctx, rawURL)) {
-		return models.WebhookEndpoint{}, fault.Invalid("url", "must be https")
+	if u.Scheme != "https" && !(u.Scheme == "http" && (env == models.EnvSandbox || s.fetch.Exempt(ctx, rawURL))) {
+		return models.WebhookEndpoint{}, fault.Invalid("url", "must be https for live credentials (plain http is for the sandbox)")
 	}
 	if _, err := s.fetch.Check(ctx, rawURL); err != nil {
 		var be *fetch.BlockedError
@@ -485,12 +486,17 @@ const (
 	Retention = 30 * 24 * time.Hour
 )
 
+// Beginning is the history's cursor before its first event: asked after
+// it, the history starts from the oldest event kept. A partner with no
+// events yet stores it and polls from it.
+const Beginning = "evt_beginning"
+
 // History returns up to limit of the partner's events in env after the
-// event afterID ("" for the oldest kept), oldest first.
+// event afterID ("" or Beginning for the oldest kept), oldest first.
 func (s *Service) History(ctx context.Context, partnerID, env, afterID string, limit int) ([]models.Event, error) {
 	db := s.db.WithContext(ctx)
 	var after int64
-	if afterID != "" {
+	if afterID != "" && afterID != Beginning {
 		var ev models.Event
 		err := db.Select("seq").Take(&ev, "id = ? AND partner_id = ? AND environment = ?", afterID, partnerID, env).Error
 		if errors.Is(err, gorm.ErrRecordNotFound) {

@@ -93,14 +93,15 @@ func TestRegisterChecksTheURLAndTheSecret(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t)
 	ctx := context.Background()
-	for name, tc := range map[string]struct{ url, secret, field string }{
-		"plain http on the internet": {"http://93.184.216.34/hook", receiverSecret, "url"},
-		"loopback":                   {"https://127.0.0.1/hook", receiverSecret, "url"},
-		"cloud metadata":             {"https://169.254.169.254/latest", receiverSecret, "url"},
-		"not a URL":                  {"receiver", receiverSecret, "url"},
-		"short secret":               {"http://127.0.0.2/hook", "short", "secret"},
+	for name, tc := range map[string]struct{ env, url, secret, field string }{
+		"plain http on the internet, live": {models.EnvLive, "http://93.184.216.34/hook", receiverSecret, "url"},
+		"plain http to loopback, sandbox":  {models.EnvSandbox, "http://127.0.0.1/hook", receiverSecret, "url"},
+		"loopback":                         {models.EnvSandbox, "https://127.0.0.1/hook", receiverSecret, "url"},
+		"cloud metadata":                   {models.EnvSandbox, "https://169.254.169.254/latest", receiverSecret, "url"},
+		"not a URL":                        {models.EnvSandbox, "receiver", receiverSecret, "url"},
+		"short secret":                     {models.EnvSandbox, "http://127.0.0.2/hook", "short", "secret"},
 	} {
-		_, err := w.s.Register(ctx, "prt_1", models.EnvSandbox, tc.url, tc.secret)
+		_, err := w.s.Register(ctx, "prt_1", tc.env, tc.url, tc.secret)
 		if e, ok := fault.As(err); !ok || e.Code != fault.Validation || e.Field != tc.field {
 			t.Errorf("%s: %v, want a validation error on %s", name, err, tc.field)
 		}
@@ -112,6 +113,10 @@ func TestRegisterChecksTheURLAndTheSecret(t *testing.T) {
 	again, err := w.s.Register(ctx, "prt_1", models.EnvSandbox, "http://127.0.0.2:10/hook", receiverSecret)
 	if err != nil || again.ID != e.ID || again.URL != "http://127.0.0.2:10/hook" {
 		t.Errorf("registering again = %+v, %v; want the same endpoint, updated", again, err)
+	}
+	// Test mode takes plain http on the internet, as payment processors do.
+	if e, err := w.s.Register(ctx, "prt_2", models.EnvSandbox, "http://93.184.216.34/hook", receiverSecret); err != nil || e.URL != "http://93.184.216.34/hook" {
+		t.Errorf("a sandbox endpoint on plain http = %+v, %v; want it registered", e, err)
 	}
 }
 
