@@ -70,6 +70,13 @@ type refusalWriter struct {
 }
 
 func (w *refusalWriter) WriteHeader(code int) {
+	if code == http.StatusUnauthorized && w.c.GetHeader("Authorization") != "" {
+		// The SDK's challenge names the metadata but not why a token that
+		// was sent is refused (RFC 6750 §3.1), as /api's does.
+		if v := w.Header().Get("WWW-Authenticate"); v != "" && !strings.Contains(v, "error=") {
+			w.Header().Set("WWW-Authenticate", v+`, error="invalid_token"`)
+		}
+	}
 	if code >= 400 && strings.HasPrefix(w.Header().Get("Content-Type"), "text/plain") {
 		w.status = code
 		return

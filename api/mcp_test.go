@@ -91,6 +91,9 @@ func call(t *testing.T, s *mcp.ClientSession, tool string, args map[string]any) 
 		t.Fatalf("%s: %v", tool, err)
 	}
 	if res.IsError {
+		if res.StructuredContent != nil {
+			t.Errorf("%s: the failed call carries structured content %v", tool, res.StructuredContent)
+		}
 		var text []string
 		for _, c := range res.Content {
 			if tc, ok := c.(*mcp.TextContent); ok {
@@ -127,6 +130,9 @@ func TestMCPToolsBehindOAuth(t *testing.T) {
 	if res.StatusCode != 401 || !strings.Contains(res.Header.Get("WWW-Authenticate"), `resource_metadata="`+metadata+`"`) {
 		t.Fatalf("anonymous /mcp = %d %q, want 401 naming %s", res.StatusCode, res.Header.Get("WWW-Authenticate"), metadata)
 	}
+	if c := res.Header.Get("WWW-Authenticate"); strings.Contains(c, "error=") {
+		t.Errorf("anonymous /mcp challenge %q has an error code; without a token it has none (RFC 6750 §3.1)", c)
+	}
 	var prm struct {
 		Resource             string   `json:"resource"`
 		ResourceName         string   `json:"resource_name"`
@@ -153,6 +159,36 @@ func TestMCPToolsBehindOAuth(t *testing.T) {
 			t.Errorf("tool %s has no description or schemas", tool.Name)
 		}
 	}
+	// The schemas say the tools' rules: 0 is out of range everywhere.
+	for _, tool := range tools.Tools {
+		raw, _ := json.Marshal(tool.InputSchema)
+		var schema struct {
+			Properties map[string]struct {
+				Enum     []string `json:"enum"`
+				Minimum  *float64 `json:"minimum"`
+				Maximum  *float64 `json:"maximum"`
+				MaxItems *int     `json:"maxItems"`
+			} `json:"properties"`
+		}
+		if err := json.Unmarshal(raw, &schema); err != nil {
+			t.Fatal(err)
+		}
+		p := schema.Properties
+		switch tool.Name {
+		case "marketplace_listings":
+			if l := p["limit"]; l.Minimum == nil || *l.Minimum != 1 || l.Maximum == nil || *l.Maximum != 200 || len(p["sort"].Enum) != 3 {
+				t.Errorf("marketplace_listings' schema = %s, want limit 1 to 200 and the sorts", raw)
+			}
+		case "suggest_domains":
+			if l := p["limit"]; l.Minimum == nil || *l.Minimum != 1 || p["tlds"].MaxItems == nil {
+				t.Errorf("suggest_domains' schema = %s, want limit from 1 and at most so many TLDs", raw)
+			}
+		case "tld_pricing":
+			if !slices.Equal(p["op"].Enum, []string{"register", "renew", "transfer", "restore"}) {
+				t.Errorf("tld_pricing's schema = %s, want the operations", raw)
+			}
+		}
+	}
 	slices.Sort(names)
 	if want := []string{"marketplace_listings", "search_domains", "suggest_domains", "tld_pricing", "tld_requirements", "whois_lookup"}; !slices.Equal(names, want) {
 		t.Errorf("tools = %v, want %v", names, want)
@@ -175,16 +211,19 @@ func TestMCPToolsBehindOAuth(t *testing.T) {
 		args map[string]any
 		want string
 	}{
-		{"tld_pricing", map[string]any{"tld": "com", "op": "buy"}, "op must be one of"},
+		{"tld_pricing", map[string]any{"tld": "com", "op": "buy"}, "/properties/op: enum"}, // the schema's rule, checked by the SDK
 		{"tld_pricing", map[string]any{"tld": "", "op": "register"}, "tld is required"},
 		{"tld_pricing", map[string]any{"tld": "nosuchtld", "op": "register"}, "not a TLD we sell"},
 		{"tld_requirements", map[string]any{"tld": "bad tld!"}, "tld "},
 		{"whois_lookup", map[string]any{"domain": ""}, "domain is required"},
 		{"whois_lookup", map[string]any{"domain": "not a domain"}, "domain "},
-		{"marketplace_listings", map[string]any{"sort": "cheapest"}, "sort must be newest, price_asc or price_desc"},
+		{"marketplace_listings", map[string]any{"sort": "cheapest"}, "/properties/sort: enum"},
 		{"suggest_domains", map[string]any{"keywords": ""}, "keywords is required"},
 		{"suggest_domains", map[string]any{"keywords": "green", "tlds": []string{"not a tld"}}, "tlds[0]"},
-		{"marketplace_listings", map[string]any{"limit": 500}, "limit must be"},
+		{"marketplace_listings", map[string]any{"limit": 500}, "limit"},
+		{"marketplace_listings", map[string]any{"limit": 0}, "limit"},
+		{"suggest_domains", map[string]any{"keywords": "green", "limit": 0}, "limit"},
+		{"tld_pricing", map[string]any{"tld": "com", "op": "register", "extra": 1}, "extra"},
 		{"marketplace_listings", map[string]any{"cursor": "forged"}, "cursor"},
 	} {
 		if out, msg := call(t, session, tc.tool, tc.args); out != nil || !strings.Contains(msg, tc.want) {
@@ -260,8 +299,9 @@ func TestMCPToolsBehindOAuth(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, token := range []string{expired, "not-a-token"} {
-		if code, challenge := mcpPost(t, srv.URL, token); code != 401 || !strings.Contains(challenge, metadata) || !strings.Contains(challenge, "Bearer") {
-			t.Errorf("token %.12s… = %d %q, want 401 with the challenge", token, code, challenge)
+		if code, challenge := mcpPost(t, srv.URL, token); code != 401 || !strings.Contains(challenge, metadata) || !strings.Contains(challenge, "Bearer") ||
+			!strings.Contains(challenge, `error="invalid_token"`) {
+			t.Errorf("token %.12s… = %d %q, want 401 with the challenge saying invalid_token (RFC 6750 §3.1)", token, code, challenge)
 		}
 	}
 	// A revoked token is refused with the challenge.

@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -105,7 +106,7 @@ func TestMCPTypeScriptClient(t *testing.T) {
 	}
 	want := []string{"marketplace_listings", "search_domains", "suggest_domains", "tld_pricing", "tld_requirements", "whois_lookup"}
 	if !slices.Equal(got.Tools, want) || got.Price.TLD != "com" || got.Price.PriceCents == nil || !got.Bad.IsError ||
-		got.Bad.Text != "op must be one of register, renew, transfer, restore" {
+		!strings.Contains(got.Bad.Text, "/properties/op: enum: buy does not equal any of: [register renew transfer restore]") {
 		t.Errorf("the TypeScript client saw %s", out)
 	}
 }

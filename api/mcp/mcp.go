@@ -16,6 +16,7 @@ package mcp
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"net/http"
 	"strings"
@@ -30,6 +31,7 @@ import (
 	"github.com/domaind/domaind/internal/lookup"
 	"github.com/domaind/domaind/internal/market"
 	"github.com/domaind/domaind/internal/ratelimit"
+	"github.com/domaind/domaind/internal/registry"
 	"github.com/domaind/domaind/internal/search"
 	domaintools "github.com/domaind/domaind/internal/tools"
 )
@@ -100,7 +102,8 @@ func Handler(d Deps) http.Handler {
 			"same label under the common TLDs, each checked with the registry or found for sale in the marketplace."}, t.search)
 	addTool(t, s, &mcp.Tool{Name: ToolPricing, Title: "TLD price",
 		Description: "The price in USD cents of registering, renewing or transferring a name under one TLD (for example com, io, co.uk). " +
-			"price_cents is null when the registry does not offer the operation."}, t.pricing)
+			"price_cents is null when the registry does not offer the operation.",
+		InputSchema: inputSchema[PricingInput](map[string]bound{"op": {enum: registry.Ops}})}, t.pricing)
 	addTool(t, s, &mcp.Tool{Name: ToolRequirements, Title: "TLD registration rules",
 		Description: "What registering a name under one TLD requires: IDN support, DNSSEC, the registration periods, restrictions " +
 			"(local presence, documents), and when the rules were last synced from the registry."}, t.requirements)
@@ -109,10 +112,14 @@ func Handler(d Deps) http.Handler {
 			"fallback. www.example.com is looked up as example.com. A name nobody has registered is an error saying so."}, t.whois)
 	addTool(t, s, &mcp.Tool{Name: ToolListings, Title: "Marketplace listings",
 		Description: "Names for sale in the marketplace, newest first or by price, filtered by words they contain, TLD, or a " +
-			"maximum price. Prices are in cents and shown only to tokens with the pricing:read scope. Page with next_cursor."}, t.listings)
+			"maximum price. Prices are in cents and shown only to tokens with the pricing:read scope. Page with next_cursor.",
+		InputSchema: inputSchema[ListingsInput](map[string]bound{"sort": {enum: market.Sorts},
+			"limit": {min: 1, max: market.MaxLimit}, "max_dollars": {min: 0, max: market.MaxPriceDollars}})}, t.listings)
 	addTool(t, s, &mcp.Tool{Name: ToolSuggest, Title: "Domain name ideas",
 		Description: "Name ideas made of one to five keywords under common TLDs (or the ones given), each checked with the " +
-			"registry: available names with their registration price in cents, and those taken or not answered for."}, t.suggest)
+			"registry: available names with their registration price in cents, and those taken or not answered for.",
+		InputSchema: inputSchema[domaintools.SuggestInput](map[string]bound{"limit": {min: 1, max: domaintools.MaxSuggestions},
+			"tlds": {maxItems: domaintools.MaxSuggestTLDs}})}, t.suggest)
 	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s },
 		&mcp.StreamableHTTPOptions{Stateless: true, JSONResponse: true, Logger: d.Log})
 	// Verify judges expiry by the service's clock; the middleware's own
@@ -155,7 +162,9 @@ func addTool[In, Out any](t *tools, s *mcp.Server, tool *mcp.Tool, h func(contex
 			t.Log.ErrorContext(ctx, "mcp tool failed", "tool", tool.Name, "err", err)
 			text = "the service failed to answer; try again in a moment"
 		}
-		return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: text}}}, out, nil
+		// A plain error is the SDK's tool error: its text, no structured
+		// content (a failed call has no output).
+		return nil, out, errors.New(text)
 	})
 }
 

@@ -144,7 +144,7 @@ type ListingsInput struct {
 	TLD        string   `json:"tld,omitempty" jsonschema:"only names under this TLD"`
 	Sort       string   `json:"sort,omitempty" jsonschema:"newest (the default), price_asc or price_desc"`
 	MaxDollars *float64 `json:"max_dollars,omitempty" jsonschema:"only names whose buy-now price is at most this many US dollars (needs the pricing:read scope)"`
-	Limit      int      `json:"limit,omitempty" jsonschema:"names per page, 1 to 200 (default 24)"`
+	Limit      *int     `json:"limit,omitempty" jsonschema:"names per page, 1 to 200 (default 24)"`
 	Cursor     string   `json:"cursor,omitempty" jsonschema:"the next_cursor of the page before"`
 }
 
@@ -168,12 +168,18 @@ type ListingsPage struct {
 }
 
 func (t *tools) listings(ctx context.Context, in ListingsInput) (ListingsPage, error) {
+	limit := 0 // the default
+	if in.Limit != nil {
+		if limit = *in.Limit; limit == 0 { // 0 is out of range, as on GET /api/market/listings
+			return ListingsPage{}, fault.Invalid("limit", "must be an integer from 1 to %d", market.MaxLimit)
+		}
+	}
 	if _, err := t.spend(ctx); err != nil {
 		return ListingsPage{}, err
 	}
 	show := pricesShown(ctx)
 	page, err := t.Market.Listings(ctx, market.Query{Sort: in.Sort, Q: in.Q, TLD: in.TLD, MaxDollars: in.MaxDollars,
-		Limit: in.Limit, Cursor: in.Cursor}, show)
+		Limit: limit, Cursor: in.Cursor}, show)
 	if err != nil {
 		return ListingsPage{}, err
 	}

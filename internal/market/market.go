@@ -30,6 +30,9 @@ const (
 	MaxOffset    = 1_000_000
 )
 
+// MaxPriceDollars bounds a price filter: a trillion dollars.
+const MaxPriceDollars = 1e12
+
 // Sorts are the marketplace's orders (SPEC §4.1), the first the default.
 var Sorts = []string{"newest", "price_asc", "price_desc"}
 
@@ -143,7 +146,7 @@ func check(q Query, showPrices bool) (checked, error) {
 		if !showPrices {
 			return c, ErrMaxNeedsPrices
 		}
-		if math.IsNaN(*m) || *m < 0 || *m > 1e12 {
+		if math.IsNaN(*m) || *m < 0 || *m > MaxPriceDollars {
 			return c, fault.Invalid("max", "must be a non-negative number of US dollars")
 		}
 		cents := int64(math.Round(*m * 100))

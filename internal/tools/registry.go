@@ -47,7 +47,7 @@ func New(d Deps) *Registry {
 	r.add(define(Tool{Slug: "seo-crawl", Async: true, PerHour: crawlPerHour},
 		func(ctx context.Context, in *crawlInput) error { return checkCrawl(ctx, d.Fetch, in) },
 		func(ctx context.Context, in crawlInput, progress Progress) (any, error) {
-			return seocrawl.Crawl(ctx, d.Fetch, in.URL, seocrawl.Options{MaxPages: in.MaxPages}, seocrawl.Progress(progress))
+			return seocrawl.Crawl(ctx, d.Fetch, in.URL, seocrawl.Options{MaxPages: *in.MaxPages}, seocrawl.Progress(progress))
 		}))
 	r.add(define(Tool{Slug: "dns-lookup", TTL: 5 * time.Minute, PerHour: inlinePerHour},
 		checkHostInput,
@@ -127,18 +127,17 @@ func checkTLSInput(_ context.Context, in *tlsInput) error {
 }
 
 type crawlInput struct {
-	URL      string `json:"url"`
-	MaxPages int    `json:"max_pages,omitempty"`
+	URL string `json:"url"`
+	// MaxPages is the pages to fetch at most; nil asks for the default, 0
+	// is out of range, as everywhere (checkCrawl sets it).
+	MaxPages *int `json:"max_pages,omitempty"`
 }
 
 // checkCrawl validates a crawl and refuses a start the fetch client would
 // not reach, so a refused target never becomes a job.
 func checkCrawl(ctx context.Context, c *fetch.Client, in *crawlInput) error {
-	switch {
-	case in.MaxPages == 0:
-		in.MaxPages = seocrawl.DefaultMaxPages
-	case in.MaxPages < 1 || in.MaxPages > seocrawl.MaxPagesLimit:
-		return fault.Invalid("max_pages", "must be from 1 to %d", seocrawl.MaxPagesLimit)
+	if err := inRange(&in.MaxPages, "max_pages", seocrawl.DefaultMaxPages, seocrawl.MaxPagesLimit); err != nil {
+		return err
 	}
 	u := urlInput{URL: in.URL}
 	if err := checkURL(ctx, c, &u); err != nil {
@@ -163,5 +162,17 @@ func checkHostInput(_ context.Context, in *hostInput) error {
 		return fault.Invalid("domain", "%v", err)
 	}
 	in.Domain = n.ASCII
+	return nil
+}
+
+// inRange checks the optional count *n of field: nil takes def, and a
+// count is from 1 to max (0 is out of range, as everywhere).
+func inRange(n **int, field string, def, max int) error {
+	switch {
+	case *n == nil:
+		*n = &def
+	case **n < 1 || **n > max:
+		return fault.Invalid(field, "must be from 1 to %d", max)
+	}
 	return nil
 }

@@ -16,11 +16,14 @@ import (
 	"github.com/domaind/domaind/internal/registry"
 )
 
-// domain-suggest limits.
+// domain-suggest limits: MaxSuggestions names asked for at most, under
+// MaxSuggestTLDs TLDs at most.
 const (
+	MaxSuggestions = 50
+	MaxSuggestTLDs = 10
+
 	maxKeywords      = 5
 	defaultSuggest   = 20
-	maxSuggest       = 50
 	suggestChecks    = 8  // registry checks at once
 	maxSuggestChecks = 60 // registry checks per request
 	suggestCheckTime = 3 * time.Second
@@ -40,7 +43,7 @@ var (
 type SuggestInput struct {
 	Keywords string   `json:"keywords" jsonschema:"one to five words the names are made of, such as green energy"`
 	TLDs     []string `json:"tlds,omitempty" jsonschema:"up to 10 TLDs to suggest names under (default: a common set)"`
-	Limit    int      `json:"limit,omitempty" jsonschema:"how many available names to return"`
+	Limit    *int     `json:"limit,omitempty" jsonschema:"how many available names to return, 1 to 50 (default 20)"`
 }
 
 // Suggestion is one name idea and what the registry says of it.
@@ -81,8 +84,8 @@ func checkSuggest(_ context.Context, in *SuggestInput) error {
 	if len(in.TLDs) == 0 {
 		in.TLDs = defaultSuggestTLDs
 	}
-	if len(in.TLDs) > 10 {
-		return fault.Invalid("tlds", "lists %d TLDs; at most 10", len(in.TLDs))
+	if len(in.TLDs) > MaxSuggestTLDs {
+		return fault.Invalid("tlds", "lists %d TLDs; at most %d", len(in.TLDs), MaxSuggestTLDs)
 	}
 	var tlds []string
 	for i, raw := range in.TLDs {
@@ -95,13 +98,7 @@ func checkSuggest(_ context.Context, in *SuggestInput) error {
 		}
 	}
 	in.TLDs = tlds
-	switch {
-	case in.Limit == 0:
-		in.Limit = defaultSuggest
-	case in.Limit < 1 || in.Limit > maxSuggest:
-		return fault.Invalid("limit", "must be from 1 to %d", maxSuggest)
-	}
-	return nil
+	return inRange(&in.Limit, "limit", defaultSuggest, MaxSuggestions)
 }
 
 // suggestLabels are the labels made of the keywords, best first.
@@ -142,7 +139,7 @@ func suggest(ctx context.Context, reg registry.Provider, in SuggestInput) (any, 
 			}
 		}
 	}
-	names = names[:min(len(names), in.Limit*2, maxSuggestChecks)]
+	names = names[:min(len(names), *in.Limit*2, maxSuggestChecks)]
 	answers := make([]*Suggestion, len(names))
 	var g errgroup.Group
 	g.SetLimit(suggestChecks)
@@ -166,7 +163,7 @@ func suggest(ctx context.Context, reg registry.Provider, in SuggestInput) (any, 
 		switch {
 		case a == nil:
 			res.Unknown = append(res.Unknown, names[i])
-		case a.Available && len(res.Suggestions) < in.Limit:
+		case a.Available && len(res.Suggestions) < *in.Limit:
 			res.Suggestions = append(res.Suggestions, *a)
 		case !a.Available:
 			res.Unavailable = append(res.Unavailable, *a)

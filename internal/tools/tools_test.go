@@ -74,9 +74,16 @@ func TestBodiesAreDecodedStrictly(t *testing.T) {
 		`{"keywords":"green","tlds":["com","-x"]}`: "tlds[1]",
 		`{"keywords":"green","limit":51}`:          "limit",
 		`{"keywords":"green","limit":-1}`:          "limit",
+		`{"keywords":"green","limit":0}`:           "limit", // 0 is out of range, as everywhere
 	} {
 		if _, err := suggest.Parse(context.Background(), []byte(body)); fieldOf(err) != field {
 			t.Errorf("%s: %v, want a validation error of %s", body, err, field)
+		}
+	}
+	crawl, _ := New(Deps{Registry: &checker{}}).Get("seo-crawl")
+	for _, body := range []string{`{"url":"https://example.com/","max_pages":0}`, `{"url":"https://example.com/","max_pages":101}`} {
+		if _, err := crawl.Parse(context.Background(), []byte(body)); fieldOf(err) != "max_pages" {
+			t.Errorf("%s: %v, want a validation error of max_pages", body, err)
 		}
 	}
 }
