@@ -142,6 +142,19 @@ func (s *Server) apiRoot(c *gin.Context) {
 		"resource_metadata": s.base() + "/.well-known/oauth-protected-resource" + apiResourcePath})
 }
 
+// oauthPaths are the OAuth protocol's endpoints: their errors, the
+// middleware's included, take the protocol's shape.
+var oauthPaths = map[string]bool{"/api/oauth/register": true, "/api/oauth/token": true, "/api/oauth/revoke": true}
+
+// oauthShape marks the requests to the OAuth endpoints for their error
+// shape (httpjson.OAuthErrors), before any middleware may refuse them.
+func oauthShape(c *gin.Context) {
+	if oauthPaths[c.FullPath()] {
+		httpjson.OAuthErrors(c)
+	}
+	c.Next()
+}
+
 // writeOAuthError answers with err in the OAuth shape ({"error",
 // "error_description"}, RFC 6749 §5.2 and RFC 7591 §3.2.2); errors of ours
 // go through writeError.
@@ -229,13 +242,16 @@ func authorizeRequest(get func(string) string) oauth.AuthorizeRequest {
 	}
 }
 
-// authorize answers GET and POST /oauth/authorize. Registration is open,
-// so a client's registered redirect URI proves nothing about it: until the
-// person has signed in and answered the consent page, every error is shown
-// on a page of ours, never sent to the URI (which would make this an open
-// redirect, RFC 9700 §4.11.2). The one error redirected is the person's
-// own refusal, from the consent form (POST, with the session's CSRF token),
-// to the URI CheckClient verified in this request. A signed-out person
+// authorize answers GET and POST /oauth/authorize. An unknown client or a
+// redirect URI it did not register is shown on a page of ours, never
+// redirected (RFC 6749 §4.1.2.1); so are malformed requests (no PKCE, a
+// wrong response type). What a verified client asked for and may not have
+// (a scope, a resource) goes back to its redirect URI as invalid_scope or
+// invalid_target, for the client to fix, by a link on the error page the
+// person follows (an automatic redirect would make this an open
+// redirector: registration is open, RFC 9700 §4.11.2). The person's
+// refusal on the consent form (POST, with the session's CSRF token) is
+// redirected. A signed-out person
 // signs in first and comes back; a signed-in one is asked to consent (GET).
 func (s *Server) authorize(c *gin.Context) {
 	get := c.Query
@@ -258,7 +274,16 @@ func (s *Server) authorize(c *gin.Context) {
 			s.resp.Error(c, err)
 			return
 		}
-		s.render(c, http.StatusBadRequest, "oauth_error.html", gin.H{"Title": "Sign-in link error", "Message": oe.Description, "Code": oe.Code})
+		page := gin.H{"Title": "Sign-in link error", "Message": oe.Description, "Code": oe.Code}
+		if client.ID != "" && (oe.Code == "invalid_scope" || oe.Code == "invalid_target") {
+			// What a verified client asked for goes back to it to fix
+			// (RFC 6749 §4.1.2.1), through the person: registration is
+			// open, so an automatic redirect would make this an open
+			// redirector (RFC 9700 §4.11.2).
+			back, _ := url.Parse(r.RedirectURI)
+			page["ReturnHost"], page["ReturnURL"] = back.Host, s.returnURL(r, url.Values{"error": {oe.Code}, "error_description": {oe.Description}})
+		}
+		s.render(c, http.StatusBadRequest, "oauth_error.html", page)
 		return
 	}
 	u, signedIn := currentUser(c)
@@ -301,6 +326,13 @@ func (s *Server) authorize(c *gin.Context) {
 // redirectBack sends the browser to the client's (verified) redirect URI
 // with params and the request's state added to its query.
 func (s *Server) redirectBack(c *gin.Context, r oauth.AuthorizeRequest, params url.Values) {
+	c.Header("Cache-Control", "no-store")
+	c.Redirect(http.StatusFound, s.returnURL(r, params))
+}
+
+// returnURL is the client's (verified) redirect URI with params, the
+// request's state and the issuer added to its query.
+func (s *Server) returnURL(r oauth.AuthorizeRequest, params url.Values) string {
 	u, _ := url.Parse(r.RedirectURI) // verified by CheckClient
 	q := u.Query()
 	for k, v := range params {
@@ -311,8 +343,7 @@ func (s *Server) redirectBack(c *gin.Context, r oauth.AuthorizeRequest, params u
 	}
 	q.Set("iss", s.base()) // RFC 9207: which server answered
 	u.RawQuery = q.Encode()
-	c.Header("Cache-Control", "no-store")
-	c.Redirect(http.StatusFound, u.String())
+	return u.String()
 }
 
 // token answers POST /api/oauth/token (form-encoded, RFC 6749 §3.2).
@@ -330,11 +361,16 @@ func (s *Server) token(c *gin.Context) {
 		s.writeOAuthError(c, &oauth.Error{Code: "invalid_target", Description: "ask for one resource at a time"})
 		return
 	}
+	clientID, err := tokenClientID(c)
+	if err != nil {
+		s.writeOAuthError(c, err)
+		return
+	}
 	switch gt := c.PostForm("grant_type"); gt {
 	case "authorization_code":
-		t, err = s.svc.OAuth.ExchangeCode(ctx, c.PostForm("client_id"), c.PostForm("code"), c.PostForm("redirect_uri"), c.PostForm("code_verifier"), c.PostForm("resource"))
+		t, err = s.svc.OAuth.ExchangeCode(ctx, clientID, c.PostForm("code"), c.PostForm("redirect_uri"), c.PostForm("code_verifier"), c.PostForm("resource"))
 	case "refresh_token":
-		t, err = s.svc.OAuth.Refresh(ctx, c.PostForm("client_id"), c.PostForm("refresh_token"), c.PostForm("scope"), c.PostForm("resource"))
+		t, err = s.svc.OAuth.Refresh(ctx, clientID, c.PostForm("refresh_token"), c.PostForm("scope"), c.PostForm("resource"))
 	case "":
 		err = &oauth.Error{Code: "invalid_request", Description: "grant_type is required"}
 	default:
@@ -347,6 +383,33 @@ func (s *Server) token(c *gin.Context) {
 	c.Header("Cache-Control", "no-store")
 	c.Header("Pragma", "no-cache")
 	c.JSON(http.StatusOK, t)
+}
+
+// tokenClientID is the client of a token request: client_id in the form,
+// or the user name of HTTP Basic authentication (RFC 6749 §2.3.1, as
+// golang.org/x/oauth2 sends it), with an empty password: the clients are
+// public, so a secret is refused as invalid_client. Both, naming two
+// clients, are an invalid_request.
+func tokenClientID(c *gin.Context) (string, error) {
+	form := c.PostForm("client_id")
+	if _, ok := c.Request.Header["Authorization"]; !ok {
+		return form, nil
+	}
+	user, pass, ok := c.Request.BasicAuth()
+	if !ok {
+		return "", &oauth.Error{Code: "invalid_client", Description: "the Authorization header must be HTTP Basic with the client_id as the user name"}
+	}
+	id, err := url.QueryUnescape(user) // form-encoded before base64 (§2.3.1)
+	if err != nil || id == "" {
+		return "", &oauth.Error{Code: "invalid_client", Description: "the Basic user name must be the client_id"}
+	}
+	if pass != "" {
+		return "", &oauth.Error{Code: "invalid_client", Description: "the clients are public: send no client secret"}
+	}
+	if form != "" && form != id {
+		return "", &oauth.Error{Code: "invalid_request", Description: "client_id in the form and in the Authorization header differ"}
+	}
+	return id, nil
 }
 
 // revoke answers POST /api/oauth/revoke (RFC 7009): 200 whether or not the

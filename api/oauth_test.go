@@ -307,6 +307,30 @@ func TestOAuthTokenEndpointRefusesMalformedRequests(t *testing.T) {
 			t.Errorf("%s = %d %v, want %d %s", tc.name, status, out, tc.want, tc.code)
 		}
 	}
+	// HTTP Basic, as golang.org/x/oauth2 sends the client: taken for a
+	// public client (the client_id as the user, no password).
+	for _, tc := range []struct {
+		name, user, pass string
+		want             int
+		code             string
+	}{
+		{"Basic with the client", c.conf.ClientID, "", 400, "invalid_grant"}, // past the client: the refresh token is unknown
+		{"Basic with a secret", c.conf.ClientID, "s3cret", 401, "invalid_client"},
+		{"Basic with an unknown client", "oc_nobody", "", 401, "invalid_client"},
+	} {
+		req, _ := http.NewRequest("POST", "/api/oauth/token", strings.NewReader(url.Values{"grant_type": {"refresh_token"}, "refresh_token": {"rt_x"}}.Encode()))
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		req.SetBasicAuth(url.QueryEscape(tc.user), tc.pass)
+		w := env.do(req)
+		var out map[string]any
+		json.Unmarshal(w.Body.Bytes(), &out)
+		if w.Code != tc.want || out["error"] != tc.code {
+			t.Errorf("%s = %d %s, want %d %s", tc.name, w.Code, w.Body, tc.want, tc.code)
+		}
+		if tc.want == 401 && !strings.HasPrefix(w.Header().Get("WWW-Authenticate"), "Basic") {
+			t.Errorf("%s: WWW-Authenticate = %q, want a Basic challenge (RFC 6749 §5.2)", tc.name, w.Header().Get("WWW-Authenticate"))
+		}
+	}
 	res, body := b.json("POST", "/api/oauth/token", `{"grant_type":"authorization_code"}`)
 	if res.StatusCode != 400 || !strings.Contains(body, `"invalid_request"`) {
 		t.Errorf("JSON token request = %d %s, want 400 invalid_request", res.StatusCode, body)
@@ -350,8 +374,6 @@ func TestOAuthAuthorizeRefusals(t *testing.T) {
 		"plain PKCE":              with("code_challenge_method", "plain"),
 		"no challenge method":     with("code_challenge_method", ""),
 		"short challenge":         with("code_challenge", "abc"),
-		"no state":                with("state", ""),
-		"unknown scope":           with("scope", "pricing:read admin"),
 	} {
 		for who, br := range map[string]*browser{"signed in": b, "signed out": anonymous} {
 			res, body := br.do("GET", "/oauth/authorize?"+q.Encode(), "", "")
@@ -359,6 +381,34 @@ func TestOAuthAuthorizeRefusals(t *testing.T) {
 				t.Errorf("%s, %s = %d to %q, want a 400 page and no redirect", name, who, res.StatusCode, res.Header.Get("Location"))
 			}
 		}
+	}
+
+	// What a verified client asked for and may not have goes back to it,
+	// through the person: a link on the page, never an automatic redirect.
+	for name, tc := range map[string]struct {
+		q    url.Values
+		code string
+	}{
+		"unknown scope":    {with("scope", "pricing:read admin"), "invalid_scope"},
+		"unknown resource": {with("resource", "https://elsewhere.example/api"), "invalid_target"},
+	} {
+		res, body := b.do("GET", "/oauth/authorize?"+tc.q.Encode(), "", "")
+		m := regexp.MustCompile(`id="return" href="([^"]+)"`).FindStringSubmatch(body)
+		if res.StatusCode != 400 || res.Header.Get("Location") != "" || m == nil {
+			t.Errorf("%s = %d to %q, want a 400 page with a link back", name, res.StatusCode, res.Header.Get("Location"))
+			continue
+		}
+		back, err := url.Parse(html.UnescapeString(m[1]))
+		if err != nil || !strings.HasPrefix(back.String(), c.redirect+"?") || back.Query().Get("error") != tc.code ||
+			back.Query().Get("state") != "xyz" || back.Query().Get("iss") != env.srv.base() || back.Query().Get("code") != "" {
+			t.Errorf("%s: the link back is %s, want %s with error=%s, the state and the issuer", name, back, c.redirect, tc.code)
+		}
+	}
+
+	// No state: PKCE protects the flow (OAuth 2.1), and clients that send
+	// none are served.
+	if loc := consent(t, b, b.base+"/oauth/authorize?"+with("state", "").Encode(), "approve"); loc.Query().Get("code") == "" || loc.Query().Has("state") {
+		t.Errorf("authorization without a state = %s, want a code and no state", loc)
 	}
 
 	// Deny, a consent without the CSRF token, and no scope (all scopes).
@@ -394,11 +444,12 @@ func TestOAuthRegistration(t *testing.T) {
 		{"confidential", `{"redirect_uris":["https://app.example/cb"],"token_endpoint_auth_method":"client_secret_basic"}`, 400, "invalid_client_metadata"},
 		{"not JSON", `redirect_uris=x`, 400, "invalid_client_metadata"},
 		{"wrong type", `{"redirect_uris":"https://app.example/cb"}`, 400, "invalid_client_metadata"},
+		{"too large", `{"client_name":"` + strings.Repeat("a", 2<<20) + `"}`, 413, "payload_too_large"}, // refused by the middleware, in the OAuth shape
 	} {
 		w := env.request("POST", "/api/oauth/register", tc.body)
 		var out map[string]any
 		json.Unmarshal(w.Body.Bytes(), &out)
-		if w.Code != tc.want || (tc.code != "" && out["error"] != tc.code) || (tc.code == "" && out["client_id"] == nil) {
+		if w.Code != tc.want || (tc.code != "" && (out["error"] != tc.code || out["error_description"] == "")) || (tc.code == "" && out["client_id"] == nil) {
 			t.Errorf("%s = %d %s, want %d %s", tc.name, w.Code, w.Body, tc.want, tc.code)
 		}
 	}

@@ -19,7 +19,7 @@ import (
 // routes lists every route of the API in one place.
 func (s *Server) routes(monitoring http.Handler, healthOnly bool) {
 	e := s.engine
-	e.Use(requestID, s.securityHeaders, s.deprecationHeaders, s.accessLog, s.recovery, clientIdentity(s.cfg.TrustedProxies), s.bodyLimit(DefaultBodyLimit))
+	e.Use(requestID, oauthShape, s.securityHeaders, s.deprecationHeaders, s.accessLog, s.recovery, clientIdentity(s.cfg.TrustedProxies), s.bodyLimit(DefaultBodyLimit))
 	e.NoRoute(s.resp.Handle(func(c *gin.Context) error {
 		return fault.New(fault.NotFound, "no route for %s %s", c.Request.Method, c.Request.URL.Path)
 	}))

@@ -102,11 +102,19 @@ func Coded(err error) (e *fault.Error, known bool) {
 // Keys of the gin context.
 const (
 	legacyKey = "httpjson.legacy"
+	oauthKey  = "httpjson.oauth"
 	codeKey   = "httpjson.code"
 )
 
 // Legacy marks a route whose errors take the older {"error": "…"} shape.
 func Legacy(c *gin.Context) { c.Set(legacyKey, true) }
+
+// OAuthErrors marks a request to an endpoint of the OAuth protocol (token,
+// revocation, client registration), whose errors take the protocol's
+// {"error": code, "error_description": message} shape (RFC 6749 §5.2,
+// RFC 7591 §3.2.2): a validation error is invalid_request, the others
+// keep their codes.
+func OAuthErrors(c *gin.Context) { c.Set(oauthKey, true) }
 
 // Written is the code of the error answered to c, "" if none was.
 func Written(c *gin.Context) fault.Code {
@@ -162,6 +170,15 @@ func (r Responder) Error(c *gin.Context, err error) {
 	}
 	if c.GetBool(legacyKey) {
 		c.AbortWithStatusJSON(status, gin.H{"error": e.Message})
+		return
+	}
+	if c.GetBool(oauthKey) {
+		code := e.Code
+		if code == fault.Validation || code == fault.BadRequest {
+			code = "invalid_request"
+		}
+		c.Header("Cache-Control", "no-store")
+		c.AbortWithStatusJSON(status, gin.H{"error": code, "error_description": e.Message})
 		return
 	}
 	body := gin.H{"code": e.Code, "message": e.Message}

@@ -183,9 +183,7 @@ func (s *Server) CheckRequest(r AuthorizeRequest) (string, error) {
 		return "", oauthError("invalid_request", "code_challenge_method must be S256")
 	case !challengePattern.MatchString(r.CodeChallenge):
 		return "", oauthError("invalid_request", "code_challenge must be the base64url SHA-256 of the verifier (43 characters)")
-	case r.State == "":
-		return "", oauthError("invalid_request", "state is required")
-	case len(r.State) > 500:
+	case len(r.State) > 500: // optional: PKCE protects the flow (OAuth 2.1)
 		return "", oauthError("invalid_request", "state is longer than 500 characters")
 	}
 	if err := s.checkResource(r.Resource); err != nil {
