@@ -363,6 +363,11 @@ var specialPurpose = []struct {
 	{netip.MustParsePrefix("2001:db8::/32"), "a documentation address"},
 	{netip.MustParsePrefix("2002::/16"), "a 6to4 address"},
 	{netip.MustParsePrefix("100::/64"), "a discard address"},
+	// IPv6 forms that carry an IPv4 address some stacks would reach.
+	{netip.MustParsePrefix("::/96"), "an IPv4-compatible address"},
+	{netip.MustParsePrefix("::ffff:0:0:0/96"), "an IPv4-translated address"},
+	{netip.MustParsePrefix("2001::/32"), "a Teredo address"},
+	{netip.MustParsePrefix("fec0::/10"), "a site-local address"},
 }
 
 // refused says why the client will not connect to a ("" when it will).

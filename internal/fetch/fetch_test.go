@@ -68,6 +68,10 @@ func TestRefusesInternalTargets(t *testing.T) {
 		"http://[fd00:ec2::254]/", "http://internal.example/", "http://metadata.example/", "http://v6local.example/",
 		"http://mapped.example/", "http://cgnat.example/", "http://nat64.example/", "http://ula.example/",
 		"http://multicast.example/",
+		// IPv6 forms of IPv4 addresses (compatible, translated), site-local
+		// and Teredo.
+		"http://[::127.0.0.1]/", "http://[::10.0.0.1]/", "http://[::ffff:0:127.0.0.1]/", "http://[::ffff:0:a9fe:a9fe]/",
+		"http://[fec0::1]/", "http://[2001:0:4136:e378:8000:63bf:3fff:fdd2]/",
 		// Numbers that resolvers may read as 127.0.0.1.
 		"http://2130706433/", "http://0177.0.0.1/", "http://0x7f.0.0.1/", "http://0x7f000001/", "http://127.1/", "http://017700000001/",
 		// Not http(s), or not a URL.
