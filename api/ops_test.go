@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/chromedp/chromedp"
+
 	"github.com/hibiken/asynq"
 
 	"github.com/domaind/domaind/dashboard"
@@ -132,5 +134,28 @@ func TestOpsBodiesMustSayJSON(t *testing.T) {
 	r.SetBasicAuth("ops", "ops-secret")
 	if w := env.do(r); w.Code >= 300 {
 		t.Errorf("canary sent as Application/JSON; charset=UTF-8 = %d %s, want accepted (media types compare without case)", w.Code, w.Body)
+	}
+}
+
+// The queue dashboard runs in a real browser under its
+// Content-Security-Policy: asynqmon's app boots and shows the queues.
+func TestBrowserDashboardUnderItsPolicy(t *testing.T) {
+	ctx := opsChromium(t)
+	env, srv := servedEnv(t)
+	withDashboard(t, env)
+	srv.Config.Handler = env.checkedHandler()
+	err := chromedp.Do(ctx, chromedp.Steps(
+		chromedp.Navigate(srv.URL+"/monitoring/"),
+		chromedp.WaitVisible(chromedp.CSS("#root header")), // rendered by the app's scripts
+	))
+	if err != nil {
+		t.Fatalf("the dashboard: %v", err)
+	}
+	queues, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS("#root")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(queues, "Queues") {
+		t.Errorf("the dashboard shows %q, want its queues", queues)
 	}
 }

@@ -103,9 +103,7 @@ func New(d Deps) *Server {
 // does: it is answered as the GET, headers and status, without the body.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.Method == http.MethodHead {
-		get := r.Clone(r.Context())
-		get.Method = http.MethodGet
-		s.engine.ServeHTTP(headWriter{w}, get)
+		s.engine.ServeHTTP(headWriter{w}, httpjson.AsGet(r))
 		return
 	}
 	s.engine.ServeHTTP(w, r)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http/httptest"
+	"strings"
 	"testing"
 
 	"github.com/hibiken/asynq"
@@ -43,8 +44,10 @@ func TestDashboardReadOnly(t *testing.T) {
 	if err := json.Unmarshal(w.Body.Bytes(), &body); err != nil || len(body.Queues) != 1 || body.Queues[0].Queue != "tools" || body.Queues[0].Pending != 1 {
 		t.Errorf("queues = %s", w.Body)
 	}
-	if w := send(ro, "GET", "/monitoring/"); w.Code != 200 {
-		t.Errorf("UI page = %d", w.Code)
+	if w := send(ro, "GET", "/monitoring/"); w.Code != 200 || w.Header().Get("X-Frame-Options") != "DENY" ||
+		!strings.Contains(w.Header().Get("Content-Security-Policy"), "frame-ancestors 'none'") {
+		t.Errorf("UI page = %d, CSP %q, X-Frame-Options %q; want 200, not to be framed", w.Code,
+			w.Header().Get("Content-Security-Policy"), w.Header().Get("X-Frame-Options"))
 	}
 	if w := send(ro, "POST", "/monitoring/api/queues/tools:pause"); w.Code != 405 {
 		t.Errorf("pause on read-only dashboard = %d, want 405", w.Code)

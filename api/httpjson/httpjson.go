@@ -200,3 +200,23 @@ func MarkRetryLater(c *gin.Context) { c.Set(retryLaterKey, true) }
 
 // SaysRetryLater reports whether c's answer was marked by MarkRetryLater.
 func SaysRetryLater(c *gin.Context) bool { return c.GetBool(retryLaterKey) }
+
+// headKey marks, in a request's context, a HEAD answered as a GET.
+type headKey struct{}
+
+// AsGet returns r as the GET that answers it (a HEAD is answered as its
+// GET, without the body), remembering the method r was sent with.
+func AsGet(r *http.Request) *http.Request {
+	get := r.Clone(context.WithValue(r.Context(), headKey{}, r.Method))
+	get.Method = http.MethodGet
+	return get
+}
+
+// SentMethod is the method r was sent with: HEAD for one answered as a
+// GET (what a signature covers).
+func SentMethod(r *http.Request) string {
+	if m, ok := r.Context().Value(headKey{}).(string); ok {
+		return m
+	}
+	return r.Method
+}

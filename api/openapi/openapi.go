@@ -96,8 +96,13 @@ func (h *Handler) ServeCSS(w http.ResponseWriter, _ *http.Request) {
 	serve(w, "text/css; charset=utf-8", css)
 }
 
+// DocsPolicy is the reference page's Content-Security-Policy: its own
+// stylesheet and nothing else, no script, not framed.
+const DocsPolicy = "default-src 'none'; style-src 'self'; img-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+
 // ServeDocs answers GET /docs: the document as an HTML page, without scripts.
 func (h *Handler) ServeDocs(w http.ResponseWriter, _ *http.Request) {
+	w.Header().Set("Content-Security-Policy", DocsPolicy)
 	w.Header().Set("X-Frame-Options", "DENY")
 	serve(w, "text/html; charset=utf-8", h.docs)
 }

@@ -121,6 +121,9 @@ func TestDocsPage(t *testing.T) {
 	if w.Code != 200 || w.Header().Get("Content-Type") != "text/html; charset=utf-8" {
 		t.Fatalf("docs = %d %q %s", w.Code, w.Header().Get("Content-Type"), w.Body)
 	}
+	if csp := w.Header().Get("Content-Security-Policy"); !strings.Contains(csp, "frame-ancestors 'none'") || !strings.Contains(csp, "default-src 'none'") {
+		t.Errorf("docs CSP = %q, want nothing loaded but the stylesheet, and no framing", csp)
+	}
 	page := w.Body.String()
 	doc, _ := libopenapi.NewDocument(Spec())
 	m, _ := doc.BuildV3Model()

@@ -95,12 +95,19 @@ func TestReferralFromClickToPayout(t *testing.T) {
 	if again := b.click(link.URL, browserUA); again.status != 302 {
 		t.Fatalf("second click = %d", again.status)
 	}
+	// The user agent is the client's to choose: a hundred of them from one
+	// address are one visitor.
+	for i := range 100 {
+		if p := b.click(link.URL, fmt.Sprintf("%s Build/%d", browserUA, i)); p.status != 302 {
+			t.Fatalf("a click as another browser = %d", p.status)
+		}
+	}
 	bot := e.buyer(t).click(link.URL, "Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)")
 	if bot.status != 302 || bot.location != first.location || bot.header.Get("Set-Cookie") != "" {
 		t.Errorf("a crawler's click = %d to %q with cookie %q, want on without a cookie", bot.status, bot.location, bot.header.Get("Set-Cookie"))
 	}
 	if n := e.count(&models.ReferralClick{}, "link_id = ?", link.ID); n != 1 {
-		t.Errorf("%d clicks counted, want 1 (the same visitor twice in an hour, and a crawler)", n)
+		t.Errorf("%d clicks counted, want 1 (the same visitor in an hour, whatever its user agent, and a crawler)", n)
 	}
 	if p := e.buyer(t).click("http://api.test/r/nosuchcode2", browserUA); p.status != 404 || !strings.Contains(p.body, `"not_found"`) {
 		t.Errorf("an unknown code = %d %s", p.status, p.body)

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"net/url"
 
 	"github.com/gin-gonic/gin"
 
@@ -75,6 +76,9 @@ func (a *API) verify(c *gin.Context) (partners.Credential, error) {
 	if err != nil {
 		return partners.Credential{}, fault.InvalidErr("query", err)
 	}
+	if err := onceEach(c.Request.URL.Query()); err != nil {
+		return partners.Credential{}, err
+	}
 	body, err := io.ReadAll(c.Request.Body) // capped by the server's body limit
 	if err != nil {
 		return partners.Credential{}, err
@@ -87,7 +91,7 @@ func (a *API) verify(c *gin.Context) (partners.Credential, error) {
 	}
 	// An unknown key is checked all the same, against no secret, and
 	// refused as a mismatch: it is answered like a wrong signature.
-	canonical := hmacsig.CanonicalString(c.Request.Method, c.Request.URL.EscapedPath(), query, timestamp, h.Get(hmacsig.HeaderNonce), body)
+	canonical := hmacsig.CanonicalString(httpjson.SentMethod(c.Request), c.Request.URL.EscapedPath(), query, timestamp, h.Get(hmacsig.HeaderNonce), body)
 	err = hmacsig.CheckSignature(cred.Secret, canonical, h.Get(hmacsig.HeaderSignature))
 	if err == nil && unknown {
 		err = hmacsig.ErrMismatch
@@ -96,6 +100,18 @@ func (a *API) verify(c *gin.Context) (partners.Credential, error) {
 		return cred, &fault.Error{Code: fault.InvalidSignature, Message: err.Error(), Err: err}
 	}
 	return cred, nil
+}
+
+// onceEach refuses a query parameter sent more than once: the partner API
+// reads one value of each, and the signature covers them all, so a
+// repeated one would let a signature stand for two requests.
+func onceEach(q url.Values) error {
+	for k, vs := range q {
+		if len(vs) > 1 {
+			return fault.Invalid(k, "is sent %d times; send each query parameter once", len(vs))
+		}
+	}
+	return nil
 }
 
 // admit spends the request's nonce and a unit of the credential's limit,

@@ -61,6 +61,7 @@ func TestSigningMatrix(t *testing.T) {
 			s.signedTarget = "/api/partner/v1/domains/search?a=1&q=flights"
 			s.target = "/api/partner/v1/domains/search?q=flights&a=1"
 		}, 200, ""},
+		{"repeated parameter", func(s *signed) { s.target, s.signedTarget = search+"&q=hotels", search+"&q=hotels" }, 400, "validation_error"},
 		{"unknown key", func(s *signed) { s.keyID = "pk_test_" + "0000000000000000000000" }, 401, "invalid_signature"},
 		{"another key's secret", func(s *signed) { s.secret = other.Secret }, 401, "invalid_signature"},
 		{"a live key id for a sandbox key", func(s *signed) { s.keyID = "pk_live_" + cred.KeyID[len("pk_test_"):] }, 401, "invalid_signature"},
@@ -87,6 +88,24 @@ func TestSigningMatrix(t *testing.T) {
 		if code, _ := typedCode(t, got); got.status != tc.status || code != tc.code {
 			t.Errorf("%s: %d %s, want %d %s", tc.name, got.status, code, tc.status, tc.code)
 		}
+	}
+}
+
+// A HEAD is signed as HEAD, the method sent: it is answered as its GET
+// without the body, and a signature of the GET does not stand for it.
+func TestHeadIsSignedAsSent(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	cred := e.credential(models.EnvSandbox)
+	const search = "/api/partner/v1/domains/search?q=flights"
+	if got := e.send(e.request(e.sign(cred, "HEAD", search, nil))); got.status != 200 || len(got.body) != 0 {
+		t.Errorf("a signed HEAD = %d %q, want 200 and no body", got.status, got.body)
+	}
+	asGet := e.sign(cred, "GET", search, nil)
+	r := e.request(asGet)
+	r.Method = "HEAD"
+	if got := e.send(r); got.status != 401 {
+		t.Errorf("a HEAD carrying a GET's signature = %d, want 401", got.status)
 	}
 }
 

@@ -15,10 +15,13 @@ import (
 	"github.com/domaind/domaind/internal/hmacsig"
 )
 
-// TTL is how long a nonce is remembered: twice hmacsig.MaxSkew, the whole time
-// a request carrying it can pass the timestamp check (its timestamp may be
-// up to hmacsig.MaxSkew behind or ahead of the server's clock).
-const TTL = 2 * hmacsig.MaxSkew
+// TTL is how long a nonce is remembered: longer than any time a request
+// carrying it can pass the timestamp check. Its timestamp may be up to
+// hmacsig.MaxSkew behind or ahead of the server's clock, inclusive and in
+// whole seconds, so a request first seen at its earliest passes until a
+// second past 2 × MaxSkew later; a nonce kept exactly 2 × MaxSkew could be
+// replayed in that last second.
+const TTL = 2*hmacsig.MaxSkew + 2*time.Second
 
 // maxLen bounds a nonce; a UUID is 36 characters.
 const maxLen = 128

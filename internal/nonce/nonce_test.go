@@ -3,6 +3,7 @@ package nonce
 import (
 	"context"
 	"errors"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -126,5 +127,28 @@ func TestClaimFailsClosed(t *testing.T) {
 	cancel()
 	if fresh, err := s.Claim(ctx, "pk_live_1", "n"); fresh || err == nil {
 		t.Errorf("Claim on a cancelled context = %v, %v; want an error", fresh, err)
+	}
+}
+
+// A nonce outlives every moment its request's timestamp can pass: from the
+// first second the timestamp is accepted to the end of the last.
+func TestNonceOutlivesTheTimestampWindow(t *testing.T) {
+	t.Parallel()
+	ts := time.Unix(1_800_000_000, 0)
+	passes := func(now time.Time) bool {
+		_, err := hmacsig.ParseTimestamp(strconv.FormatInt(ts.Unix(), 10), now, hmacsig.MaxSkew)
+		return err == nil
+	}
+	first, last := ts, ts
+	for passes(first.Add(-time.Second)) {
+		first = first.Add(-time.Second)
+	}
+	for passes(last.Add(time.Second)) {
+		last = last.Add(time.Second)
+	}
+	// Accepted from first (the earliest claim) to the end of second last.
+	window := last.Add(time.Second - time.Nanosecond).Sub(first)
+	if TTL <= window {
+		t.Errorf("TTL %v, but a request passes the timestamp check for %v: replayable at the end", TTL, window)
 	}
 }

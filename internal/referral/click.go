@@ -96,10 +96,12 @@ func (s *Service) Click(ctx context.Context, v Visit) (Landing, error) {
 
 var errNoLink = fault.New(fault.NotFound, "there is no referral link of this code")
 
-// visitor is v's visitor: a keyed hash of its address and user agent.
+// visitor is v's visitor: a keyed hash of its address (the API's client
+// identity: an IPv6 client's /64). The user agent is the client's to
+// choose, so it does not make another visitor.
 func (s *Service) visitor(v Visit) string {
 	m := hmac.New(sha256.New, s.visitors)
-	m.Write([]byte(v.Address + "\n" + v.UserAgent))
+	m.Write([]byte(v.Address))
 	return hex.EncodeToString(m.Sum(nil)[:16])
 }
 

@@ -56,6 +56,7 @@ const queries = [
   ["key sorts before value", "a-b=1&a=2"],
   ["uppercase sorts before lowercase", "b=1&B=2&a=3"],
   ["sorted on decoded bytes, not encoded", "k=a%2F&k=a."],
+  ["keys sorted on decoded bytes: z before é", "z=1&%C3%A9=2&a=3"],
   ["UTF-8 byte order, not UTF-16", "e=%F0%9F%98%80&e=%EF%BD%A1"],
   ["empty value", "b=&a=1"],
   ["key without =", "flag&a=1"],
