@@ -40,7 +40,8 @@ func (s *Server) mountMCP(e *gin.Engine) {
 		Version: "1", Log: s.log, Now: s.now,
 	})
 	serve := func(c *gin.Context) {
-		h.ServeHTTP(&refusalWriter{ResponseWriter: c.Writer, c: c}, c.Request)
+		r := c.Request.WithContext(mcpapi.WithAddress(c.Request.Context(), clientKey(c)))
+		h.ServeHTTP(&refusalWriter{ResponseWriter: c.Writer, c: c}, r)
 	}
 	e.POST(mcpapi.Path, serve) // stateless: no session to GET or DELETE
 	e.GET("/.well-known/oauth-protected-resource"+mcpapi.Path, s.protectedResourceMetadata(mcpapi.Path, "domaind MCP server"))

@@ -131,13 +131,33 @@ func Handler(d Deps) http.Handler {
 const instructions = "Domain name tools of domaind: search names and their availability, name ideas, names for sale in the " +
 	"marketplace, the prices and registration rules of TLDs, and who holds a registered name. Prices are USD cents."
 
-// verifier is Verify as the SDK's bearer middleware calls it.
-func (d Deps) verifier(ctx context.Context, token string, _ *http.Request) (*auth.TokenInfo, error) {
+// verifier is Verify as the SDK's bearer middleware calls it. The token's
+// info carries the caller's address (WithAddress) to the tools.
+func (d Deps) verifier(ctx context.Context, token string, r *http.Request) (*auth.TokenInfo, error) {
 	g, err := d.Verify(ctx, token)
 	if err != nil {
 		return nil, err
 	}
-	return &auth.TokenInfo{UserID: g.UserID, Scopes: g.Scopes}, nil
+	info := &auth.TokenInfo{UserID: g.UserID, Scopes: g.Scopes}
+	if a, ok := r.Context().Value(addressKey{}).(string); ok && a != "" {
+		info.Extra = map[string]any{extraAddress: a}
+	}
+	return info, nil
+}
+
+// addressKey holds, in a request's context, the caller's address as the
+// HTTP API's limits know it.
+type addressKey struct{}
+
+// extraAddress is the key of the caller's address in a token's info.
+const extraAddress = "address"
+
+// WithAddress returns ctx carrying the request's client address (its
+// rate-limit identity): the tools spend their limits per address as well
+// as per user, as the HTTP API does, so that many free accounts from one
+// address share the address's limits.
+func WithAddress(ctx context.Context, address string) context.Context {
+	return context.WithValue(ctx, addressKey{}, address)
 }
 
 // tools are the tool handlers of one server.
@@ -177,40 +197,62 @@ type caller struct {
 	who  *auth.TokenInfo
 }
 
-// spent is a unit of a tool's limit that a call spent, for giveBack.
+// spent is the units of a tool's limit a call spent, for giveBack: one
+// per client it counts for (the token's user, the caller's address).
 type spent struct {
 	policy ratelimit.Policy
-	client string
-	unit   ratelimit.Result
+	units  []unit
 }
 
-// spend spends a unit of the called tool's limit for the token's user.
+type unit struct {
+	client string
+	r      ratelimit.Result
+}
+
+// spend spends a unit of the called tool's limit for each client the call
+// counts for; refused by any, it spends none.
 func (t *tools) spend(ctx context.Context) (spent, error) {
 	c, _ := ctx.Value(callerKey{}).(caller)
 	p, ok := t.Limits[c.tool]
 	if !ok || c.who == nil {
 		return spent{}, nil
 	}
-	client := clientOf(ctx)
-	r, err := t.Limiter.Allow(ctx, p, client)
-	if err != nil {
-		return spent{}, err
-	}
-	if !r.Allowed {
-		code := fault.RateLimited
-		if p.Kind == ratelimit.DayQuota {
-			code = fault.QuotaExceeded
+	s := spent{policy: p}
+	for _, client := range clientsOf(ctx) {
+		r, err := t.Limiter.Allow(ctx, p, client)
+		if err == nil && !r.Allowed {
+			code := fault.RateLimited
+			if p.Kind == ratelimit.DayQuota {
+				code = fault.QuotaExceeded
+			}
+			err = fault.New(code, "rate limit reached: %s allows %d calls %s; try again in %d s",
+				c.tool, p.Limit, per(p), httpjson.RetryAfter(r))
 		}
-		return spent{}, fault.New(code, "rate limit reached: %s allows %d calls %s; try again in %d s",
-			c.tool, p.Limit, per(p), httpjson.RetryAfter(r))
+		if err != nil {
+			t.undo(ctx, s)
+			return spent{}, err
+		}
+		s.units = append(s.units, unit{client, r})
 	}
-	return spent{p, client, r}, nil
+	return s, nil
 }
 
-// giveBack gives back the unit s of a call that failed on our side.
+// undo returns the units of s: the call was refused by a later client.
+func (t *tools) undo(ctx context.Context, s spent) {
+	for _, u := range s.units {
+		if err := t.Limiter.Refund(context.WithoutCancel(ctx), s.policy, u.client, u.r); err != nil {
+			t.Log.WarnContext(ctx, "returning a unit of a refused call failed", "policy", s.policy.Name, "err", err)
+		}
+	}
+}
+
+// giveBack gives back the units s of a call that failed on our side.
 func (t *tools) giveBack(ctx context.Context, s spent) {
-	if s.client != "" && t.GiveBack != nil {
-		t.GiveBack(ctx, s.policy, s.client, s.unit)
+	if t.GiveBack == nil {
+		return
+	}
+	for _, u := range s.units {
+		t.GiveBack(ctx, s.policy, u.client, u.r)
 	}
 }
 

@@ -270,14 +270,28 @@ func newSearchRow(r search.Row) SearchRow {
 	return out
 }
 
-// clientOf is the client the call's limits are counted for: its token's
-// user.
+// clientOf is the client a call's WHOIS warm-ups are started for: its
+// token's user.
 func clientOf(ctx context.Context) string {
 	c, _ := ctx.Value(callerKey{}).(caller)
 	if c.who == nil {
 		return ""
 	}
 	return "user:" + c.who.UserID
+}
+
+// clientsOf are the clients a call's limits are counted for: its token's
+// user and, when known, its address.
+func clientsOf(ctx context.Context) []string {
+	c, _ := ctx.Value(callerKey{}).(caller)
+	if c.who == nil {
+		return nil
+	}
+	out := []string{"user:" + c.who.UserID}
+	if a, ok := c.who.Extra[extraAddress].(string); ok && a != "" {
+		out = append(out, a)
+	}
+	return out
 }
 
 // pricesShown says the call's token may see marketplace prices.

@@ -3,6 +3,7 @@ package mcp
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"testing"
 	"time"
 
@@ -88,4 +89,45 @@ func TestPerSaysTheWindowInWords(t *testing.T) {
 			t.Errorf("per(%+v) = %q, want %q", tc.p, got, tc.want)
 		}
 	}
+}
+
+// A tool's limit counts for the token's user and for the caller's address:
+// a second account from the same address shares the address's calls, and a
+// call the address refuses spends none of the user's.
+func TestLimitsCountPerUserAndPerAddress(t *testing.T) {
+	t.Parallel()
+	r := platformtest.NewRedis(t)
+	quota := ratelimit.PerDay("whois", 2)
+	tl := &tools{Deps: Deps{
+		Limiter: ratelimit.New(r.Client, time.Now),
+		Limits:  map[string]ratelimit.Policy{ToolWhois: quota},
+		Log:     slog.New(slog.DiscardHandler),
+	}}
+	call := func(user, address string) error {
+		who := &auth.TokenInfo{UserID: user, Extra: map[string]any{extraAddress: address}}
+		_, err := tl.spend(context.WithValue(context.Background(), callerKey{}, caller{tool: ToolWhois, who: who}))
+		return err
+	}
+	for i := range 2 {
+		if err := call("u1", "203.0.113.7"); err != nil {
+			t.Fatalf("call %d of u1: %v", i+1, err)
+		}
+	}
+	if err := call("u2", "203.0.113.7"); !refusedWith(err, fault.QuotaExceeded) {
+		t.Fatalf("u2 from u1's address = %v, want quota_exceeded: the address has spent its calls", err)
+	}
+	for i := range 2 {
+		if err := call("u2", "198.51.100.9"); err != nil {
+			t.Fatalf("call %d of u2 from another address = %v, want allowed: the refused call spent none of u2's", i+1, err)
+		}
+	}
+	if err := call("u1", "192.0.2.1"); !refusedWith(err, fault.QuotaExceeded) {
+		t.Fatalf("u1 from a new address = %v, want quota_exceeded: the user has spent its calls", err)
+	}
+}
+
+// refusedWith says err is a coded error of code.
+func refusedWith(err error, code fault.Code) bool {
+	e, ok := fault.As(err)
+	return ok && e.Code == code
 }
