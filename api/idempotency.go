@@ -3,6 +3,7 @@ package api
 import (
 	"bytes"
 	"context"
+	"errors"
 	"io"
 	"net/http"
 	"strings"
@@ -34,7 +35,9 @@ const policyCtxKey = "domaind.policy"
 // first request still runs, is 409. Answers that say "retry later" (429,
 // 5xx, lookup_failed) are not stored. A replay spends no rate-limit unit:
 // it carries the limit's current RateLimit headers, not the stored ones.
-// Keys are the caller's own (callerScope). It runs before the route's rate
+// Keys are the caller's own (callerScope). An anonymous caller's answers
+// are kept an hour, within its address's budget (idempotency.Anonymous);
+// one over it is not kept, and a retry runs again. It runs before the route's rate
 // limit and after its session, if the route has one.
 func (s *Server) idempotent(c *gin.Context) {
 	key := c.GetHeader(HeaderIdempotencyKey)
@@ -102,9 +105,33 @@ func (s *Server) idempotent(c *gin.Context) {
 		limit := p.(ratelimit.Policy)
 		stored.Limit = &limit
 	}
-	if err := s.idem.Complete(done, scope, key, stored); err != nil {
+	switch err := s.store(c, scope, key, stored); {
+	case errors.Is(err, idempotency.ErrOverBudget):
+		s.log.InfoContext(ctx, "idempotency: an anonymous answer was not kept", "err", err)
+	case err != nil:
 		s.log.WarnContext(ctx, "idempotency store failed", "err", err)
 	}
+}
+
+// store keeps the answer of a claimed key: for 24 hours when the caller
+// proved who it is, else within the anonymous budget of its address.
+func (s *Server) store(c *gin.Context, scope, key string, r idempotency.Record) error {
+	ctx := context.WithoutCancel(c.Request.Context())
+	if vouched(c) {
+		return s.idem.Complete(ctx, scope, key, r)
+	}
+	return s.idem.CompleteWithin(ctx, scope, key, r, clientKey(c), idempotency.Anonymous)
+}
+
+// vouched says the request's caller proved who it is: a partner's
+// signature, a session, the ops login, or a bearer token the route
+// accepted. Anything else (no credentials, or ones no route checked) is
+// anonymous.
+func vouched(c *gin.Context) bool {
+	_, partner := partnerapi.KeyID(c)
+	_, user := currentUser(c)
+	_, bearer := c.Get(scopesCtxKey)
+	return partner || user || bearer || c.GetBool(opsCtxKey)
 }
 
 // replay answers with a stored response, its rate-limit headers as they

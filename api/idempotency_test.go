@@ -1,14 +1,17 @@
 package api
 
 import (
+	"context"
 	"fmt"
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/gin-gonic/gin"
 
 	"github.com/domaind/domaind/internal/fault"
+	"github.com/domaind/domaind/internal/idempotency"
 	"github.com/domaind/domaind/models"
 )
 
@@ -136,5 +139,44 @@ func TestReplaySpendsNothingAndShowsTheCurrentLimit(t *testing.T) {
 	}
 	if _, rem, _ := search("third.com"); rem != "57" {
 		t.Errorf("after the replay remaining = %s, want 57: the replay spent nothing", rem)
+	}
+}
+
+// An anonymous caller's answers are kept an hour within its address's
+// budget; credentials no route checked do not make a caller known; a
+// signed-in person's answers are kept the full day.
+func TestAnonymousAnswersAreKeptAnHour(t *testing.T) {
+	t.Parallel()
+	env := newTestEnv(t)
+	b := newBrowser(t, env)
+	ttl := func(scope string) time.Duration {
+		t.Helper()
+		keys, err := env.redis.Client.Keys(context.Background(), "idem:"+scope+":*").Result()
+		if err != nil || len(keys) != 1 {
+			t.Fatalf("records of %s: %v (%v), want one", scope, keys, err)
+		}
+		return env.redis.Client.TTL(context.Background(), keys[0]).Val()
+	}
+	crawl := func(key string, header ...string) {
+		t.Helper()
+		res, out := b.json("POST", "/api/tools/seo-crawl", `{"url":"http://site.test/`+key+`"}`, append([]string{"Idempotency-Key", key}, header...)...)
+		if res.StatusCode >= 300 {
+			t.Fatalf("seo-crawl = %d %s", res.StatusCode, out)
+		}
+	}
+	crawl("anonymous")
+	if d := ttl("addr"); d <= 0 || d > idempotency.Anonymous.TTL {
+		t.Errorf("an anonymous answer is kept %v, want at most %v", d, idempotency.Anonymous.TTL)
+	}
+	crawl("made-up-token", "Authorization", "Bearer made-up")
+	if d := ttl("auth"); d <= 0 || d > idempotency.Anonymous.TTL {
+		t.Errorf("an answer to a token no route checked is kept %v, want at most %v (anonymous)", d, idempotency.Anonymous.TTL)
+	}
+	csrf := b.signUp("kept@example.com", "long-enough-pw")
+	if res, out := b.json("POST", "/api/v1/keys", `{"name":"laptop"}`, "Idempotency-Key", "signed-in", HeaderCSRFToken, csrf); res.StatusCode != 201 {
+		t.Fatalf("create key = %d %s", res.StatusCode, out)
+	}
+	if d := ttl("user"); d <= idempotency.Anonymous.TTL {
+		t.Errorf("a signed-in person's answer is kept %v, want the full %v", d, idempotency.TTL)
 	}
 }

@@ -58,8 +58,12 @@ func (s *Server) opsOnly(c *gin.Context) {
 	if err := s.svc.Limiter.Refund(context.WithoutCancel(ctx), opsFailureLimit, clientKey(c), failure); err != nil {
 		s.log.WarnContext(ctx, "ops login unit not given back", "err", err)
 	}
+	c.Set(opsCtxKey, true)
 	c.Next()
 }
+
+// opsCtxKey marks a request that passed the ops login.
+const opsCtxKey = "domaind.ops"
 
 // sameOrigin reports whether r comes from this site's own pages, or from
 // a program rather than a browser. Browsers say where a request comes from

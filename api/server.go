@@ -86,6 +86,7 @@ func New(d Deps) *Server {
 		ops:          opsauth.Credentials{User: d.Config.OpsUser, Password: d.Config.OpsPassword},
 		deprecations: maps.Clone(deprecations),
 	}
+	s.idem.Now = now
 	gin.SetMode(gin.ReleaseMode)
 	e := gin.New()
 	e.HandleMethodNotAllowed = true

@@ -44,10 +44,14 @@ type Record struct {
 type Store struct {
 	rdb  redis.UniversalClient
 	seal *secret.Sealer
+	// Now is the clock of the budgets' hours.
+	Now func() time.Time
 }
 
 // New returns a store on rdb sealing records with seal.
-func New(rdb redis.UniversalClient, seal *secret.Sealer) *Store { return &Store{rdb: rdb, seal: seal} }
+func New(rdb redis.UniversalClient, seal *secret.Sealer) *Store {
+	return &Store{rdb: rdb, seal: seal, Now: time.Now}
+}
 
 // Fingerprint identifies a request body for one method and path.
 func Fingerprint(method, path string, body []byte) string {
@@ -89,6 +93,60 @@ func (s *Store) Begin(ctx context.Context, scope, key, fp string) (prior Record,
 // Complete stores the response of a claimed key for TTL.
 func (s *Store) Complete(ctx context.Context, scope, key string, r Record) error {
 	return s.rdb.Set(ctx, redisKey(scope, key), s.encode(r), TTL).Err()
+}
+
+// Budget bounds what the keys of callers nobody vouches for may store:
+// anyone can send a fresh key with every request, and without a bound each
+// would keep a whole answer in Redis for a day.
+type Budget struct {
+	// TTL is how long a stored answer is replayed.
+	TTL time.Duration
+	// MaxRecord is the most bytes one stored answer may take.
+	MaxRecord int
+	// PerHour is the most bytes one owner's answers may add in a clock hour.
+	PerHour int64
+}
+
+// Anonymous is the budget of requests made without credentials, counted per
+// client address: an hour of replays, answers up to 256 KiB (a full batch
+// fits), 4 MiB an hour per address. An address thus holds at most about
+// 8 MiB of answers (two hours' worth overlap), where a day's worth of
+// searches and batches took hundreds of megabytes.
+var Anonymous = Budget{TTL: time.Hour, MaxRecord: 256 << 10, PerHour: 4 << 20}
+
+// ErrOverBudget is CompleteWithin's answer for a record it did not keep.
+var ErrOverBudget = errors.New("idempotency: the answer is over the caller's storage budget")
+
+// budgetScript adds ARGV[1] bytes to the hour's count KEYS[1] unless that
+// would pass ARGV[2]; it answers 1 when added, 0 when refused.
+var budgetScript = redis.NewScript(`
+local n = redis.call('INCRBY', KEYS[1], ARGV[1])
+if n == tonumber(ARGV[1]) then redis.call('EXPIRE', KEYS[1], ARGV[3]) end
+if n > tonumber(ARGV[2]) then
+  redis.call('DECRBY', KEYS[1], ARGV[1])
+  return 0
+end
+return 1`)
+
+// CompleteWithin stores the response of a claimed key as Complete does, for
+// b.TTL and counted against owner's budget b. A record larger than
+// b.MaxRecord, or one that would take owner past b.PerHour, is not stored:
+// the key is released (a retry runs again) and the answer is ErrOverBudget.
+func (s *Store) CompleteWithin(ctx context.Context, scope, key string, r Record, owner string, b Budget) error {
+	v := s.encode(r)
+	if len(v) > b.MaxRecord {
+		return errors.Join(ErrOverBudget, s.Release(ctx, scope, key))
+	}
+	hour := s.Now().Unix() / 3600
+	count := fmt.Sprintf("idem-bytes:%s:%d", owner, hour)
+	ok, err := budgetScript.Run(ctx, s.rdb, []string{count}, len(v), b.PerHour, 2*3600).Int()
+	if err != nil {
+		return fmt.Errorf("idempotency budget: %w", err)
+	}
+	if ok == 0 {
+		return errors.Join(ErrOverBudget, s.Release(ctx, scope, key))
+	}
+	return s.rdb.Set(ctx, redisKey(scope, key), v, b.TTL).Err()
 }
 
 func (s *Store) encode(r Record) []byte {

@@ -2,9 +2,11 @@ package idempotency_test
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/domaind/domaind/internal/idempotency"
 	"github.com/domaind/domaind/internal/platform/platformtest"
@@ -75,4 +77,74 @@ func TestFingerprintCoversMethodPathAndBody(t *testing.T) {
 	if base != idempotency.Fingerprint("POST", "/a", []byte("x")) {
 		t.Errorf("fingerprint is not deterministic")
 	}
+}
+
+// CompleteWithin keeps a record for the budget's TTL, refuses one larger
+// than a record may be or one that would pass the owner's bytes for the
+// hour, and frees the key of a refused one; owners and hours count apart.
+func TestCompleteWithinKeepsToTheBudget(t *testing.T) {
+	t.Parallel()
+	r := platformtest.NewRedis(t)
+	s := newStore(r)
+	now := time.Date(2026, 11, 26, 10, 15, 0, 0, time.UTC)
+	s.Now = func() time.Time { return now }
+	ctx := context.Background()
+	answer := func(n int) idempotency.Record {
+		return idempotency.Record{Fingerprint: "fp", Status: 200, Body: []byte(strings.Repeat("x", n))}
+	}
+	size := func(rec idempotency.Record) int { // what a record takes, sealed
+		_, _, _ = s.Begin(ctx, "probe", "k", "fp")
+		if err := s.Complete(ctx, "probe", "k", rec); err != nil {
+			t.Fatal(err)
+		}
+		v, _ := r.Client.Get(ctx, idemKey(t, r, "probe")).Result()
+		s.Release(ctx, "probe", "k")
+		return len(v)
+	}
+	one := size(answer(1000))
+	b := idempotency.Budget{TTL: time.Hour, MaxRecord: size(answer(2000)), PerHour: int64(2 * one)}
+	complete := func(owner, key string, rec idempotency.Record) error {
+		if _, claimed, err := s.Begin(ctx, "addr:"+owner, key, "fp"); err != nil || !claimed {
+			t.Fatalf("Begin(%s, %s) = %v, %v; want claimed", owner, key, claimed, err)
+		}
+		return s.CompleteWithin(ctx, "addr:"+owner, key, rec, owner, b)
+	}
+
+	if err := complete("a", "big", answer(2100)); !errors.Is(err, idempotency.ErrOverBudget) {
+		t.Fatalf("a record over MaxRecord = %v, want ErrOverBudget", err)
+	}
+	if _, claimed, _ := s.Begin(ctx, "addr:a", "big", "fp"); !claimed {
+		t.Errorf("the key of a record not kept is still held")
+	}
+	for _, k := range []string{"k1", "k2"} {
+		if err := complete("a", k, answer(1000)); err != nil {
+			t.Fatalf("record %s within the budget: %v", k, err)
+		}
+	}
+	if ttl := r.Client.TTL(ctx, idemKey(t, r, "addr:a")).Val(); ttl <= 0 || ttl > b.TTL {
+		t.Errorf("a kept record lives %v, want at most %v", ttl, b.TTL)
+	}
+	if prior, claimed, _ := s.Begin(ctx, "addr:a", "k1", "fp"); claimed || prior.Status != 200 {
+		t.Errorf("a kept record is not replayed: %+v, claimed %v", prior, claimed)
+	}
+	if err := complete("a", "k3", answer(1000)); !errors.Is(err, idempotency.ErrOverBudget) {
+		t.Fatalf("a third record in the hour = %v, want ErrOverBudget", err)
+	}
+	if err := complete("b", "k3", answer(1000)); err != nil {
+		t.Errorf("another owner's record = %v, want kept: owners count apart", err)
+	}
+	now = now.Add(time.Hour)
+	if err := complete("a", "k4", answer(1000)); err != nil {
+		t.Errorf("a record the next hour = %v, want kept", err)
+	}
+}
+
+// idemKey is the one Redis key of a stored record of scope.
+func idemKey(t *testing.T, r *platformtest.Redis, scope string) string {
+	t.Helper()
+	keys, err := r.Client.Keys(context.Background(), "idem:"+scope+":*").Result()
+	if err != nil || len(keys) == 0 {
+		t.Fatalf("no record of %s in Redis (%v)", scope, err)
+	}
+	return keys[0]
 }
