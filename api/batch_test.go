@@ -14,6 +14,7 @@ import (
 	"github.com/gin-gonic/gin"
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/domaind/domaind/api/httpjson"
 	"github.com/domaind/domaind/internal/config"
 )
 
@@ -189,7 +190,7 @@ func TestBatchReachesNothingMoreThanAnAnonymousCall(t *testing.T) {
 		r := c.Request
 		c.JSON(200, probeRequest{
 			Method: r.Method, Host: r.Host, RequestURI: r.RequestURI, Path: r.URL.Path, RawPath: r.URL.RawPath,
-			RawQuery: r.URL.RawQuery, RemoteAddr: r.RemoteAddr, Client: clientKey(c), Header: r.Header,
+			RawQuery: r.URL.RawQuery, RemoteAddr: r.RemoteAddr, Client: httpjson.Client(c), Header: r.Header,
 			Cookies: len(r.Cookies()), TLS: r.TLS != nil, ContentLength: r.ContentLength,
 		})
 	})

@@ -120,7 +120,7 @@ func (s *Server) store(c *gin.Context, scope, key string, r idempotency.Record) 
 	if vouched(c) {
 		return s.idem.Complete(ctx, scope, key, r)
 	}
-	return s.idem.CompleteWithin(ctx, scope, key, r, clientKey(c), idempotency.Anonymous)
+	return s.idem.CompleteWithin(ctx, scope, key, r, httpjson.Client(c), idempotency.Anonymous)
 }
 
 // vouched says the request's caller proved who it is: a partner's
@@ -152,7 +152,7 @@ func (s *Server) replay(c *gin.Context, prior idempotency.Record) {
 		h[k] = v
 	}
 	if prior.Limit != nil {
-		if r, err := s.svc.Limiter.Status(c.Request.Context(), *prior.Limit, clientKey(c)); err == nil {
+		if r, err := s.svc.Limiter.Status(c.Request.Context(), *prior.Limit, httpjson.Client(c)); err == nil {
 			rateHeaders(c, *prior.Limit, r)
 		}
 	}
@@ -180,7 +180,7 @@ func callerScope(c *gin.Context) string {
 	if k := c.GetHeader("x-api-key"); k != "" {
 		return "key:" + secret.Hash(k + "\x00" + c.GetHeader("x-api-secret"))[:32]
 	}
-	return "addr:" + clientKey(c)
+	return "addr:" + httpjson.Client(c)
 }
 
 // recorder keeps a copy of what a handler writes, streaming included.

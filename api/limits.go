@@ -37,7 +37,7 @@ var refundBudgets = map[string]ratelimit.Policy{
 func (s *Server) limit(p ratelimit.Policy) gin.HandlerFunc {
 	return func(c *gin.Context) {
 		ctx := c.Request.Context()
-		client := clientKey(c)
+		client := httpjson.Client(c)
 		r, err := s.spend(c, p, client)
 		if err != nil {
 			s.resp.Error(c, err)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/domaind/domaind/api/httpjson"
 	mcpapi "github.com/domaind/domaind/api/mcp"
 	"github.com/domaind/domaind/internal/fault"
 	"github.com/domaind/domaind/internal/oauth"
@@ -40,7 +41,7 @@ func (s *Server) mountMCP(e *gin.Engine) {
 		Version: "1", Log: s.log, Now: s.now,
 	})
 	serve := func(c *gin.Context) {
-		r := c.Request.WithContext(mcpapi.WithAddress(c.Request.Context(), clientKey(c)))
+		r := c.Request.WithContext(mcpapi.WithAddress(c.Request.Context(), httpjson.Client(c)))
 		h.ServeHTTP(&refusalWriter{ResponseWriter: c.Writer, c: c}, r)
 	}
 	e.POST(mcpapi.Path, serve) // stateless: no session to GET or DELETE

@@ -12,6 +12,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/domaind/domaind/api/httpjson"
 	"github.com/domaind/domaind/internal/httpserver"
 	"github.com/domaind/domaind/internal/requestid"
 )
@@ -81,7 +82,7 @@ func (s *Server) accessLog(c *gin.Context) {
 	}
 	s.log.Log(c.Request.Context(), level, "http request",
 		"method", c.Request.Method, "route", route, "status", status,
-		"duration", d, "bytes", c.Writer.Size(), "client", clientKey(c))
+		"duration", d, "bytes", c.Writer.Size(), "client", httpjson.Client(c))
 }
 
 // recovery turns a panic in a handler into a logged 500.
@@ -120,9 +121,6 @@ func writeTimeout(d time.Duration) gin.HandlerFunc {
 	}
 }
 
-// clientCtxKey holds the client's rate-limit identity in the gin context.
-const clientCtxKey = "domaind.client"
-
 // clientIdentity resolves the client address: the socket peer, unless the
 // peer is a trusted proxy, in which case X-Forwarded-For is walked from the
 // right past trusted hops. IPv6 clients are grouped by /64, since one
@@ -151,7 +149,7 @@ func clientIdentity(trusted []netip.Prefix) gin.HandlerFunc {
 				}
 			}
 		}
-		c.Set(clientCtxKey, httpserver.ClientKey(addr))
+		httpjson.SetClient(c, httpserver.ClientKey(addr))
 		c.Next()
 	}
 }
@@ -167,6 +165,3 @@ func peerAddr(remote string) netip.Addr {
 	}
 	return a.Unmap()
 }
-
-// clientKey returns the identity clientIdentity stored.
-func clientKey(c *gin.Context) string { return c.GetString(clientCtxKey) }

@@ -354,7 +354,7 @@ func TestClientIdentity(t *testing.T) {
 		{"ipv4-mapped ipv6", "[::ffff:203.0.113.9]:443", "", "203.0.113.9"},
 	}
 	env := newTestEnv(t, func(c *config.Config) { c.TrustedProxies = trusted })
-	env.srv.engine.GET("/test/who", func(c *gin.Context) { c.String(200, clientKey(c)) })
+	env.srv.engine.GET("/test/who", func(c *gin.Context) { c.String(200, httpjson.Client(c)) })
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			r := httptest.NewRequest("GET", "/test/who", nil)

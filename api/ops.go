@@ -9,6 +9,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/domaind/domaind/api/httpjson"
 	"github.com/domaind/domaind/internal/fault"
 	"github.com/domaind/domaind/internal/opsauth"
 	"github.com/domaind/domaind/internal/ratelimit"
@@ -40,7 +41,7 @@ func (s *Server) opsOnly(c *gin.Context) {
 		return
 	}
 	ctx := c.Request.Context()
-	failure, err := s.svc.Limiter.Allow(ctx, opsFailureLimit, clientKey(c))
+	failure, err := s.svc.Limiter.Allow(ctx, opsFailureLimit, httpjson.Client(c))
 	if err != nil {
 		s.resp.Error(c, err)
 		return
@@ -55,7 +56,7 @@ func (s *Server) opsOnly(c *gin.Context) {
 		s.resp.Error(c, fault.New(fault.Unauthorized, "ops credentials are wrong"))
 		return
 	}
-	if err := s.svc.Limiter.Refund(context.WithoutCancel(ctx), opsFailureLimit, clientKey(c), failure); err != nil {
+	if err := s.svc.Limiter.Refund(context.WithoutCancel(ctx), opsFailureLimit, httpjson.Client(c), failure); err != nil {
 		s.log.WarnContext(ctx, "ops login unit not given back", "err", err)
 	}
 	c.Set(opsCtxKey, true)

@@ -5,6 +5,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/domaind/domaind/api/httpjson"
 	"github.com/domaind/domaind/internal/ratelimit"
 	"github.com/domaind/domaind/internal/referral"
 )
@@ -18,7 +19,7 @@ var clickLimit = ratelimit.PerMinute("referral-click", 120)
 // attribution cookie set for referral.CookieTTL, and the visitor sent to
 // the link's target. An unknown code is not_found.
 func (s *Server) followLink(c *gin.Context) error {
-	l, err := s.svc.Referrals.Click(c.Request.Context(), referral.Visit{Code: c.Param("code"), Address: clientKey(c),
+	l, err := s.svc.Referrals.Click(c.Request.Context(), referral.Visit{Code: c.Param("code"), Address: httpjson.Client(c),
 		UserAgent: c.Request.UserAgent()})
 	if err != nil {
 		return err

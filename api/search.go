@@ -59,7 +59,7 @@ func (s *Server) searchDomains(c *gin.Context) error {
 	}
 	ctx, cancel := context.WithCancel(c.Request.Context())
 	defer cancel()
-	rows, wait, err := s.svc.Search.Check(ctx, names, pricesVisible(c), clientKey(c))
+	rows, wait, err := s.svc.Search.Check(ctx, names, pricesVisible(c), httpjson.Client(c))
 	if err != nil {
 		return err
 	}

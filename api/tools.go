@@ -46,7 +46,7 @@ func (s *Server) runTool(c *gin.Context) error {
 	if err != nil {
 		return err
 	}
-	if _, err := s.spend(c, toolPolicy(t), clientKey(c)); err != nil {
+	if _, err := s.spend(c, toolPolicy(t), httpjson.Client(c)); err != nil {
 		return err
 	}
 	if err := httpjson.RequireJSON(c); err != nil {

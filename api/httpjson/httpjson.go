@@ -104,7 +104,15 @@ const (
 	legacyKey = "httpjson.legacy"
 	oauthKey  = "httpjson.oauth"
 	codeKey   = "httpjson.code"
+	clientKey = "httpjson.client"
 )
+
+// SetClient records the request's client identity: its address as the
+// rate limits count it (api's clientIdentity resolves it).
+func SetClient(c *gin.Context, key string) { c.Set(clientKey, key) }
+
+// Client is the request's client identity that SetClient recorded.
+func Client(c *gin.Context) string { return c.GetString(clientKey) }
 
 // Legacy marks a route whose errors take the older {"error": "…"} shape.
 func Legacy(c *gin.Context) { c.Set(legacyKey, true) }

@@ -66,7 +66,8 @@ func newEnv(t testing.TB) *env {
 	e := &env{t: t, db: db, where: where, redis: platformtest.NewRedis(t), now: time.Now().UTC().Truncate(time.Second)}
 	base, _ := url.Parse("http://api.test")
 	cfg := &config.Config{BaseURL: base, OpsUser: "ops", OpsPassword: "ops-secret", SecretKey: testSecretKey,
-		SearchTLDs: strings.Split(config.DefaultSearchTLDs, ","), FetchAllowCIDRs: []netip.Prefix{netip.MustParsePrefix(receiverAddr + "/32")}}
+		SearchTLDs: strings.Split(config.DefaultSearchTLDs, ","), FetchAllowCIDRs: []netip.Prefix{netip.MustParsePrefix(receiverAddr + "/32")},
+		TrustedProxies: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}} // tests name their client by X-Forwarded-For
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	e.outbox = outbox.New(e.db, e.redis.Client, log)
 	t.Cleanup(func() { e.outbox.Close() })

@@ -38,12 +38,25 @@ func KeyID(c *gin.Context) (string, bool) {
 	return v.(partners.Credential).KeyID, true
 }
 
+// Failed authentications (an unknown key, a wrong signature) are limited
+// before the work each costs, a credential lookup and a secret's
+// decryption: per client address, and per key id, so that many addresses
+// cannot make the service check one credential without end. A request that
+// authenticates spends nothing of either.
+var (
+	FailuresPerAddress = ratelimit.PerMinute("partner-failures-address", 30)
+	FailuresPerKey     = ratelimit.PerMinute("partner-failures-key", 120)
+)
+
 // authenticate checks a request's signature (SPEC §5.5) and, once it
 // passes, spends its nonce and a unit of the credential's rate limit. The
 // checks run cheapest first, and nothing is spent for a request that
 // fails them: a forged request cannot burn a partner's nonces or limit.
 func (a *API) authenticate(c *gin.Context) {
 	cred, err := a.verify(c)
+	if e, ok := fault.As(err); ok && e.Code == fault.InvalidSignature {
+		a.failed(c)
+	}
 	if err == nil {
 		err = a.admit(c, cred)
 	}
@@ -53,6 +66,49 @@ func (a *API) authenticate(c *gin.Context) {
 	}
 	c.Set(credentialKey, cred)
 	c.Next()
+}
+
+// counted is a limit and the client it counts for.
+type counted struct {
+	policy ratelimit.Policy
+	client string
+}
+
+// failures are the limits of a request's failed authentications: its
+// address's and its key id's.
+func failures(c *gin.Context) []counted {
+	return []counted{
+		{FailuresPerAddress, httpjson.Client(c)},
+		{FailuresPerKey, c.GetHeader(hmacsig.HeaderKeyID)},
+	}
+}
+
+// failuresLeft refuses a request whose address or key id has used up its
+// failed authentications, before any credential is looked up.
+func (a *API) failuresLeft(c *gin.Context) error {
+	for _, f := range failures(c) {
+		r, err := a.Limiter.Status(c.Request.Context(), f.policy, f.client)
+		if err != nil {
+			return err
+		}
+		if !r.Allowed { // the headers, Retry-After too, are the failures' limit's
+			_ = httpjson.RateHeaders(c.Writer.Header(), f.policy, r)
+			return fault.New(fault.RateLimited, "too many requests that failed authentication (%d a minute per address, %d per key id); retry after the Retry-After seconds",
+				FailuresPerAddress.Limit, FailuresPerKey.Limit)
+		}
+	}
+	return nil
+}
+
+// failed counts a failed authentication against the request's address and
+// key id.
+func (a *API) failed(c *gin.Context) {
+	ctx := context.WithoutCancel(c.Request.Context())
+	for _, f := range failures(c) {
+		if _, err := a.Limiter.Allow(ctx, f.policy, f.client); err != nil {
+			a.Log.WarnContext(ctx, "counting a failed authentication failed", "policy", f.policy.Name, "err", err)
+		}
+	}
 }
 
 // verify checks the headers, the timestamp and the signature.
@@ -77,6 +133,9 @@ func (a *API) verify(c *gin.Context) (partners.Credential, error) {
 		return partners.Credential{}, fault.InvalidErr("query", err)
 	}
 	if err := onceEach(c.Request.URL.Query()); err != nil {
+		return partners.Credential{}, err
+	}
+	if err := a.failuresLeft(c); err != nil {
 		return partners.Credential{}, err
 	}
 	body, err := io.ReadAll(c.Request.Body) // capped by the server's body limit

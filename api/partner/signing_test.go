@@ -286,3 +286,56 @@ func TestNoSessionCookieOrCORS(t *testing.T) {
 		}
 	}
 }
+
+// TestFailedAuthenticationsAreLimited: wrong signatures are counted per
+// address and per key id, and past either limit a request is refused
+// before its credential is looked up, well signed or not; requests that
+// authenticate count for neither.
+func TestFailedAuthenticationsAreLimited(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	cred, other := e.credential(models.EnvSandbox), e.credential(models.EnvSandbox)
+	const path = "/api/partner/v1/availability?domain=example.com"
+	from := func(address string, s *signed) answer {
+		r := e.request(s)
+		r.Header.Set("X-Forwarded-For", address)
+		return e.send(r)
+	}
+	wrong := func() *signed {
+		s := e.sign(cred, "GET", path, nil)
+		s.secret = other.Secret
+		return s
+	}
+	for i := range partner.FailuresPerAddress.Limit + 10 {
+		if got := from("198.51.100.1", e.sign(cred, "GET", path, nil)); got.status != 200 {
+			t.Fatalf("well-signed request %d = %d %s, want 200: successes count for nothing", i+1, got.status, got.body)
+		}
+	}
+	for i := range partner.FailuresPerAddress.Limit {
+		if got := from("203.0.113.7", wrong()); got.status != 401 {
+			t.Fatalf("wrong signature %d = %d %s, want 401", i+1, got.status, got.body)
+		}
+	}
+	got := from("203.0.113.7", e.sign(cred, "GET", path, nil))
+	if code, _ := typedCode(t, got); got.status != http.StatusTooManyRequests || code != "rate_limited" || got.header.Get("Retry-After") == "" {
+		t.Errorf("a request from an address past its failures = %d %s Retry-After %q, want 429 rate_limited with Retry-After",
+			got.status, code, got.header.Get("Retry-After"))
+	}
+	if got := from("198.51.100.2", e.sign(cred, "GET", path, nil)); got.status != 200 {
+		t.Errorf("the credential from another address = %d %s, want 200: addresses count apart", got.status, got.body)
+	}
+
+	// Failures of one key id from many addresses.
+	limiter := ratelimit.New(e.redis.Client, e.clock)
+	for range partner.FailuresPerKey.Limit {
+		if _, err := limiter.Allow(context.Background(), partner.FailuresPerKey, cred.KeyID); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := from("192.0.2.50", e.sign(cred, "GET", path, nil)); got.status != http.StatusTooManyRequests {
+		t.Errorf("a key id past its failures, from a fresh address = %d %s, want 429", got.status, got.body)
+	}
+	if got := from("192.0.2.50", e.sign(other, "GET", path, nil)); got.status != 200 {
+		t.Errorf("another key id from that address = %d %s, want 200", got.status, got.body)
+	}
+}
