@@ -118,5 +118,5 @@ func (w *refusalWriter) Flush() {
 var refusalCodes = map[int]fault.Code{
 	http.StatusBadRequest: fault.BadRequest, http.StatusUnauthorized: fault.Unauthorized, http.StatusForbidden: fault.Forbidden,
 	http.StatusNotFound: fault.NotFound, http.StatusMethodNotAllowed: fault.MethodNotAllowed,
-	http.StatusRequestEntityTooLarge: fault.PayloadTooLarge,
+	http.StatusRequestEntityTooLarge: fault.PayloadTooLarge, http.StatusUnsupportedMediaType: fault.UnsupportedMedia,
 }

@@ -388,3 +388,27 @@ func TestMCPSearch(t *testing.T) {
 		t.Errorf("search %d = %q, want the 61st refused naming the limit", calls, limited)
 	}
 }
+
+// A body the MCP server does not read (not JSON) is 415 in the service's
+// error shape, as the OpenAPI document says (the checked handler holds the
+// answer to it).
+func TestMCPRefusesABodyOfAnotherType(t *testing.T) {
+	t.Parallel()
+	env, srv := servedEnv(t)
+	_, tok := mcpSession(t, env, srv.URL)
+	r, _ := http.NewRequest("POST", srv.URL+mcpapi.Path, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`))
+	r.Header.Set("Content-Type", "text/plain")
+	r.Header.Set("Accept", "application/json, text/event-stream")
+	r.Header.Set("Authorization", "Bearer "+tok.access)
+	res, err := http.DefaultClient.Do(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	var body struct {
+		Error struct{ Code, Message string } `json:"error"`
+	}
+	if err := json.NewDecoder(res.Body).Decode(&body); err != nil || res.StatusCode != 415 || body.Error.Code != "unsupported_media_type" {
+		t.Errorf("a text/plain body = %d %+v (%v), want 415 unsupported_media_type", res.StatusCode, body, err)
+	}
+}

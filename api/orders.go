@@ -10,7 +10,6 @@ import (
 
 	"github.com/domaind/domaind/api/httpjson"
 	partnerapi "github.com/domaind/domaind/api/partner"
-	"github.com/domaind/domaind/internal/fault"
 	"github.com/domaind/domaind/internal/order"
 	"github.com/domaind/domaind/models"
 )
@@ -37,13 +36,8 @@ func opsOrderFilter(c *gin.Context) (order.Filter, error) {
 	if err != nil {
 		return f, err
 	}
-	f.PartnerID = c.Query("partner_id")
-	switch f.Environment = c.Query("environment"); f.Environment {
-	case "", models.EnvLive, models.EnvSandbox:
-	default:
-		return f, fault.Invalid("environment", "must be sandbox or live")
-	}
-	return f, nil
+	f.PartnerID, f.Environment = c.Query("partner_id"), c.Query("environment")
+	return f, models.CheckEnvironmentFilter(f.Environment)
 }
 
 // getOrder answers GET /api/ops/orders/{public_id}.

@@ -161,6 +161,8 @@ func TestOpsMarkPayoutPaid(t *testing.T) {
 	wantError(t, "no reference", opsRequest(env, "POST", "/api/ops/payouts/po_ops1/mark-paid", `{}`), 400, "validation_error")
 	wantError(t, "an unknown payout", opsRequest(env, "POST", "/api/ops/payouts/po_none/mark-paid", `{"reference":"wire-9"}`), 404, "not_found")
 	wantError(t, "a bad status", opsRequest(env, "GET", "/api/ops/payouts?status=sent", ""), 400, "validation_error")
+	wantError(t, "a bad environment", opsRequest(env, "GET", "/api/ops/payouts?environment=bogus", ""), 400, "validation_error")
+	wantError(t, "a bad environment of orders", opsRequest(env, "GET", "/api/ops/orders?environment=bogus", ""), 400, "validation_error")
 	var paid payout.View
 	for range 2 {
 		rec := opsRequest(env, "POST", "/api/ops/payouts/po_ops1/mark-paid", `{"reference":"wire-42"}`)

@@ -1,6 +1,10 @@
 package models
 
-import "time"
+import (
+	"time"
+
+	"github.com/domaind/domaind/internal/fault"
+)
 
 // Partner statuses: a partner is pending until ops approve it; only an
 // approved partner gets live credentials.
@@ -15,6 +19,23 @@ const (
 	EnvSandbox = "sandbox"
 	EnvLive    = "live"
 )
+
+// CheckEnvironment refuses env unless it is an environment.
+func CheckEnvironment(env string) error {
+	if env != EnvSandbox && env != EnvLive {
+		return fault.Invalid("environment", "must be sandbox or live")
+	}
+	return nil
+}
+
+// CheckEnvironmentFilter refuses env as a list's filter unless it is an
+// environment or "" (both).
+func CheckEnvironmentFilter(env string) error {
+	if env == "" {
+		return nil
+	}
+	return CheckEnvironment(env)
+}
 
 // Partner is a business that sells through the partner API.
 type Partner struct {

@@ -45,6 +45,7 @@ var statuses = map[fault.Code]int{
 	fault.MethodNotAllowed:        http.StatusMethodNotAllowed,
 	fault.Conflict:                http.StatusConflict,
 	fault.PayloadTooLarge:         http.StatusRequestEntityTooLarge,
+	fault.UnsupportedMedia:        http.StatusUnsupportedMediaType,
 	fault.PriceMismatch:           http.StatusUnprocessableEntity,
 	fault.QuoteExpired:            http.StatusUnprocessableEntity,
 	fault.CardDeclined:            http.StatusPaymentRequired,

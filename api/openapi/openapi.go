@@ -1,9 +1,10 @@
-// Package openapi holds the service's OpenAPI 3.1 document (openapi.yaml,
-// built into the binary) and serves it: as YAML and JSON, and as a
-// readable HTML reference. The JSON and the page are generated from the
-// YAML (openapi.gen.json and docs.gen.html, by docsgen): run go generate
-// ./api/openapi after changing the document; the tests fail while they
-// are stale.
+// Package openapi holds the service's OpenAPI 3.1 document and serves it:
+// as YAML and JSON, and as a readable HTML reference. The document is
+// written in openapi.yaml; what is served is generated from it by docsgen
+// (openapi.gen.yaml, the document with the answers common to every
+// operation written in, its JSON openapi.gen.json, and docs.gen.html): run
+// go generate ./api/openapi after changing the document; the tests fail
+// while they are stale.
 //
 // The document describes the service as it behaves; the API tests check
 // every request and response they make against it (see openapitest).
@@ -18,9 +19,10 @@ import (
 	"strings"
 )
 
-// spec is the document as written. Its servers[0].url is DefaultBaseURL.
+// spec is the document as served (openapi.gen.yaml). Its servers[0].url
+// is DefaultBaseURL.
 //
-//go:embed openapi.yaml
+//go:embed openapi.gen.yaml
 var spec []byte
 
 //go:generate go run ./docsgen/gendocs
@@ -41,7 +43,7 @@ var css []byte
 // of openapi.yaml). New replaces it with the deployment's base URL.
 const DefaultBaseURL = "http://localhost:8080"
 
-// Spec returns the document as written, for tools and tests.
+// Spec returns the document as served, for tools and tests.
 func Spec() []byte { return bytes.Clone(spec) }
 
 // Handler serves the document for one deployment: every URL in it that

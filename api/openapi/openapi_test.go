@@ -245,3 +245,35 @@ func TestNewRefusesABaseURLThatNeedsEscaping(t *testing.T) {
 		t.Errorf("New(an IPv6 base with a path) = %v", err)
 	}
 }
+
+// Every operation says who may call it (security: [] for public ones, as
+// linters ask), and every one of the service's that takes a body documents
+// the 413 of the body limit.
+func TestEveryOperationDeclaresSecurityAndTheBodyLimit(t *testing.T) {
+	doc, err := libopenapi.NewDocument(Spec())
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := doc.BuildV3Model()
+	if err != nil {
+		t.Fatal(err)
+	}
+	check := func(where string, item *v3.PathItem, ours bool) {
+		for method, op := range item.GetOperations().FromOldest() {
+			if op.Security == nil {
+				t.Errorf("%s %s declares no security (security: [] for a public operation)", method, where)
+			}
+			if ours && (method == "post" || method == "put" || method == "patch") {
+				if _, ok := op.Responses.Codes.Get("413"); !ok {
+					t.Errorf("%s %s has no 413", method, where)
+				}
+			}
+		}
+	}
+	for path, item := range m.Model.Paths.PathItems.FromOldest() {
+		check(path, item, true)
+	}
+	for name, item := range m.Model.Webhooks.FromOldest() {
+		check("webhook "+name, item, false) // a request to the partner's endpoint
+	}
+}

@@ -32,6 +32,7 @@ const (
 	MethodNotAllowed Code = "method_not_allowed"
 	Conflict         Code = "conflict"
 	PayloadTooLarge  Code = "payload_too_large"
+	UnsupportedMedia Code = "unsupported_media_type" // a body of a content type the route does not read
 	RateLimited      Code = "rate_limited"
 	QuotaExceeded    Code = "quota_exceeded"
 	Internal         Code = "internal_error"

@@ -235,8 +235,8 @@ func (s *Service) Update(ctx context.Context, id string, t Terms) (models.Partne
 // scopes, returning its secret this once. A live credential needs an
 // approved partner (a conflict otherwise).
 func (s *Service) IssueCredential(ctx context.Context, partnerID, environment string, scopes []string) (Issued, error) {
-	if environment != models.EnvSandbox && environment != models.EnvLive {
-		return Issued{}, fault.Invalid("environment", "must be sandbox or live")
+	if err := models.CheckEnvironment(environment); err != nil {
+		return Issued{}, err
 	}
 	scopes, err := checkScopes(scopes)
 	if err != nil {

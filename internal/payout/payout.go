@@ -157,6 +157,9 @@ func (s *Service) List(ctx context.Context, f Filter) ([]models.Payout, string, 
 	if f.Status != "" && !slices.Contains(Statuses, f.Status) {
 		return nil, "", fault.Invalid("status", "must be one of %s", strings.Join(Statuses, ", "))
 	}
+	if err := models.CheckEnvironmentFilter(f.Environment); err != nil {
+		return nil, "", err
+	}
 	q := s.db.WithContext(ctx).Model(&models.Payout{})
 	q = models.Equal(q, "partner_id", f.PartnerID, "environment", f.Environment, "status", f.Status)
 	return payoutPages.Page(q, s.secretKey, f.Cursor, f.Limit, f.PartnerID, f.Environment, f.Status)

@@ -148,17 +148,27 @@ func buildPage(m *v3.Document, root *yaml.Node) docsPage {
 		p.Common = append(p.Common, docsParam{Name: name, Required: true, Type: typeOf(h.Schema), Description: markdown(h.Description)})
 	}
 	slices.SortFunc(p.Common, func(a, b docsParam) int { return strings.Compare(a.Name, b.Name) })
+	add := func(at []string, shown, method string, op *v3.Operation) {
+		tag := "Other"
+		if len(op.Tags) > 0 {
+			tag = op.Tags[0]
+		}
+		if !slices.Contains(order, tag) {
+			order = append(order, tag)
+			p.Tags = append(p.Tags, docsTag{Name: tag, ID: "tag-" + slug(tag)})
+		}
+		ops[tag] = append(ops[tag], buildOperation(at, shown, method, op, root, common))
+	}
 	for path, item := range m.Paths.PathItems.FromOldest() {
 		for method, op := range item.GetOperations().FromOldest() {
-			tag := "Other"
-			if len(op.Tags) > 0 {
-				tag = op.Tags[0]
-			}
-			if !slices.Contains(order, tag) {
-				order = append(order, tag)
-				p.Tags = append(p.Tags, docsTag{Name: tag, ID: "tag-" + slug(tag)})
-			}
-			ops[tag] = append(ops[tag], buildOperation(path, method, op, root, common))
+			add([]string{"paths", path, method}, path, method, op)
+		}
+	}
+	// Webhooks are requests the service sends: shown as sent to the
+	// receiver's endpoint.
+	for name, item := range m.Webhooks.FromOldest() {
+		for method, op := range item.GetOperations().FromOldest() {
+			add([]string{"webhooks", name, method}, "{your webhook endpoint}", method, op)
 		}
 	}
 	for i := range p.Tags {
@@ -182,13 +192,15 @@ func buildPage(m *v3.Document, root *yaml.Node) docsPage {
 	return p
 }
 
-func buildOperation(path, method string, op *v3.Operation, root *yaml.Node, common map[string]*v3.Header) docsOperation {
+// buildOperation builds the operation op, found in the document at the
+// keys at (its path or webhook, then method) and shown as sent to shown.
+func buildOperation(at []string, shown, method string, op *v3.Operation, root *yaml.Node, common map[string]*v3.Header) docsOperation {
 	o := docsOperation{
-		ID: "op-" + op.OperationId, Method: strings.ToUpper(method), Path: path, Summary: op.Summary,
+		ID: "op-" + op.OperationId, Method: strings.ToUpper(method), Path: shown, Summary: op.Summary,
 		Description: markdown(op.Description), Security: security(op.Security),
 	}
 	if o.ID == "op-" {
-		o.ID = "op-" + slug(method+" "+path)
+		o.ID = "op-" + slug(method+" "+shown)
 	}
 	for _, prm := range op.Parameters {
 		o.Params = append(o.Params, docsParam{
@@ -203,7 +215,7 @@ func buildOperation(path, method string, op *v3.Operation, root *yaml.Node, comm
 		for code, r := range op.Responses.Codes.FromOldest() {
 			desc := r.Description
 			// A $ref's sibling description overrides the component's (OpenAPI 3.1 §4.8.23).
-			if n := lookup(root, "paths", path, method, "responses", code); n != nil && lookup(n, "$ref") != nil {
+			if n := lookup(root, append(at, "responses", code)...); n != nil && lookup(n, "$ref") != nil {
 				if d := lookup(n, "description"); d != nil {
 					desc = d.Value
 				}

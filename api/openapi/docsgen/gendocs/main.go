@@ -1,13 +1,13 @@
-// Command gendocs writes what is generated from the embedded OpenAPI
-// document: its JSON and its HTML reference page (go generate
-// ./api/openapi runs it).
+// Command gendocs writes what is generated from the OpenAPI document as
+// written (openapi.yaml): the document completed with the answers common
+// to every operation (openapi.gen.yaml, which the service serves), its
+// JSON and its HTML reference page (go generate ./api/openapi runs it).
 package main
 
 import (
 	"fmt"
 	"os"
 
-	"github.com/domaind/domaind/api/openapi"
 	"github.com/domaind/domaind/api/openapi/docsgen"
 )
 
@@ -19,16 +19,26 @@ func main() {
 }
 
 func generate() error {
-	json, err := docsgen.JSON(openapi.Spec())
+	src, err := os.ReadFile("openapi.yaml")
 	if err != nil {
 		return err
 	}
-	page, err := docsgen.Render(openapi.Spec())
+	doc, err := docsgen.Complete(src)
 	if err != nil {
 		return err
 	}
-	if err := os.WriteFile("openapi.gen.json", json, 0o644); err != nil {
+	json, err := docsgen.JSON(doc)
+	if err != nil {
 		return err
 	}
-	return os.WriteFile("docs.gen.html", page, 0o644)
+	page, err := docsgen.Render(doc)
+	if err != nil {
+		return err
+	}
+	for name, b := range map[string][]byte{"openapi.gen.yaml": doc, "openapi.gen.json": json, "docs.gen.html": page} {
+		if err := os.WriteFile(name, b, 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
 }
