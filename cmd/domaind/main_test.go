@@ -107,7 +107,8 @@ func TestRunAllEmbedded(t *testing.T) {
 	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(100 * time.Millisecond) {
 		_, body := get(t, "http://"+addr+"/metrics")
 		if strings.Contains(body, `domaind_queue_tasks{queue="maintenance",state="completed"}`) &&
-			strings.Contains(body, "domaind_queue_scrape_error 0") && strings.Contains(body, "domaind_http_request_duration_seconds") {
+			strings.Contains(body, "domaind_queue_scrape_error 0") && strings.Contains(body, "domaind_http_request_duration_seconds") &&
+			strings.Contains(body, `asynq_queue_size{queue="maintenance"}`) {
 			break
 		}
 		if time.Now().After(deadline) {

@@ -132,7 +132,7 @@ func start(ctx context.Context, cmd command, getenv func(string) string, isTermi
 		defer mon.Close()
 	}
 	if role == "all" || role == "api" || role == "dashboard" {
-		m.Registry.MustRegister(metrics.NewQueueCollector(asynq.NewInspectorFromRedisClient(p.Redis)))
+		m.RegisterQueues(asynq.NewInspectorFromRedisClient(p.Redis))
 	}
 
 	if role == "all" || role == "worker" {

@@ -2,8 +2,18 @@ package metrics
 
 import (
 	"github.com/hibiken/asynq"
+	asynqmetrics "github.com/hibiken/asynq/x/metrics"
 	"github.com/prometheus/client_golang/prometheus"
 )
+
+// RegisterQueues registers the queue metrics read through inspector at
+// scrape time: the service's domaind_queue_* (QueueCollector), and asynq's
+// own exporter (asynq_queue_size, asynq_tasks_enqueued_total,
+// asynq_tasks_processed_total, asynq_tasks_failed_total,
+// asynq_queue_latency_seconds, …), which published asynq dashboards read.
+func (m *Metrics) RegisterQueues(inspector *asynq.Inspector) {
+	m.Registry.MustRegister(NewQueueCollector(inspector), asynqmetrics.NewQueueMetricsCollector(inspector))
+}
 
 // QueueCollector exports asynq queue health, read through an inspector when
 // Prometheus scrapes: size by state, latency of the oldest pending task,

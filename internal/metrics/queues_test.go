@@ -21,7 +21,7 @@ func TestQueueCollectorExportsQueueState(t *testing.T) {
 		}
 	}
 	m := metrics.New()
-	m.Registry.MustRegister(metrics.NewQueueCollector(asynq.NewInspectorFromRedisClient(r.Client)))
+	m.RegisterQueues(asynq.NewInspectorFromRedisClient(r.Client))
 	want := `
 # HELP domaind_queue_tasks Tasks in the queue by state.
 # TYPE domaind_queue_tasks gauge
@@ -40,5 +40,18 @@ domaind_queue_scrape_error 0
 	}
 	if n := testutil.CollectAndCount(m.Registry, "domaind_queue_latency_seconds", "domaind_queue_processed_total", "domaind_queue_failed_total", "domaind_queue_paused"); n != 4 {
 		t.Errorf("per-queue series = %d, want 4", n)
+	}
+	// asynq's own exporter names, beside ours.
+	asynqWant := `
+# HELP asynq_queue_size Number of tasks in a queue
+# TYPE asynq_queue_size gauge
+asynq_queue_size{queue="tools"} 3
+`
+	if err := testutil.GatherAndCompare(m.Registry, strings.NewReader(asynqWant), "asynq_queue_size"); err != nil {
+		t.Error(err)
+	}
+	if n := testutil.CollectAndCount(m.Registry, "asynq_tasks_enqueued_total", "asynq_tasks_processed_total", "asynq_tasks_failed_total",
+		"asynq_queue_latency_seconds", "asynq_queue_paused_total"); n < 5 {
+		t.Errorf("asynq exporter series = %d, want at least 5", n)
 	}
 }
