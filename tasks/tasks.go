@@ -61,7 +61,8 @@ var Specs = map[string]Spec{
 	TypeJobsRescue:         {Queue: QueueMaintenance, MaxRetry: 0, Timeout: time.Minute},
 	TypeCanaryRun:          {Queue: QueueMaintenance, MaxRetry: 10, Timeout: 10 * time.Minute},
 	TypeTLDSync:            {Queue: QueueMaintenance, MaxRetry: 5, Timeout: 15 * time.Minute},
-	// A lookup's caller waits for it, so its retries come quickly (1 s, 2 s, 4 s).
+	// A lookup retries its registries within the task (worker.LookupRetries);
+	// asynq runs it again only when its worker died or its database failed.
 	TypeLookupRun:            {Queue: QueueRDAP, MaxRetry: 3, Timeout: 45 * time.Second, Backoff: time.Second},
 	TypeRDAPBootstrapRefresh: {Queue: QueueMaintenance, MaxRetry: 3, Timeout: 2 * time.Minute},
 	// A bulk op's items carry their own retries; a task retry resumes an op

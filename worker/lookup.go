@@ -22,7 +22,17 @@ type lookupRun struct {
 	db       *gorm.DB
 	resolver *lookup.Resolver
 	cache    *lookup.Cache
+	// retries are the waits before each attempt after the first
+	// (LookupRetries; the tests' are short).
+	retries []time.Duration
 }
+
+// LookupRetries are the waits between a lookup's attempts: 1, 2 and 4 s,
+// within its task. Its caller waits for the answer (lookup.Wait), so the
+// retries come on time in the task rather than through asynq's retry
+// queue, which a worker forwards only every few seconds: a lookup that
+// fails both ways is answered as failed about 7 s after it began.
+var LookupRetries = []time.Duration{time.Second, 2 * time.Second, 4 * time.Second}
 
 func (h *lookupRun) Work(ctx context.Context, p tasks.LookupRunPayload) error {
 	db := h.db.WithContext(ctx)
@@ -33,20 +43,15 @@ func (h *lookupRun) Work(ctx context.Context, p tasks.LookupRunPayload) error {
 	if l.Terminal() {
 		return h.announce(ctx, l)
 	}
-	if err := db.Model(&l).Update("attempts", gorm.Expr("attempts + 1")).Error; err != nil {
-		return fmt.Errorf("start lookup %s: %w", l.ID, err)
-	}
-
-	rec, err := h.resolver.Resolve(ctx, l.Domain)
+	rec, err := h.resolve(ctx, l)
 	switch {
 	case err == nil:
 		l.State, l.Record = models.LookupDone, rec
 	case errors.Is(err, domaininfo.ErrNotFound):
 		l.State = models.LookupNotFound
+	case ctx.Err() != nil || errors.Is(err, errNotAttempted):
+		return err // the worker stops, or the database failed: asynq runs the task again
 	default:
-		if !lastAttempt(ctx) {
-			return err
-		}
 		l.State, l.Error = models.LookupFailed, models.ErrorText(err, 500)
 	}
 	now := time.Now().UTC()
@@ -68,6 +73,30 @@ func (h *lookupRun) Work(ctx context.Context, p tasks.LookupRunPayload) error {
 		return fmt.Errorf("lookup %s failed for good: %s: %w", l.Domain, l.Error, asynq.SkipRetry)
 	}
 	return nil
+}
+
+// errNotAttempted marks a failure to record an attempt (the database's,
+// not the registries').
+var errNotAttempted = errors.New("lookup attempt not recorded")
+
+// resolve asks the registries for l's record, again after each of
+// h.retries while they fail; each attempt is counted on the row. It
+// answers the last attempt's result.
+func (h *lookupRun) resolve(ctx context.Context, l models.Lookup) (domaininfo.Record, error) {
+	for attempt := 0; ; attempt++ {
+		if err := h.db.WithContext(ctx).Model(&l).Update("attempts", gorm.Expr("attempts + 1")).Error; err != nil {
+			return domaininfo.Record{}, fmt.Errorf("start lookup %s: %w: %w", l.ID, errNotAttempted, err)
+		}
+		rec, err := h.resolver.Resolve(ctx, l.Domain)
+		if err == nil || errors.Is(err, domaininfo.ErrNotFound) || attempt == len(h.retries) {
+			return rec, err
+		}
+		select {
+		case <-ctx.Done():
+			return rec, err
+		case <-time.After(h.retries[attempt]):
+		}
+	}
 }
 
 // lastAttempt reports whether the running task has no retry left, so its

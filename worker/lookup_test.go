@@ -24,10 +24,14 @@ type source struct {
 	answers map[string]domaininfo.Record
 	err     error
 	calls   int
+	onCall  func() // called with each lookup, when set
 }
 
 func (s *source) Lookup(_ context.Context, domain string) (domaininfo.Record, error) {
 	s.calls++
+	if s.onCall != nil {
+		s.onCall()
+	}
 	if s.err != nil {
 		return domaininfo.Record{}, s.err
 	}
@@ -98,55 +102,56 @@ func TestLookupRunFallsBackAndRecordsNotFound(t *testing.T) {
 	}
 }
 
+// A lookup whose registries keep failing is tried once and again after
+// each of its retries, within the task, then fails for good: the row says
+// so, the waiting caller is told, and asynq does not run it again.
 func TestLookupRunRetriesThenFails(t *testing.T) {
+	t.Parallel()
 	broken := &source{err: errors.New("connection refused")}
-	db := modelstest.NewDB(t)
-	rds := platformtest.NewRedis(t)
-	cache := lookup.NewCache(rds.Client)
-	h := &lookupRun{db: db, resolver: &lookup.Resolver{RDAP: broken, Fallback: broken}, cache: cache}
-	l := models.Lookup{ID: models.NewID(), Domain: "down.com", State: models.LookupPending}
-	db.Create(&l)
-	task := tasks.New(tasks.LookupRunPayload{LookupID: l.ID})
-
-	// Outside a served task a failure is retryable and changes nothing.
-	if err := run(context.Background(), h, task); err == nil || errors.Is(err, asynq.SkipRetry) {
-		t.Fatalf("failure = %v, want a retryable error", err)
-	}
-	var got models.Lookup
-	db.First(&got, "id = ?", l.ID)
-	if got.State != models.LookupPending {
-		t.Fatalf("after a retryable failure the state is %s", got.State)
-	}
-
-	// Served by asynq with one retry: the second failure is final.
+	h, cache := newLookupRun(t, broken, broken)
+	h.retries = []time.Duration{0, 0, 0}
+	l, task := addLookup(t, h, "down.com")
 	sub, err := cache.Subscribe(context.Background(), l.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer sub.Close()
-	srv := asynq.NewServer(rds.Opt, asynq.Config{
-		Concurrency: 1, Queues: map[string]int{tasks.QueueRDAP: 1}, LogLevel: asynq.FatalLevel,
-		TaskCheckInterval: 10 * time.Millisecond, DelayedTaskCheckInterval: 20 * time.Millisecond,
-		RetryDelayFunc: func(int, error, *asynq.Task) time.Duration { return 0 },
-	})
-	mux := asynq.NewServeMux()
-	Handle(mux, h)
-	if err := srv.Start(mux); err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Shutdown()
-	client := asynq.NewClientFromRedisClient(rds.Client)
-	if _, err := client.Enqueue(task, asynq.Queue(tasks.QueueRDAP), asynq.MaxRetry(1)); err != nil {
-		t.Fatal(err)
+
+	if err := run(context.Background(), h, task); !errors.Is(err, asynq.SkipRetry) {
+		t.Fatalf("failure = %v, want a final one (SkipRetry)", err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	if err := sub.Wait(ctx, time.Minute); err != nil {
 		t.Fatalf("no announcement of the failed lookup: %v", err)
 	}
-	db.First(&got, "id = ?", l.ID)
-	if got.State != models.LookupFailed || !strings.Contains(got.Error, "connection refused") || got.Attempts != 3 {
-		t.Errorf("row = state %s error %q attempts %d, want failed after 1+2 attempts", got.State, got.Error, got.Attempts)
+	var got models.Lookup
+	h.db.First(&got, "id = ?", l.ID)
+	if got.State != models.LookupFailed || !strings.Contains(got.Error, "connection refused") || got.Attempts != 4 {
+		t.Errorf("row = state %s error %q attempts %d, want failed after 1+3 attempts", got.State, got.Error, got.Attempts)
+	}
+	if broken.calls != 8 {
+		t.Errorf("registries asked %d times, want RDAP and WHOIS 4 times each", broken.calls)
+	}
+}
+
+// A worker that stops while a lookup waits to retry leaves it pending, for
+// asynq to run again: the registries' failure was not final.
+func TestLookupRunStoppedBetweenAttemptsStaysPending(t *testing.T) {
+	t.Parallel()
+	ctx, stop := context.WithCancel(context.Background())
+	defer stop()
+	broken := &source{err: errors.New("connection refused"), onCall: stop}
+	h, _ := newLookupRun(t, broken, &source{err: errors.New("timeout")})
+	h.retries = []time.Duration{time.Hour}
+	l, task := addLookup(t, h, "down.com")
+	if err := run(ctx, h, task); err == nil || errors.Is(err, asynq.SkipRetry) {
+		t.Fatalf("stopped = %v, want a retryable error", err)
+	}
+	var got models.Lookup
+	h.db.First(&got, "id = ?", l.ID)
+	if got.State != models.LookupPending || got.Attempts != 1 {
+		t.Errorf("row = state %s attempts %d, want pending after 1 attempt", got.State, got.Attempts)
 	}
 }
 

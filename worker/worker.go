@@ -139,7 +139,7 @@ func New(d Deps) *Worker {
 	Handle(mux, &rescue{db: d.DB, outbox: d.Outbox, inspector: inspector, log: d.Log})
 	Handle(mux, &canaryRun{db: d.DB, canaries: canary.New(d.DB, d.Outbox)})
 	Handle(mux, &tldSync{db: d.DB, registry: d.Registry, log: d.Log})
-	Handle(mux, &lookupRun{db: d.DB, resolver: d.Resolver, cache: d.LookupCache})
+	Handle(mux, &lookupRun{db: d.DB, resolver: d.Resolver, cache: d.LookupCache, retries: LookupRetries})
 	Handle(mux, &toolRun{db: d.DB, tools: d.Tools})
 	Handle(mux, &bulkRun{db: d.DB, registry: d.Registry, concurrency: BulkConcurrency, backoff: itemBackoff})
 	Handle(mux, &webhookDeliver{webhooks: d.Webhooks, outbox: d.Outbox})
