@@ -7,7 +7,7 @@ BIN       ?= bin/domaind
 PG_URL    ?= postgres://postgres@127.0.0.1:5432/domaind_test?sslmode=disable
 REDIS_URL ?= redis://127.0.0.1:6379
 
-.PHONY: run build generate test test-real testdb bench chaos coldrun fuzz vet namesearch-data
+.PHONY: run build generate test test-real test-cluster testdb bench chaos coldrun fuzz vet namesearch-data
 
 # Every build, the tests' builds of the binary included, is pure Go and
 # leaves out gin's msgpack codec, which nothing uses: one build cache for
@@ -32,6 +32,13 @@ test: vet
 
 test-real: testdb
 	DOMAIND_TEST_DATABASE_URL='$(PG_URL)' DOMAIND_TEST_REDIS_URL='$(REDIS_URL)' $(MAKE) test
+
+# The suite on real Postgres and a 6-node Redis Cluster (3 masters with a
+# replica each, started on ports 7000-7005 by scripts/redis-cluster.sh when
+# it is not running): every path that touches Redis, its keys in every
+# slot. Tests take the cluster in turn (internal/platform/platformtest).
+test-cluster: testdb
+	DOMAIND_TEST_DATABASE_URL='$(PG_URL)' DOMAIND_TEST_REDIS_URL="$$(scripts/redis-cluster.sh start)" $(MAKE) test
 
 # The database the real-server tests and benchmarks make their schemas in.
 testdb:

@@ -151,9 +151,9 @@ func TestAnonymousAnswersAreKeptAnHour(t *testing.T) {
 	b := newBrowser(t, env)
 	ttl := func(scope string) time.Duration {
 		t.Helper()
-		keys, err := env.redis.Client.Keys(context.Background(), "idem:"+scope+":*").Result()
-		if err != nil || len(keys) != 1 {
-			t.Fatalf("records of %s: %v (%v), want one", scope, keys, err)
+		keys := env.redis.Keys(t, "idem:"+scope+":*")
+		if len(keys) != 1 {
+			t.Fatalf("records of %s: %v, want one", scope, keys)
 		}
 		return env.redis.Client.TTL(context.Background(), keys[0]).Val()
 	}

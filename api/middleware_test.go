@@ -123,6 +123,7 @@ func TestWhoisRefundsAreBudgeted(t *testing.T) {
 
 func TestRedisDownIs503(t *testing.T) {
 	env := newTestEnv(t)
+	env.redis.Server(t) // the test takes Redis away
 	env.srv.engine.GET("/test/limited", env.srv.limit(ratelimit.PerMinute("test", 60)), func(c *gin.Context) { c.String(200, "ok") })
 	env.proxy.Stop()
 	w := env.request("GET", "/test/limited", "")

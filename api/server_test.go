@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hibiken/asynq"
 	"github.com/redis/go-redis/v9"
 	"gorm.io/gorm"
 
@@ -87,12 +88,14 @@ func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
 func newTestEnvOn(t testing.TB, db *gorm.DB, mutate ...func(*config.Config)) *testEnv {
 	t.Helper()
 	env := &testEnv{tb: t, db: db, redis: platformtest.NewRedis(t), now: time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)}
-	env.proxy = platformtest.NewProxy(t, env.redis.Opt.Addr)
-	opt := env.redis.Opt
-	opt.Addr = env.proxy.Addr
-	opt.DialTimeout, opt.ReadTimeout = 200*time.Millisecond, 200*time.Millisecond
-	rc := opt.MakeRedisClient().(redis.UniversalClient)
-	t.Cleanup(func() { rc.Close() })
+	rc := env.redis.Client
+	if opt, ok := env.redis.Opt.(asynq.RedisClientOpt); ok { // one server: a proxy lets tests take it away
+		env.proxy = platformtest.NewProxy(t, opt.Addr)
+		opt.Addr = env.proxy.Addr
+		opt.DialTimeout, opt.ReadTimeout = 200*time.Millisecond, 200*time.Millisecond
+		rc = opt.MakeRedisClient().(redis.UniversalClient)
+		t.Cleanup(func() { rc.Close() })
+	}
 	base, _ := url.Parse("http://api.test")
 	cfg := &config.Config{BaseURL: base, OpsUser: "ops", OpsPassword: "ops-secret",
 		SecretKey: []byte("test-secret-key-0123456789abcdef"), SearchTLDs: strings.Split(config.DefaultSearchTLDs, ","),
@@ -304,6 +307,7 @@ func TestMetricsAreNotPublicInProduction(t *testing.T) {
 
 func TestReadyzNamesTheMissingDependency(t *testing.T) {
 	env := newTestEnv(t)
+	env.redis.Server(t) // the test takes Redis away
 	if w := env.request("GET", "/readyz", ""); w.Code != 200 {
 		t.Fatalf("readyz = %d %s, want 200", w.Code, w.Body)
 	}

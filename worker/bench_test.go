@@ -214,7 +214,7 @@ func BenchmarkIdleRedis(b *testing.B) {
 	}
 	defer w.Shutdown()
 	time.Sleep(settle) // past the start-up writes
-	calls, inScripts := monitor(b, r.Opt, window)
+	calls, inScripts := monitor(b, r.Server(b), window)
 	perSec := float64(calls) / window.Seconds()
 	b.ReportMetric(perSec, "commands/s")
 	b.ReportMetric(float64(calls-inScripts)/window.Seconds(), "sent/s")

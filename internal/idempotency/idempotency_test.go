@@ -31,8 +31,7 @@ func TestBeginCompleteReplay(t *testing.T) {
 	if err := s.Complete(ctx, "client-a", "k1", rec); err != nil {
 		t.Fatal(err)
 	}
-	keys, _ := r.Client.Keys(ctx, "*").Result()
-	for _, k := range keys {
+	for _, k := range r.Keys(t, "*") {
 		if v, _ := r.Client.Get(ctx, k).Result(); strings.Contains(v, "dks_shown-once") || strings.Contains(v, "application/json") {
 			t.Errorf("Redis holds a stored answer in the clear under %s", k)
 		}
@@ -142,9 +141,9 @@ func TestCompleteWithinKeepsToTheBudget(t *testing.T) {
 // idemKey is the one Redis key of a stored record of scope.
 func idemKey(t *testing.T, r *platformtest.Redis, scope string) string {
 	t.Helper()
-	keys, err := r.Client.Keys(context.Background(), "idem:"+scope+":*").Result()
-	if err != nil || len(keys) == 0 {
-		t.Fatalf("no record of %s in Redis (%v)", scope, err)
+	keys := r.Keys(t, "idem:"+scope+":*")
+	if len(keys) == 0 {
+		t.Fatalf("no record of %s in Redis", scope)
 	}
 	return keys[0]
 }

@@ -55,27 +55,31 @@ func (c *Cache) Get(ctx context.Context, domain string) (a Answer, ok bool, err 
 	return a, true, nil
 }
 
-// GetMany returns the cached answers of the domains that have one.
+// GetMany returns the cached answers of the domains that have one. The
+// reads go in one pipeline of GETs, not an MGET: on a Redis Cluster the
+// domains' keys lie in many slots, which one command may not span, and the
+// cluster client splits a pipeline by node.
 func (c *Cache) GetMany(ctx context.Context, domains []string) (map[string]Answer, error) {
 	if len(domains) == 0 {
 		return nil, nil
 	}
-	keys := make([]string, len(domains))
+	pipe := c.rdb.Pipeline()
+	gets := make([]*redis.StringCmd, len(domains))
 	for i, d := range domains {
-		keys[i] = answerKey(d)
+		gets[i] = pipe.Get(ctx, answerKey(d))
 	}
-	vals, err := c.rdb.MGet(ctx, keys...).Result()
-	if err != nil {
-		return nil, fmt.Errorf("lookup cache mget: %w", err)
-	}
+	pipe.Exec(ctx) // each GET's own error is read below
 	out := make(map[string]Answer, len(domains))
-	for i, v := range vals {
-		s, ok := v.(string)
-		if !ok {
+	for i, get := range gets {
+		b, err := get.Bytes()
+		if errors.Is(err, redis.Nil) {
 			continue
 		}
+		if err != nil {
+			return nil, fmt.Errorf("lookup cache get many: %w", err)
+		}
 		var a Answer
-		if json.Unmarshal([]byte(s), &a) == nil {
+		if json.Unmarshal(b, &a) == nil {
 			out[domains[i]] = a
 		}
 	}

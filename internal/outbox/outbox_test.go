@@ -85,7 +85,7 @@ func TestRollbackLeavesNoTask(t *testing.T) {
 	if n != 0 {
 		t.Errorf("outbox has %d entries after rollback, want 0", n)
 	}
-	if keys := r.Client.Keys(context.Background(), "asynq:{maintenance}:t:*").Val(); len(keys) != 0 {
+	if keys := r.Keys(t, "asynq:{maintenance}:t:*"); len(keys) != 0 {
 		t.Errorf("queue has tasks after rollback: %v", keys)
 	}
 }
@@ -93,8 +93,8 @@ func TestRollbackLeavesNoTask(t *testing.T) {
 func TestSweepDeliversWhatRedisMissed(t *testing.T) {
 	db := modelstest.NewDB(t)
 	r := platformtest.NewRedis(t)
-	proxy := platformtest.NewProxy(t, r.Opt.Addr)
-	opt := r.Opt
+	opt := r.Server(t)
+	proxy := platformtest.NewProxy(t, opt.Addr)
 	opt.Addr = proxy.Addr
 	viaProxy := opt.MakeRedisClient().(redis.UniversalClient)
 	t.Cleanup(func() { viaProxy.Close() })

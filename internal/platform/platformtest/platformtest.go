@@ -1,28 +1,37 @@
 // Package platformtest hands tests an isolated Redis: a fresh miniredis, or,
 // when DOMAIND_TEST_REDIS_URL is set, a database number of that server
-// reserved for the test and flushed before and after.
+// reserved for the test and flushed before and after. On a Redis Cluster
+// (a redis-cluster:// URL: it has only database 0) each test has the whole
+// cluster, flushed before and after, and tests take it in turn.
 package platformtest
 
 import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/alicebob/miniredis/v2"
 	"github.com/hibiken/asynq"
 	"github.com/redis/go-redis/v9"
+
+	"github.com/domaind/domaind/internal/config"
 )
 
 // Redis is one test's Redis.
 type Redis struct {
 	Client redis.UniversalClient
-	Opt    asynq.RedisClientOpt
+	// Opt makes clients of the same Redis (asynq's servers and clients).
+	Opt asynq.RedisConnOpt
 	// Mini is the in-process server, nil on a real Redis. Tests that drive
 	// time use it (FastForward) and skip what only a real server can show.
 	Mini *miniredis.Miniredis
-	// URL is a redis:// URL other processes can use.
+	// URL is a DOMAIND_REDIS_URL other processes can use.
 	URL string
 }
 
@@ -34,6 +43,9 @@ func NewRedis(tb testing.TB) *Redis {
 		m := miniredis.RunT(tb)
 		opt := asynq.RedisClientOpt{Addr: m.Addr()}
 		return newRedis(tb, opt, m, "redis://"+m.Addr())
+	}
+	if strings.HasPrefix(base, "redis-cluster://") {
+		return newCluster(tb, base)
 	}
 	o, err := redis.ParseURL(base)
 	if err != nil {
@@ -49,7 +61,96 @@ func NewRedis(tb testing.TB) *Redis {
 	return r
 }
 
-func newRedis(tb testing.TB, opt asynq.RedisClientOpt, m *miniredis.Miniredis, url string) *Redis {
+// Server returns the options of the one Redis server, for a test that
+// stands a Proxy between it and its clients; on a Redis Cluster, whose
+// clients follow the cluster's own node addresses, it skips the test.
+func (r *Redis) Server(tb testing.TB) asynq.RedisClientOpt {
+	tb.Helper()
+	opt, ok := r.Opt.(asynq.RedisClientOpt)
+	if !ok {
+		tb.Skip("a Redis Cluster's clients follow its nodes' addresses: no proxy can stand between them")
+	}
+	return opt
+}
+
+// newCluster gives tb the whole Redis Cluster at url, once no other test
+// of any package holds it (a file lock on this machine), flushed before
+// and after. A test that holds it already (or whose parent does) gets
+// another client of it.
+func newCluster(tb testing.TB, url string) *Redis {
+	tb.Helper()
+	opt, err := config.ParseRedisURL(url)
+	if err != nil {
+		tb.Fatalf("DOMAIND_TEST_REDIS_URL: %v", err)
+	}
+	if holding(tb) {
+		return newRedis(tb, opt, nil, url)
+	}
+	lockCluster(tb)
+	r := newRedis(tb, opt, nil, url)
+	cc := r.Client.(*redis.ClusterClient)
+	flush := func() error {
+		return cc.ForEachMaster(context.Background(), func(ctx context.Context, m *redis.Client) error {
+			return m.FlushAll(ctx).Err()
+		})
+	}
+	if err := flush(); err != nil {
+		tb.Fatalf("flush the redis cluster: %v", err)
+	}
+	tb.Cleanup(func() { flush() })
+	return r
+}
+
+// holders are the names of the tests of this process that hold the
+// cluster lock.
+var holders = struct {
+	sync.Mutex
+	names map[string]bool
+}{names: map[string]bool{}}
+
+// holding says tb, or a test it is a subtest of, holds the cluster lock.
+func holding(tb testing.TB) bool {
+	holders.Lock()
+	defer holders.Unlock()
+	for name := tb.Name(); ; {
+		if holders.names[name] {
+			return true
+		}
+		i := strings.LastIndexByte(name, '/')
+		if i < 0 {
+			return false
+		}
+		name = name[:i]
+	}
+}
+
+// lockCluster waits until tb holds the machine's cluster lock, and lets it
+// go when tb ends.
+func lockCluster(tb testing.TB) {
+	tb.Helper()
+	name := tb.Name()
+	defer func() {
+		holders.Lock()
+		holders.names[name] = true
+		holders.Unlock()
+	}()
+	tb.Cleanup(func() {
+		holders.Lock()
+		delete(holders.names, name)
+		holders.Unlock()
+	})
+	f, err := os.OpenFile(filepath.Join(os.TempDir(), "domaind-test-redis-cluster.lock"), os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		tb.Fatalf("cluster lock: %v", err)
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
+		f.Close()
+		tb.Fatalf("cluster lock: %v", err)
+	}
+	tb.Cleanup(func() { f.Close() }) // closing the file lets the lock go
+}
+
+func newRedis(tb testing.TB, opt asynq.RedisConnOpt, m *miniredis.Miniredis, url string) *Redis {
 	c := opt.MakeRedisClient().(redis.UniversalClient)
 	tb.Cleanup(func() { c.Close() })
 	return &Redis{Client: c, Opt: opt, Mini: m, URL: url}
@@ -78,4 +179,32 @@ func reserveDB(tb testing.TB, o *redis.Options) int {
 	}
 	tb.Fatalf("no free redis database number in 1..15")
 	return 0
+}
+
+// Keys returns the keys matching pattern, on every node of a Redis Cluster
+// (a plain KEYS asks one).
+func (r *Redis) Keys(tb testing.TB, pattern string) []string {
+	tb.Helper()
+	ctx := context.Background()
+	cc, ok := r.Client.(*redis.ClusterClient)
+	if !ok {
+		keys, err := r.Client.Keys(ctx, pattern).Result()
+		if err != nil {
+			tb.Fatalf("keys %s: %v", pattern, err)
+		}
+		return keys
+	}
+	var mu sync.Mutex
+	var keys []string
+	err := cc.ForEachMaster(ctx, func(ctx context.Context, m *redis.Client) error {
+		k, err := m.Keys(ctx, pattern).Result()
+		mu.Lock()
+		keys = append(keys, k...)
+		mu.Unlock()
+		return err
+	})
+	if err != nil {
+		tb.Fatalf("keys %s: %v", pattern, err)
+	}
+	return keys
 }
