@@ -10,6 +10,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
 	"sync"
 	"time"
@@ -21,11 +22,14 @@ import (
 	"github.com/domaind/domaind/internal/fault"
 	"github.com/domaind/domaind/internal/namesearch"
 	"github.com/domaind/domaind/models"
+	"github.com/redis/go-redis/v9"
 )
 
-// IndexTTL is how old an environment's search index may get: a listing
-// added or removed shows in search within it (and at once in Find).
-const IndexTTL = 30 * time.Second
+// IndexTTL is how old an environment's search index may get before it is
+// built again from the database. Listings added and removed reach every
+// process's index at once (Share); the rebuild catches what a process
+// missed, such as changes made while its subscription was down.
+const IndexTTL = 5 * time.Minute
 
 // Item is a listed name, in either environment. Prices are cents.
 type Item struct {
@@ -59,9 +63,21 @@ type Service struct {
 
 	mu      sync.Mutex
 	indexes map[string]*builtIndex
+	// pending are the changes of each environment applied while its index
+	// is being built, applied again to the new one; absent when no build
+	// runs.
+	pending map[string][]change
 	builds  singleflight.Group
-	// rebuilds are the background rebuilds, waited for by Close.
+	// rebuilds are the background rebuilds and the subscription to other
+	// processes' changes, waited for by Close.
 	rebuilds sync.WaitGroup
+	// share publishes this service's changes (Share); nil keeps them here.
+	share redis.UniversalClient
+	log   *slog.Logger
+	stop  func() // ends the subscription
+	// afterLoad, in tests, runs between a build's read of the database and
+	// the new index's use.
+	afterLoad func()
 }
 
 type builtIndex struct {
@@ -72,7 +88,7 @@ type builtIndex struct {
 
 // New returns the inventories of db; now is its clock.
 func New(db *gorm.DB, now func() time.Time) *Service {
-	return &Service{db: db, now: now, indexes: map[string]*builtIndex{}}
+	return &Service{db: db, now: now, indexes: map[string]*builtIndex{}, pending: map[string][]change{}, stop: func() {}}
 }
 
 // table is the query of env's listings for sale (a sold one is gone until
@@ -146,7 +162,9 @@ func (s *Service) Search(ctx context.Context, env, q string) ([]Hit, error) {
 	if err != nil {
 		return nil, err
 	}
-	found := ix.Search(q, MaxResults)
+	// The index holds every listing; those not for sale now (sold, or held
+	// back from the marketplace) are left out below, so it asks for more.
+	found := ix.Search(q, 4*MaxResults)
 	if len(found) == 0 {
 		return []Hit{}, nil
 	}
@@ -166,9 +184,9 @@ func (s *Service) Search(ctx context.Context, env, q string) ([]Hit, error) {
 	for _, r := range rows {
 		byID[r.ID] = r
 	}
-	hits := make([]Hit, 0, len(found))
+	hits := make([]Hit, 0, MaxResults)
 	for _, h := range found {
-		if r, ok := byID[h.ID]; ok { // one removed since the index was built is left out
+		if r, ok := byID[h.ID]; ok && len(hits) < MaxResults {
 			hits = append(hits, Hit{Item: r.item(), Score: h.Score})
 		}
 	}
@@ -201,21 +219,36 @@ func (s *Service) index(ctx context.Context, env string) (*namesearch.Index, err
 	return b.ix, nil
 }
 
-// build builds env's index from the database, once at a time.
+// build builds env's index from the database, once at a time: every
+// listing, for sale or not (Search reads which are). The changes applied
+// while it reads are applied to the new index too before it serves.
 func (s *Service) build(ctx context.Context, env string) (*namesearch.Index, error) {
 	v, err, _ := s.builds.Do(env, func() (any, error) {
-		q, err := s.table(ctx, env)
+		model, err := listingModel(env)
 		if err != nil {
 			return nil, err
 		}
+		s.mu.Lock()
+		s.pending[env] = []change{}
+		s.mu.Unlock()
 		var entries []namesearch.Entry
-		if err := q.Select("id", "domain").Order("id").Find(&entries).Error; err != nil {
+		if err := s.db.WithContext(ctx).Model(model).Select("id", "domain").Order("id").Find(&entries).Error; err != nil {
+			s.mu.Lock()
+			delete(s.pending, env)
+			s.mu.Unlock()
 			return nil, fmt.Errorf("load the %s inventory: %w", env, err)
+		}
+		if s.afterLoad != nil {
+			s.afterLoad()
 		}
 		b := &builtIndex{ix: namesearch.New(entries), built: s.now()}
 		s.mu.Lock()
+		defer s.mu.Unlock()
+		for _, c := range s.pending[env] {
+			c.applyTo(b.ix)
+		}
+		delete(s.pending, env)
 		s.indexes[env] = b
-		s.mu.Unlock()
 		return b.ix, nil
 	})
 	if err != nil {
@@ -261,20 +294,15 @@ func (s *Service) Add(ctx context.Context, env, domain string, binCents, floorCe
 	if err != nil {
 		return Item{}, fmt.Errorf("list %s: %w", it.Domain, err)
 	}
-	s.indexed(env, func(ix *namesearch.Index) { ix.Add(namesearch.Entry{ID: it.ID, Domain: it.Domain}) })
+	s.changed(ctx, change{Env: env, ID: it.ID, Domain: it.Domain})
 	return it, nil
 }
 
 // Remove takes listing id out of env's inventory; an unknown one is not_found.
 func (s *Service) Remove(ctx context.Context, env, id string) error {
-	var model any
-	switch env {
-	case models.EnvLive:
-		model = &models.Listing{}
-	case models.EnvSandbox:
-		model = &models.SandboxListing{}
-	default:
-		return fault.Invalid("environment", "must be sandbox or live")
+	model, err := listingModel(env)
+	if err != nil {
+		return err
 	}
 	res := s.db.WithContext(ctx).Where("id = ?", id).Delete(model)
 	if res.Error != nil {
@@ -283,19 +311,24 @@ func (s *Service) Remove(ctx context.Context, env, id string) error {
 	if res.RowsAffected == 0 {
 		return fault.New(fault.NotFound, "no %s listing %s", env, id)
 	}
-	s.indexed(env, func(ix *namesearch.Index) { ix.Remove(id) })
+	s.changed(ctx, change{Env: env, ID: id, Removed: true})
 	return nil
 }
 
-// Close waits for the background rebuilds of the indexes.
-func (s *Service) Close() { s.rebuilds.Wait() }
-
-// indexed applies a change to env's index, if this process built one.
-func (s *Service) indexed(env string, change func(*namesearch.Index)) {
-	s.mu.Lock()
-	b := s.indexes[env]
-	s.mu.Unlock()
-	if b != nil {
-		change(b.ix)
+// listingModel is the table of env's listings.
+func listingModel(env string) (any, error) {
+	switch env {
+	case models.EnvLive:
+		return &models.Listing{}, nil
+	case models.EnvSandbox:
+		return &models.SandboxListing{}, nil
 	}
+	return nil, fault.Invalid("environment", "must be sandbox or live")
+}
+
+// Close stops the subscription to other processes' changes and waits for
+// the background rebuilds of the indexes.
+func (s *Service) Close() {
+	s.stop()
+	s.rebuilds.Wait()
 }

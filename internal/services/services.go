@@ -151,6 +151,7 @@ func New(d Deps) *Set {
 		Payments:   payment.NewBook(d.DB, d.Outbox, d.Payments, key, d.Log, now),
 		Orders:     order.New(d.DB, d.Outbox, key, order.Options{QuoteTTL: cfg.QuoteTTL, ReviewThresholdCents: cfg.ReviewThresholdCents, QuoteHoldLimit: cfg.QuoteHoldLimit}, now),
 	}
+	s.Inventory.Share(d.Redis, d.Log) // every replica's partner search sees a listing change at once
 	s.Whois = lookup.NewQueue(d.DB, d.Outbox, s.Lookups)
 	s.Domains = domains.New(d.DB, d.Outbox, s.Catalog, key, d.Log, now)
 	s.Settlements = settlement.New(d.DB, d.Outbox, s.Orders, cfg.SettlementPeriod, key, now)
@@ -164,7 +165,8 @@ func New(d Deps) *Set {
 }
 
 // Close stops the work the services run in the background (the search's
-// warm-ups, the inventory's index rebuilds) and waits for it. Call it once
+// warm-ups, the inventory's index rebuilds and its subscription to other
+// processes' changes) and waits for it. Call it once
 // nothing calls the services any more.
 func (s *Set) Close() {
 	s.Search.Close()

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/domaind/domaind/internal/config"
+	"github.com/domaind/domaind/internal/platform/platformtest"
 	"github.com/domaind/domaind/internal/tools"
 )
 
@@ -16,7 +17,7 @@ func TestNewBuildsEveryService(t *testing.T) {
 	t.Parallel()
 	base, _ := url.Parse("https://domaind.test/")
 	set := New(Deps{Config: &config.Config{BaseURL: base, SecretKey: []byte("test-secret-key-0123456789abcdef")},
-		Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Tools: tools.New(tools.Deps{})})
+		Redis: platformtest.NewRedis(t).Client, Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Tools: tools.New(tools.Deps{})})
 	defer set.Close()
 	v := reflect.ValueOf(set).Elem()
 	for i := range v.NumField() {
