@@ -13,6 +13,7 @@ import (
 	"github.com/domaind/domaind/internal/config"
 	"github.com/domaind/domaind/internal/fetch"
 	"github.com/domaind/domaind/internal/lookup"
+	"github.com/domaind/domaind/internal/metrics"
 	"github.com/domaind/domaind/internal/ratelimit"
 	"github.com/domaind/domaind/internal/rdap"
 	"github.com/domaind/domaind/internal/whois"
@@ -35,7 +36,7 @@ type lookups struct {
 // is bad configuration and stops the start; a URL that does not answer may
 // be a passing outage, so it is logged and the stored or built-in copy used
 // until the refresh task reaches it.
-func newLookups(ctx context.Context, cfg *config.Config, db *gorm.DB, rdb redis.UniversalClient, log *slog.Logger) (*lookups, error) {
+func newLookups(ctx context.Context, cfg *config.Config, db *gorm.DB, rdb redis.UniversalClient, m *metrics.Metrics, log *slog.Logger) (*lookups, error) {
 	hc := &http.Client{Timeout: lookupTimeout}
 	boot, err := lookup.StoredBootstrap(ctx, db)
 	if err != nil {
@@ -58,7 +59,8 @@ func newLookups(ctx context.Context, cfg *config.Config, db *gorm.DB, rdb redis.
 	// connection goes through the SSRF guard, and RDAP redirects only to https.
 	// Every server also has a query budget shared by all workers.
 	guard := fetch.New(fetch.Options{Allow: cfg.FetchAllowCIDRs, Timeout: lookupTimeout, HTTPSRedirectsOnly: true})
-	budget := &lookup.ServerBudget{Limiter: ratelimit.New(rdb, time.Now), Policy: lookup.DefaultServerBudget}
+	budget := &lookup.ServerBudget{Limiter: ratelimit.New(rdb, time.Now), Policy: lookup.DefaultServerBudget, Log: log,
+		Degraded: func() { m.Degraded("registry_budget") }}
 	rc := rdap.New(guard, boot, rdap.DefaultPerHost, budget.Take)
 	fallback := whois.New(cfg.WhoisIANAAddr, whois.WithDialer(guard.DialContext), whois.WithThrottle(budget.Take))
 	return &lookups{

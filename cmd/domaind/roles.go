@@ -136,7 +136,7 @@ func start(ctx context.Context, cmd command, getenv func(string) string, isTermi
 	}
 
 	if role == "all" || role == "worker" {
-		lk, err := newLookups(ctx, cfg, p.DB, p.Redis, log)
+		lk, err := newLookups(ctx, cfg, p.DB, p.Redis, m, log)
 		if err != nil {
 			return err
 		}

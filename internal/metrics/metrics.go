@@ -19,6 +19,7 @@ type Metrics struct {
 	httpDuration *prometheus.HistogramVec
 	taskDuration *prometheus.HistogramVec
 	taskFailures *prometheus.CounterVec
+	degraded     *prometheus.CounterVec
 }
 
 // New returns a registry with Go and process collectors and the service's instruments.
@@ -39,11 +40,15 @@ func New() *Metrics {
 			Name: "domaind_task_failures_total",
 			Help: "Task handler failures by task type (each failed attempt counts).",
 		}, []string{"type"}),
+		degraded: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "domaind_degraded_total",
+			Help: "Decisions taken without a backing service, by what decided (registry_budget: a registry query allowed or refused by the process's own share while Redis could not count).",
+		}, []string{"what"}),
 	}
 	m.Registry.MustRegister(
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
-		m.httpDuration, m.taskDuration, m.taskFailures,
+		m.httpDuration, m.taskDuration, m.taskFailures, m.degraded,
 	)
 	return m
 }
@@ -57,6 +62,9 @@ func (m *Metrics) Handler() http.Handler {
 func (m *Metrics) ObserveHTTP(method, route string, status int, d time.Duration) {
 	m.httpDuration.WithLabelValues(method, route, strconv.Itoa(status/100)+"xx").Observe(d.Seconds())
 }
+
+// Degraded counts one decision what took without a backing service.
+func (m *Metrics) Degraded(what string) { m.degraded.WithLabelValues(what).Inc() }
 
 // ObserveTask records one task attempt.
 func (m *Metrics) ObserveTask(typ string, d time.Duration, err error) {

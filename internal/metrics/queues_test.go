@@ -55,3 +55,18 @@ asynq_queue_size{queue="tools"} 3
 		t.Errorf("asynq exporter series = %d, want at least 5", n)
 	}
 }
+
+// Decisions taken without a backing service are counted by what took them.
+func TestDegradedIsCountedByWhat(t *testing.T) {
+	m := metrics.New()
+	m.Degraded("registry_budget")
+	m.Degraded("registry_budget")
+	want := `
+# HELP domaind_degraded_total Decisions taken without a backing service, by what decided (registry_budget: a registry query allowed or refused by the process's own share while Redis could not count).
+# TYPE domaind_degraded_total counter
+domaind_degraded_total{what="registry_budget"} 2
+`
+	if err := testutil.GatherAndCompare(m.Registry, strings.NewReader(want), "domaind_degraded_total"); err != nil {
+		t.Error(err)
+	}
+}
