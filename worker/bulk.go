@@ -44,6 +44,7 @@ func (h *bulkRun) Work(ctx context.Context, p tasks.BulkRunPayload) error {
 		return err
 	}
 	if op.Terminal() {
+		tasks.FoundDone(ctx)
 		return nil
 	}
 	now := time.Now().UTC()

@@ -41,6 +41,7 @@ func (h *lookupRun) Work(ctx context.Context, p tasks.LookupRunPayload) error {
 		return err
 	}
 	if l.Terminal() {
+		tasks.FoundDone(ctx)
 		return h.announce(ctx, l)
 	}
 	rec, err := h.resolve(ctx, l)

@@ -33,6 +33,7 @@ func (h *toolRun) Work(ctx context.Context, p tasks.ToolRunPayload) error {
 		return err
 	}
 	if job.Terminal() {
+		tasks.FoundDone(ctx)
 		return nil
 	}
 	tool, ok := h.tools.Get(job.Tool)

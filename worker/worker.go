@@ -254,6 +254,7 @@ func observe(log *slog.Logger, m *metrics.Metrics) asynq.MiddlewareFunc {
 			if id := t.Headers()[tasks.HeaderRequestID]; id != "" {
 				ctx = requestid.With(ctx, id)
 			}
+			ctx, foundDone := tasks.TrackFoundDone(ctx)
 			start := time.Now()
 			defer func() {
 				if r := recover(); r != nil {
@@ -264,6 +265,10 @@ func observe(log *slog.Logger, m *metrics.Metrics) asynq.MiddlewareFunc {
 				m.ObserveTask(t.Type(), d, err)
 				taskID, _ := asynq.GetTaskID(ctx)
 				retried, _ := asynq.GetRetryCount(ctx)
+				if foundDone() {
+					m.FoundDone(t.Type())
+					log.InfoContext(ctx, "task found its work done already", "task_type", t.Type(), "task_id", taskID, "retried", retried)
+				}
 				if err != nil {
 					log.WarnContext(ctx, "task failed", "task_type", t.Type(), "task_id", taskID, "retried", retried, "duration", d, "err", err)
 				} else if log.Enabled(ctx, slog.LevelDebug) {

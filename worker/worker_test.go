@@ -14,6 +14,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/domaind/domaind/internal/canary"
+	"github.com/domaind/domaind/internal/domaininfo"
 	"github.com/domaind/domaind/internal/metrics"
 	"github.com/domaind/domaind/internal/requestid"
 	"github.com/domaind/domaind/models"
@@ -179,12 +180,18 @@ func TestCleanupDeletesOnlyExpiredRows(t *testing.T) {
 // failures reads domaind_task_failures_total for typ from the registry.
 func failures(t *testing.T, m *metrics.Metrics, typ string) float64 {
 	t.Helper()
+	return counter(t, m, "domaind_task_failures_total", typ)
+}
+
+// counter is the value of the counter name of task type typ.
+func counter(t *testing.T, m *metrics.Metrics, name, typ string) float64 {
+	t.Helper()
 	families, err := m.Registry.Gather()
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, f := range families {
-		if f.GetName() != "domaind_task_failures_total" {
+		if f.GetName() != name {
 			continue
 		}
 		for _, s := range f.GetMetric() {
@@ -240,4 +247,25 @@ func run[P tasks.Payload](ctx context.Context, h Handler[P], t *asynq.Task) erro
 	mux := asynq.NewServeMux()
 	Handle(mux, h)
 	return mux.ProcessTask(ctx, t)
+}
+
+// A task run again after its work was done (a redelivery after a crash or
+// a Redis outage) changes nothing and is counted as found done; the first
+// run is not.
+func TestRunsThatFindTheirWorkDoneAreCounted(t *testing.T) {
+	t.Parallel()
+	rdapSrc := &source{answers: map[string]domaininfo.Record{"example.com": {Domain: "example.com", Registrar: "R", Source: domaininfo.SourceRDAP}}}
+	h, _ := newLookupRun(t, rdapSrc, &source{})
+	_, task := addLookup(t, h, "example.com")
+	m := metrics.New()
+	mux := asynq.NewServeMux()
+	mux.Use(observe(quiet, m))
+	Handle(mux, h)
+	foundDone := func() float64 { return counter(t, m, "domaind_task_found_done_total", tasks.TypeLookupRun) }
+	if err := mux.ProcessTask(context.Background(), task); err != nil || foundDone() != 0 {
+		t.Fatalf("first run = %v, found done %v; want done, not counted", err, foundDone())
+	}
+	if err := mux.ProcessTask(context.Background(), task); err != nil || foundDone() != 1 || rdapSrc.calls != 1 {
+		t.Errorf("second run = %v, found done %v, RDAP asked %d times; want it counted and nothing asked again", err, foundDone(), rdapSrc.calls)
+	}
 }

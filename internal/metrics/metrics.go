@@ -20,6 +20,7 @@ type Metrics struct {
 	taskDuration *prometheus.HistogramVec
 	taskFailures *prometheus.CounterVec
 	degraded     *prometheus.CounterVec
+	foundDone    *prometheus.CounterVec
 }
 
 // New returns a registry with Go and process collectors and the service's instruments.
@@ -40,6 +41,10 @@ func New() *Metrics {
 			Name: "domaind_task_failures_total",
 			Help: "Task handler failures by task type (each failed attempt counts).",
 		}, []string{"type"}),
+		foundDone: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "domaind_task_found_done_total",
+			Help: "Task runs that found their work done by an earlier run (run again after a crash or a Redis outage) and changed nothing, by task type.",
+		}, []string{"type"}),
 		degraded: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "domaind_degraded_total",
 			Help: "Decisions taken without a backing service, by what decided (registry_budget: a registry query allowed or refused by the process's own share while Redis could not count).",
@@ -48,7 +53,7 @@ func New() *Metrics {
 	m.Registry.MustRegister(
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
-		m.httpDuration, m.taskDuration, m.taskFailures, m.degraded,
+		m.httpDuration, m.taskDuration, m.taskFailures, m.degraded, m.foundDone,
 	)
 	return m
 }
@@ -62,6 +67,9 @@ func (m *Metrics) Handler() http.Handler {
 func (m *Metrics) ObserveHTTP(method, route string, status int, d time.Duration) {
 	m.httpDuration.WithLabelValues(method, route, strconv.Itoa(status/100)+"xx").Observe(d.Seconds())
 }
+
+// FoundDone counts one run of a task of type typ that found its work done.
+func (m *Metrics) FoundDone(typ string) { m.foundDone.WithLabelValues(typ).Inc() }
 
 // Degraded counts one decision what took without a backing service.
 func (m *Metrics) Degraded(what string) { m.degraded.WithLabelValues(what).Inc() }

@@ -10,6 +10,7 @@ import (
 	"github.com/domaind/domaind/internal/outbox"
 	"github.com/domaind/domaind/internal/payment"
 	"github.com/domaind/domaind/models"
+	"github.com/domaind/domaind/tasks"
 )
 
 // ActorPayment is the payment provider, in a timeline.
@@ -23,8 +24,12 @@ const ActorPayment = "payment"
 // sent already, or not pending, is left alone.
 func (s *Service) ReturnToCard(ctx context.Context, providers map[string]payment.Provider, id string) error {
 	rf, o, err := s.refundOf(ctx, id)
-	if err != nil || rf.CardStatus != models.CardRefundPending {
+	if err != nil {
 		return err
+	}
+	if rf.CardStatus != models.CardRefundPending {
+		tasks.FoundDone(ctx)
+		return nil
 	}
 	p := providers[o.Environment]
 	if p == nil {

@@ -58,9 +58,13 @@ func TestHostedRefundsGoBackToTheCardOnce(t *testing.T) {
 
 	p := &countingProvider{Sandbox: payment.NewSandbox(w.db, payment.SandboxOptions{})}
 	providers := map[string]payment.Provider{models.EnvSandbox: p}
-	for range 2 { // a retried task refunds once
-		if err := w.s.ReturnToCard(ctx, providers, first.ID); err != nil {
+	for i := range 2 { // a retried task refunds once, and says it found the refund sent
+		run, foundDone := tasks.TrackFoundDone(ctx)
+		if err := w.s.ReturnToCard(run, providers, first.ID); err != nil {
 			t.Fatal(err)
+		}
+		if foundDone() != (i == 1) {
+			t.Errorf("run %d found done = %v", i+1, foundDone())
 		}
 	}
 	var rf models.Refund

@@ -95,6 +95,7 @@ func (s *Service) Push(ctx context.Context, p tasks.TransferPushPayload, reg reg
 		}
 		switch {
 		case settled || requested:
+			tasks.FoundDone(ctx)
 			return nil
 		case o.Status != models.OrderTransferInProgress: // delivered by hand (or refunded) before it ran
 			_, err = s.recordStep(tx, o, pushStep(p, "", "not made: the order is "+o.Status), nil)

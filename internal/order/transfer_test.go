@@ -71,8 +71,9 @@ func TestPushRetriesThenCompletes(t *testing.T) {
 	if err := w.s.Push(ctx, p, reg, false); err != nil {
 		t.Fatal(err)
 	}
-	if err := w.s.Push(ctx, p, reg, false); err != nil { // the task again, after a crash: nothing repeats
-		t.Fatal(err)
+	again, foundDone := tasks.TrackFoundDone(ctx)
+	if err := w.s.Push(again, p, reg, false); err != nil || !foundDone() { // the task again, after a crash: nothing repeats
+		t.Fatalf("the push again = %v (found done %v), want nothing done, and said so", err, foundDone())
 	}
 	if len(reg.pushes) != 1 {
 		t.Errorf("pushes by change id %v, want one change", reg.pushes)

@@ -159,6 +159,9 @@ func (b *Book) Return(ctx context.Context, id string) error {
 	if err := b.db.WithContext(ctx).Take(&p, "id = ?", id).Error; err != nil {
 		return fmt.Errorf("find payment %s: %w", id, err)
 	}
+	if p.Status == models.PaymentRefunded {
+		tasks.FoundDone(ctx)
+	}
 	if p.Status != models.PaymentSucceeded || p.OrderID != nil || p.ChargeID == nil {
 		return nil
 	}

@@ -140,9 +140,13 @@ func TestReconcileSettlesPaymentsWhoseAnswerWasLost(t *testing.T) {
 		t.Errorf("Reconcile again = %d, %v; want nothing left", n, err)
 	}
 
-	for range 2 { // the task run twice returns once
-		if err := bk.b.Return(ctx, charged.ID); err != nil {
+	for i := range 2 { // the task run twice returns once, and says so the second time
+		run, foundDone := tasks.TrackFoundDone(ctx)
+		if err := bk.b.Return(run, charged.ID); err != nil {
 			t.Fatal(err)
+		}
+		if foundDone() != (i == 1) {
+			t.Errorf("run %d found done = %v", i+1, foundDone())
 		}
 	}
 	p := bk.payment(t, charged.ID)

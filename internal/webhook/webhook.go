@@ -331,6 +331,7 @@ func (s *Service) Deliver(ctx context.Context, ob *outbox.Outbox, id string, fin
 	}
 	d, e := a.Delivery, a.Endpoint
 	if d.State != models.DeliveryPending {
+		tasks.FoundDone(ctx)
 		return nil
 	}
 	if !e.Active {

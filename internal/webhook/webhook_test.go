@@ -161,8 +161,9 @@ func TestDeliveryRetriesWithTheSameEvent(t *testing.T) {
 	if err := w.s.Deliver(ctx, w.ob, ds[0].ID, false); err != nil {
 		t.Fatalf("third attempt = %v", err)
 	}
-	if err := w.s.Deliver(ctx, w.ob, ds[0].ID, false); err != nil {
-		t.Fatalf("a delivery run again after success = %v, want nothing done", err)
+	again, foundDone := tasks.TrackFoundDone(ctx)
+	if err := w.s.Deliver(again, w.ob, ds[0].ID, false); err != nil || !foundDone() {
+		t.Fatalf("a delivery run again after success = %v (found done %v), want nothing done, and said so", err, foundDone())
 	}
 	mu.Lock()
 	defer mu.Unlock()
