@@ -125,8 +125,7 @@ func TestDocsPage(t *testing.T) {
 		t.Errorf("docs CSP = %q, want nothing loaded but the stylesheet, and no framing", csp)
 	}
 	page := w.Body.String()
-	doc, _ := libopenapi.NewDocument(Spec())
-	m, _ := doc.BuildV3Model()
+	m := specModel(t)
 	for path, item := range m.Model.Paths.PathItems.FromOldest() {
 		for method, op := range item.GetOperations().FromOldest() {
 			if !strings.Contains(page, `id="op-`+op.OperationId+`"`) {
@@ -185,14 +184,7 @@ func mustNode(t *testing.T, b []byte) *yaml.Node {
 // TestExamplesFitTheirSchemas keeps the examples of the reference true:
 // every media type's example must validate against its schema.
 func TestExamplesFitTheirSchemas(t *testing.T) {
-	doc, err := libopenapi.NewDocument(Spec())
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := doc.BuildV3Model()
-	if err != nil {
-		t.Fatal(err)
-	}
+	m := specModel(t)
 	sv := schema_validation.NewSchemaValidator(config.WithFormatAssertions())
 	check := func(where string, content *orderedmap.Map[string, *v3.MediaType]) {
 		for mt, media := range content.FromOldest() {
@@ -250,14 +242,7 @@ func TestNewRefusesABaseURLThatNeedsEscaping(t *testing.T) {
 // linters ask), and every one of the service's that takes a body documents
 // the 413 of the body limit.
 func TestEveryOperationDeclaresSecurityAndTheBodyLimit(t *testing.T) {
-	doc, err := libopenapi.NewDocument(Spec())
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := doc.BuildV3Model()
-	if err != nil {
-		t.Fatal(err)
-	}
+	m := specModel(t)
 	check := func(where string, item *v3.PathItem, ours bool) {
 		for method, op := range item.GetOperations().FromOldest() {
 			if op.Security == nil {
@@ -276,4 +261,18 @@ func TestEveryOperationDeclaresSecurityAndTheBodyLimit(t *testing.T) {
 	for name, item := range m.Model.Webhooks.FromOldest() {
 		check("webhook "+name, item, false) // a request to the partner's endpoint
 	}
+}
+
+// specModel is the document served, as libopenapi's model.
+func specModel(t *testing.T) *libopenapi.DocumentModel[v3.Document] {
+	t.Helper()
+	doc, err := libopenapi.NewDocument(Spec())
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := doc.BuildV3Model()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
 }
