@@ -50,6 +50,7 @@ var migrations = []migration{
 	{26, "payments of the hosted checkout; the sandbox processor's charges; the session holding a listing", migrateV26},
 	{27, "when a partner's quotes began to hold a listing", migrateV27},
 	{28, "one pending partner application per person", migrateV28},
+	{29, "outbox entries by when they were enqueued", migrateV29},
 }
 
 // SchemaMigration records an applied migration.

@@ -29,11 +29,12 @@ const (
 )
 
 // rescue gives stalled bulk ops and tool jobs a new task through the
-// outbox. Work stalls when its task is gone: a Redis without persistence
-// that restarted while the worker running the task died, or a task that
-// ran out of retries while the database was down. Work whose task is still
-// in asynq (pending, running, waiting for a retry) or still in the outbox
-// is left alone.
+// outbox, and hands the other tasks Redis lost back to the outbox sweep
+// (handBack). Work stalls when its task is gone: a Redis without
+// persistence that restarted while the worker running the task died, or a
+// task that ran out of retries while the database was down. Work whose
+// task is still in asynq (pending, running, waiting for a retry) or still
+// in the outbox is left alone.
 type rescue struct {
 	db        *gorm.DB
 	outbox    *outbox.Outbox
@@ -45,10 +46,17 @@ func (h *rescue) Work(ctx context.Context, _ tasks.JobsRescuePayload) error {
 	now := time.Now().UTC()
 	cutoff := now.Add(-stallAfter)
 	db := h.db.WithContext(ctx)
+	handed, err := h.handBack(ctx, now)
+	if err != nil {
+		return err
+	}
+	if handed > 0 {
+		h.log.WarnContext(ctx, "handed tasks Redis lost back to the outbox", "entries", handed)
+	}
 
 	moving := db.Model(&models.BulkItem{}).Select("1").Where("bulk_items.bulk_op_id = bulk_ops.id AND finished_at > ?", cutoff)
 	var ops []models.BulkOp
-	err := db.Select("id", "attempts").
+	err = db.Select("id", "attempts").
 		Where("state IN ? AND COALESCE(rescued_at, started_at, created_at) < ? AND NOT EXISTS (?)", []string{models.BulkQueued, models.BulkRunning}, cutoff, moving).
 		Order("created_at").Limit(rescueBatch).Find(&ops).Error
 	if err != nil {

@@ -106,3 +106,80 @@ func TestRescueGivesWorkWhoseTaskIsGoneANewOne(t *testing.T) {
 			worn.State, worn.Error, wornOp.State, wornOp.Error, skipped)
 	}
 }
+
+// Tasks Redis lost while their work is still to do (a FLUSHALL, a restart
+// without its data) are handed back to the outbox sweep, which enqueues
+// each again under its own id; tasks still in asynq, work done, and
+// entries handed over a moment ago are left alone.
+func TestRescueHandsTasksRedisLostBackToTheSweep(t *testing.T) {
+	t.Parallel()
+	db := modelstest.NewDB(t)
+	r := platformtest.NewRedis(t)
+	log := slog.New(slog.DiscardHandler)
+	client := asynq.NewClientFromRedisClient(r.Client)
+	ob := outbox.New(db, r.Client, log)
+	t.Cleanup(func() { ob.Close() })
+	inspector := asynq.NewInspectorFromRedisClient(r.Client)
+	now := time.Now().UTC()
+	ago := func(d time.Duration) *time.Time { t := now.Add(-d); return &t }
+
+	db.Create(&[]models.WebhookDelivery{
+		{ID: "whd_lost", EndpointID: "whe_1", State: models.DeliveryPending},
+		{ID: "whd_waiting", EndpointID: "whe_1", State: models.DeliveryPending},
+		{ID: "whd_done", EndpointID: "whe_1", State: models.DeliveryDelivered},
+		{ID: "whd_fresh", EndpointID: "whe_1", State: models.DeliveryPending},
+	})
+	db.Create(&models.Lookup{ID: "lk_archived", Domain: "example.com", State: models.LookupPending})
+	entry := map[string]models.OutboxEntry{}
+	for _, q := range []struct {
+		key      string
+		payload  tasks.Payload
+		handed   time.Duration
+		inAsynq  bool
+		archived bool
+	}{
+		{"lost", tasks.WebhookDeliverPayload{DeliveryID: "whd_lost"}, 5 * time.Minute, false, false},
+		{"waiting", tasks.WebhookDeliverPayload{DeliveryID: "whd_waiting"}, 5 * time.Minute, true, false},
+		{"done", tasks.WebhookDeliverPayload{DeliveryID: "whd_done"}, 5 * time.Minute, false, false},
+		{"fresh", tasks.WebhookDeliverPayload{DeliveryID: "whd_fresh"}, 10 * time.Second, false, false},
+		{"archived", tasks.LookupRunPayload{LookupID: "lk_archived"}, 5 * time.Minute, true, true},
+	} {
+		task := tasks.New(q.payload)
+		queue := tasks.Specs[task.Type()].Queue
+		e := models.OutboxEntry{ID: models.NewID(), TaskType: task.Type(), Payload: task.Payload(), Queue: queue,
+			CreatedAt: *ago(q.handed), EnqueuedAt: ago(q.handed)}
+		db.Create(&e)
+		entry[q.key] = e
+		if q.inAsynq {
+			if _, err := client.Enqueue(task, asynq.Queue(queue), asynq.TaskID(e.ID)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if q.archived {
+			if err := inspector.ArchiveTask(queue, e.ID); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+
+	h := &rescue{db: db, outbox: ob, inspector: inspector, log: log}
+	if err := h.Work(context.Background(), tasks.JobsRescuePayload{}); err != nil {
+		t.Fatal(err)
+	}
+	for key, wantHanded := range map[string]bool{"lost": true, "archived": true, "waiting": false, "done": false, "fresh": false} {
+		var e models.OutboxEntry
+		db.Take(&e, "id = ?", entry[key].ID)
+		if handed := e.EnqueuedAt == nil; handed != wantHanded {
+			t.Errorf("%s: handed back %v, want %v", key, handed, wantHanded)
+		}
+	}
+	if n, err := ob.Sweep(context.Background(), 0, 100); err != nil || n != 2 {
+		t.Fatalf("sweep = %d, %v; want the two handed back enqueued", n, err)
+	}
+	for _, key := range []string{"lost", "archived"} {
+		e := entry[key]
+		if info, err := inspector.GetTaskInfo(e.Queue, e.ID); err != nil || info.State != asynq.TaskStatePending {
+			t.Errorf("%s: task %+v, %v; want it pending again under its own id", key, info, err)
+		}
+	}
+}
