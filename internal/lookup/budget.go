@@ -72,10 +72,10 @@ func (b *ServerBudget) takeLocal(ctx context.Context, server string, cause error
 	if b.local == nil {
 		b.local = map[string]*rate.Limiter{}
 	}
+	share := max(b.Policy.Limit/FallbackShare, 1)
 	l := b.local[server]
 	if l == nil {
-		n := max(b.Policy.Limit/FallbackShare, 1)
-		l = rate.NewLimiter(rate.Limit(float64(n)/b.Policy.Window.Seconds()), n)
+		l = rate.NewLimiter(rate.Limit(float64(share)/b.Policy.Window.Seconds()), share)
 		b.local[server] = l
 	}
 	warn := now.Sub(b.warned) >= time.Minute
@@ -86,7 +86,7 @@ func (b *ServerBudget) takeLocal(ctx context.Context, server string, cause error
 	b.mu.Unlock()
 	if warn && b.Log != nil {
 		b.Log.WarnContext(ctx, "registry query budget: Redis cannot count it; this process spends its own share",
-			"share", max(b.Policy.Limit/FallbackShare, 1), "window", b.Policy.Window.String(), "err", cause)
+			"share", share, "window", b.Policy.Window.String(), "err", cause)
 	}
 	if b.Degraded != nil {
 		b.Degraded()
