@@ -16,9 +16,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hibiken/asynq"
+
+	"github.com/domaind/domaind/internal/order"
 	"github.com/domaind/domaind/internal/partner"
 	"github.com/domaind/domaind/models"
 	"github.com/domaind/domaind/partnerclient"
+	"github.com/domaind/domaind/tasks"
 )
 
 // TestMoneyChaos is the model check of the money paths: a randomized
@@ -342,6 +346,7 @@ func (w *chaosWorld) quiesce() {
 	w.t.Cleanup(func() {
 		if w.t.Failed() {
 			w.t.Logf("work left: %s", w.workLeft())
+			w.logPushesLeft()
 		}
 	})
 	w.c.waitFor("the workload's work to run out", 4*time.Minute, func() bool {
@@ -378,6 +383,38 @@ func (w *chaosWorld) workLeft() string {
 	}
 	slices.Sort(left)
 	return strings.Join(left, ", ")
+}
+
+// logPushesLeft logs, for each push not settled, its steps, its outbox
+// entry and the state asynq has its task in: what a failed run needs to
+// tell a lost task from a slow one.
+func (w *chaosWorld) logPushesLeft() {
+	var entries []models.OutboxEntry
+	w.c.db.Where("task_type = ?", tasks.TypeTransferPush).Find(&entries)
+	inspector := asynq.NewInspector(w.c.redis)
+	defer inspector.Close()
+	for _, e := range entries {
+		var p tasks.TransferPushPayload
+		json.Unmarshal(e.Payload, &p)
+		var steps []models.OrderStep
+		w.c.db.Where("order_id = ?", p.OrderID).Order("id").Find(&steps)
+		settled := slices.ContainsFunc(steps, func(s models.OrderStep) bool {
+			return s.PushID != nil && *s.PushID == p.Push && s.Event != order.EventTransferRequested
+		})
+		if settled {
+			continue
+		}
+		task := "no task"
+		if info, err := inspector.GetTaskInfo(e.Queue, e.ID); err != nil {
+			task = err.Error()
+		} else {
+			task = fmt.Sprintf("%s, retried %d/%d, next %s, last error %q", info.State, info.Retried, info.MaxRetry, info.NextProcessAt.Format(time.RFC3339), info.LastErr)
+		}
+		w.t.Logf("push %d of %s: outbox entry %s enqueued %v (%q); task %s", p.Push, p.OrderID, e.ID, e.EnqueuedAt, e.LastError, task)
+		for _, s := range steps {
+			w.t.Logf("  step %d %s %s -> %s %q (%s)", s.ID, s.At.Format(time.RFC3339Nano), s.Actor, s.Status, s.Event, s.Note)
+		}
+	}
 }
 
 // eventReceiver is the partners' webhook receiver: it answers every

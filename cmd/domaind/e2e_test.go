@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hibiken/asynq"
 	"gorm.io/gorm"
 
 	"github.com/domaind/domaind/internal/platform/platformtest"
@@ -29,10 +30,11 @@ import (
 // cluster is the binary running as separate processes against one real
 // Postgres schema and one real Redis database.
 type cluster struct {
-	t   *testing.T
-	bin string
-	env []string
-	db  *gorm.DB
+	t     *testing.T
+	bin   string
+	env   []string
+	db    *gorm.DB
+	redis asynq.RedisConnOpt // the processes' Redis, for reading asynq's state
 }
 
 // process is one running role, its output kept for assertions and failures.
@@ -84,7 +86,7 @@ func newCluster(t *testing.T) *cluster {
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("build: %v\n%s", err, out)
 	}
-	return &cluster{t: t, bin: bin, db: db, env: []string{
+	return &cluster{t: t, bin: bin, db: db, redis: r.Opt, env: []string{
 		"DOMAIND_DATABASE_URL=" + dbURL,
 		"DOMAIND_REDIS_URL=" + r.URL,
 		"DOMAIND_SECRET_KEY=e2e-secret-key-0123456789abcdef0123456789",
