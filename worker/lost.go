@@ -11,7 +11,9 @@ import (
 
 	"github.com/hibiken/asynq"
 	"gorm.io/gorm"
+	"gorm.io/gorm/clause"
 
+	"github.com/domaind/domaind/internal/order"
 	"github.com/domaind/domaind/models"
 	"github.com/domaind/domaind/tasks"
 )
@@ -37,18 +39,24 @@ var stillToDo = map[string]func(db *gorm.DB, payload []byte) (bool, error){
 		&models.SettlementRun{}, "status IN ?", []string{models.RunQueued, models.RunRunning}),
 	tasks.TypeCanaryRun: rowIn(func(p tasks.CanaryRunPayload) string { return p.CanaryID },
 		&models.Canary{}, "completed_at IS NULL"),
+	tasks.TypeBrokerageProbe: rowIn(func(p tasks.BrokerageProbePayload) string { return p.Domain },
+		&models.SiteCheck{}, "status = ?", models.SiteCheckPending),
+	// A push is to do until a step other than transfer.requested settles
+	// it (completed, failed, or not made).
+	tasks.TypeTransferPush: rowIn(func(p tasks.TransferPushPayload) int64 { return p.Push },
+		&models.OrderStep{}, "NOT EXISTS (SELECT 1 FROM order_steps s WHERE s.push_id = order_steps.id AND s.event <> ?)", order.EventTransferRequested),
 }
 
-// rowIn is the stillToDo of a task whose payload names (by id) a row of
-// model: the work is to do while the row matches cond.
-func rowIn[P tasks.Payload](id func(P) string, model any, cond string, args ...any) func(*gorm.DB, []byte) (bool, error) {
+// rowIn is the stillToDo of a task whose payload names (by primary key) a
+// row of model: the work is to do while the row matches cond.
+func rowIn[P tasks.Payload, K any](id func(P) K, model any, cond string, args ...any) func(*gorm.DB, []byte) (bool, error) {
 	return func(db *gorm.DB, payload []byte) (bool, error) {
 		var p P
 		if err := json.Unmarshal(payload, &p); err != nil {
 			return false, nil // not a payload of ours: nothing to rescue
 		}
 		var n int64
-		err := db.Model(model).Where("id = ?", id(p)).Where(cond, args...).Count(&n).Error
+		err := db.Model(model).Where(clause.Eq{Column: clause.PrimaryColumn, Value: id(p)}).Where(cond, args...).Count(&n).Error
 		return n > 0, err
 	}
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/hibiken/asynq"
 
+	"github.com/domaind/domaind/internal/order"
 	"github.com/domaind/domaind/internal/outbox"
 	"github.com/domaind/domaind/internal/platform/platformtest"
 	"github.com/domaind/domaind/models"
@@ -130,6 +131,16 @@ func TestRescueHandsTasksRedisLostBackToTheSweep(t *testing.T) {
 		{ID: "whd_fresh", EndpointID: "whe_1", State: models.DeliveryPending},
 	})
 	db.Create(&models.Lookup{ID: "lk_archived", Domain: "example.com", State: models.LookupPending})
+	db.Create(&models.SiteCheck{Domain: "probed.example", Status: models.SiteCheckPending, RequestedAt: now})
+	pushed := func(events ...string) int64 { // a push's start step, and the steps it recorded
+		start := models.OrderStep{OrderID: "ord_1", At: now, Actor: "ops", Status: models.OrderTransferInProgress, Event: "order.transfer_started"}
+		db.Create(&start)
+		for _, ev := range events {
+			db.Create(&models.OrderStep{OrderID: "ord_1", At: now, Actor: "registry", Status: models.OrderTransferInProgress, Event: ev, PushID: &start.ID})
+		}
+		return start.ID
+	}
+	pushAsked, pushDone := pushed(order.EventTransferRequested), pushed(order.EventTransferRequested, order.EventTransferCompleted)
 	entry := map[string]models.OutboxEntry{}
 	for _, q := range []struct {
 		key      string
@@ -143,6 +154,9 @@ func TestRescueHandsTasksRedisLostBackToTheSweep(t *testing.T) {
 		{"done", tasks.WebhookDeliverPayload{DeliveryID: "whd_done"}, 5 * time.Minute, false, false},
 		{"fresh", tasks.WebhookDeliverPayload{DeliveryID: "whd_fresh"}, 10 * time.Second, false, false},
 		{"archived", tasks.LookupRunPayload{LookupID: "lk_archived"}, 5 * time.Minute, true, true},
+		{"push lost", tasks.TransferPushPayload{OrderID: "ord_1", Push: pushAsked, Recipient: "r"}, 5 * time.Minute, false, false},
+		{"push done", tasks.TransferPushPayload{OrderID: "ord_1", Push: pushDone, Recipient: "r"}, 5 * time.Minute, false, false},
+		{"probe lost", tasks.BrokerageProbePayload{Domain: "probed.example"}, 5 * time.Minute, false, false},
 	} {
 		task := tasks.New(q.payload)
 		queue := tasks.Specs[task.Type()].Queue
@@ -166,17 +180,19 @@ func TestRescueHandsTasksRedisLostBackToTheSweep(t *testing.T) {
 	if err := h.Work(context.Background(), tasks.JobsRescuePayload{}); err != nil {
 		t.Fatal(err)
 	}
-	for key, wantHanded := range map[string]bool{"lost": true, "archived": true, "waiting": false, "done": false, "fresh": false} {
+	handedBack := map[string]bool{"lost": true, "archived": true, "push lost": true, "probe lost": true,
+		"waiting": false, "done": false, "fresh": false, "push done": false}
+	for key, wantHanded := range handedBack {
 		var e models.OutboxEntry
 		db.Take(&e, "id = ?", entry[key].ID)
 		if handed := e.EnqueuedAt == nil; handed != wantHanded {
 			t.Errorf("%s: handed back %v, want %v", key, handed, wantHanded)
 		}
 	}
-	if n, err := ob.Sweep(context.Background(), 0, 100); err != nil || n != 2 {
-		t.Fatalf("sweep = %d, %v; want the two handed back enqueued", n, err)
+	if n, err := ob.Sweep(context.Background(), 0, 100); err != nil || n != 4 {
+		t.Fatalf("sweep = %d, %v; want the four handed back enqueued", n, err)
 	}
-	for _, key := range []string{"lost", "archived"} {
+	for _, key := range []string{"lost", "archived", "push lost", "probe lost"} {
 		e := entry[key]
 		if info, err := inspector.GetTaskInfo(e.Queue, e.ID); err != nil || info.State != asynq.TaskStatePending {
 			t.Errorf("%s: task %+v, %v; want it pending again under its own id", key, info, err)

@@ -94,8 +94,10 @@ func (s *Service) Push(ctx context.Context, p tasks.TransferPushPayload, reg reg
 			settled = settled || st.Event != EventTransferRequested // completed, failed, or not made
 		}
 		switch {
-		case settled || requested:
+		case settled:
 			tasks.FoundDone(ctx)
+			return nil
+		case requested: // asked before a crash: ask again, under the same change id
 			return nil
 		case o.Status != models.OrderTransferInProgress: // delivered by hand (or refunded) before it ran
 			_, err = s.recordStep(tx, o, pushStep(p, "", "not made: the order is "+o.Status), nil)
