@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -42,8 +43,16 @@ func TestMoneyChaos(t *testing.T) {
 	t.Logf("chaos: seed %d, workload %v (replay: DOMAIND_CHAOS_SEED=%d)", run.seed, run.duration, run.seed)
 	w := newChaosWorld(t, c, run)
 
+	killer := w.killWorkersUntil(time.Now().Add(run.duration / 2))
+	w.runWorkload(run)
+	<-killer
+	w.settleAndCheck(run)
+}
+
+// runWorkload runs run.goroutines goroutines of random actions for
+// run.duration.
+func (w *chaosWorld) runWorkload(run chaosRun) {
 	deadline := time.Now().Add(run.duration)
-	killer := w.killWorkersUntil(deadline.Add(-run.duration / 2))
 	var wg sync.WaitGroup
 	for g := range run.goroutines {
 		rng := rand.New(rand.NewPCG(run.seed, uint64(g)))
@@ -57,7 +66,12 @@ func TestMoneyChaos(t *testing.T) {
 		})
 	}
 	wg.Wait()
-	<-killer
+}
+
+// settleAndCheck waits for the work the workload queued to run out, then
+// checks every invariant.
+func (w *chaosWorld) settleAndCheck(run chaosRun) {
+	t := w.t
 	started := time.Now()
 	w.quiesce()
 	t.Logf("chaos: %d actions; quiet %.1fs after the workload", w.actions(), time.Since(started).Seconds())
@@ -169,9 +183,11 @@ var chaosEnv = []string{
 	"DOMAIND_LOG_LEVEL=warn",
 }
 
-func newChaosWorld(t *testing.T, c *cluster, run chaosRun) *chaosWorld {
+// newChaosWorld starts the processes, with extraEnv after chaosEnv, and
+// makes the partners and listings the workload acts on.
+func newChaosWorld(t *testing.T, c *cluster, run chaosRun, extraEnv ...string) *chaosWorld {
 	t.Helper()
-	c.env = append(c.env, chaosEnv...)
+	c.env = append(append(c.env, chaosEnv...), extraEnv...)
 	c.run("migrate")
 	w := &chaosWorld{t: t, c: c, outcomes: map[string]map[string]int{}, receiver: newEventReceiver(t)}
 	ctx := context.Background()
@@ -391,8 +407,7 @@ func (w *chaosWorld) workLeft() string {
 func (w *chaosWorld) logPushesLeft() {
 	var entries []models.OutboxEntry
 	w.c.db.Where("task_type = ?", tasks.TypeTransferPush).Find(&entries)
-	inspector := asynq.NewInspector(w.c.redis)
-	defer inspector.Close()
+	inspector := asynq.NewInspectorFromRedisClient(w.c.redis.Client)
 	for _, e := range entries {
 		var p tasks.TransferPushPayload
 		json.Unmarshal(e.Payload, &p)
@@ -418,9 +433,11 @@ func (w *chaosWorld) logPushesLeft() {
 }
 
 // eventReceiver is the partners' webhook receiver: it answers every
-// delivery 200 (sometimes slowly) and keeps the ids of the events it got.
+// delivery 200 (sometimes slowly) and keeps the ids of the events it got;
+// while down, it answers 503.
 type eventReceiver struct {
 	url  string
+	down atomic.Bool
 	mu   sync.Mutex
 	seen map[string]int
 }
@@ -431,6 +448,10 @@ func newEventReceiver(t *testing.T) *eventReceiver {
 		body, _ := io.ReadAll(req.Body)
 		var ev struct {
 			ID string `json:"id"`
+		}
+		if r.down.Load() {
+			rw.WriteHeader(http.StatusServiceUnavailable)
+			return
 		}
 		if strings.HasPrefix(req.URL.Path, "/hooks/") && json.Unmarshal(body, &ev) == nil && ev.ID != "" {
 			r.mu.Lock()

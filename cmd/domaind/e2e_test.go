@@ -18,7 +18,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hibiken/asynq"
 	"gorm.io/gorm"
 
 	"github.com/domaind/domaind/internal/platform/platformtest"
@@ -34,7 +33,7 @@ type cluster struct {
 	bin   string
 	env   []string
 	db    *gorm.DB
-	redis asynq.RedisConnOpt // the processes' Redis, for reading asynq's state
+	redis *platformtest.Redis // the processes' Redis
 }
 
 // process is one running role, its output kept for assertions and failures.
@@ -86,7 +85,7 @@ func newCluster(t *testing.T) *cluster {
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("build: %v\n%s", err, out)
 	}
-	return &cluster{t: t, bin: bin, db: db, redis: r.Opt, env: []string{
+	return &cluster{t: t, bin: bin, db: db, redis: r, env: []string{
 		"DOMAIND_DATABASE_URL=" + dbURL,
 		"DOMAIND_REDIS_URL=" + r.URL,
 		"DOMAIND_SECRET_KEY=e2e-secret-key-0123456789abcdef0123456789",

@@ -54,11 +54,29 @@ func NewRedis(tb testing.TB) *Redis {
 	db := reserveDB(tb, o)
 	opt := asynq.RedisClientOpt{Addr: o.Addr, Username: o.Username, Password: o.Password, DB: db}
 	r := newRedis(tb, opt, nil, fmt.Sprintf("redis://%s/%d", o.Addr, db))
-	if err := r.Client.FlushDB(context.Background()).Err(); err != nil {
-		tb.Fatalf("flush redis db %d: %v", db, err)
-	}
-	tb.Cleanup(func() { r.Client.FlushDB(context.Background()) })
+	r.Flush(tb)
+	tb.Cleanup(func() { r.flush() })
 	return r
+}
+
+// Flush empties the test's Redis, as a Redis that restarted without its
+// data would be: its database on a shared server, every master of a
+// cluster.
+func (r *Redis) Flush(tb testing.TB) {
+	tb.Helper()
+	if err := r.flush(); err != nil {
+		tb.Fatalf("flush redis: %v", err)
+	}
+}
+
+func (r *Redis) flush() error {
+	ctx := context.Background()
+	if cc, ok := r.Client.(*redis.ClusterClient); ok {
+		return cc.ForEachMaster(ctx, func(ctx context.Context, m *redis.Client) error {
+			return m.FlushAll(ctx).Err()
+		})
+	}
+	return r.Client.FlushDB(ctx).Err()
 }
 
 // Server returns the options of the one Redis server, for a test that
@@ -88,16 +106,8 @@ func newCluster(tb testing.TB, url string) *Redis {
 	}
 	lockCluster(tb)
 	r := newRedis(tb, opt, nil, url)
-	cc := r.Client.(*redis.ClusterClient)
-	flush := func() error {
-		return cc.ForEachMaster(context.Background(), func(ctx context.Context, m *redis.Client) error {
-			return m.FlushAll(ctx).Err()
-		})
-	}
-	if err := flush(); err != nil {
-		tb.Fatalf("flush the redis cluster: %v", err)
-	}
-	tb.Cleanup(func() { flush() })
+	r.Flush(tb)
+	tb.Cleanup(func() { r.flush() })
 	return r
 }
 
