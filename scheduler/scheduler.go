@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/hibiken/asynq"
@@ -49,20 +50,25 @@ var Table = []Entry{
 
 // Scheduler runs a table with robfig/cron.
 type Scheduler struct {
-	cron   *cron.Cron
-	client *asynq.Client
-	log    *slog.Logger
-	table  []Entry
+	cron     *cron.Cron
+	client   *asynq.Client
+	log      *slog.Logger
+	table    []Entry
+	stopping chan struct{}
+	running  sync.WaitGroup
 }
+
+// RetryPause is the wait before a periodic enqueue that failed (Redis
+// away, a failover under way) is tried again within its slot.
+const RetryPause = 500 * time.Millisecond
 
 // New returns a scheduler for table that enqueues through client.
 func New(client *asynq.Client, log *slog.Logger, table []Entry) *Scheduler {
-	s := &Scheduler{cron: cron.New(cron.WithLocation(time.UTC)), client: client, log: log, table: table}
+	s := &Scheduler{cron: cron.New(cron.WithLocation(time.UTC)), client: client, log: log, table: table, stopping: make(chan struct{})}
 	for _, e := range table {
 		s.cron.Schedule(aligned(e), cron.FuncJob(func() {
-			if err := s.Enqueue(context.Background(), e, e.slot(time.Now())); err != nil {
-				s.log.Warn("periodic enqueue failed", "err", err)
-			}
+			s.running.Add(1)
+			s.enqueueSlot(e, e.slot(time.Now()))
 		}))
 	}
 	return s
@@ -76,15 +82,44 @@ func New(client *asynq.Client, log *slog.Logger, table []Entry) *Scheduler {
 func (s *Scheduler) Start(ctx context.Context) {
 	now := time.Now().UTC()
 	for _, e := range s.table {
-		if err := s.Enqueue(ctx, e, e.slot(now)); err != nil {
-			s.log.WarnContext(ctx, "catch-up enqueue failed; the next slot will run", "err", err)
-		}
+		s.running.Add(1)
+		go s.enqueueSlot(e, e.slot(now))
 	}
 	s.cron.Start()
 }
 
-// Stop stops the table and waits for a running enqueue to finish.
-func (s *Scheduler) Stop() { <-s.cron.Stop().Done() }
+// Stop stops the table, ends the retries of failed enqueues, and waits
+// for a running enqueue to finish.
+func (s *Scheduler) Stop() {
+	close(s.stopping)
+	<-s.cron.Stop().Done()
+	s.running.Wait()
+}
+
+// enqueueSlot enqueues the run of e for slot, and while Redis refuses,
+// tries again every RetryPause until the slot is over or the scheduler
+// stops: a failover of a few seconds does not cost the slot its run.
+func (s *Scheduler) enqueueSlot(e Entry, slot time.Time) {
+	defer s.running.Done()
+	for attempt := 1; ; attempt++ {
+		err := s.Enqueue(context.Background(), e, slot)
+		if err == nil {
+			return
+		}
+		if attempt == 1 {
+			s.log.Warn("periodic enqueue failed; trying again within its slot", "err", err)
+		}
+		if !time.Now().Add(RetryPause).Before(slot.Add(e.Every)) {
+			s.log.Warn("periodic enqueue failed for its whole slot; the next slot will run", "err", err, "attempts", attempt)
+			return
+		}
+		select {
+		case <-s.stopping:
+			return
+		case <-time.After(RetryPause):
+		}
+	}
+}
 
 // Enqueue enqueues the run of e for slot. A run another scheduler already
 // enqueued for the same slot is not an error.

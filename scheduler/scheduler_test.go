@@ -4,6 +4,8 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -108,4 +110,63 @@ func TestStartCatchesUpOnTheCurrentSlot(t *testing.T) {
 	if len(pending) != 2 || got[tasks.TypeTLDSync] != 1 || got[tasks.TypeRDAPBootstrapRefresh] != 1 {
 		t.Errorf("pending after two starts = %v, want one of each entry's current slot", got)
 	}
+}
+
+// A slot's enqueue that Redis refuses (an outage, a failover) is tried
+// again within the slot, so the run is not lost to a moment's failure.
+func TestAFailedEnqueueIsTriedAgainWithinItsSlot(t *testing.T) {
+	t.Parallel()
+	r := platformtest.NewRedis(t)
+	proxy := platformtest.NewProxy(t, r.Server(t).Addr)
+	opt := r.Server(t)
+	opt.Addr = proxy.Addr
+	client := asynq.NewClient(opt)
+	t.Cleanup(func() { client.Close() })
+	logs := &warnings{}
+	s := New(client, slog.New(logs), []Entry{{Every: time.Hour, Payload: tasks.TLDSyncPayload{}}})
+
+	proxy.Stop()
+	s.Start(context.Background())
+	t.Cleanup(s.Stop)
+	deadline := time.Now().Add(30 * time.Second)
+	for !logs.has("periodic enqueue failed; trying again within its slot") {
+		if time.Now().After(deadline) {
+			t.Fatal("no failed enqueue logged while Redis was away")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	proxy.Start(t)
+	ins := asynq.NewInspectorFromRedisClient(r.Client)
+	for {
+		pending, err := ins.ListPendingTasks(tasks.QueueMaintenance)
+		if err == nil && len(pending) == 1 && pending[0].Type == tasks.TypeTLDSync {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("pending after Redis came back = %v, %v; want the slot's run", pending, err)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// warnings is a slog handler that keeps the messages of warnings.
+type warnings struct {
+	mu   sync.Mutex
+	msgs []string
+}
+
+func (w *warnings) Enabled(_ context.Context, l slog.Level) bool { return l >= slog.LevelWarn }
+func (w *warnings) Handle(_ context.Context, r slog.Record) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.msgs = append(w.msgs, r.Message)
+	return nil
+}
+func (w *warnings) WithAttrs([]slog.Attr) slog.Handler { return w }
+func (w *warnings) WithGroup(string) slog.Handler      { return w }
+
+func (w *warnings) has(msg string) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return slices.Contains(w.msgs, msg)
 }

@@ -34,6 +34,17 @@ start)
 		done
 	fi
 	redis-cli -p "$port" cluster info | grep -q 'cluster_state:ok' || { echo "redis cluster did not form; see $dir" >&2; exit 1; }
+	# The replicas attach a few seconds after the slots are served: wait
+	# until each replica has synced, so that a master can fail over at once.
+	for _ in $(seq 150); do
+		synced=0
+		for p in $ports; do
+			redis-cli -p "$p" info replication | grep -q 'master_link_status:up' && synced=$((synced + 1))
+		done
+		[ "$synced" -eq 3 ] && break
+		sleep 0.1
+	done
+	[ "$synced" -eq 3 ] || { echo "redis cluster replicas did not sync; see $dir" >&2; exit 1; }
 	echo "redis-cluster://$(IFS=,; echo "${addrs[*]}")"
 	;;
 stop)

@@ -186,11 +186,15 @@ func TestParseRedisURL(t *testing.T) {
 		url  string
 		want asynq.RedisConnOpt
 	}{
-		{"redis://:pw@host:6380/3", asynq.RedisClientOpt{Addr: "host:6380", Password: "pw", DB: 3}},
-		{"redis://user:pw@host:6379", asynq.RedisClientOpt{Addr: "host:6379", Username: "user", Password: "pw"}},
+		{"redis://:pw@host:6380/3", asynq.RedisClientOpt{Addr: "host:6380", Password: "pw", DB: 3,
+			DialTimeout: RedisDialTimeout, ReadTimeout: RedisIOTimeout, WriteTimeout: RedisIOTimeout}},
+		{"redis://user:pw@host:6379", asynq.RedisClientOpt{Addr: "host:6379", Username: "user", Password: "pw",
+			DialTimeout: RedisDialTimeout, ReadTimeout: RedisIOTimeout, WriteTimeout: RedisIOTimeout}},
 		{"redis-sentinel://:pw@s1:26379,s2:26379/2?master=mymaster&sentinel_password=spw",
-			asynq.RedisFailoverClientOpt{MasterName: "mymaster", SentinelAddrs: []string{"s1:26379", "s2:26379"}, SentinelPassword: "spw", Password: "pw", DB: 2}},
-		{"redis-cluster://user:pw@n1:7000,n2:7001", asynq.RedisClusterClientOpt{Addrs: []string{"n1:7000", "n2:7001"}, Username: "user", Password: "pw"}},
+			asynq.RedisFailoverClientOpt{MasterName: "mymaster", SentinelAddrs: []string{"s1:26379", "s2:26379"}, SentinelPassword: "spw", Password: "pw", DB: 2,
+				DialTimeout: RedisDialTimeout, ReadTimeout: RedisIOTimeout, WriteTimeout: RedisIOTimeout}},
+		{"redis-cluster://user:pw@n1:7000,n2:7001", RedisClusterOpt{asynq.RedisClusterClientOpt{Addrs: []string{"n1:7000", "n2:7001"}, Username: "user", Password: "pw",
+			DialTimeout: RedisDialTimeout, ReadTimeout: RedisIOTimeout, WriteTimeout: RedisIOTimeout}}},
 	}
 	for _, tc := range tests {
 		got, err := ParseRedisURL(tc.url)

@@ -60,7 +60,7 @@ func tlsOf(opt asynq.RedisConnOpt) *tls.Config {
 		return o.TLSConfig
 	case asynq.RedisFailoverClientOpt:
 		return o.TLSConfig
-	case asynq.RedisClusterClientOpt:
+	case RedisClusterOpt:
 		return o.TLSConfig
 	}
 	return nil

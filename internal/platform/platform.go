@@ -107,9 +107,20 @@ func (p *Platform) Check(ctx context.Context) map[string]error {
 		}
 		set("database", err)
 	})
-	wg.Go(func() { set("redis", p.Redis.Ping(ctx).Err()) })
+	wg.Go(func() { set("redis", pingRedis(ctx, p.Redis)) })
 	wg.Wait()
 	return res
+}
+
+// pingRedis asks the Redis server, or every master of a Redis Cluster (a
+// PING reaches one node, and the cluster is usable only while each of its
+// slots has a master that answers).
+func pingRedis(ctx context.Context, c redis.UniversalClient) error {
+	cc, ok := c.(*redis.ClusterClient)
+	if !ok {
+		return c.Ping(ctx).Err()
+	}
+	return cc.ForEachMaster(ctx, func(ctx context.Context, m *redis.Client) error { return m.Ping(ctx).Err() })
 }
 
 // OpenPostgres opens a gorm handle on a Postgres URL with at most maxConns
