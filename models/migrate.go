@@ -72,7 +72,10 @@ func (schemaMigrationsTable) TableName() string { return "schema_migrations" }
 
 // Migrate applies the migrations the database has not seen, each in its own
 // transaction. On Postgres an advisory lock makes concurrent migrators (two
-// replicas starting at once) take turns.
+// replicas starting at once) take turns. The lock is a transaction's, held
+// by a transaction left open on a connection of its own until the steps
+// are done: unlike a session lock it works through PgBouncer's transaction
+// pooling, which hands each transaction any server connection.
 func Migrate(ctx context.Context, db *gorm.DB) error { return migrate(ctx, db, migrations) }
 
 // migrate applies those of steps the database has not seen, in order.
@@ -83,16 +86,16 @@ func migrate(ctx context.Context, db *gorm.DB, steps []migration) error {
 		if err != nil {
 			return err
 		}
-		c, err := conn.Conn(ctx)
+		lock, err := conn.BeginTx(ctx, nil)
 		if err != nil {
-			return err
-		}
-		defer c.Close()
-		const lockID = 0x646f6d61696e64 // "domaind"
-		if _, err := c.ExecContext(ctx, "SELECT pg_advisory_lock($1)", lockID); err != nil {
 			return fmt.Errorf("migration lock: %w", err)
 		}
-		defer c.ExecContext(context.WithoutCancel(ctx), "SELECT pg_advisory_unlock($1)", lockID)
+		// Rolling the transaction back at the end releases the lock.
+		defer lock.Rollback()
+		const lockID = 0x646f6d61696e64 // "domaind"
+		if _, err := lock.ExecContext(ctx, "SELECT pg_advisory_xact_lock($1)", lockID); err != nil {
+			return fmt.Errorf("migration lock: %w", err)
+		}
 	}
 	if err := db.AutoMigrate(&schemaMigrationsTable{}); err != nil {
 		return fmt.Errorf("create schema_migrations: %w", err)

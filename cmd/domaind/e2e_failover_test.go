@@ -33,6 +33,7 @@ const failoverBudget = 10 * time.Second
 // canary the worker runs, and the sweep the scheduler asks for hands an
 // outbox entry to the worker. It prints the figures.
 func TestEndToEndRedisFailover(t *testing.T) {
+	needRealServers(t)
 	testtool.Path(t, "the test runs Redis servers of its own", "redis-server")
 	base := 7100 + os.Getpid()%40*10 // apart from make test-cluster's 7000-7005
 	t.Run("cluster", func(t *testing.T) {

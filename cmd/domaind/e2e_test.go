@@ -60,9 +60,7 @@ func (p *process) output() string {
 
 func newCluster(t *testing.T) *cluster {
 	t.Helper()
-	if os.Getenv("DOMAIND_TEST_DATABASE_URL") == "" || os.Getenv("DOMAIND_TEST_REDIS_URL") == "" {
-		t.Skip("end-to-end test runs the roles as processes against real Postgres and Redis: set DOMAIND_TEST_DATABASE_URL and DOMAIND_TEST_REDIS_URL")
-	}
+	needRealServers(t)
 	db, dbURL := modelstest.NewDBWithURL(t)
 	r := platformtest.NewRedis(t)
 	// RDAP is outside the machine: a local server answers every .com name,
@@ -98,6 +96,14 @@ func newCluster(t *testing.T) *cluster {
 		"DOMAIND_WHOIS_IANA_ADDR=127.0.0.1:9",    // no WHOIS outside: the fallback fails fast
 		"DOMAIND_FETCH_ALLOW_CIDRS=127.0.0.1/32", // the local RDAP server, past the SSRF guard
 	}}
+}
+
+// needRealServers skips an end-to-end test on the embedded default.
+func needRealServers(t *testing.T) {
+	t.Helper()
+	if os.Getenv("DOMAIND_TEST_DATABASE_URL") == "" || os.Getenv("DOMAIND_TEST_REDIS_URL") == "" {
+		t.Skip("end-to-end test runs the roles as processes against real Postgres and Redis: set DOMAIND_TEST_DATABASE_URL and DOMAIND_TEST_REDIS_URL")
+	}
 }
 
 func freeAddr(t *testing.T) string {

@@ -189,8 +189,8 @@ func Load(getenv func(string) string, isTerminal bool) (*Config, error) {
 		!(c.SandboxPaymentFailures >= 0 && c.SandboxPaymentFailures <= 1) {
 		return nil, &Error{"DOMAIND_SANDBOX_PAYMENT_FAILURES", "want a share from 0 to 1 such as 0.05"}
 	}
-	if c.DatabaseMaxConns, err = strconv.Atoi(env("DOMAIND_DATABASE_MAX_CONNS", strconv.Itoa(DefaultDatabaseMaxConns))); err != nil || c.DatabaseMaxConns < 1 || c.DatabaseMaxConns > 1000 {
-		return nil, &Error{"DOMAIND_DATABASE_MAX_CONNS", "want a whole number from 1 to 1000 such as 10"}
+	if c.DatabaseMaxConns, err = strconv.Atoi(env("DOMAIND_DATABASE_MAX_CONNS", strconv.Itoa(DefaultDatabaseMaxConns))); err != nil || c.DatabaseMaxConns < 2 || c.DatabaseMaxConns > 1000 {
+		return nil, &Error{"DOMAIND_DATABASE_MAX_CONNS", "want a whole number from 2 to 1000 such as 10 (a migration holds one connection for its lock)"}
 	}
 	if c.SettlementPeriod, err = period.ParseLength(env("DOMAIND_SETTLEMENT_PERIOD", "week")); err != nil {
 		return nil, &Error{"DOMAIND_SETTLEMENT_PERIOD", err.Error()}
