@@ -32,6 +32,7 @@ require (
 	golang.org/x/time v0.15.0
 	gorm.io/driver/postgres v1.6.3
 	gorm.io/gorm v1.31.2
+	gorm.io/plugin/dbresolver v1.6.2
 )
 
 require (

@@ -11,6 +11,7 @@ import (
 	"github.com/google/uuid"
 	"gorm.io/gorm"
 	"gorm.io/gorm/clause"
+	"gorm.io/plugin/dbresolver"
 
 	"github.com/domaind/domaind/internal/fault"
 )
@@ -64,6 +65,17 @@ func ForUpdate(tx *gorm.DB) *gorm.DB {
 	}
 	return tx
 }
+
+// ReplicaResolver names the database resolver of the read replica
+// (DOMAIND_DATABASE_REPLICA_URL), which platform registers.
+const ReplicaResolver = "replica"
+
+// FromReplica sends the reads of the query to the read replica when one is
+// configured, and to the primary otherwise; writes and transactions stay
+// on the primary either way. It is for reads that may lag the primary by
+// the replica's delay (public listings, reports), never for a read that
+// must see a write just made.
+func FromReplica(db *gorm.DB) *gorm.DB { return db.Clauses(dbresolver.Use(ReplicaResolver)) }
 
 // ErrorText is err's message cut to fit an error column of maxLen bytes
 // (see Cut).

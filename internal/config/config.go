@@ -35,7 +35,11 @@ type Config struct {
 	BaseURL     *url.URL
 	DataDir     string
 	DatabaseURL string // empty: embedded SQLite in DataDir
-	// DatabaseMaxConns caps each process's connections to Postgres.
+	// DatabaseReplicaURL, when set, is a streaming replica of the database
+	// that the reads which may lag (public listings, reports) go to.
+	DatabaseReplicaURL string
+	// DatabaseMaxConns caps each process's connections to Postgres (and as
+	// many again to the replica).
 	DatabaseMaxConns int
 	RedisURL         string // empty: in-process Redis
 	SecretKey        []byte
@@ -119,20 +123,21 @@ func Load(getenv func(string) string, isTerminal bool) (*Config, error) {
 		return def
 	}
 	c := &Config{
-		HTTPAddr:      env("DOMAIND_HTTP_ADDR", ":8080"),
-		DataDir:       env("DOMAIND_DATA_DIR", "./data"),
-		DatabaseURL:   env("DOMAIND_DATABASE_URL", ""),
-		RedisURL:      env("DOMAIND_REDIS_URL", ""),
-		OpsUser:       env("DOMAIND_OPS_USER", ""),
-		OpsPassword:   getenv("DOMAIND_OPS_PASSWORD"),
-		Registry:      env("DOMAIND_REGISTRY", "sandbox"),
-		RTRURL:        env("DOMAIND_RTR_URL", "https://api.yoursrs-ote.com/v2"),
-		RTRAPIKey:     getenv("DOMAIND_RTR_API_KEY"),
-		RTRCustomer:   env("DOMAIND_RTR_CUSTOMER", ""),
-		RDAPBootstrap: env("DOMAIND_RDAP_BOOTSTRAP", ""),
-		WhoisIANAAddr: env("DOMAIND_WHOIS_IANA_ADDR", "whois.iana.org:43"),
-		DNSResolver:   env("DOMAIND_DNS_RESOLVER", ""),
-		MetricsToken:  getenv("DOMAIND_METRICS_TOKEN"),
+		HTTPAddr:           env("DOMAIND_HTTP_ADDR", ":8080"),
+		DataDir:            env("DOMAIND_DATA_DIR", "./data"),
+		DatabaseURL:        env("DOMAIND_DATABASE_URL", ""),
+		DatabaseReplicaURL: env("DOMAIND_DATABASE_REPLICA_URL", ""),
+		RedisURL:           env("DOMAIND_REDIS_URL", ""),
+		OpsUser:            env("DOMAIND_OPS_USER", ""),
+		OpsPassword:        getenv("DOMAIND_OPS_PASSWORD"),
+		Registry:           env("DOMAIND_REGISTRY", "sandbox"),
+		RTRURL:             env("DOMAIND_RTR_URL", "https://api.yoursrs-ote.com/v2"),
+		RTRAPIKey:          getenv("DOMAIND_RTR_API_KEY"),
+		RTRCustomer:        env("DOMAIND_RTR_CUSTOMER", ""),
+		RDAPBootstrap:      env("DOMAIND_RDAP_BOOTSTRAP", ""),
+		WhoisIANAAddr:      env("DOMAIND_WHOIS_IANA_ADDR", "whois.iana.org:43"),
+		DNSResolver:        env("DOMAIND_DNS_RESOLVER", ""),
+		MetricsToken:       getenv("DOMAIND_METRICS_TOKEN"),
 	}
 	var err error
 	_, port, err := net.SplitHostPort(c.HTTPAddr)
@@ -145,6 +150,12 @@ func Load(getenv func(string) string, isTerminal bool) (*Config, error) {
 	}
 	if c.DatabaseURL != "" && !strings.HasPrefix(c.DatabaseURL, "postgres://") && !strings.HasPrefix(c.DatabaseURL, "postgresql://") {
 		return nil, &Error{"DOMAIND_DATABASE_URL", "want a postgres:// URL (leave empty for the embedded SQLite)"}
+	}
+	switch r := c.DatabaseReplicaURL; {
+	case r != "" && c.DatabaseURL == "":
+		return nil, &Error{"DOMAIND_DATABASE_REPLICA_URL", "a replica needs its primary in DOMAIND_DATABASE_URL"}
+	case r != "" && !strings.HasPrefix(r, "postgres://") && !strings.HasPrefix(r, "postgresql://"):
+		return nil, &Error{"DOMAIND_DATABASE_REPLICA_URL", "want a postgres:// URL of a streaming replica of DOMAIND_DATABASE_URL"}
 	}
 	if c.RedisURL != "" {
 		if _, err := ParseRedisURL(c.RedisURL); err != nil {
@@ -305,6 +316,7 @@ func (c *Config) LogValue() slog.Value {
 		slog.Bool("embedded", c.Embedded()),
 		slog.String("data_dir", c.DataDir),
 		slog.String("database_url", RedactURL(c.DatabaseURL)),
+		slog.String("database_replica_url", RedactURL(c.DatabaseReplicaURL)),
 		slog.Int("database_max_conns", c.DatabaseMaxConns),
 		slog.String("redis_url", RedactURL(c.RedisURL)),
 		slog.String("ops_user", c.OpsUser),

@@ -122,6 +122,8 @@ func TestBadConfigNamesTheVariable(t *testing.T) {
 		{"quote holds in words", map[string]string{"DOMAIND_QUOTE_HOLD_LIMIT": "twenty"}, "DOMAIND_QUOTE_HOLD_LIMIT"},
 		{"no database connections", map[string]string{"DOMAIND_DATABASE_MAX_CONNS": "0"}, "DOMAIND_DATABASE_MAX_CONNS"},
 		{"one database connection", map[string]string{"DOMAIND_DATABASE_MAX_CONNS": "1"}, "DOMAIND_DATABASE_MAX_CONNS"},
+		{"replica without a primary", map[string]string{"DOMAIND_DATABASE_REPLICA_URL": "postgres://r/db"}, "DOMAIND_DATABASE_REPLICA_URL"},
+		{"replica not postgres", prod(map[string]string{"DOMAIND_DATABASE_REPLICA_URL": "mysql://r/db"}), "DOMAIND_DATABASE_REPLICA_URL"},
 		{"words for connections", map[string]string{"DOMAIND_DATABASE_MAX_CONNS": "many"}, "DOMAIND_DATABASE_MAX_CONNS"},
 		{"missing bootstrap file", map[string]string{"DOMAIND_RDAP_BOOTSTRAP": "/nonexistent/dns.json"}, "DOMAIND_RDAP_BOOTSTRAP"},
 		{"bad whois addr", map[string]string{"DOMAIND_WHOIS_IANA_ADDR": "whois.iana.org"}, "DOMAIND_WHOIS_IANA_ADDR"},

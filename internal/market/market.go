@@ -169,7 +169,7 @@ func (c checked) fingerprint() string {
 // with NextCursor (keyset: a page deep in the list costs what the first
 // costs) or with Offset; a cursor from an offset page continues after it.
 // Bad fields are validation errors naming them; a cursor of other filters
-// is invalid_cursor.
+// is invalid_cursor. It reads from the replica when there is one.
 func (s *Service) Listings(ctx context.Context, q Query, showPrices bool) (Page, error) {
 	c, err := check(q, showPrices)
 	if err != nil {
@@ -177,7 +177,7 @@ func (s *Service) Listings(ctx context.Context, q Query, showPrices bool) (Page,
 	}
 	o := orders[c.Sort]
 	filtered := func() *gorm.DB {
-		db := s.db.WithContext(ctx).Scopes(models.PublicListings)
+		db := models.FromReplica(s.db.WithContext(ctx)).Scopes(models.PublicListings)
 		if c.Q != "" {
 			db = db.Where(`domain LIKE ? ESCAPE '\'`, models.LikeContains(c.Q))
 		}
@@ -205,7 +205,7 @@ func (s *Service) Listings(ctx context.Context, q Query, showPrices bool) (Page,
 		return page, fmt.Errorf("list listings: %w", err)
 	}
 	if c.Q == "" && c.maxCents == nil { // kept by counters: no count over every listing
-		page.Total, err = models.CountPublicListings(s.db.WithContext(ctx), c.TLD)
+		page.Total, err = models.CountPublicListings(models.FromReplica(s.db.WithContext(ctx)), c.TLD)
 	} else {
 		err = filtered().Count(&page.Total).Error
 	}

@@ -21,8 +21,10 @@ import (
 	"gorm.io/driver/postgres"
 	"gorm.io/gorm"
 	"gorm.io/gorm/logger"
+	"gorm.io/plugin/dbresolver"
 
 	"github.com/domaind/domaind/internal/config"
+	"github.com/domaind/domaind/models"
 )
 
 // Platform holds the shared connections of one process.
@@ -47,6 +49,11 @@ func Open(ctx context.Context, cfg *config.Config, log *slog.Logger) (*Platform,
 	}
 	if err != nil {
 		return nil, fmt.Errorf("open database (DOMAIND_DATABASE_URL): %w", err)
+	}
+	if cfg.DatabaseReplicaURL != "" {
+		if err := UseReplica(p.DB, cfg.DatabaseReplicaURL, cfg.DatabaseMaxConns); err != nil {
+			return nil, fmt.Errorf("open the read replica (DOMAIND_DATABASE_REPLICA_URL): %w", err)
+		}
 	}
 	p.onClose(func() error {
 		sqlDB, err := p.DB.DB()
@@ -140,6 +147,15 @@ func OpenPostgres(url string, maxConns int) (*gorm.DB, error) {
 	sqlDB.SetMaxIdleConns(maxConns)
 	sqlDB.SetConnMaxIdleTime(5 * time.Minute)
 	return db, nil
+}
+
+// UseReplica registers the streaming replica at url, with at most
+// maxConns connections, as db's models.ReplicaResolver: the reads of
+// queries made with models.FromReplica go to it.
+func UseReplica(db *gorm.DB, url string, maxConns int) error {
+	r := dbresolver.Register(dbresolver.Config{Replicas: []gorm.Dialector{postgres.Open(url)}}, models.ReplicaResolver).
+		SetMaxOpenConns(maxConns).SetMaxIdleConns(maxConns).SetConnMaxIdleTime(5 * time.Minute)
+	return db.Use(r)
 }
 
 // OpenSQLite opens (creating if needed) a SQLite file in WAL mode. One

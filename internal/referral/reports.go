@@ -130,7 +130,7 @@ func (s *Service) clicksPerDay(ctx context.Context, q Query) (map[time.Time]int6
 		Day time.Time
 		N   int64
 	}
-	err := s.db.WithContext(ctx).Model(&models.ReferralClick{}).
+	err := models.FromReplica(s.db.WithContext(ctx)).Model(&models.ReferralClick{}).
 		Where("partner_id = ? AND environment = ? AND day >= ? AND day < ?", q.PartnerID, q.Environment, q.Window.From, q.Window.To).
 		Select("day, COUNT(*) AS n").Group("day").Scan(&rows).Error
 	if err != nil {
@@ -181,7 +181,7 @@ var salePages = pagecursor.Newest[models.Order]{Name: "referral-sales/v1", KeyCo
 // its environment over its window, newest first.
 func (s *Service) Sales(ctx context.Context, q Query) (SalePage, error) {
 	w := q.Window
-	db := s.db.WithContext(ctx).Model(&models.Order{}).Where("referral_partner_id = ? AND environment = ? AND created_at >= ? AND created_at < ?",
+	db := models.FromReplica(s.db.WithContext(ctx)).Model(&models.Order{}).Where("referral_partner_id = ? AND environment = ? AND created_at >= ? AND created_at < ?",
 		q.PartnerID, q.Environment, w.From, w.To)
 	orders, next, err := salePages.Page(db, s.opts.SecretKey, q.Cursor, q.Limit, q.PartnerID, q.Environment, w.From.String(), w.To.String())
 	if err != nil {
@@ -304,7 +304,7 @@ func (s *Service) Commissions(ctx context.Context, q Query) (CommissionPage, err
 		return CommissionPage{}, err
 	}
 	w := q.Window
-	db := s.db.WithContext(ctx)
+	db := models.FromReplica(s.db.WithContext(ctx))
 	lines := func() *gorm.DB {
 		return db.Model(&models.LedgerEntry{}).Where("partner_id = ? AND environment = ? AND account IN ?", q.PartnerID, q.Environment, commissionAccounts)
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/domaind/domaind/internal/ledger"
 	"github.com/domaind/domaind/internal/pagecursor"
+	"github.com/domaind/domaind/models"
 )
 
 // Statement is one partner's settled orders of one period, environment
@@ -38,13 +39,14 @@ type StatementFilter struct {
 
 // Statements returns a page of the statements f picks, newest period
 // first (then by partner, environment and currency), and the cursor of
-// the next page ("" after the last).
+// the next page ("" after the last), read from the replica when there is
+// one.
 func (s *Service) Statements(ctx context.Context, f StatementFilter) ([]Statement, string, error) {
 	var err error
 	if f.Limit, err = pagecursor.Limit(f.Limit, pagecursor.DefaultLimit, pagecursor.MaxLimit); err != nil {
 		return nil, "", err
 	}
-	q := s.db.WithContext(ctx).Table("orders o")
+	q := models.FromReplica(s.db.WithContext(ctx)).Table("orders o")
 	if f.PartnerID != "" {
 		q = q.Where("l.partner_id = ?", f.PartnerID)
 	}
