@@ -11,53 +11,76 @@ import (
 
 	"github.com/hibiken/asynq"
 	"gorm.io/gorm"
-	"gorm.io/gorm/clause"
 
 	"github.com/domaind/domaind/internal/order"
 	"github.com/domaind/domaind/models"
 	"github.com/domaind/domaind/tasks"
 )
 
-// lostBatch is how many handed-over outbox entries one pass looks at,
-// newest first.
-const lostBatch = 500
+// The look of handBack over the handed-over outbox entries: a pass reads
+// up to lostPages pages of lostBatch entries, newest first, among those
+// handed over within lostWindow, and the next pass goes on from where it
+// stopped (starting again from the newest once it has seen them all).
+const (
+	lostBatch  = 500
+	lostPages  = 20
+	lostWindow = 24 * time.Hour
+)
 
-// stillToDo says, for a task type, whether the work of a task (by its
-// payload) is still to be done: its row has not reached the state its task
+// stillToDo says, for a task type, which of the payloads of its tasks name
+// work still to be done: a row that has not reached the state its task
 // moves it to. Bulk ops and tool jobs are rescued by their rows (rescue);
 // periodic tasks are made again by the scheduler.
-var stillToDo = map[string]func(db *gorm.DB, payload []byte) (bool, error){
+var stillToDo = map[string]toDoFunc{
 	tasks.TypeWebhookDeliver: rowIn(func(p tasks.WebhookDeliverPayload) string { return p.DeliveryID },
-		&models.WebhookDelivery{}, "state = ?", models.DeliveryPending),
+		&models.WebhookDelivery{}, "id", "state = ?", models.DeliveryPending),
 	tasks.TypePaymentRefund: rowIn(func(p tasks.PaymentRefundPayload) string { return p.RefundID },
-		&models.Refund{}, "card_status = ?", models.CardRefundPending),
+		&models.Refund{}, "id", "card_status = ?", models.CardRefundPending),
 	tasks.TypePaymentReturn: rowIn(func(p tasks.PaymentReturnPayload) string { return p.PaymentID },
-		&models.Payment{}, "status = ? AND order_id IS NULL AND charge_id IS NOT NULL", models.PaymentSucceeded),
+		&models.Payment{}, "id", "status = ? AND order_id IS NULL AND charge_id IS NOT NULL", models.PaymentSucceeded),
 	tasks.TypeLookupRun: rowIn(func(p tasks.LookupRunPayload) string { return p.LookupID },
-		&models.Lookup{}, "state = ?", models.LookupPending),
+		&models.Lookup{}, "id", "state = ?", models.LookupPending),
 	tasks.TypeSettlementRun: rowIn(func(p tasks.SettlementRunPayload) string { return p.RunID },
-		&models.SettlementRun{}, "status IN ?", []string{models.RunQueued, models.RunRunning}),
+		&models.SettlementRun{}, "id", "status IN ?", []string{models.RunQueued, models.RunRunning}),
 	tasks.TypeCanaryRun: rowIn(func(p tasks.CanaryRunPayload) string { return p.CanaryID },
-		&models.Canary{}, "completed_at IS NULL"),
+		&models.Canary{}, "id", "completed_at IS NULL"),
 	tasks.TypeBrokerageProbe: rowIn(func(p tasks.BrokerageProbePayload) string { return p.Domain },
-		&models.SiteCheck{}, "status = ?", models.SiteCheckPending),
+		&models.SiteCheck{}, "domain", "status = ?", models.SiteCheckPending),
 	// A push is to do until a step other than transfer.requested settles
 	// it (completed, failed, or not made).
 	tasks.TypeTransferPush: rowIn(func(p tasks.TransferPushPayload) int64 { return p.Push },
-		&models.OrderStep{}, "NOT EXISTS (SELECT 1 FROM order_steps s WHERE s.push_id = order_steps.id AND s.event <> ?)", order.EventTransferRequested),
+		&models.OrderStep{}, "id", "NOT EXISTS (SELECT 1 FROM order_steps s WHERE s.push_id = order_steps.id AND s.event <> ?)", order.EventTransferRequested),
 }
 
-// rowIn is the stillToDo of a task whose payload names (by primary key) a
-// row of model: the work is to do while the row matches cond.
-func rowIn[P tasks.Payload, K any](id func(P) K, model any, cond string, args ...any) func(*gorm.DB, []byte) (bool, error) {
-	return func(db *gorm.DB, payload []byte) (bool, error) {
-		var p P
-		if err := json.Unmarshal(payload, &p); err != nil {
-			return false, nil // not a payload of ours: nothing to rescue
+// toDoFunc answers, for each payload, whether its work is still to do.
+type toDoFunc func(db *gorm.DB, payloads [][]byte) ([]bool, error)
+
+// rowIn is the toDoFunc of a task whose payload names (by its key column)
+// a row of model: the work is to do while the row matches cond. One query
+// answers for every payload.
+func rowIn[P tasks.Payload, K comparable](id func(P) K, model any, key, cond string, args ...any) toDoFunc {
+	return func(db *gorm.DB, payloads [][]byte) ([]bool, error) {
+		ids := make([]K, len(payloads))
+		var asked []K
+		decoded := make([]bool, len(payloads))
+		for i, b := range payloads {
+			var p P
+			if json.Unmarshal(b, &p) == nil { // not a payload of ours: nothing to rescue
+				ids[i], decoded[i] = id(p), true
+				asked = append(asked, ids[i])
+			}
 		}
-		var n int64
-		err := db.Model(model).Where(clause.Eq{Column: clause.PrimaryColumn, Value: id(p)}).Where(cond, args...).Count(&n).Error
-		return n > 0, err
+		var found []K
+		if len(asked) > 0 {
+			if err := db.Model(model).Where(key+" IN ?", asked).Where(cond, args...).Pluck(key, &found).Error; err != nil {
+				return nil, err
+			}
+		}
+		todo := make([]bool, len(payloads))
+		for i := range payloads {
+			todo[i] = decoded[i] && slices.Contains(found, ids[i])
+		}
+		return todo, nil
 	}
 }
 
@@ -69,42 +92,106 @@ func rowIn[P tasks.Payload, K any](id func(P) K, model any, cond string, args ..
 // with Redis for stallAfter; its task is lost when asynq has it neither
 // waiting, running nor retrying. It answers how many it handed back.
 func (h *rescue) handBack(ctx context.Context, now time.Time) (int, error) {
-	db := h.db.WithContext(ctx)
-	var entries []models.OutboxEntry
-	err := db.Select("id", "task_type", "payload", "queue").
-		Where("enqueued_at IS NOT NULL AND enqueued_at < ? AND task_type IN ?", now.Add(-stallAfter), slices.Sorted(maps.Keys(stillToDo))).
-		Order("enqueued_at DESC").Limit(lostBatch).Find(&entries).Error
-	if err != nil {
-		return 0, fmt.Errorf("find handed-over outbox entries: %w", err)
-	}
+	h.lostMu.Lock() // one pass at a time walks the entries
+	defer h.lostMu.Unlock()
 	handed := 0
-	for _, e := range entries {
-		todo, err := stillToDo[e.TaskType](db, e.Payload)
+	for range lostPages {
+		entries, err := h.nextLost(ctx, now)
+		if err != nil || len(entries) == 0 {
+			return handed, err
+		}
+		n, err := h.handBackPage(ctx, entries)
+		handed += n
 		if err != nil {
-			return handed, fmt.Errorf("is the work of %s %s still to do: %w", e.TaskType, e.ID, err)
+			return handed, err
 		}
-		if !todo {
-			continue
-		}
-		info, err := h.inspector.GetTaskInfo(e.Queue, e.ID)
-		switch {
-		case errors.Is(err, asynq.ErrTaskNotFound), errors.Is(err, asynq.ErrQueueNotFound):
-		case err != nil:
-			return handed, fmt.Errorf("look up task %s: %w", e.ID, err)
-		case info.State != asynq.TaskStateArchived && info.State != asynq.TaskStateCompleted:
-			continue // waiting, running or retrying
-		}
-		if info != nil { // archived or completed: free its id for the sweep
-			if err := h.inspector.DeleteTask(e.Queue, e.ID); err != nil && !errors.Is(err, asynq.ErrTaskNotFound) {
-				return handed, fmt.Errorf("free task id %s: %w", e.ID, err)
-			}
-		}
-		res := db.Model(&models.OutboxEntry{}).Where("id = ? AND enqueued_at IS NOT NULL", e.ID).
-			Updates(map[string]any{"enqueued_at": nil, "last_error": "its task was lost by Redis; handed back to the sweep"})
-		if res.Error != nil {
-			return handed, fmt.Errorf("hand back outbox entry %s: %w", e.ID, res.Error)
-		}
-		handed += int(res.RowsAffected)
 	}
 	return handed, nil
+}
+
+// nextLost reads the next page of handed-over entries of the types
+// stillToDo knows, going on after h.lostAfter; at the end of the window it
+// starts again from the newest.
+func (h *rescue) nextLost(ctx context.Context, now time.Time) ([]models.OutboxEntry, error) {
+	page := func() ([]models.OutboxEntry, error) {
+		q := h.db.WithContext(ctx).Select("id", "task_type", "payload", "queue", "enqueued_at").
+			Where("enqueued_at IS NOT NULL AND enqueued_at < ? AND enqueued_at >= ? AND task_type IN ?",
+				now.Add(-stallAfter), now.Add(-lostWindow), slices.Sorted(maps.Keys(stillToDo)))
+		if c := h.lostAfter; c != nil {
+			q = q.Where("(enqueued_at < ? OR (enqueued_at = ? AND id < ?))", c.EnqueuedAt, c.EnqueuedAt, c.ID)
+		}
+		var entries []models.OutboxEntry
+		if err := q.Order("enqueued_at DESC, id DESC").Limit(lostBatch).Find(&entries).Error; err != nil {
+			return nil, fmt.Errorf("find handed-over outbox entries: %w", err)
+		}
+		return entries, nil
+	}
+	entries, err := page()
+	if err == nil && len(entries) == 0 && h.lostAfter != nil {
+		h.lostAfter = nil // the end of the window: from the newest again next time
+		return nil, nil
+	}
+	if len(entries) > 0 {
+		h.lostAfter = &entries[len(entries)-1]
+	}
+	return entries, err
+}
+
+// handBackPage hands back those of entries whose work is still to do and
+// whose task asynq no longer has.
+func (h *rescue) handBackPage(ctx context.Context, entries []models.OutboxEntry) (int, error) {
+	db := h.db.WithContext(ctx)
+	byType := map[string][]models.OutboxEntry{}
+	for _, e := range entries {
+		byType[e.TaskType] = append(byType[e.TaskType], e)
+	}
+	handed := 0
+	for typ, es := range byType {
+		payloads := make([][]byte, len(es))
+		for i, e := range es {
+			payloads[i] = e.Payload
+		}
+		todo, err := stillToDo[typ](db, payloads)
+		if err != nil {
+			return handed, fmt.Errorf("is the work of %s tasks still to do: %w", typ, err)
+		}
+		for i, e := range es {
+			if !todo[i] {
+				continue
+			}
+			lost, err := h.taskLost(e)
+			if err != nil {
+				return handed, err
+			}
+			if !lost {
+				continue // waiting, running or retrying
+			}
+			res := db.Model(&models.OutboxEntry{}).Where("id = ? AND enqueued_at IS NOT NULL", e.ID).
+				Updates(map[string]any{"enqueued_at": nil, "last_error": "its task was lost by Redis; handed back to the sweep"})
+			if res.Error != nil {
+				return handed, fmt.Errorf("hand back outbox entry %s: %w", e.ID, res.Error)
+			}
+			handed += int(res.RowsAffected)
+		}
+	}
+	return handed, nil
+}
+
+// taskLost reports whether asynq has e's task neither waiting, running nor
+// retrying; an archived or completed one is deleted, so that the sweep
+// can enqueue the entry again under its id.
+func (h *rescue) taskLost(e models.OutboxEntry) (bool, error) {
+	info, err := h.inspector.GetTaskInfo(e.Queue, e.ID)
+	switch {
+	case errors.Is(err, asynq.ErrTaskNotFound), errors.Is(err, asynq.ErrQueueNotFound):
+		return true, nil
+	case err != nil:
+		return false, fmt.Errorf("look up task %s: %w", e.ID, err)
+	case info.State != asynq.TaskStateArchived && info.State != asynq.TaskStateCompleted:
+		return false, nil
+	}
+	if err := h.inspector.DeleteTask(e.Queue, e.ID); err != nil && !errors.Is(err, asynq.ErrTaskNotFound) {
+		return false, fmt.Errorf("free task id %s: %w", e.ID, err)
+	}
+	return true, nil
 }

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"maps"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/hibiken/asynq"
@@ -40,6 +41,9 @@ type rescue struct {
 	outbox    *outbox.Outbox
 	inspector *asynq.Inspector
 	log       *slog.Logger
+
+	lostMu    sync.Mutex
+	lostAfter *models.OutboxEntry // where the next pass of handBack goes on
 }
 
 func (h *rescue) Work(ctx context.Context, _ tasks.JobsRescuePayload) error {

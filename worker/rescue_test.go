@@ -3,6 +3,7 @@ package worker
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"slices"
@@ -197,5 +198,40 @@ func TestRescueHandsTasksRedisLostBackToTheSweep(t *testing.T) {
 		if info, err := inspector.GetTaskInfo(e.Queue, e.ID); err != nil || info.State != asynq.TaskStatePending {
 			t.Errorf("%s: task %+v, %v; want it pending again under its own id", key, info, err)
 		}
+	}
+}
+
+// A lost task older than a page of handed-over entries whose work is done
+// is still found: handBack pages on, newest first, through the window.
+func TestRescueLooksPastTheNewestPage(t *testing.T) {
+	t.Parallel()
+	db := modelstest.NewDB(t)
+	r := platformtest.NewRedis(t)
+	log := slog.New(slog.DiscardHandler)
+	ob := outbox.New(db, r.Client, log)
+	t.Cleanup(func() { ob.Close() })
+	now := time.Now().UTC()
+	var deliveries []models.WebhookDelivery
+	var entries []models.OutboxEntry
+	for i := range lostBatch + 100 {
+		id := fmt.Sprintf("whd_done_%d", i)
+		state, handed := models.DeliveryDelivered, now.Add(-5*time.Minute).Add(time.Duration(i)*time.Millisecond)
+		if i == 0 { // the oldest, behind a page and more of done work
+			id, state, handed = "whd_lost", models.DeliveryPending, now.Add(-10*time.Minute)
+		}
+		deliveries = append(deliveries, models.WebhookDelivery{ID: id, EndpointID: "whe_1", State: state})
+		task := tasks.New(tasks.WebhookDeliverPayload{DeliveryID: id})
+		entries = append(entries, models.OutboxEntry{ID: models.NewID(), TaskType: task.Type(), Payload: task.Payload(),
+			Queue: tasks.QueueWebhooks, CreatedAt: handed, EnqueuedAt: &handed})
+	}
+	db.CreateInBatches(deliveries, 200)
+	db.CreateInBatches(entries, 200)
+
+	h := &rescue{db: db, outbox: ob, inspector: asynq.NewInspectorFromRedisClient(r.Client), log: log}
+	handed, err := h.handBack(context.Background(), now)
+	var lost models.OutboxEntry
+	db.Take(&lost, "id = ?", entries[0].ID)
+	if err != nil || handed != 1 || lost.EnqueuedAt != nil {
+		t.Errorf("handBack = %d, %v, the lost entry enqueued at %v; want it alone handed back", handed, err, lost.EnqueuedAt)
 	}
 }
