@@ -165,11 +165,7 @@ func TestEndToEndBulkOpSurvivesLosingRedisAndItsWorker(t *testing.T) {
 	}
 	redisProc := startRedis()
 	t.Cleanup(func() { redisProc.Process.Kill(); redisProc.Wait() })
-	for i, kv := range c.env {
-		if strings.HasPrefix(kv, "DOMAIND_REDIS_URL=") {
-			c.env[i] = "DOMAIND_REDIS_URL=redis://" + addr + "/0"
-		}
-	}
+	c.setenv("DOMAIND_REDIS_URL", "redis://"+addr+"/0")
 	_, w, s := c.startDemo()
 
 	op := c.lockDemoDomains(s, 1000, 0)

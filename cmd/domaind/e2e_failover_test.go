@@ -92,11 +92,7 @@ func startRedis(t *testing.T, script string, env ...string) (string, []string) {
 // prints how soon each role serves again.
 func failover(t *testing.T, url string, masterNow func() string, masterAfter func(dead string) string, pidFile func(master string) string) {
 	c := newCluster(t) // skips without the real servers
-	for i, kv := range c.env {
-		if strings.HasPrefix(kv, "DOMAIND_REDIS_URL=") {
-			c.env[i] = "DOMAIND_REDIS_URL=" + url
-		}
-	}
+	c.setenv("DOMAIND_REDIS_URL", url)
 	c.run("migrate")
 	api := c.start("api")
 	c.start("worker")

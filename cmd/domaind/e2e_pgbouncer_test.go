@@ -25,11 +25,7 @@ func TestEndToEndThroughPgBouncer(t *testing.T) {
 	c := newCluster(t) // skips without the real servers
 	// Debian puts pgbouncer in /usr/sbin, not on every PATH.
 	bin := testtool.Path(t, "the test runs PgBouncer", "pgbouncer", "/usr/sbin/pgbouncer")
-	for i, kv := range c.env {
-		if direct, ok := strings.CutPrefix(kv, "DOMAIND_DATABASE_URL="); ok {
-			c.env[i] = "DOMAIND_DATABASE_URL=" + c.startPgBouncer(bin, direct)
-		}
-	}
+	c.setenv("DOMAIND_DATABASE_URL", c.startPgBouncer(bin, c.getenv("DOMAIND_DATABASE_URL")))
 	run := chaosSettings(t)
 	run.duration = min(run.duration, 15*time.Second)
 	t.Logf("pgbouncer: seed %d, workload %v (replay: DOMAIND_CHAOS_SEED=%d)", run.seed, run.duration, run.seed)

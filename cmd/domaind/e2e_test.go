@@ -98,6 +98,27 @@ func newCluster(t *testing.T) *cluster {
 	}}
 }
 
+// getenv is the value of key in the processes' environment.
+func (c *cluster) getenv(key string) string {
+	for _, kv := range c.env {
+		if v, ok := strings.CutPrefix(kv, key+"="); ok {
+			return v
+		}
+	}
+	return ""
+}
+
+// setenv sets key in the processes' environment.
+func (c *cluster) setenv(key, value string) {
+	for i, kv := range c.env {
+		if strings.HasPrefix(kv, key+"=") {
+			c.env[i] = key + "=" + value
+			return
+		}
+	}
+	c.env = append(c.env, key+"="+value)
+}
+
 // needRealServers skips an end-to-end test on the embedded default.
 func needRealServers(t *testing.T) {
 	t.Helper()
