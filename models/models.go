@@ -74,8 +74,11 @@ const ReplicaResolver = "replica"
 // configured, and to the primary otherwise; writes and transactions stay
 // on the primary either way. It is for reads that may lag the primary by
 // the replica's delay (public listings, reports), never for a read that
-// must see a write just made.
-func FromReplica(db *gorm.DB) *gorm.DB { return db.Clauses(dbresolver.Use(ReplicaResolver)) }
+// must see a write just made. Like db.WithContext, it answers a new
+// session, which may start several queries.
+func FromReplica(db *gorm.DB) *gorm.DB {
+	return db.Clauses(dbresolver.Use(ReplicaResolver)).Session(&gorm.Session{})
+}
 
 // ErrorText is err's message cut to fit an error column of maxLen bytes
 // (see Cut).
