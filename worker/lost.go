@@ -76,9 +76,13 @@ func rowIn[P tasks.Payload, K comparable](id func(P) K, model any, key, cond str
 				return nil, err
 			}
 		}
+		left := map[K]bool{}
+		for _, k := range found {
+			left[k] = true
+		}
 		todo := make([]bool, len(payloads))
 		for i := range payloads {
-			todo[i] = decoded[i] && slices.Contains(found, ids[i])
+			todo[i] = decoded[i] && left[ids[i]]
 		}
 		return todo, nil
 	}
@@ -113,28 +117,21 @@ func (h *rescue) handBack(ctx context.Context, now time.Time) (int, error) {
 // stillToDo knows, going on after h.lostAfter; at the end of the window it
 // starts again from the newest.
 func (h *rescue) nextLost(ctx context.Context, now time.Time) ([]models.OutboxEntry, error) {
-	page := func() ([]models.OutboxEntry, error) {
-		q := h.db.WithContext(ctx).Select("id", "task_type", "payload", "queue", "enqueued_at").
-			Where("enqueued_at IS NOT NULL AND enqueued_at < ? AND enqueued_at >= ? AND task_type IN ?",
-				now.Add(-stallAfter), now.Add(-lostWindow), slices.Sorted(maps.Keys(stillToDo)))
-		if c := h.lostAfter; c != nil {
-			q = q.Where("(enqueued_at < ? OR (enqueued_at = ? AND id < ?))", c.EnqueuedAt, c.EnqueuedAt, c.ID)
-		}
-		var entries []models.OutboxEntry
-		if err := q.Order("enqueued_at DESC, id DESC").Limit(lostBatch).Find(&entries).Error; err != nil {
-			return nil, fmt.Errorf("find handed-over outbox entries: %w", err)
-		}
-		return entries, nil
+	q := h.db.WithContext(ctx).Select("id", "task_type", "payload", "queue", "enqueued_at").
+		Where("enqueued_at IS NOT NULL AND enqueued_at < ? AND enqueued_at >= ? AND task_type IN ?",
+			now.Add(-stallAfter), now.Add(-lostWindow), slices.Sorted(maps.Keys(stillToDo)))
+	if c := h.lostAfter; c != nil {
+		q = q.Where("(enqueued_at < ? OR (enqueued_at = ? AND id < ?))", c.EnqueuedAt, c.EnqueuedAt, c.ID)
 	}
-	entries, err := page()
-	if err == nil && len(entries) == 0 && h.lostAfter != nil {
-		h.lostAfter = nil // the end of the window: from the newest again next time
-		return nil, nil
+	var entries []models.OutboxEntry
+	if err := q.Order("enqueued_at DESC, id DESC").Limit(lostBatch).Find(&entries).Error; err != nil {
+		return nil, fmt.Errorf("find handed-over outbox entries: %w", err)
 	}
+	h.lostAfter = nil // the end of the window: from the newest again next time
 	if len(entries) > 0 {
 		h.lostAfter = &entries[len(entries)-1]
 	}
-	return entries, err
+	return entries, nil
 }
 
 // handBackPage hands back those of entries whose work is still to do and
