@@ -37,8 +37,8 @@ const policyCtxKey = "domaind.policy"
 // it carries the limit's current RateLimit headers, not the stored ones.
 // Keys are the caller's own (callerScope). An anonymous caller's answers
 // are kept an hour, within its address's budget (idempotency.Anonymous);
-// one over it is not kept, and a retry runs again. It runs before the route's rate
-// limit and after its session, if the route has one.
+// one over it is not kept, and a retry runs again. It runs before the
+// route's rate limit and after its session, if the route has one.
 func (s *Server) idempotent(c *gin.Context) {
 	key := c.GetHeader(HeaderIdempotencyKey)
 	if key == "" {

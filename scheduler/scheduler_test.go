@@ -12,6 +12,7 @@ import (
 	"github.com/hibiken/asynq"
 
 	"github.com/domaind/domaind/internal/platform/platformtest"
+	"github.com/domaind/domaind/internal/testtool"
 	"github.com/domaind/domaind/tasks"
 )
 
@@ -128,25 +129,15 @@ func TestAFailedEnqueueIsTriedAgainWithinItsSlot(t *testing.T) {
 	proxy.Stop()
 	s.Start(context.Background())
 	t.Cleanup(s.Stop)
-	deadline := time.Now().Add(30 * time.Second)
-	for !logs.has("periodic enqueue failed; trying again within its slot") {
-		if time.Now().After(deadline) {
-			t.Fatal("no failed enqueue logged while Redis was away")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	testtool.WaitFor(t, "a failed enqueue logged while Redis is away", func() bool {
+		return logs.has("periodic enqueue failed; trying again within its slot")
+	})
 	proxy.Start(t)
 	ins := asynq.NewInspectorFromRedisClient(r.Client)
-	for {
+	testtool.WaitFor(t, "the slot's run enqueued once Redis is back", func() bool {
 		pending, err := ins.ListPendingTasks(tasks.QueueMaintenance)
-		if err == nil && len(pending) == 1 && pending[0].Type == tasks.TypeTLDSync {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("pending after Redis came back = %v, %v; want the slot's run", pending, err)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		return err == nil && len(pending) == 1 && pending[0].Type == tasks.TypeTLDSync
+	})
 }
 
 // warnings is a slog handler that keeps the messages of warnings.

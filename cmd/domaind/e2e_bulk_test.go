@@ -149,7 +149,7 @@ func (c *cluster) wantAppliedOnce(id string, n int) {
 func TestEndToEndBulkOpSurvivesLosingRedisAndItsWorker(t *testing.T) {
 	c := newCluster(t) // skips without the real servers
 	redisBin := testtool.Path(t, "the test stops and starts a Redis of its own", "redis-server")
-	addr := freeAddr(t)
+	addr := testtool.FreeAddr(t)
 	_, port, _ := strings.Cut(addr, ":")
 	startRedis := func() *exec.Cmd {
 		cmd := exec.Command(redisBin, "--port", port, "--bind", "127.0.0.1", "--save", "", "--appendonly", "no")

@@ -42,7 +42,7 @@ func TestDemoPartnerFirstMinutes(t *testing.T) {
 	rcv.Start()
 	defer rcv.Close()
 
-	addr := freeAddr(t)
+	addr := testtool.FreeAddr(t)
 	env := map[string]string{"DOMAIND_DATA_DIR": t.TempDir(), "DOMAIND_HTTP_ADDR": addr, "DOMAIND_FETCH_ALLOW_CIDRS": "127.0.0.2/32"}
 	stdout, stderr, cancel, done := startEmbedded(t, env)
 	defer func() { cancel(); <-done }()

@@ -46,7 +46,7 @@ func (c *cluster) startPgBouncer(bin, direct string) string {
 	}
 	dir := t.TempDir()
 	os.Chmod(dir, 0o755) // PgBouncer refuses to run as root: it runs as nobody
-	addr := freeAddr(t)
+	addr := testtool.FreeAddr(t)
 	host, port, _ := net.SplitHostPort(addr)
 	dbHost, dbPort, _ := net.SplitHostPort(u.Host)
 	ini := fmt.Sprintf(`[databases]

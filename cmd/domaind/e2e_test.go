@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -21,6 +20,7 @@ import (
 	"gorm.io/gorm"
 
 	"github.com/domaind/domaind/internal/platform/platformtest"
+	"github.com/domaind/domaind/internal/testtool"
 	"github.com/domaind/domaind/models"
 	"github.com/domaind/domaind/models/modelstest"
 	"github.com/domaind/domaind/tasks"
@@ -127,21 +127,11 @@ func needRealServers(t *testing.T) {
 	}
 }
 
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
-}
-
 // start runs role, with extraEnv added to the cluster's environment, and
 // waits until its /readyz answers 200.
 func (c *cluster) start(role string, extraEnv ...string) *process {
 	c.t.Helper()
-	p := &process{role: role, addr: freeAddr(c.t), done: make(chan error, 1)}
+	p := &process{role: role, addr: testtool.FreeAddr(c.t), done: make(chan error, 1)}
 	p.cmd = exec.Command(c.bin, role)
 	p.cmd.Env = append(append(os.Environ(), c.env...), extraEnv...)
 	p.cmd.Env = append(p.cmd.Env, "DOMAIND_HTTP_ADDR="+p.addr, "DOMAIND_BASE_URL=http://"+p.addr)

@@ -17,6 +17,7 @@ import (
 	"github.com/domaind/domaind/internal/account"
 	"github.com/domaind/domaind/internal/config"
 	"github.com/domaind/domaind/internal/password"
+	"github.com/domaind/domaind/internal/testtool"
 	"github.com/domaind/domaind/models"
 	"github.com/domaind/domaind/models/modelstest"
 )
@@ -89,7 +90,7 @@ func TestRunRefusesATakenPort(t *testing.T) {
 // TestRunAllEmbedded starts the embedded default as `make run` does, checks
 // what a newcomer sees, and stops it the way Ctrl-C does.
 func TestRunAllEmbedded(t *testing.T) {
-	addr, env := freeAddr(t), map[string]string{"DOMAIND_DATA_DIR": t.TempDir()}
+	addr, env := testtool.FreeAddr(t), map[string]string{"DOMAIND_DATA_DIR": t.TempDir()}
 	env["DOMAIND_HTTP_ADDR"] = addr
 	_, port, _ := net.SplitHostPort(addr)
 	base := "http://localhost:" + port // DOMAIND_BASE_URL's default follows DOMAIND_HTTP_ADDR

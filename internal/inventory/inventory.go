@@ -15,6 +15,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/redis/go-redis/v9"
 	"golang.org/x/sync/singleflight"
 	"gorm.io/gorm"
 
@@ -22,7 +23,6 @@ import (
 	"github.com/domaind/domaind/internal/fault"
 	"github.com/domaind/domaind/internal/namesearch"
 	"github.com/domaind/domaind/models"
-	"github.com/redis/go-redis/v9"
 )
 
 // IndexTTL is how old an environment's search index may get before it is

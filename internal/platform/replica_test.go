@@ -3,12 +3,12 @@ package platform_test
 import (
 	"os"
 	"testing"
-	"time"
 
 	"gorm.io/gorm"
 
 	"github.com/domaind/domaind/internal/platform"
 	"github.com/domaind/domaind/internal/platform/platformtest"
+	"github.com/domaind/domaind/internal/testtool"
 	"github.com/domaind/domaind/models"
 )
 
@@ -55,14 +55,9 @@ func TestReplicaTakesOnlyTheReadsGivenToIt(t *testing.T) {
 	if err := models.FromReplica(db).Exec("INSERT INTO notes VALUES (1, 'written through FromReplica')").Error; err != nil {
 		t.Fatalf("a write made with FromReplica: %v (a replica refuses writes)", err)
 	}
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+	testtool.WaitFor(t, "the row streamed to the replica", func() bool {
 		var n int64
 		err := models.FromReplica(db).Raw("SELECT count(*) FROM notes").Scan(&n).Error
-		if err == nil && n == 1 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the replica has %d notes (%v) 10 s after the write; want the row streamed", n, err)
-		}
-	}
+		return err == nil && n == 1
+	})
 }

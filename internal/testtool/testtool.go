@@ -8,6 +8,7 @@
 package testtool
 
 import (
+	"net"
 	"os"
 	"os/exec"
 	"testing"
@@ -42,4 +43,16 @@ func WaitFor(tb testing.TB, what string, cond func() bool) {
 			return
 		}
 	}
+}
+
+// FreeAddr is a 127.0.0.1 address with a port free a moment ago, for a
+// server the test starts.
+func FreeAddr(tb testing.TB) string {
+	tb.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
 }

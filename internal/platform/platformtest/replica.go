@@ -74,11 +74,7 @@ func appendFile(tb testing.TB, path, text string) {
 }
 
 func freePort(tb testing.TB) int {
-	tb.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		tb.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
+	_, port, _ := net.SplitHostPort(testtool.FreeAddr(tb))
+	n, _ := strconv.Atoi(port)
+	return n
 }
