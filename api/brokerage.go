@@ -166,7 +166,7 @@ func (s *Server) opsCaseSubmit(c *gin.Context) {
 		s.renderOpsCases(c, http.StatusNotFound, fmt.Sprintf("%q is not a move of a brokerage case", action), "")
 		return
 	}
-	in := brokerage.MoveInput{Note: c.PostForm("note"), Reason: c.PostForm("reason")}
+	in := brokerage.MoveInput{Note: c.PostForm("note"), Reason: c.PostForm("reason"), Share: c.PostForm("share") != ""}
 	var err error
 	if action == brokerage.RecordOffer {
 		in.AmountCents, err = formCents("amount_cents", c.PostForm("amount"))

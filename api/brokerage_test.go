@@ -36,8 +36,9 @@ func openCase(t *testing.T, env *testEnv, domain string) brokerage.View {
 }
 
 // The buyer follows a case on its progress page, without an account: the
-// status, the timeline with the offer, and the price once agreed; a link
-// changed by a character shows an error page.
+// status, the timeline with the offer ops shared (not the internal one),
+// and the price once agreed; a link changed by a character shows an error
+// page.
 func TestBrowserBrokerageProgress(t *testing.T) {
 	ctx := newChromium(t)
 	env, srv := servedEnv(t)
@@ -45,7 +46,11 @@ func TestBrowserBrokerageProgress(t *testing.T) {
 	for _, m := range []struct {
 		action brokerage.Action
 		in     brokerage.MoveInput
-	}{{brokerage.ContactOwner, brokerage.MoveInput{}}, {brokerage.RecordOffer, brokerage.MoveInput{AmountCents: 1_200_000, Note: "internal: owner wanted 15k"}}} {
+	}{
+		{brokerage.ContactOwner, brokerage.MoveInput{}},
+		{brokerage.RecordOffer, brokerage.MoveInput{AmountCents: 1_100_000, Note: "internal: owner wanted 15k"}},
+		{brokerage.RecordOffer, brokerage.MoveInput{AmountCents: 1_200_000, Note: "the owner's counter", Share: true}},
+	} {
 		if _, err := env.srv.svc.Brokerage.Move(context.Background(), v.CaseID, m.action, m.in); err != nil {
 			t.Fatal(err)
 		}
@@ -71,9 +76,10 @@ func TestBrowserBrokerageProgress(t *testing.T) {
 	if status != "Negotiating with the owner" {
 		t.Errorf("status %q", status)
 	}
-	want := []string{"Case opened", "Contacting the owner", "Negotiating with the owner"}
-	if strings.Join(steps, "|") != strings.Join(want, "|") || !strings.Contains(timeline, "12,000.00 USD") || strings.Contains(timeline, "internal") {
-		t.Errorf("timeline %q (%v), want %v with the offer and no note", timeline, steps, want)
+	want := []string{"Case opened", "Contacting the owner", "Negotiating with the owner", "Negotiating with the owner"}
+	if strings.Join(steps, "|") != strings.Join(want, "|") || !strings.Contains(timeline, "12,000.00 USD") ||
+		strings.Contains(timeline, "11,000.00") || strings.Contains(timeline, "internal") {
+		t.Errorf("timeline %q (%v), want %v with the shared offer only and no note", timeline, steps, want)
 	}
 
 	if _, err = env.srv.svc.Brokerage.Move(context.Background(), v.CaseID, brokerage.CloseDeal, brokerage.MoveInput{PriceCents: 1_250_000}); err != nil {
@@ -101,7 +107,8 @@ func TestBrowserBrokerageProgress(t *testing.T) {
 }
 
 // Ops work a case on the ops page: contact the owner, record an offer
-// typed in dollars, refuse a price that is not one, and close the deal.
+// typed in dollars and shown to the partner, refuse a price that is not
+// one, and close the deal.
 func TestBrowserOpsBrokerage(t *testing.T) {
 	ctx := opsChromium(t)
 	env, srv := servedEnv(t)
@@ -113,6 +120,7 @@ func TestBrowserOpsBrokerage(t *testing.T) {
 		chromedp.Click(chromedp.CSS(row+` form[action$="/contact-owner"] button`)),
 		chromedp.WaitVisible(chromedp.CSS(row+` form[action$="/record-offer"]`)),
 		chromedp.SendKeys(chromedp.CSS(row+` input[name="amount"]`), "9,000.5"),
+		chromedp.Click(chromedp.CSS(row+` form[action$="/record-offer"] input[name="share"]`)),
 		chromedp.Click(chromedp.CSS(row+` form[action$="/record-offer"] button`)),
 		chromedp.WaitVisible(chromedp.CSS(row+` form[action$="/close-deal"]`)),
 		chromedp.SendKeys(chromedp.CSS(row+` input[name="price"]`), "ten"),
@@ -151,8 +159,9 @@ func TestBrowserOpsBrokerage(t *testing.T) {
 	var got brokerage.View
 	rec := opsRequest(env, "GET", "/api/ops/brokerage/"+v.CaseID, "")
 	err = json.Unmarshal(rec.Body.Bytes(), &got)
-	if rec.Code != 200 || err != nil || len(got.Timeline) != 4 || got.Timeline[2].AmountCents == nil || *got.Timeline[2].AmountCents != 900_050 {
-		t.Errorf("timeline %+v, %v; want the offer of 900050 cents", got.Timeline, err)
+	if rec.Code != 200 || err != nil || len(got.Timeline) != 4 || got.Timeline[2].AmountCents == nil || *got.Timeline[2].AmountCents != 900_050 ||
+		got.Timeline[2].Internal {
+		t.Errorf("timeline %+v, %v; want the offer of 900050 cents, shared", got.Timeline, err)
 	}
 	wantError(t, "an unknown case", opsRequest(env, "GET", "/api/ops/brokerage/bc_none", ""), 404, "not_found")
 }

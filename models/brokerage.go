@@ -46,7 +46,9 @@ type BrokerageCase struct {
 }
 
 // BrokerageStep is one line of a case's timeline: a status move, when,
-// who made it, and the amount it named (an offer, a price).
+// who made it, and the amount it named (an offer, a price). Its note and
+// amount are ops' own unless Shared: the partner and the buyer see an
+// internal step as its status move alone.
 type BrokerageStep struct {
 	ID          int64     `gorm:"primaryKey;autoIncrement"`
 	CaseID      string    `gorm:"size:40;not null;index"`
@@ -56,6 +58,7 @@ type BrokerageStep struct {
 	Event       string    `gorm:"size:64"`          // the event it emitted, if any
 	AmountCents *int64
 	Note        string `gorm:"size:500"`
+	Shared      bool   `gorm:"not null;default:false"`
 }
 
 // Site check states.

@@ -51,6 +51,7 @@ var migrations = []migration{
 	{27, "when a partner's quotes began to hold a listing", migrateV27},
 	{28, "one pending partner application per person", migrateV28},
 	{29, "outbox entries by when they were enqueued", migrateV29},
+	{30, "brokerage notes and offers internal unless shared", migrateV30},
 }
 
 // SchemaMigration records an applied migration.

@@ -295,3 +295,27 @@ func TestStep26RecordsPaidSessions(t *testing.T) {
 		t.Errorf("payments after step 26 (-want +got):\n%s", diff)
 	}
 }
+
+// Step 30 keeps showing the brokerage steps that said nothing of a
+// negotiation and makes the offers and reasons recorded before it internal.
+func TestMigrationOfBrokerageStepsSharesWhatWasHarmless(t *testing.T) {
+	ctx := context.Background()
+	db, _ := modelstest.NewEmptyDB(t)
+	must(t, models.MigrateTo(ctx, db, 29))
+	must(t, db.Exec(`INSERT INTO brokerage_steps (case_id, at, actor, status, event, amount_cents, note) VALUES
+		('bc_1', CURRENT_TIMESTAMP, 'partner', 'open', '', NULL, 'opened by the partner, tier managed'),
+		('bc_1', CURRENT_TIMESTAMP, 'ops', 'contacting_owner', '', NULL, 'contact-owner'),
+		('bc_1', CURRENT_TIMESTAMP, 'ops', 'negotiating', '', 900000, 'record-offer: the owner''s floor'),
+		('bc_1', CURRENT_TIMESTAMP, 'ops', 'closed_deal', 'brokerage.case_completed', 950000, 'close-deal'),
+		('bc_2', CURRENT_TIMESTAMP, 'ops', 'closed_no_deal', NULL, NULL, 'close-no-deal: the buyer''s ceiling')`).Error)
+	must(t, models.Migrate(ctx, db))
+	var steps []models.BrokerageStep
+	must(t, db.Order("id").Find(&steps).Error)
+	var shared []bool
+	for _, st := range steps {
+		shared = append(shared, st.Shared)
+	}
+	if want := []bool{true, true, false, true, false}; !slices.Equal(shared, want) {
+		t.Errorf("shared after step 30 = %v, want %v", shared, want)
+	}
+}

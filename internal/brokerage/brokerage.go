@@ -138,6 +138,9 @@ type Step struct {
 	Event       *string   `json:"event"`
 	AmountCents *int64    `json:"amount_cents"`
 	Note        string    `json:"note,omitempty"`
+	// Internal, in ops' view, marks a step whose note and amount the
+	// partner and the buyer do not see (they see its status move alone).
+	Internal bool `json:"internal,omitempty"`
 }
 
 func (s *Service) newView(c models.BrokerageCase) View {
@@ -165,17 +168,32 @@ func (s *Service) progressURL(id string) string {
 	return s.opts.BaseURL + ProgressPath + "?" + url.Values{"t": {t}}.Encode()
 }
 
-// withTimeline adds the case's steps to v.
-func withTimeline(db *gorm.DB, v View) (View, error) {
+// audience is who a view is for: ops see every step whole; the partner
+// and the buyer see an internal step's status move alone.
+type audience bool
+
+const (
+	forOps     audience = true
+	forOutside audience = false
+)
+
+// withTimeline adds the case's steps to v, as a sees them.
+func withTimeline(db *gorm.DB, v View, a audience) (View, error) {
 	var steps []models.BrokerageStep
 	if err := db.Where("case_id = ?", v.CaseID).Order("id").Find(&steps).Error; err != nil {
 		return v, fmt.Errorf("read the timeline of %s: %w", v.CaseID, err)
 	}
 	v.Timeline = make([]Step, len(steps))
 	for i, st := range steps {
-		v.Timeline[i] = Step{At: st.At.UTC(), Actor: st.Actor, Status: st.Status, AmountCents: st.AmountCents, Note: st.Note}
+		v.Timeline[i] = Step{At: st.At.UTC(), Actor: st.Actor, Status: st.Status}
 		if st.Event != "" {
 			v.Timeline[i].Event = &st.Event
+		}
+		switch {
+		case st.Shared:
+			v.Timeline[i].AmountCents, v.Timeline[i].Note = st.AmountCents, st.Note
+		case a == forOps:
+			v.Timeline[i].AmountCents, v.Timeline[i].Note, v.Timeline[i].Internal = st.AmountCents, st.Note, true
 		}
 	}
 	return v, nil
@@ -187,15 +205,15 @@ func find(db *gorm.DB, id string) (models.BrokerageCase, error) {
 	return c, models.Found(db.Take(&c, "id = ?", id).Error, "brokerage case "+id)
 }
 
-// Get returns the partner's case in env with its timeline; another
-// partner's or environment's is not_found.
+// Get returns the partner's case in env with its timeline as the partner
+// sees it; another partner's or environment's is not_found.
 func (s *Service) Get(ctx context.Context, partnerID, env, id string) (View, error) {
-	return s.view(ctx, id, func(c models.BrokerageCase) bool { return c.PartnerID == partnerID && c.Environment == env })
+	return s.view(ctx, id, forOutside, func(c models.BrokerageCase) bool { return c.PartnerID == partnerID && c.Environment == env })
 }
 
-// view returns case id with its timeline; a case mine refuses is
-// not_found (nil takes any).
-func (s *Service) view(ctx context.Context, id string, mine func(models.BrokerageCase) bool) (View, error) {
+// view returns case id with its timeline as a sees it; a case mine
+// refuses is not_found (nil takes any).
+func (s *Service) view(ctx context.Context, id string, a audience, mine func(models.BrokerageCase) bool) (View, error) {
 	c, err := find(s.db.WithContext(ctx), id)
 	if err == nil && mine != nil && !mine(c) {
 		err = fault.New(fault.NotFound, "no brokerage case %s", id)
@@ -203,15 +221,15 @@ func (s *Service) view(ctx context.Context, id string, mine func(models.Brokerag
 	if err != nil {
 		return View{}, err
 	}
-	return withTimeline(s.db.WithContext(ctx), s.newView(c))
+	return withTimeline(s.db.WithContext(ctx), s.newView(c), a)
 }
 
 // Progress returns the case a progress link's token names, with its
-// timeline; a token that is not one of ours is not_found.
+// timeline as the buyer sees it; a token that is not one of ours is not_found.
 func (s *Service) Progress(ctx context.Context, token string) (View, error) {
 	var claims progressClaims
 	if err := s.links.Open(token, &claims); err != nil || claims.CaseID == "" {
 		return View{}, fault.New(fault.NotFound, "this progress link is not valid: check that it was copied whole")
 	}
-	return s.view(ctx, claims.CaseID, nil)
+	return s.view(ctx, claims.CaseID, forOutside, nil)
 }

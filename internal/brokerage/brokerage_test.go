@@ -443,3 +443,70 @@ func TestDealPostsFeeCommissionEventAndPayout(t *testing.T) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// Ops' offers, notes and reasons are theirs unless shared: the partner's
+// view and the buyer's progress page show an internal step as its status
+// move alone, ops see it whole and marked internal, and a shared offer is
+// seen by all three.
+func TestNotesStayInternalUnlessShared(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t, "quiet.com")
+	ctx := context.Background()
+	w.checked(t, "quiet.com", false)
+	v, err := w.s.Open(ctx, "prt_a", models.EnvLive, NewCase{Domain: "quiet.com", Tier: models.TierManaged, BuyerEmail: "ada@example.com", Budget: ptr(int64(1_200_000))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range []struct {
+		action Action
+		in     MoveInput
+	}{
+		{ContactOwner, MoveInput{}},
+		{RecordOffer, MoveInput{AmountCents: 1_500_000, Note: "owner's floor is 14k"}},
+		{RecordOffer, MoveInput{AmountCents: 1_300_000, Note: "owner's counter", Share: true}},
+		{CloseNoDeal, MoveInput{Reason: "buyer's ceiling is 12k"}},
+	} {
+		if _, err := w.s.Move(ctx, v.CaseID, m.action, m.in); err != nil {
+			t.Fatalf("%s: %v", m.action, err)
+		}
+	}
+	token, _ := url.Parse(v.ProgressURL)
+	partner, err := w.s.Get(ctx, "prt_a", models.EnvLive, v.CaseID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	buyer, err := w.s.Progress(ctx, token.Query().Get("t"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ops, err := w.s.Ops(ctx, v.CaseID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for who, view := range map[string]View{"partner": partner, "buyer": buyer} {
+		if len(view.Timeline) != 5 {
+			t.Fatalf("%s sees %d steps, want 5", who, len(view.Timeline))
+		}
+		for i, st := range view.Timeline {
+			if st.Internal || strings.Contains(st.Note, "floor") || strings.Contains(st.Note, "ceiling") ||
+				(st.AmountCents != nil && *st.AmountCents == 1_500_000) {
+				t.Errorf("%s sees step %d %+v: an internal note or offer", who, i, st)
+			}
+		}
+		if st := view.Timeline[3]; st.AmountCents == nil || *st.AmountCents != 1_300_000 || !strings.Contains(st.Note, "counter") {
+			t.Errorf("%s sees the shared offer as %+v", who, st)
+		}
+		if view.Timeline[4].Status != models.CaseClosedNoDeal {
+			t.Errorf("%s does not see the case closed: %+v", who, view.Timeline[4])
+		}
+	}
+	internal := []bool{false, false, true, false, true}
+	for i, st := range ops.Timeline {
+		if st.Internal != internal[i] {
+			t.Errorf("ops see step %d %+v internal %v, want %v", i, st, st.Internal, internal[i])
+		}
+	}
+	if st := ops.Timeline[2]; st.AmountCents == nil || *st.AmountCents != 1_500_000 || !strings.Contains(st.Note, "floor") {
+		t.Errorf("ops see the internal offer as %+v", st)
+	}
+}

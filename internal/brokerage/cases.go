@@ -104,12 +104,12 @@ func (s *Service) Open(ctx context.Context, partnerID, env string, in NewCase) (
 			}
 			return fmt.Errorf("open a brokerage case for %s: %w", domain, err)
 		}
-		return s.recordStep(tx, c, models.BrokerageStep{Actor: ActorPartner, Note: "opened by the partner, tier " + in.Tier}, now)
+		return s.recordStep(tx, c, models.BrokerageStep{Actor: ActorPartner, Note: "opened by the partner, tier " + in.Tier, Shared: true}, now)
 	})
 	if err != nil {
 		return View{}, err
 	}
-	return withTimeline(s.db.WithContext(ctx), s.newView(c))
+	return withTimeline(s.db.WithContext(ctx), s.newView(c), forOutside)
 }
 
 // notEligible is the conflict of a case refused for reasons.

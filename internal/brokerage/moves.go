@@ -64,6 +64,11 @@ type MoveInput struct {
 	// Note is record-offer's note; Reason close-no-deal's.
 	Note   string `json:"note"`
 	Reason string `json:"reason"`
+	// Share shows the offer and its note, or the reason, to the partner
+	// and the buyer; without it they are ops' own. Contacting the owner
+	// and the deal are always shared (they carry no note, and the case
+	// shows the deal's price).
+	Share bool `json:"share"`
 }
 
 // check validates what action needs of in.
@@ -101,7 +106,7 @@ func (s *Service) Move(ctx context.Context, id string, action Action, in MoveInp
 		}
 		now := s.now().UTC()
 		c.Status, c.UpdatedAt = to, now
-		st := models.BrokerageStep{Actor: ActorOps, Note: string(action)}
+		st := models.BrokerageStep{Actor: ActorOps, Note: string(action), Shared: in.Share || action == ContactOwner || action == CloseDeal}
 		switch action {
 		case RecordOffer:
 			st.AmountCents = &in.AmountCents
@@ -128,7 +133,7 @@ func (s *Service) Move(ctx context.Context, id string, action Action, in MoveInp
 	if err != nil {
 		return View{}, err
 	}
-	return withTimeline(s.db.WithContext(ctx), s.newView(c))
+	return withTimeline(s.db.WithContext(ctx), s.newView(c), forOps)
 }
 
 // closeDeal sets c's deal at price (the fee of its tier, the commission
@@ -146,4 +151,6 @@ func (s *Service) closeDeal(tx *outbox.Tx, c *models.BrokerageCase, price int64,
 }
 
 // Ops returns any case with its timeline, for ops.
-func (s *Service) Ops(ctx context.Context, id string) (View, error) { return s.view(ctx, id, nil) }
+func (s *Service) Ops(ctx context.Context, id string) (View, error) {
+	return s.view(ctx, id, forOps, nil)
+}
