@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/gin-gonic/gin"
@@ -44,21 +45,40 @@ func newRunView(r models.SettlementRun) runView {
 // with the period's run, queued now or as it already is.
 func (s *Server) requestRun(c *gin.Context) error {
 	var in struct {
-		PeriodStart *time.Time `json:"period_start"`
+		PeriodStart *string `json:"period_start"`
 	}
 	if err := httpjson.DecodeJSON(c, &in, false); err != nil {
 		return err
 	}
 	if in.PeriodStart == nil {
-		return fault.Invalid("period_start", "is required: the start of a closed settlement period, in RFC 3339")
+		return fault.Invalid("period_start", "is required: the start of a closed settlement period, a date (2026-11-16) or a time in RFC 3339")
 	}
-	run, err := s.svc.Settlements.Request(c.Request.Context(), *in.PeriodStart, settlement.TriggerOps)
+	start, err := s.periodStart(*in.PeriodStart)
+	if err != nil {
+		return err
+	}
+	run, err := s.svc.Settlements.Request(c.Request.Context(), start, settlement.TriggerOps)
 	if err != nil {
 		return err
 	}
 	c.Header("Location", "/api/ops/settlements/runs/"+run.ID)
 	c.JSON(http.StatusAccepted, newRunView(run))
 	return nil
+}
+
+// periodStart reads a settlement period's start as ops type it: a date
+// (2026-11-16, midnight UTC) or a time in RFC 3339.
+func (s *Server) periodStart(in string) (time.Time, error) {
+	in = strings.TrimSpace(in)
+	if t, err := time.Parse(time.DateOnly, in); err == nil {
+		return t, nil
+	}
+	if t, err := time.Parse(time.RFC3339, in); err == nil {
+		return t, nil
+	}
+	closed := s.svc.Settlements.Closed().Start.UTC()
+	return time.Time{}, fault.Invalid("period_start", "must be a date such as %s or a time in RFC 3339 such as %s",
+		closed.Format(time.DateOnly), closed.Format(time.RFC3339))
 }
 
 // listRuns answers GET /api/ops/settlements/runs: the newest runs.
@@ -209,10 +229,7 @@ func (s *Server) renderOpsSettlements(c *gin.Context, status int, start, problem
 // queued now or as it already is, or the page with what went wrong.
 func (s *Server) opsSettlementSubmit(c *gin.Context) {
 	in := c.PostForm("period_start")
-	start, err := time.Parse(time.RFC3339, in)
-	if err != nil {
-		err = fault.Invalid("period_start", "must be a time in RFC 3339, such as %s", s.svc.Settlements.Closed().Start.Format(time.RFC3339))
-	}
+	start, err := s.periodStart(in)
 	var run models.SettlementRun
 	if err == nil {
 		run, err = s.svc.Settlements.Request(c.Request.Context(), start, settlement.TriggerOps)

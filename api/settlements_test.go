@@ -65,6 +65,14 @@ func TestOpsSettlementRun(t *testing.T) {
 	if rec := opsRequest(env, "POST", "/api/ops/settlements/runs", week); json.Unmarshal(rec.Body.Bytes(), &again) != nil || again.ID != run.ID {
 		t.Errorf("asking again = %s, want run %s", rec.Body, run.ID)
 	}
+	// The week's Monday as a date, as finance types it, is the same period.
+	if rec := opsRequest(env, "POST", "/api/ops/settlements/runs", `{"period_start":"2026-11-16"}`); rec.Code != 202 ||
+		json.Unmarshal(rec.Body.Bytes(), &again) != nil || again.ID != run.ID {
+		t.Errorf("asking by date = %d %s, want run %s", rec.Code, rec.Body, run.ID)
+	}
+	for _, bad := range []string{`{"period_start":"16/11/2026"}`, `{"period_start":"2026-11-16T00:00"}`, `{"period_start":20261116}`} {
+		wantError(t, "period_start "+bad, opsRequest(env, "POST", "/api/ops/settlements/runs", bad), 400, "validation_error")
+	}
 	if err := env.srv.svc.Settlements.Run(context.Background(), run.ID); err != nil {
 		t.Fatal(err)
 	}
@@ -200,7 +208,7 @@ func TestOpsSettlementsPage(t *testing.T) {
 	}{
 		{"an open week", "2026-11-16T00:00:00Z", 409, "has not closed yet: it ends at 2026-11-23T00:00:00Z"},
 		{"a Tuesday", "2026-11-10T00:00:00Z", 400, "the period around it starts at 2026-11-09T00:00:00Z"},
-		{"not a time", "last week", 400, "must be a time in RFC 3339, such as 2026-11-09T00:00:00Z"},
+		{"not a time", "last week", 400, "must be a date such as 2026-11-09 or a time in RFC 3339 such as 2026-11-09T00:00:00Z"},
 	} {
 		w := opsForm(env, "/ops/settlements/runs", url.Values{"period_start": {tc.start}})
 		if body := w.Body.String(); w.Code != tc.status || !strings.Contains(body, tc.want) || !strings.Contains(body, `value="`+tc.start+`"`) ||
