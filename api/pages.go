@@ -24,7 +24,7 @@ import (
 // pageFiles are the server-rendered pages for people in a browser, and
 // their stylesheet.
 //
-//go:embed pages/*.html pages/site.css
+//go:embed pages/*.html pages/site.css pages/favicon.svg
 var pageFiles embed.FS
 
 var pageTemplates = template.Must(template.ParseFS(pageFiles, "pages/*.html"))
@@ -97,6 +97,14 @@ func (s *Server) render(c *gin.Context, status int, name string, data any) {
 func siteCSS(c *gin.Context) {
 	c.Header("Cache-Control", "public, max-age=3600")
 	c.FileFromFS("pages/site.css", http.FS(pageFiles))
+}
+
+// favicon answers GET /favicon.svg, and /favicon.ico, which browsers ask
+// for on every site: the service's icon, an SVG either way.
+func favicon(c *gin.Context) {
+	c.Header("Cache-Control", "public, max-age=86400")
+	b, _ := pageFiles.ReadFile("pages/favicon.svg") // embedded: always there
+	c.Data(http.StatusOK, "image/svg+xml", b)
 }
 
 // safeNext is where to send a browser after signing in: next when it is a

@@ -106,3 +106,19 @@ func FuzzSafeNext(f *testing.F) {
 		}
 	})
 }
+
+// Every page links the icon, and the two places browsers look for it
+// answer it (the unasked /favicon.ico was a 404 on every page).
+func TestFavicon(t *testing.T) {
+	t.Parallel()
+	env := newTestEnv(t)
+	for _, path := range []string{"/favicon.ico", "/favicon.svg"} {
+		w := env.request("GET", path, "")
+		if w.Code != 200 || w.Header().Get("Content-Type") != "image/svg+xml" || !strings.HasPrefix(w.Body.String(), "<svg ") {
+			t.Errorf("GET %s = %d %s %.40q", path, w.Code, w.Header().Get("Content-Type"), w.Body.String())
+		}
+	}
+	if w := env.request("GET", "/login", ""); !strings.Contains(w.Body.String(), `<link rel="icon" href="/favicon.svg"`) {
+		t.Errorf("the sign-in page links no icon")
+	}
+}

@@ -87,6 +87,8 @@ func (s *Server) routes(monitoring http.Handler, healthOnly bool) {
 	pub.handle("POST", "/api/oauth/revoke", s.limit(oauthLimit), s.revoke)
 
 	e.GET("/assets/site.css", siteCSS)
+	e.GET("/favicon.svg", favicon)
+	e.GET("/favicon.ico", favicon)
 	pages := e.Group("", s.withSession)
 	pages.GET("/oauth/authorize", s.authorize)
 	pages.POST("/oauth/authorize", s.authorize)
