@@ -18,6 +18,7 @@ import (
 	"github.com/domaind/domaind/api/httpjson"
 	"github.com/domaind/domaind/internal/fault"
 	"github.com/domaind/domaind/internal/password"
+	"github.com/domaind/domaind/internal/requestid"
 	"github.com/domaind/domaind/models"
 )
 
@@ -105,6 +106,58 @@ func favicon(c *gin.Context) {
 	c.Header("Cache-Control", "public, max-age=86400")
 	b, _ := pageFiles.ReadFile("pages/favicon.svg") // embedded: always there
 	c.Data(http.StatusOK, "image/svg+xml", b)
+}
+
+// wantsPage says a request is a browser's asking for a page: a GET or HEAD
+// outside /api whose Accept names text/html before application/json (or
+// without it). Anything else gets the API's JSON.
+func wantsPage(c *gin.Context) bool {
+	if m := c.Request.Method; (m != http.MethodGet && m != http.MethodHead) || strings.HasPrefix(c.Request.URL.Path, "/api/") {
+		return false
+	}
+	accept := c.GetHeader("Accept")
+	html, json := strings.Index(accept, "text/html"), strings.Index(accept, "application/json")
+	return html >= 0 && (json < 0 || html < json)
+}
+
+// errorPage is what the error page shows.
+type errorPage struct {
+	Title, Problem, RequestID string
+	Status                    int
+}
+
+// browsable adapts h as the Responder does, but answers its errors to a
+// browser as a page in words (wantsPage), with a way back; API clients
+// get the API's error shape as on every route.
+func (s *Server) browsable(h func(*gin.Context) error) gin.HandlerFunc {
+	return func(c *gin.Context) {
+		err := h(c)
+		switch {
+		case err == nil:
+		case wantsPage(c):
+			status, problem := s.formError(c, err)
+			s.render(c, status, "error.html", errorPage{Title: errorTitle(status), Problem: problem, Status: status,
+				RequestID: requestid.From(c.Request.Context())})
+			c.Abort()
+		default:
+			s.resp.Error(c, err)
+		}
+	}
+}
+
+// errorTitle is the heading of an error page of status.
+func errorTitle(status int) string {
+	switch {
+	case status == http.StatusNotFound:
+		return "Page not found"
+	case status == http.StatusForbidden || status == http.StatusUnauthorized:
+		return "Not allowed"
+	case status == http.StatusTooManyRequests:
+		return "Too many requests: wait a moment"
+	case status >= 500:
+		return "Something went wrong on our side"
+	}
+	return "This request cannot be answered"
 }
 
 // safeNext is where to send a browser after signing in: next when it is a

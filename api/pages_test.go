@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"unicode"
+
+	"github.com/chromedp/chromedp"
 )
 
 // Amounts on the pages: thousands grouped, refunds negative, also under
@@ -120,5 +122,57 @@ func TestFavicon(t *testing.T) {
 	}
 	if w := env.request("GET", "/login", ""); !strings.Contains(w.Body.String(), `<link rel="icon" href="/favicon.svg"`) {
 		t.Errorf("the sign-in page links no icon")
+	}
+}
+
+// A person who follows a wrong link gets a page in words with a way back;
+// API clients, and anything that does not ask for HTML first, keep the
+// API's error shape.
+func TestUnknownPagesAnswerBrowsersInWords(t *testing.T) {
+	t.Parallel()
+	env := newTestEnv(t)
+	const browser = "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8" // Chromium's
+	for _, path := range []string{"/nowhere", "/r/not-a-code"} {
+		w := env.request("GET", path, "", "Accept", browser)
+		if body := w.Body.String(); w.Code != 404 || !strings.HasPrefix(w.Header().Get("Content-Type"), "text/html") ||
+			!strings.Contains(body, "<h1>Page not found</h1>") || !strings.Contains(body, `href="/"`) {
+			t.Errorf("a browser at %s = %d %s:\n%s", path, w.Code, w.Header().Get("Content-Type"), body)
+		}
+	}
+	for _, tc := range []struct{ method, path, accept string }{
+		{"GET", "/nowhere", "*/*"},
+		{"GET", "/nowhere", "application/json, text/html"},
+		{"GET", "/api/nowhere", browser},
+		{"POST", "/nowhere", browser},
+		{"GET", "/r/not-a-code", ""},
+	} {
+		wantError(t, tc.method+" "+tc.path+" Accept: "+tc.accept, env.request(tc.method, tc.path, "", "Accept", tc.accept), 404, "not_found")
+	}
+}
+
+// In a real browser: a mistyped address shows the not-found page, whose
+// link leads home.
+func TestBrowserNotFoundPage(t *testing.T) {
+	ctx := newChromium(t)
+	_, srv := servedEnv(t)
+	if err := chromedp.Do(ctx, chromedp.Navigate(srv.URL+"/mistyped"), chromedp.WaitVisible(chromedp.CSS("h1"))); err != nil {
+		t.Fatalf("a mistyped address: %v", err)
+	}
+	heading, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS("h1")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	problem, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS("#problem")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if heading != "Page not found" || !strings.Contains(problem, "/mistyped") {
+		t.Errorf("the page says %q, %q", heading, problem)
+	}
+	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`#problem + p a[href="/"]`)), chromedp.WaitVisible(chromedp.CSS(`a[href="/docs"]`))); err != nil {
+		t.Fatalf("the way home: %v", err)
+	}
+	if home, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS("h1"))); err != nil || home != "domaind" {
+		t.Errorf("after the link home the heading is %q, %v; want the home page's", home, err)
 	}
 }

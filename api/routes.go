@@ -20,8 +20,8 @@ import (
 func (s *Server) routes(monitoring http.Handler, healthOnly bool) {
 	e := s.engine
 	e.Use(requestID, oauthShape, s.securityHeaders, s.deprecationHeaders, s.accessLog, s.recovery, clientIdentity(s.cfg.TrustedProxies), s.bodyLimit(DefaultBodyLimit))
-	e.NoRoute(s.resp.Handle(func(c *gin.Context) error {
-		return fault.New(fault.NotFound, "no route for %s %s", c.Request.Method, c.Request.URL.Path)
+	e.NoRoute(s.browsable(func(c *gin.Context) error {
+		return fault.New(fault.NotFound, "There is nothing at %s %s.", c.Request.Method, c.Request.URL.Path)
 	}))
 	e.NoMethod(s.resp.Handle(func(c *gin.Context) error {
 		return fault.New(fault.MethodNotAllowed, "%s is not allowed on %s", c.Request.Method, c.Request.URL.Path)
@@ -101,7 +101,7 @@ func (s *Server) routes(monitoring http.Handler, healthOnly bool) {
 	e.GET(checkout.PagePath, s.checkoutForm)
 	e.POST(checkout.PagePath, s.limit(checkoutPayLimit), s.checkoutSubmit)
 	e.GET(brokerage.ProgressPath, s.brokerageProgress)
-	e.GET(referral.ClickPath+":code", s.limit(clickLimit), s.resp.Handle(s.followLink))
+	e.GET(referral.ClickPath+":code", s.limit(clickLimit), s.browsable(s.followLink))
 	e.GET(referral.MarketPath, s.limit(listingsLimit), s.marketSearchPage)
 	e.GET(referral.MarketPath+"/:domain", s.limit(listingsLimit), s.marketNamePage)
 
