@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -72,15 +74,7 @@ func TestDemoPartnerFirstMinutes(t *testing.T) {
 		for _, tool := range []string{"sh", "openssl", "curl"} {
 			testtool.Path(t, "the README's shell example runs on it", tool)
 		}
-		script := func(args ...string) string {
-			cmd := exec.Command("../../docs/examples/partner-curl.sh", args...)
-			cmd.Env = append(os.Environ(), "DOMAIND_URL=http://"+addr, "DOMAIND_KEY_ID="+keyID, "DOMAIND_SECRET="+secret)
-			out, err := cmd.CombinedOutput()
-			if err != nil {
-				t.Fatalf("partner-curl.sh %v: %v\n%s", args, err, out)
-			}
-			return string(out)
-		}
+		script := func(args ...string) string { return partnerScript(t, addr, keyID, secret, "", args...) }
 		if out := script("GET", "/api/partner/v1/domains/search", "q=cheap%20flights"); !strings.Contains(out, `"results":[{"domain"`) {
 			t.Errorf("signed search by the script: %s", out)
 		}
@@ -145,4 +139,42 @@ func TestDemoPartnerFirstMinutes(t *testing.T) {
 	if strings.Contains(stderr.String(), secret) || strings.Contains(stderr.String(), hookSecret) {
 		t.Error("the log shows a secret")
 	}
+	t.Run("shell script order", func(t *testing.T) {
+		for _, tool := range []string{"sh", "openssl", "curl"} {
+			testtool.Path(t, "the README's shell example runs on it", tool)
+		}
+		// An order, which needs an Idempotency-Key: sent twice with one key,
+		// the second answer is the first order replayed.
+		var quote struct {
+			QuoteID    string `json:"quote_id"`
+			PriceCents int64  `json:"price_cents"`
+		}
+		if out := partnerScript(t, addr, keyID, secret, "", "POST", "/api/partner/v1/quotes", "", `{"domain":"cheaptrips.shop"}`); json.Unmarshal([]byte(out), &quote) != nil || quote.QuoteID == "" {
+			t.Fatalf("a quote by the script: %s", out)
+		}
+		order := fmt.Sprintf(`{"domain":"cheaptrips.shop","expected_price":%d,"currency":"USD","quote_id":%q,"external_payment_ref":"ch_script","buyer":{"email":"ada@example.com","name":"Ada","country":"NL"}}`,
+			quote.PriceCents, quote.QuoteID)
+		first := partnerScript(t, addr, keyID, secret, "script-order-1", "POST", "/api/partner/v1/orders", "", order)
+		again := partnerScript(t, addr, keyID, secret, "script-order-1", "POST", "/api/partner/v1/orders", "", order)
+		_, id, _ := strings.Cut(first, `"public_id":"`)
+		id, _, _ = strings.Cut(id, `"`)
+		if !strings.HasPrefix(id, "ord_") || !strings.Contains(again, `"public_id":"`+id+`"`) {
+			t.Errorf("an order by the script, sent twice with one Idempotency-Key: %s then %s", first, again)
+		}
+	})
+}
+
+// partnerScript runs docs/examples/partner-curl.sh with args against the
+// service at addr, signing with keyID and secret and sending
+// idempotencyKey (none when empty), and returns what it printed.
+func partnerScript(t *testing.T, addr, keyID, secret, idempotencyKey string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command("../../docs/examples/partner-curl.sh", args...)
+	cmd.Env = append(os.Environ(), "DOMAIND_URL=http://"+addr, "DOMAIND_KEY_ID="+keyID, "DOMAIND_SECRET="+secret,
+		"IDEMPOTENCY_KEY="+idempotencyKey)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("partner-curl.sh %v: %v\n%s", args, err, out)
+	}
+	return string(out)
 }
