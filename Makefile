@@ -16,6 +16,7 @@ export CGO_ENABLED := 0
 export GOFLAGS := $(strip $(GOFLAGS) -tags=nomsgpack)
 
 run:
+	@echo "Building domaind: the first build compiles every dependency (a few minutes on 2 cores), later ones take seconds."
 	$(GO) run -ldflags='-s -w' ./cmd/domaind all
 
 build:
