@@ -7,6 +7,10 @@ const TypeLookupRun = "lookup:run"
 // LookupRunPayload names the lookup to run; the domain is in its row.
 type LookupRunPayload struct {
 	LookupID string `json:"lookup_id"`
+	// Background marks a search's warm-up, which nobody waits for: when
+	// the registries cannot be reached its failure is the row's alone,
+	// not a failed task for ops to look at.
+	Background bool `json:"background,omitempty"`
 }
 
 // TaskType implements Payload.

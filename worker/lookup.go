@@ -70,7 +70,7 @@ func (h *lookupRun) Work(ctx context.Context, p tasks.LookupRunPayload) error {
 	if err := h.announce(ctx, l); err != nil {
 		return err
 	}
-	if l.State == models.LookupFailed {
+	if l.State == models.LookupFailed && !p.Background { // a warm-up's failure is its row's alone
 		return fmt.Errorf("lookup %s failed for good: %s: %w", l.Domain, l.Error, asynq.SkipRetry)
 	}
 	return nil

@@ -135,6 +135,27 @@ func TestLookupRunRetriesThenFails(t *testing.T) {
 	}
 }
 
+// A search's warm-up that fails for good (the registries cannot be
+// reached, as offline) is recorded as failed on its row, and its task ends
+// without an error: it is not a failure for the queue's error rate or the
+// archive, since nobody asked for it.
+func TestLookupRunWarmUpFailureIsTheRowsAlone(t *testing.T) {
+	t.Parallel()
+	broken := &source{err: errors.New("no such host")}
+	h, _ := newLookupRun(t, broken, broken)
+	h.retries = []time.Duration{0}
+	l, _ := addLookup(t, h, "offline.com")
+	task := tasks.New(tasks.LookupRunPayload{LookupID: l.ID, Background: true})
+	if err := run(context.Background(), h, task); err != nil {
+		t.Fatalf("a failed warm-up = %v, want the task done", err)
+	}
+	var got models.Lookup
+	h.db.First(&got, "id = ?", l.ID)
+	if got.State != models.LookupFailed || !strings.Contains(got.Error, "no such host") {
+		t.Errorf("row = state %s error %q, want failed with the reason", got.State, got.Error)
+	}
+}
+
 // A worker that stops while a lookup waits to retry leaves it pending, for
 // asynq to run again: the registries' failure was not final.
 func TestLookupRunStoppedBetweenAttemptsStaysPending(t *testing.T) {

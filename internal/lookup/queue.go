@@ -65,7 +65,7 @@ func (q *Queue) run(ctx context.Context, domain string) (Answer, error) {
 		return Answer{}, err
 	}
 	defer sub.Close()
-	if err := q.Start(ctx, id, domain); err != nil {
+	if err := q.Start(ctx, id, domain, false); err != nil {
 		return Answer{}, err
 	}
 	wctx, cancel := context.WithTimeout(ctx, Wait)
@@ -95,13 +95,14 @@ func (q *Queue) run(ctx context.Context, domain string) (Answer, error) {
 }
 
 // Start writes a pending lookup id of domain and its task in one
-// transaction (a search's warm-up starts one without waiting).
-func (q *Queue) Start(ctx context.Context, id, domain string) error {
+// transaction. A search's warm-up starts one in the background, without
+// waiting for it (tasks.LookupRunPayload.Background).
+func (q *Queue) Start(ctx context.Context, id, domain string, background bool) error {
 	err := q.outbox.Transaction(ctx, func(tx *outbox.Tx) error {
 		if err := tx.Create(&models.Lookup{ID: id, Domain: domain, State: models.LookupPending, RequestID: requestid.From(ctx)}).Error; err != nil {
 			return err
 		}
-		tx.Add(tasks.LookupRunPayload{LookupID: id})
+		tx.Add(tasks.LookupRunPayload{LookupID: id, Background: background})
 		return nil
 	})
 	if err != nil {

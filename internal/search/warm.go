@@ -116,7 +116,7 @@ func (s *Service) Warm(ctx context.Context, client, domain string) {
 		ok, err = s.spendWarmup(ctx, client, domain)
 	}
 	if err == nil && ok {
-		err = s.d.Whois.Start(ctx, models.NewID(), domain)
+		err = s.d.Whois.Start(ctx, models.NewID(), domain, true)
 	}
 	if err != nil {
 		s.d.Log.WarnContext(ctx, "background lookup not started", "domain", domain, "err", err)

@@ -15,6 +15,8 @@ import (
 	"github.com/domaind/domaind/internal/ratelimit"
 	"github.com/domaind/domaind/models"
 	"github.com/domaind/domaind/models/modelstest"
+	"github.com/domaind/domaind/tasks"
+	"github.com/hibiken/asynq"
 )
 
 func TestWarmupsNeverWaitAndCloseWaits(t *testing.T) {
@@ -83,5 +85,12 @@ func TestWarmupsAreBoundedPerClientAndPerTLD(t *testing.T) {
 	s.Warm(ctx, "203.0.113.250", "fresh.net")
 	if n := lookups("fresh.net"); n != 1 {
 		t.Errorf("a new client's warm-up of another TLD started %d lookups, want 1 (a refused TLD gives the client's unit back)", n)
+	}
+	var entries []models.OutboxEntry
+	db.Where("task_type = ?", tasks.TypeLookupRun).Find(&entries)
+	for _, e := range entries {
+		if p, err := tasks.Decode[tasks.LookupRunPayload](asynq.NewTask(e.TaskType, e.Payload)); err != nil || !p.Background {
+			t.Fatalf("a warm-up's task %s = %+v, %v; want it marked background", e.Payload, p, err)
+		}
 	}
 }
