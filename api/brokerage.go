@@ -49,12 +49,23 @@ func (s *Server) moveCase(action brokerage.Action) func(c *gin.Context) error {
 	}
 }
 
-// progressPage is what the buyer's progress page shows: no notes, no
-// money but the offers and the price.
+// progressPage is what the buyer's progress page shows: a first sentence
+// that says where the case stands, no notes, no money but the offers ops
+// shared and the price.
 type progressPage struct {
-	Title, Domain, Status, Budget, Price, Opened string
-	Closed                                       bool
-	Steps                                        []progressStep
+	Title, Domain, Lead, Status, Budget, Price, Opened string
+	Closed                                             bool
+	Steps                                              []progressStep
+}
+
+// progressLeads are the progress page's first sentence by status (%s is
+// the name).
+var progressLeads = map[string]string{
+	models.CaseOpen:            "We have your request for %s and will contact its owner shortly.",
+	models.CaseContactingOwner: "We are contacting the owner of %s to ask whether they will sell it to you.",
+	models.CaseNegotiating:     "We are negotiating with the owner of %s on your behalf.",
+	models.CaseClosedDeal:      "The owner of %s agreed to sell it to you at the price below.",
+	models.CaseClosedNoDeal:    "The owner of %s did not agree to a sale, and this case is closed.",
 }
 
 type progressStep struct {
@@ -81,6 +92,7 @@ func (s *Server) brokerageProgress(c *gin.Context) {
 		return
 	}
 	page := progressPage{Title: "Brokerage of " + v.Domain, Domain: v.Domain, Status: statusLabels[v.Status],
+		Lead:   fmt.Sprintf(progressLeads[v.Status], v.Domain),
 		Budget: money(v.Currency, v.BudgetCents), Opened: v.CreatedAt.Format("2 January 2006"), Closed: v.ClosedAt != nil}
 	if v.Deal != nil {
 		page.Price = money(v.Currency, v.Deal.PriceCents)

@@ -76,6 +76,9 @@ func TestBrowserBrokerageProgress(t *testing.T) {
 	if status != "Negotiating with the owner" {
 		t.Errorf("status %q", status)
 	}
+	if lead, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS("#lead"))); err != nil || lead != "We are negotiating with the owner of progress.com on your behalf." {
+		t.Errorf("the first sentence while negotiating: %q, %v", lead, err)
+	}
 	want := []string{"Case opened", "Contacting the owner", "Negotiating with the owner", "Negotiating with the owner"}
 	if strings.Join(steps, "|") != strings.Join(want, "|") || !strings.Contains(timeline, "12,000.00 USD") ||
 		strings.Contains(timeline, "11,000.00") || strings.Contains(timeline, "internal") {
@@ -91,6 +94,13 @@ func TestBrowserBrokerageProgress(t *testing.T) {
 	price, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS("#price")))
 	if err != nil {
 		t.Fatal(err)
+	}
+	lead, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS("#lead")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if lead != "The owner of progress.com agreed to sell it to you at the price below." {
+		t.Errorf("the first sentence of a closed deal's page: %q", lead)
 	}
 	if price != "12,500.00 USD" {
 		t.Errorf("price %q", price)
