@@ -192,3 +192,13 @@ func TestFormCents(t *testing.T) {
 		}
 	}
 }
+
+// Every case status has its words on the buyer's page: a label and a
+// first sentence naming the domain.
+func TestProgressPageNamesEveryStatus(t *testing.T) {
+	for _, status := range brokerage.Statuses {
+		if lead := progressLeads[status]; statusLabels[status] == "" || strings.Count(lead, "%s") != 1 {
+			t.Errorf("status %s: label %q, lead %q", status, statusLabels[status], lead)
+		}
+	}
+}
