@@ -7,7 +7,11 @@ import (
 )
 
 // home answers GET /: what the service is, and where to go from here (the
-// API reference, the OpenAPI document, sign-in, the dashboard, the probes).
+// API reference, the OpenAPI document, sign-in, the ops pages, the queue
+// dashboard where this process serves it, the probes).
 func (s *Server) home(c *gin.Context) {
-	s.render(c, http.StatusOK, "home.html", struct{ Title, Base string }{"Domain search API", s.base()})
+	s.render(c, http.StatusOK, "home.html", struct {
+		Title, Base string
+		Monitoring  bool
+	}{"Domain search API", s.base(), s.monitoring})
 }

@@ -13,10 +13,19 @@ func TestHomePageLinksTheReference(t *testing.T) {
 		t.Fatalf("GET / = %d %q", w.Code, w.Header().Get("Content-Type"))
 	}
 	page := w.Body.String()
-	for _, link := range []string{"/docs", "/openapi.json", "/login", "/monitoring/", "/healthz", "/readyz"} {
+	for _, link := range []string{"/docs", "/openapi.json", "/login", "/ops", "/healthz", "/readyz"} {
 		if !strings.Contains(page, `href="`+link+`"`) {
 			t.Errorf("the front page does not link %s", link)
 		}
+	}
+	// The queue dashboard is linked where this process serves it (`all`),
+	// and named as the dashboard role's where it does not (`api`).
+	if strings.Contains(page, `href="/monitoring/"`) || !strings.Contains(page, "the <code>dashboard</code> role serves it") {
+		t.Errorf("an api role's front page links a dashboard it does not serve")
+	}
+	withDashboard(t, env)
+	if page := env.request("GET", "/", "").Body.String(); !strings.Contains(page, `href="/monitoring/"`) {
+		t.Errorf("the front page of a process serving the dashboard does not link it")
 	}
 	if !strings.Contains(page, "http://api.test/api/pricing/tld") {
 		t.Errorf("the front page's example is not on the base URL")

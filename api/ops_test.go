@@ -3,6 +3,7 @@ package api
 import (
 	"fmt"
 	"net/http/httptest"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -157,5 +158,64 @@ func TestBrowserDashboardUnderItsPolicy(t *testing.T) {
 	}
 	if !strings.Contains(queues, "Queues") {
 		t.Errorf("the dashboard shows %q, want its queues", queues)
+	}
+}
+
+// The ops index links every ops page and shows each queue's health from
+// asynq: a task waiting shows as pending, an archived one as archived.
+func TestOpsIndexShowsTheQueues(t *testing.T) {
+	t.Parallel()
+	env := newTestEnv(t)
+	client := asynq.NewClientFromRedisClient(env.redis.Client)
+	if _, err := client.Enqueue(asynq.NewTask("canary:run", []byte(`{}`)), asynq.Queue("maintenance")); err != nil {
+		t.Fatal(err)
+	}
+	info, err := client.Enqueue(asynq.NewTask("lookup:run", []byte(`{}`)), asynq.Queue("rdap"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := asynq.NewInspectorFromRedisClient(env.redis.Client).ArchiveTask("rdap", info.ID); err != nil {
+		t.Fatal(err)
+	}
+	if w := env.request("GET", "/ops", ""); w.Code != 401 {
+		t.Errorf("the ops index without the ops login = %d, want 401", w.Code)
+	}
+	w := opsRequest(env, "GET", "/ops", "")
+	page := w.Body.String()
+	if w.Code != 200 {
+		t.Fatalf("GET /ops = %d %s", w.Code, page)
+	}
+	for _, link := range []string{"/ops/orders", "/ops/settlements", "/ops/brokerage", "/ops/payments"} {
+		if !strings.Contains(page, `href="`+link+`"`) {
+			t.Errorf("the ops index does not link %s", link)
+		}
+	}
+	pending := regexp.MustCompile(`id="queue-maintenance">\s*<td>maintenance</td>\s*<td class="pending">1</td>`)
+	archived := regexp.MustCompile(`id="queue-rdap">[\s\S]*?<td class="archived">1</td>`)
+	if !pending.MatchString(page) || !archived.MatchString(page) {
+		t.Errorf("the queues table does not show one pending maintenance task and one archived rdap task:\n%s", page)
+	}
+}
+
+// In a real browser, ops start at /ops: the queues are there, and the
+// links lead on to the pages.
+func TestBrowserOpsIndex(t *testing.T) {
+	ctx := opsChromium(t)
+	env, srv := servedEnv(t)
+	if _, err := asynq.NewClientFromRedisClient(env.redis.Client).Enqueue(asynq.NewTask("canary:run", []byte(`{}`)), asynq.Queue("maintenance")); err != nil {
+		t.Fatal(err)
+	}
+	if err := chromedp.Do(ctx, chromedp.Navigate(srv.URL+"/ops"), chromedp.WaitVisible(chromedp.CSS("#queue-maintenance"))); err != nil {
+		t.Fatalf("the ops index: %v", err)
+	}
+	pending, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS("#queue-maintenance .pending")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pending != "1" {
+		t.Errorf("maintenance pending %q, want 1", pending)
+	}
+	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`ul a[href="/ops/orders"]`)), chromedp.WaitVisible(chromedp.CSS("#orders"))); err != nil {
+		t.Fatalf("on to the orders page: %v", err)
 	}
 }

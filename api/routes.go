@@ -132,6 +132,7 @@ func (s *Server) routes(monitoring http.Handler, healthOnly bool) {
 	ops.GET("/payouts", s.resp.Handle(s.listPayouts))
 	ops.POST("/payouts/:id/mark-paid", s.resp.Handle(s.markPayoutPaid))
 	ops.GET("/payments", s.resp.Handle(s.listPayments))
+	e.GET("/ops", s.opsOnly, s.opsIndex)
 	opsPages := e.Group("/ops", s.opsOnly)
 	opsPages.GET("/orders", s.opsOrdersPage)
 	opsPages.POST("/orders/:public_id/:action", s.opsOrderSubmit)

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/gin-gonic/gin"
+	"github.com/hibiken/asynq"
 	"github.com/redis/go-redis/v9"
 
 	"github.com/domaind/domaind/api/httpjson"
@@ -60,6 +61,10 @@ type Server struct {
 	check   func(ctx context.Context) map[string]error
 	now     func() time.Time
 	ops     opsauth.Credentials
+	// monitoring says this process serves the queue dashboard.
+	monitoring bool
+	// inspector reads the queues for the ops index.
+	inspector *asynq.Inspector
 	// deprecations are the deprecated operations (deprecation.go).
 	deprecations map[string]httpjson.Deprecation
 	engine       *gin.Engine
@@ -75,6 +80,8 @@ func New(d Deps) *Server {
 		cfg:          d.Config,
 		svc:          d.Services,
 		redis:        d.Redis,
+		monitoring:   d.Monitoring != nil,
+		inspector:    asynq.NewInspectorFromRedisClient(d.Redis),
 		tools:        d.Tools,
 		outbox:       d.Outbox,
 		idem:         idempotency.New(d.Redis, secret.NewSealer(d.Config.SecretKey, "idempotency records")),

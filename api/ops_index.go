@@ -1,0 +1,60 @@
+package api
+
+import (
+	"net/http"
+	"slices"
+	"time"
+
+	"github.com/gin-gonic/gin"
+)
+
+// opsIndexData is what the ops index shows.
+type opsIndexData struct {
+	Title, Error string
+	Monitoring   bool
+	Queues       []opsQueueRow
+}
+
+// opsQueueRow is one queue's health at a glance.
+type opsQueueRow struct {
+	Name                                                           string
+	Pending, Active, Scheduled, Retry, Archived, Processed, Failed int
+	Latency                                                        string
+	Paused                                                         bool
+}
+
+// opsIndex answers GET /ops: the ops pages, and each queue's health from
+// asynq (its tasks by state, how long the oldest pending one has waited,
+// today's done and failed counts), with the queue dashboard's link where
+// this process serves it. A Redis that cannot answer leaves the table
+// empty with the reason; the links still work.
+func (s *Server) opsIndex(c *gin.Context) {
+	page := opsIndexData{Title: "Operations", Monitoring: s.monitoring}
+	status := http.StatusOK
+	var err error
+	if page.Queues, err = s.queueRows(); err != nil {
+		s.log.WarnContext(c.Request.Context(), "ops index: queues unreadable", "err", err)
+		status, page.Error = http.StatusServiceUnavailable, "The queues cannot be read from Redis right now: "+err.Error()
+	}
+	s.render(c, status, "ops_index.html", page)
+}
+
+// queueRows reads every queue's health, by name.
+func (s *Server) queueRows() ([]opsQueueRow, error) {
+	queues, err := s.inspector.Queues()
+	if err != nil {
+		return nil, err
+	}
+	slices.Sort(queues)
+	rows := make([]opsQueueRow, 0, len(queues))
+	for _, q := range queues {
+		info, err := s.inspector.GetQueueInfo(q)
+		if err != nil {
+			return nil, err
+		}
+		rows = append(rows, opsQueueRow{Name: q, Pending: info.Pending, Active: info.Active, Scheduled: info.Scheduled,
+			Retry: info.Retry, Archived: info.Archived, Processed: info.Processed, Failed: info.Failed,
+			Latency: info.Latency.Truncate(time.Second).String(), Paused: info.Paused})
+	}
+	return rows, nil
+}
