@@ -15,9 +15,12 @@ REDIS_URL ?= redis://127.0.0.1:6379
 export CGO_ENABLED := 0
 export GOFLAGS := $(strip $(GOFLAGS) -tags=nomsgpack)
 
+# Built, then run as itself rather than under `go run`, which exits 1 on
+# Ctrl-C whatever the service does: Ctrl-C stops it cleanly.
 run:
 	@echo "Building domaind: the first build compiles every dependency (a few minutes on 2 cores), later ones take seconds."
-	$(GO) run -ldflags='-s -w' ./cmd/domaind all
+	$(GO) build -ldflags='-s -w' -o $(BIN) ./cmd/domaind
+	./$(BIN) all
 
 build:
 	$(GO) build -trimpath -ldflags='-s -w' -o $(BIN) ./cmd/domaind
