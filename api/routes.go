@@ -142,6 +142,8 @@ func (s *Server) routes(monitoring http.Handler, healthOnly bool) {
 	opsPages.GET("/brokerage", s.opsCasesPage)
 	opsPages.POST("/brokerage/:case_id/:action", s.opsCaseSubmit)
 	opsPages.GET("/payments", s.opsPaymentsPage)
+	opsPages.GET("/payouts", s.opsPayoutsPage)
+	opsPages.POST("/payouts/:id/mark-paid", s.opsPayoutSubmit)
 
 	e.POST("/api/partner/applications", s.withSession, s.requireSession, s.idempotent, s.resp.Handle(s.applyAsPartner))
 	pages.POST("/account/partner-application", s.applySubmit)

@@ -310,3 +310,48 @@ func TestBrowserOpsSettlements(t *testing.T) {
 		t.Errorf("the CSV link is %q, want %q", csvLink.Value, want)
 	}
 }
+
+// In a real browser finance marks a pending payout paid on /ops/payouts:
+// the page says so, the row shows the reference, and the ledger has the
+// payout's lines once; a reference of another form is refused in words.
+func TestBrowserOpsPayouts(t *testing.T) {
+	ctx := opsChromium(t)
+	env, srv := servedEnv(t)
+	ledgertest.CheckAtEnd(t, env.db)
+	start := time.Date(2026, 11, 16, 0, 0, 0, 0, time.UTC)
+	if err := env.db.Create(&models.Payout{ID: "po_page1", PartnerID: "prt_a", Environment: models.EnvLive, Currency: "USD",
+		PeriodStart: start, PeriodEnd: start.AddDate(0, 0, 7), AmountCents: 123_456, Status: models.PayoutPending, CreatedAt: env.now}).Error; err != nil {
+		t.Fatal(err)
+	}
+	row := "#po_page1"
+	pay := chromedp.Steps(
+		chromedp.Navigate(srv.URL+"/ops/payouts?status=pending"),
+		chromedp.WaitVisible(chromedp.CSS(row+` input[name="reference"]`)),
+		chromedp.SendKeys(chromedp.CSS(row+` input[name="reference"]`), "wire-2026-11-23"),
+		chromedp.Click(chromedp.CSS(row+` form button`)),
+		chromedp.WaitVisible(chromedp.CSS(`p.notice`)),
+	)
+	if err := chromedp.Do(ctx, pay); err != nil {
+		t.Fatalf("the payouts page: %v", err)
+	}
+	notice, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(`p.notice`)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	status, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(row+" .status")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(notice, "paid 1,234.56 USD to prt_a, reference wire-2026-11-23") || status != models.PayoutPaid {
+		t.Errorf("after marking it paid the page says %q, status %q", notice, status)
+	}
+	var lines int64
+	env.db.Model(&models.LedgerEntry{}).Where("payout_id = ?", "po_page1").Count(&lines)
+	if lines != 2 {
+		t.Errorf("the payout has %d ledger lines, want 2", lines)
+	}
+	w := opsForm(env, "/ops/payouts/po_page1/mark-paid", url.Values{"reference": {"wire-other"}})
+	if w.Code != 409 || !strings.Contains(w.Body.String(), "already paid") || !strings.Contains(w.Body.String(), `id="payouts"`) {
+		t.Errorf("marking it paid again with another reference = %d:\n%s", w.Code, w.Body)
+	}
+}
