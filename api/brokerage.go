@@ -159,13 +159,7 @@ func (s *Server) renderOpsCases(c *gin.Context, status int, problem, done string
 		}
 		page.Cases = append(page.Cases, row)
 	}
-	if next != "" {
-		q := url.Values{"cursor": {next}}
-		if page.Status != "" {
-			q.Set("status", page.Status)
-		}
-		page.Next = "/ops/brokerage?" + q.Encode()
-	}
+	page.Next = olderPage(c, "/ops/brokerage", next, "status")
 	s.render(c, status, "ops_brokerage.html", page)
 }
 

@@ -53,13 +53,7 @@ func (s *Server) renderOpsPayouts(c *gin.Context, status int, problem, done stri
 		}
 		page.Payouts = append(page.Payouts, row)
 	}
-	if next != "" {
-		q := url.Values{"cursor": {next}}
-		if page.Status != "" {
-			q.Set("status", page.Status)
-		}
-		page.Next = "/ops/payouts?" + q.Encode()
-	}
+	page.Next = olderPage(c, "/ops/payouts", next, "status")
 	s.render(c, status, "ops_payouts.html", page)
 }
 

@@ -131,15 +131,7 @@ func (s *Server) renderOpsOrders(c *gin.Context, status int, problem, done strin
 			Price:     money(o.Currency, o.SalePriceCents),
 			CreatedAt: o.CreatedAt.Format(pageTime)})
 	}
-	if next != "" {
-		q := url.Values{"cursor": {next}}
-		for _, k := range []string{"status", "environment", "partner_id", "domain"} {
-			if v := c.Query(k); v != "" {
-				q.Set(k, v)
-			}
-		}
-		page.Next = "/ops/orders?" + q.Encode()
-	}
+	page.Next = olderPage(c, "/ops/orders", next, "status", "environment", "partner_id", "domain")
 	s.render(c, status, "ops_orders.html", page)
 }
 

@@ -108,6 +108,21 @@ func favicon(c *gin.Context) {
 	c.Data(http.StatusOK, "image/svg+xml", b)
 }
 
+// olderPage is the link of a list page's next (older) page: path with the
+// cursor next and the request's filters among keys; "" when there is none.
+func olderPage(c *gin.Context, path, next string, keys ...string) string {
+	if next == "" {
+		return ""
+	}
+	q := url.Values{"cursor": {next}}
+	for _, k := range keys {
+		if v := c.Query(k); v != "" {
+			q.Set(k, v)
+		}
+	}
+	return path + "?" + q.Encode()
+}
+
 // wantsPage says a request is a browser's asking for a page: a GET or HEAD
 // outside /api whose Accept names text/html before application/json (or
 // without it). Anything else gets the API's JSON.

@@ -2,7 +2,6 @@ package api
 
 import (
 	"net/http"
-	"net/url"
 
 	"github.com/gin-gonic/gin"
 
@@ -94,14 +93,6 @@ func (s *Server) opsPaymentsPage(c *gin.Context) {
 		page.Payments = append(page.Payments, paymentRow{View: p, Amount: money(p.Currency, p.AmountCents),
 			Refunded: money(p.Currency, p.RefundedCents), CreatedAt: p.CreatedAt.Format(pageTime)})
 	}
-	if next != "" {
-		q := url.Values{"cursor": {next}}
-		for _, k := range []string{"status", "order_id", "session_id", "from", "to"} {
-			if v := c.Query(k); v != "" {
-				q.Set(k, v)
-			}
-		}
-		page.Next = "/ops/payments?" + q.Encode()
-	}
+	page.Next = olderPage(c, "/ops/payments", next, "status", "order_id", "session_id", "from", "to")
 	s.render(c, status, "ops_payments.html", page)
 }
