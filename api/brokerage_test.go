@@ -40,8 +40,8 @@ func openCase(t *testing.T, env *testEnv, domain string) brokerage.View {
 // and the price once agreed; a link changed by a character shows an error
 // page.
 func TestBrowserBrokerageProgress(t *testing.T) {
-	ctx := newChromium(t)
 	env, srv := servedEnv(t)
+	ctx := newChromium(t)
 	v := openCase(t, env, "progress.com")
 	for _, m := range []struct {
 		action brokerage.Action
@@ -120,8 +120,8 @@ func TestBrowserBrokerageProgress(t *testing.T) {
 // typed in dollars and shown to the partner, refuse a price that is not
 // one, and close the deal.
 func TestBrowserOpsBrokerage(t *testing.T) {
-	ctx := opsChromium(t)
 	env, srv := servedEnv(t)
+	ctx := opsChromium(t)
 	v := openCase(t, env, "opspage.com")
 	row := "#" + v.CaseID
 	toOffer := chromedp.Steps(

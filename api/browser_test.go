@@ -31,7 +31,8 @@ func browserPath(t *testing.T) string {
 }
 
 // newChromium starts a headless Chromium for the test, with the options
-// extra, and returns its context.
+// extra, and returns its context, whose minute starts now: make the test's
+// env first (on a shared Redis Cluster, servedEnv waits for its turn).
 func newChromium(t *testing.T, extra ...chromedp.ExecAllocatorOption) context.Context {
 	t.Helper()
 	opts := append(chromedp.DefaultExecAllocatorOptions[:],
@@ -82,8 +83,8 @@ func servedEnv(t *testing.T) (*testEnv, *httptest.Server) {
 // A person signs up, signs in and out on the pages, in a real browser,
 // under the pages' Content-Security-Policy.
 func TestBrowserSignUpSignInAndOut(t *testing.T) {
-	ctx := newChromium(t)
 	_, srv := servedEnv(t)
+	ctx := newChromium(t)
 	fill := func(email string) chromedp.Action[chromedp.Void] {
 		return chromedp.Steps(
 			chromedp.SendKeys(chromedp.CSS("#email"), email),
@@ -121,8 +122,8 @@ func TestBrowserSignUpSignInAndOut(t *testing.T) {
 // see the consent page, allow, and the browser lands on the client's
 // redirect URI with a code (the CSP lets the consent form end there).
 func TestBrowserOAuthConsent(t *testing.T) {
-	ctx := newChromium(t)
 	env, srv := servedEnv(t)
+	ctx := newChromium(t)
 	newBrowser(t, env).signUp("consenting@example.com", "a-long-password")
 
 	var mu sync.Mutex

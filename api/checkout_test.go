@@ -60,8 +60,8 @@ func listSandbox(t *testing.T, env *testEnv, domain string, binCents int64) {
 // declined card shows the error and makes no order; a changed link and an
 // expired one show their pages.
 func TestBrowserHostedCheckout(t *testing.T) {
-	ctx := newChromium(t)
 	env, srv := servedEnv(t)
+	ctx := newChromium(t)
 	listSandbox(t, env, "sunsetyoga.io", 250_000)
 	listSandbox(t, env, "rainyday.io", 9_900)
 	c := checkoutPartner(t, env, srv.URL, models.EnvSandbox)

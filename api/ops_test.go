@@ -141,8 +141,8 @@ func TestOpsBodiesMustSayJSON(t *testing.T) {
 // The queue dashboard runs in a real browser under its
 // Content-Security-Policy: asynqmon's app boots and shows the queues.
 func TestBrowserDashboardUnderItsPolicy(t *testing.T) {
-	ctx := opsChromium(t)
 	env, srv := servedEnv(t)
+	ctx := opsChromium(t)
 	withDashboard(t, env)
 	srv.Config.Handler = env.checkedHandler()
 	err := chromedp.Do(ctx, chromedp.Steps(
@@ -200,8 +200,8 @@ func TestOpsIndexShowsTheQueues(t *testing.T) {
 // In a real browser, ops start at /ops: the queues are there, and the
 // links lead on to the pages.
 func TestBrowserOpsIndex(t *testing.T) {
-	ctx := opsChromium(t)
 	env, srv := servedEnv(t)
+	ctx := opsChromium(t)
 	if _, err := asynq.NewClientFromRedisClient(env.redis.Client).Enqueue(asynq.NewTask("canary:run", []byte(`{}`)), asynq.Queue("maintenance")); err != nil {
 		t.Fatal(err)
 	}

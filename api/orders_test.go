@@ -240,8 +240,8 @@ func TestOpsOrdersPageFiltersAndPages(t *testing.T) {
 // An ops person clears a held order's review and starts its transfer on
 // the page, in a real browser.
 func TestBrowserOpsOrders(t *testing.T) {
-	ctx := opsChromium(t)
 	env, srv := servedEnv(t)
+	ctx := opsChromium(t)
 	o := sandboxOrder(t, env, "prt_a", "browserheld.com", 900_000)
 	row := "#" + o.PublicID
 	steps := chromedp.Steps(

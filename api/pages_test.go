@@ -153,8 +153,8 @@ func TestUnknownPagesAnswerBrowsersInWords(t *testing.T) {
 // In a real browser: a mistyped address shows the not-found page, whose
 // link leads home.
 func TestBrowserNotFoundPage(t *testing.T) {
-	ctx := newChromium(t)
 	_, srv := servedEnv(t)
+	ctx := newChromium(t)
 	if err := chromedp.Do(ctx, chromedp.Navigate(srv.URL+"/mistyped"), chromedp.WaitVisible(chromedp.CSS("h1"))); err != nil {
 		t.Fatalf("a mistyped address: %v", err)
 	}

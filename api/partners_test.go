@@ -183,8 +183,8 @@ func TestPartnerApplicationOverJSON(t *testing.T) {
 // A person applies on the account page in a real browser; once ops
 // approve, the page shows the sandbox credential once, then never again.
 func TestBrowserPartnerApplication(t *testing.T) {
-	ctx := newChromium(t)
 	env, srv := servedEnv(t)
+	ctx := newChromium(t)
 	steps := chromedp.Steps(
 		chromedp.Navigate(srv.URL+"/signup"),
 		chromedp.SendKeys(chromedp.CSS("#email"), "seller@example.com"),

@@ -18,8 +18,8 @@ import (
 // click is counted, the cookie set by the redirect survives to the
 // checkout, and the order is the link's.
 func TestBrowserReferredCheckout(t *testing.T) {
-	ctx := newChromium(t, chromedp.UserAgent("Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36"))
 	env, srv := servedEnv(t)
+	ctx := newChromium(t, chromedp.UserAgent("Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36"))
 	bg := context.Background()
 	listSandbox(t, env, "sunsetyoga.io", 25_000)
 	c := checkoutPartner(t, env, srv.URL, models.EnvSandbox)

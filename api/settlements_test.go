@@ -249,8 +249,8 @@ func TestOpsSettlementsPage(t *testing.T) {
 // An ops person runs the week closed last from the page, in a real
 // browser, and reads its statement, to the cent, once it has run.
 func TestBrowserOpsSettlements(t *testing.T) {
-	ctx := opsChromium(t)
 	env, srv := servedEnv(t)
+	ctx := opsChromium(t)
 	completedOrder(t, env, "prt_a", "browser-settled.com", 10_000) // Sunday 22 November
 	env.now = time.Date(2026, 11, 23, 4, 0, 0, 0, time.UTC)        // its week has closed
 	steps := chromedp.Steps(
@@ -315,8 +315,8 @@ func TestBrowserOpsSettlements(t *testing.T) {
 // the page says so, the row shows the reference, and the ledger has the
 // payout's lines once; a reference of another form is refused in words.
 func TestBrowserOpsPayouts(t *testing.T) {
-	ctx := opsChromium(t)
 	env, srv := servedEnv(t)
+	ctx := opsChromium(t)
 	ledgertest.CheckAtEnd(t, env.db)
 	start := time.Date(2026, 11, 16, 0, 0, 0, 0, time.UTC)
 	if err := env.db.Create(&models.Payout{ID: "po_page1", PartnerID: "prt_a", Environment: models.EnvLive, Currency: "USD",
