@@ -1,8 +1,9 @@
 package api
 
 import (
-	"github.com/domaind/domaind/api/httpjson"
 	"github.com/gin-gonic/gin"
+
+	"github.com/domaind/domaind/api/httpjson"
 )
 
 // deprecations lists the deprecated operations, by method and route as

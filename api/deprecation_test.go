@@ -5,8 +5,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/domaind/domaind/api/httpjson"
 	"github.com/gin-gonic/gin"
+
+	"github.com/domaind/domaind/api/httpjson"
 )
 
 func TestDeprecatedOperationsAnnounceThemselves(t *testing.T) {

@@ -8,11 +8,10 @@ import (
 	"net/http"
 	"strings"
 
-	partnerapi "github.com/domaind/domaind/api/partner"
-
 	"github.com/gin-gonic/gin"
 
 	"github.com/domaind/domaind/api/httpjson"
+	partnerapi "github.com/domaind/domaind/api/partner"
 	"github.com/domaind/domaind/internal/fault"
 	"github.com/domaind/domaind/internal/idempotency"
 	"github.com/domaind/domaind/internal/ratelimit"

@@ -8,7 +8,6 @@ import (
 	"testing"
 
 	"github.com/chromedp/chromedp"
-
 	"github.com/hibiken/asynq"
 
 	"github.com/domaind/domaind/dashboard"

@@ -13,10 +13,9 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/domaind/domaind/internal/ledger"
-	"github.com/domaind/domaind/internal/payout"
-
 	"github.com/domaind/domaind/internal/ledger/ledgertest"
 	"github.com/domaind/domaind/internal/order"
+	"github.com/domaind/domaind/internal/payout"
 	"github.com/domaind/domaind/internal/settlement"
 	"github.com/domaind/domaind/models"
 )
