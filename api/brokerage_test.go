@@ -10,7 +10,6 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/domaind/domaind/internal/brokerage"
-	"github.com/domaind/domaind/internal/fault"
 	"github.com/domaind/domaind/models"
 )
 
@@ -174,23 +173,6 @@ func TestBrowserOpsBrokerage(t *testing.T) {
 		t.Errorf("timeline %+v, %v; want the offer of 900050 cents, shared", got.Timeline, err)
 	}
 	wantError(t, "an unknown case", opsRequest(env, "GET", "/api/ops/brokerage/bc_none", ""), 404, "not_found")
-}
-
-// Amounts typed in dollars on the ops page: digits, thousands groups of
-// three, at most two decimals; anything else names the field.
-func TestFormCents(t *testing.T) {
-	for in, want := range map[string]int64{"1250": 125_000, "1,250.5": 125_050, "12,500,000": 1_250_000_000, "0.07": 7, " 3 ": 300} {
-		if got, err := formCents("price", in); err != nil || got != want {
-			t.Errorf("formCents(%q) = %d, %v; want %d", in, got, err, want)
-		}
-	}
-	for _, in := range []string{"", "-0.50", "1.+5", "+3", "1,2,3", "1.234", "12,50", "abc", ".5", "1e3"} {
-		if got, err := formCents("price", in); err == nil {
-			t.Errorf("formCents(%q) = %d, want an error", in, got)
-		} else if e, ok := fault.As(err); !ok || e.Field != "price" {
-			t.Errorf("formCents(%q) = %v, want a validation error naming price", in, err)
-		}
-	}
 }
 
 // Every case status has its words on the buyer's page: a label and a

@@ -7,6 +7,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/domaind/domaind/dashboard/page"
 	"github.com/domaind/domaind/internal/checkout"
 	"github.com/domaind/domaind/internal/fault"
 	"github.com/domaind/domaind/internal/ratelimit"
@@ -72,19 +73,19 @@ func (s *Server) checkoutSubmit(c *gin.Context) {
 // with the payment) or else why the session is closed, with the status of
 // the matching JSON error. The form's answer ends at the partner's
 // return_url, so the page's CSP lets forms lead there.
-func (s *Server) renderCheckout(c *gin.Context, err error, page checkoutPage) {
+func (s *Server) renderCheckout(c *gin.Context, err error, view checkoutPage) {
 	if err == nil {
-		err = page.Closed
+		err = view.Closed
 	}
 	status := http.StatusOK
 	if err != nil {
-		status, page.Error = s.formError(c, err)
+		status, view.Error = s.formError(c, err)
 	}
-	if u, err := url.Parse(page.ReturnURL); err == nil {
+	if u, err := url.Parse(view.ReturnURL); err == nil {
 		c.Set(formActionCtxKey, u.Scheme+"://"+u.Host)
 	}
-	page.Title, page.Price, page.CSRF = "Buy "+page.Domain, money(page.Currency, page.PriceCents), s.formCSRF(c)
-	s.render(c, status, "checkout.html", page)
+	view.Title, view.Price, view.CSRF = "Buy "+view.Domain, page.Money(view.Currency, view.PriceCents), s.formCSRF(c)
+	s.render(c, status, "checkout.html", view)
 }
 
 // checkoutError shows why a checkout link does not work: 400 not ours or

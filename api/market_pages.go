@@ -61,15 +61,15 @@ func (s *Server) marketSearchPage(c *gin.Context) {
 // marketSearch returns the newest names for sale containing q, as GET
 // /api/market/listings finds them, and how many there are in all.
 func (s *Server) marketSearch(c *gin.Context, q string) ([]marketName, int64, error) {
-	page, err := s.svc.Market.Listings(c.Request.Context(), market.Query{Q: q, Limit: marketPageSize}, false)
+	view, err := s.svc.Market.Listings(c.Request.Context(), market.Query{Q: q, Limit: marketPageSize}, false)
 	if err != nil {
 		return nil, 0, err
 	}
-	out := make([]marketName, len(page.Listings))
-	for i, l := range page.Listings {
+	out := make([]marketName, len(view.Listings))
+	for i, l := range view.Listings {
 		out[i] = newMarketName(l)
 	}
-	return out, page.Total, nil
+	return out, view.Total, nil
 }
 
 // marketNamePage answers GET /market/{domain}: one name of the live

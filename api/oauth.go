@@ -274,16 +274,16 @@ func (s *Server) authorize(c *gin.Context) {
 			s.resp.Error(c, err)
 			return
 		}
-		page := gin.H{"Title": "Sign-in link error", "Message": oe.Description, "Code": oe.Code}
+		view := gin.H{"Title": "Sign-in link error", "Message": oe.Description, "Code": oe.Code}
 		if client.ID != "" && (oe.Code == "invalid_scope" || oe.Code == "invalid_target") {
 			// What a verified client asked for goes back to it to fix
 			// (RFC 6749 §4.1.2.1), through the person: registration is
 			// open, so an automatic redirect would make this an open
 			// redirector (RFC 9700 §4.11.2).
 			back, _ := url.Parse(r.RedirectURI)
-			page["ReturnHost"], page["ReturnURL"] = back.Host, s.returnURL(r, url.Values{"error": {oe.Code}, "error_description": {oe.Description}})
+			view["ReturnHost"], view["ReturnURL"] = back.Host, s.returnURL(r, url.Values{"error": {oe.Code}, "error_description": {oe.Description}})
 		}
-		s.render(c, http.StatusBadRequest, "oauth_error.html", page)
+		s.render(c, http.StatusBadRequest, "oauth_error.html", view)
 		return
 	}
 	u, signedIn := currentUser(c)

@@ -2,33 +2,20 @@ package api
 
 import (
 	"cmp"
-	"embed"
-	"fmt"
-	"html/template"
 	"net/http"
 	"net/url"
 	"path"
-	"strconv"
 	"strings"
 	"time"
 	"unicode"
 
 	"github.com/gin-gonic/gin"
 
-	"github.com/domaind/domaind/api/httpjson"
+	"github.com/domaind/domaind/dashboard/page"
 	"github.com/domaind/domaind/internal/fault"
 	"github.com/domaind/domaind/internal/password"
-	"github.com/domaind/domaind/internal/requestid"
 	"github.com/domaind/domaind/models"
 )
-
-// pageFiles are the server-rendered pages for people in a browser, and
-// their stylesheet.
-//
-//go:embed pages/*.html pages/site.css pages/favicon.svg
-var pageFiles embed.FS
-
-var pageTemplates = template.Must(template.ParseFS(pageFiles, "pages/*.html"))
 
 // signInPage is what the sign-in and sign-up pages show.
 type signInPage struct {
@@ -45,134 +32,29 @@ type signInPage struct {
 // site (the consent form ends at the client's redirect URI).
 const formActionCtxKey = "domaind.form_action"
 
-// pagePolicy is the Content-Security-Policy of the pages: nothing but our
-// own stylesheet loads, no script runs, forms post here, and no site may
-// frame them (clickjacking).
-const pagePolicy = "default-src 'none'; style-src 'self'; img-src 'self' data:; base-uri 'none'; frame-ancestors 'none'; form-action 'self'"
-
-// pageTime is how the pages write a time, which must be in UTC.
-const pageTime = "2006-01-02 15:04 UTC"
-
-// money writes cents of currency as the pages show an amount, with
-// thousands grouped: "1,234.56 USD", "-0.50 USD" (a refund).
-func money(currency string, cents int64) string {
-	sign := ""
-	if cents < 0 {
-		sign, cents = "-", -cents
-	}
-	whole := strconv.FormatInt(cents/100, 10)
-	for i := len(whole) - 3; i > 0; i -= 3 {
-		whole = whole[:i] + "," + whole[i:]
-	}
-	return fmt.Sprintf("%s%s.%02d %s", sign, whole, cents%100, currency)
-}
-
-// partnerNames says a partner's name for the ops pages, or its id when
-// partners do not have it.
-func partnerNames(partners []models.Partner) func(id string) string {
-	names := make(map[string]string, len(partners))
-	for _, p := range partners {
-		names[p.ID] = p.Name
-	}
-	return func(id string) string { return cmp.Or(names[id], id) }
-}
-
-// render writes the page template name with data. Pages carry forms with
-// CSRF tokens, so they are never cached.
+// render writes the page template name with data (package page).
 func (s *Server) render(c *gin.Context, status int, name string, data any) {
-	csp := pagePolicy
-	if origin := c.GetString(formActionCtxKey); origin != "" {
-		csp += " " + origin
-	}
-	c.Header("Content-Type", "text/html; charset=utf-8")
-	c.Header("Cache-Control", "no-store")
-	c.Header("Content-Security-Policy", csp)
-	c.Header("X-Frame-Options", "DENY") // for browsers without frame-ancestors
-	c.Status(status)
-	if err := pageTemplates.ExecuteTemplate(c.Writer, name, data); err != nil {
+	if err := page.Render(c.Writer, status, name, data, c.GetString(formActionCtxKey)); err != nil {
 		s.log.ErrorContext(c.Request.Context(), "render page", "page", name, "err", err)
 	}
 }
 
-// siteCSS answers GET /assets/site.css, the pages' stylesheet.
-func siteCSS(c *gin.Context) {
-	c.Header("Cache-Control", "public, max-age=3600")
-	c.FileFromFS("pages/site.css", http.FS(pageFiles))
-}
-
-// favicon answers GET /favicon.svg, and /favicon.ico, which browsers ask
-// for on every site: the service's icon, an SVG either way.
-func favicon(c *gin.Context) {
-	c.Header("Cache-Control", "public, max-age=86400")
-	b, _ := pageFiles.ReadFile("pages/favicon.svg") // embedded: always there
-	c.Data(http.StatusOK, "image/svg+xml", b)
-}
-
-// olderPage is the link of a list page's next (older) page: path with the
-// cursor next and the request's filters among keys; "" when there is none.
-func olderPage(c *gin.Context, path, next string, keys ...string) string {
-	if next == "" {
-		return ""
-	}
-	q := url.Values{"cursor": {next}}
-	for _, k := range keys {
-		if v := c.Query(k); v != "" {
-			q.Set(k, v)
-		}
-	}
-	return path + "?" + q.Encode()
-}
-
-// wantsPage says a request is a browser's asking for a page: a GET or HEAD
-// outside /api whose Accept names text/html before application/json (or
-// without it). Anything else gets the API's JSON.
-func wantsPage(c *gin.Context) bool {
-	if m := c.Request.Method; (m != http.MethodGet && m != http.MethodHead) || strings.HasPrefix(c.Request.URL.Path, "/api/") {
-		return false
-	}
-	accept := c.GetHeader("Accept")
-	html, json := strings.Index(accept, "text/html"), strings.Index(accept, "application/json")
-	return html >= 0 && (json < 0 || html < json)
-}
-
-// errorPage is what the error page shows.
-type errorPage struct {
-	Title, Problem, RequestID string
-	Status                    int
-}
-
 // browsable adapts h as the Responder does, but answers its errors to a
-// browser as a page in words (wantsPage), with a way back; API clients
+// browser as a page in words (page.Wanted), with a way back; API clients
 // get the API's error shape as on every route.
 func (s *Server) browsable(h func(*gin.Context) error) gin.HandlerFunc {
 	return func(c *gin.Context) {
 		err := h(c)
 		switch {
 		case err == nil:
-		case wantsPage(c):
+		case page.Wanted(c.Request):
 			status, problem := s.formError(c, err)
-			s.render(c, status, "error.html", errorPage{Title: errorTitle(status), Problem: problem, Status: status,
-				RequestID: requestid.From(c.Request.Context())})
+			s.render(c, status, "error.html", page.NewError(c.Request, status, problem))
 			c.Abort()
 		default:
 			s.resp.Error(c, err)
 		}
 	}
-}
-
-// errorTitle is the heading of an error page of status.
-func errorTitle(status int) string {
-	switch {
-	case status == http.StatusNotFound:
-		return "Page not found"
-	case status == http.StatusForbidden || status == http.StatusUnauthorized:
-		return "Not allowed"
-	case status == http.StatusTooManyRequests:
-		return "Too many requests: wait a moment"
-	case status >= 500:
-		return "Something went wrong on our side"
-	}
-	return "This request cannot be answered"
 }
 
 // safeNext is where to send a browser after signing in: next when it is a
@@ -226,11 +108,11 @@ func (s *Server) signInForm(c *gin.Context) {
 		c.Redirect(http.StatusSeeOther, next)
 		return
 	}
-	page := signInPage{Title: "Sign in", Next: next, CSRF: s.formCSRF(c)}
+	view := signInPage{Title: "Sign in", Next: next, CSRF: s.formCSRF(c)}
 	if c.Query("signed_up") != "" {
-		page.Notice = signedUpMessage
+		view.Notice = signedUpMessage
 	}
-	s.render(c, http.StatusOK, "signin.html", page)
+	s.render(c, http.StatusOK, "signin.html", view)
 }
 
 // signUpForm answers GET /signup.
@@ -266,18 +148,18 @@ func (s *Server) signUpSubmit(c *gin.Context) {
 // credentialsForm handles a posted sign-in or sign-up form: check its
 // CSRF token, submit the credentials and go where submit says, or show the
 // form again with what went wrong.
-func (s *Server) credentialsForm(c *gin.Context, tmpl string, page signInPage, submit func(email, pw, next string) (string, error)) {
-	page.Email, page.Next, page.CSRF = c.PostForm("email"), safeNext(c.PostForm("next")), s.formCSRF(c)
+func (s *Server) credentialsForm(c *gin.Context, tmpl string, view signInPage, submit func(email, pw, next string) (string, error)) {
+	view.Email, view.Next, view.CSRF = c.PostForm("email"), safeNext(c.PostForm("next")), s.formCSRF(c)
 	if !validFormCSRF(c) {
-		page.Error = "The form expired. Please try again."
-		s.render(c, http.StatusForbidden, tmpl, page)
+		view.Error = "The form expired. Please try again."
+		s.render(c, http.StatusForbidden, tmpl, view)
 		return
 	}
-	to, err := submit(page.Email, c.PostForm("password"), page.Next)
+	to, err := submit(view.Email, c.PostForm("password"), view.Next)
 	if err != nil {
 		var status int
-		status, page.Error = s.formError(c, err)
-		s.render(c, status, tmpl, page)
+		status, view.Error = s.formError(c, err)
+		s.render(c, status, tmpl, view)
 		return
 	}
 	c.Redirect(http.StatusSeeOther, to)
@@ -286,11 +168,11 @@ func (s *Server) credentialsForm(c *gin.Context, tmpl string, page signInPage, s
 // formError is the status and message a form shows for err, from the same
 // table as the JSON errors.
 func (s *Server) formError(c *gin.Context, err error) (int, string) {
-	e, known := httpjson.Coded(err)
+	status, words, known := page.Problem(err)
 	if !known {
 		s.log.ErrorContext(c.Request.Context(), "form failed", "route", c.FullPath(), "err", err)
 	}
-	return httpjson.Status(e.Code), e.Message
+	return status, words
 }
 
 // accountPage answers GET /account: who is signed in, their partner
@@ -315,13 +197,13 @@ func (s *Server) signedInPerson(c *gin.Context) (models.User, bool) {
 // renderAccount shows u's account page with status and, after a refused
 // form, what went wrong.
 func (s *Server) renderAccount(c *gin.Context, u models.User, status int, problem string) {
-	page, err := s.accountData(c, u)
+	view, err := s.accountData(c, u)
 	if err != nil {
 		s.resp.Error(c, err)
 		return
 	}
-	page.Error = problem
-	s.render(c, status, "account.html", page)
+	view.Error = problem
+	s.render(c, status, "account.html", view)
 }
 
 // accountPageData is what the account page shows.
@@ -337,17 +219,17 @@ type accountPageData struct {
 
 func (s *Server) accountData(c *gin.Context, u models.User) (accountPageData, error) {
 	ctx := c.Request.Context()
-	page := accountPageData{Title: "Your account", Email: u.Email, CSRF: s.csrfToken(c), BaseURL: s.base()}
+	view := accountPageData{Title: "Your account", Email: u.Email, CSRF: s.csrfToken(c), BaseURL: s.base()}
 	p, err := s.svc.Partners.OwnedBy(ctx, u.ID)
 	if e, ok := fault.As(err); ok && e.Code == fault.NotFound {
-		return page, nil
+		return view, nil
 	}
 	if err != nil {
-		return page, err
+		return view, err
 	}
-	page.Partner = &p
-	page.KeyID, page.Secret, _, err = s.svc.Partners.RevealCredential(ctx, u.ID)
-	return page, err
+	view.Partner = &p
+	view.KeyID, view.Secret, _, err = s.svc.Partners.RevealCredential(ctx, u.ID)
+	return view, err
 }
 
 // applySubmit answers the account page's partner application form.

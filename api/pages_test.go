@@ -11,28 +11,6 @@ import (
 	"github.com/chromedp/chromedp"
 )
 
-// Amounts on the pages: thousands grouped, refunds negative, also under
-// a unit.
-func TestMoney(t *testing.T) {
-	for _, tc := range []struct {
-		cents int64
-		want  string
-	}{
-		{123_456, "1,234.56 USD"},
-		{5, "0.05 USD"},
-		{0, "0.00 USD"},
-		{-50, "-0.50 USD"},
-		{-1_234, "-12.34 USD"},
-		{99_900, "999.00 USD"},
-		{100_000_000_05, "100,000,000.05 USD"},
-		{-123_456_78, "-123,456.78 USD"},
-	} {
-		if got := money("USD", tc.cents); got != tc.want {
-			t.Errorf("money(USD, %d) = %q, want %q", tc.cents, got, tc.want)
-		}
-	}
-}
-
 // The known ways past a naive "starts with one slash" check, each as the
 // value the handler reads from the query or form (already decoded once).
 func TestSafeNext(t *testing.T) {

@@ -4,10 +4,13 @@ import (
 	"net/http"
 
 	"github.com/gin-gonic/gin"
+	"github.com/hibiken/asynq"
 
 	"github.com/domaind/domaind/api/httpjson"
 	"github.com/domaind/domaind/api/openapi"
 	partnerapi "github.com/domaind/domaind/api/partner"
+	"github.com/domaind/domaind/dashboard/console"
+	"github.com/domaind/domaind/dashboard/page"
 	"github.com/domaind/domaind/internal/brokerage"
 	"github.com/domaind/domaind/internal/checkout"
 	"github.com/domaind/domaind/internal/fault"
@@ -86,9 +89,9 @@ func (s *Server) routes(monitoring http.Handler, healthOnly bool) {
 	pub.handle("POST", "/api/oauth/token", s.limit(oauthLimit), s.token)
 	pub.handle("POST", "/api/oauth/revoke", s.limit(oauthLimit), s.revoke)
 
-	e.GET("/assets/site.css", siteCSS)
-	e.GET("/favicon.svg", favicon)
-	e.GET("/favicon.ico", favicon)
+	e.GET("/assets/site.css", gin.WrapF(page.ServeCSS))
+	e.GET("/favicon.svg", gin.WrapF(page.ServeIcon))
+	e.GET("/favicon.ico", gin.WrapF(page.ServeIcon))
 	pages := e.Group("", s.withSession)
 	pages.GET("/oauth/authorize", s.authorize)
 	pages.POST("/oauth/authorize", s.authorize)
@@ -132,18 +135,7 @@ func (s *Server) routes(monitoring http.Handler, healthOnly bool) {
 	ops.GET("/payouts", s.resp.Handle(s.listPayouts))
 	ops.POST("/payouts/:id/mark-paid", s.resp.Handle(s.markPayoutPaid))
 	ops.GET("/payments", s.resp.Handle(s.listPayments))
-	e.GET("/ops", s.opsOnly, s.opsIndex)
-	opsPages := e.Group("/ops", s.opsOnly)
-	opsPages.GET("/orders", s.opsOrdersPage)
-	opsPages.POST("/orders/:public_id/:action", s.opsOrderSubmit)
-	opsPages.GET("/settlements", s.opsSettlementsPage)
-	opsPages.POST("/settlements/runs", s.opsSettlementSubmit)
-	opsPages.GET("/settlements/:id", s.opsSettlementPage)
-	opsPages.GET("/brokerage", s.opsCasesPage)
-	opsPages.POST("/brokerage/:case_id/:action", s.opsCaseSubmit)
-	opsPages.GET("/payments", s.opsPaymentsPage)
-	opsPages.GET("/payouts", s.opsPayoutsPage)
-	opsPages.POST("/payouts/:id/mark-paid", s.opsPayoutSubmit)
+	console.New(s.svc, asynq.NewInspectorFromRedisClient(s.redis), s.monitoring, s.log).Register(e.Group("/ops", s.opsOnly))
 
 	e.POST("/api/partner/applications", s.withSession, s.requireSession, s.idempotent, s.resp.Handle(s.applyAsPartner))
 	pages.POST("/account/partner-application", s.applySubmit)

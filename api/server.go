@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/gin-gonic/gin"
-	"github.com/hibiken/asynq"
 	"github.com/redis/go-redis/v9"
 
 	"github.com/domaind/domaind/api/httpjson"
@@ -63,8 +62,6 @@ type Server struct {
 	ops     opsauth.Credentials
 	// monitoring says this process serves the queue dashboard.
 	monitoring bool
-	// inspector reads the queues for the ops index.
-	inspector *asynq.Inspector
 	// deprecations are the deprecated operations (deprecation.go).
 	deprecations map[string]httpjson.Deprecation
 	engine       *gin.Engine
@@ -81,7 +78,6 @@ func New(d Deps) *Server {
 		svc:          d.Services,
 		redis:        d.Redis,
 		monitoring:   d.Monitoring != nil,
-		inspector:    asynq.NewInspectorFromRedisClient(d.Redis),
 		tools:        d.Tools,
 		outbox:       d.Outbox,
 		idem:         idempotency.New(d.Redis, secret.NewSealer(d.Config.SecretKey, "idempotency records")),

@@ -84,6 +84,16 @@ func (s *Service) PeriodStatements(ctx context.Context, start time.Time) ([]Stat
 	return sumStatements(s.db.WithContext(ctx).Table("orders o").Where("o.settled_period = ?", start.UTC()))
 }
 
+// RunStatements returns the run id and every statement of its period.
+func (s *Service) RunStatements(ctx context.Context, id string) (models.SettlementRun, []Statement, error) {
+	run, err := s.Get(ctx, id)
+	if err != nil {
+		return run, nil, err
+	}
+	statements, err := s.PeriodStatements(ctx, run.PeriodStart)
+	return run, statements, err
+}
+
 // sumStatements sums the statements of the settled orders o that q picks,
 // in the statements' order. A statement is of the partner whose ledger
 // lines they are: the seller's sale, refund and commission lines, and the

@@ -1,4 +1,4 @@
-package api
+package console
 
 import (
 	"net/http"
@@ -28,27 +28,27 @@ type opsQueueRow struct {
 // today's done and failed counts), with the queue dashboard's link where
 // this process serves it. A Redis that cannot answer leaves the table
 // empty with the reason; the links still work.
-func (s *Server) opsIndex(c *gin.Context) {
-	page := opsIndexData{Title: "Operations", Monitoring: s.monitoring}
+func (con *Console) opsIndex(c *gin.Context) {
+	view := opsIndexData{Title: "Operations", Monitoring: con.monitoring}
 	status := http.StatusOK
 	var err error
-	if page.Queues, err = s.queueRows(); err != nil {
-		s.log.WarnContext(c.Request.Context(), "ops index: queues unreadable", "err", err)
-		status, page.Error = http.StatusServiceUnavailable, "The queues cannot be read from Redis right now: "+err.Error()
+	if view.Queues, err = con.queueRows(); err != nil {
+		con.log.WarnContext(c.Request.Context(), "ops index: queues unreadable", "err", err)
+		status, view.Error = http.StatusServiceUnavailable, "The queues cannot be read from Redis right now: "+err.Error()
 	}
-	s.render(c, status, "ops_index.html", page)
+	con.render(c, status, "ops_index.html", view)
 }
 
 // queueRows reads every queue's health, by name.
-func (s *Server) queueRows() ([]opsQueueRow, error) {
-	queues, err := s.inspector.Queues()
+func (con *Console) queueRows() ([]opsQueueRow, error) {
+	queues, err := con.inspector.Queues()
 	if err != nil {
 		return nil, err
 	}
 	slices.Sort(queues)
 	rows := make([]opsQueueRow, 0, len(queues))
 	for _, q := range queues {
-		info, err := s.inspector.GetQueueInfo(q)
+		info, err := con.inspector.GetQueueInfo(q)
 		if err != nil {
 			return nil, err
 		}

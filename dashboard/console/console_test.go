@@ -1,0 +1,24 @@
+package console
+
+import (
+	"testing"
+
+	"github.com/domaind/domaind/internal/fault"
+)
+
+// Amounts typed in dollars on the ops page: digits, thousands groups of
+// three, at most two decimals; anything else names the field.
+func TestFormCents(t *testing.T) {
+	for in, want := range map[string]int64{"1250": 125_000, "1,250.5": 125_050, "12,500,000": 1_250_000_000, "0.07": 7, " 3 ": 300} {
+		if got, err := formCents("price", in); err != nil || got != want {
+			t.Errorf("formCents(%q) = %d, %v; want %d", in, got, err, want)
+		}
+	}
+	for _, in := range []string{"", "-0.50", "1.+5", "+3", "1,2,3", "1.234", "12,50", "abc", ".5", "1e3"} {
+		if got, err := formCents("price", in); err == nil {
+			t.Errorf("formCents(%q) = %d, want an error", in, got)
+		} else if e, ok := fault.As(err); !ok || e.Field != "price" {
+			t.Errorf("formCents(%q) = %v, want a validation error naming price", in, err)
+		}
+	}
+}
