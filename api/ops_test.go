@@ -184,7 +184,7 @@ func TestOpsIndexShowsTheQueues(t *testing.T) {
 	if w.Code != 200 {
 		t.Fatalf("GET /ops = %d %s", w.Code, page)
 	}
-	for _, link := range []string{"/ops/orders", "/ops/settlements", "/ops/brokerage", "/ops/payments"} {
+	for _, link := range []string{"/ops/partners", "/ops/orders", "/ops/settlements", "/ops/brokerage", "/ops/payments", "/ops/payouts"} {
 		if !strings.Contains(page, `href="`+link+`"`) {
 			t.Errorf("the ops index does not link %s", link)
 		}

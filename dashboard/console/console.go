@@ -38,6 +38,10 @@ func New(svc *services.Set, inspector *asynq.Inspector, monitoring bool, log *sl
 // makes them (the api package's group is /ops itself).
 func (con *Console) Register(r gin.IRoutes) {
 	r.GET("", con.opsIndex)
+	r.GET("/partners", con.opsPartnersPage)
+	r.POST("/partners", con.opsPartnerSubmit)
+	r.POST("/partners/:id/credentials", con.opsCredentialSubmit)
+	r.POST("/partners/:id/:action", con.opsPartnerSubmit)
 	r.GET("/orders", con.opsOrdersPage)
 	r.POST("/orders/:public_id/:action", con.opsOrderSubmit)
 	r.GET("/settlements", con.opsSettlementsPage)

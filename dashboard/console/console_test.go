@@ -22,3 +22,20 @@ func TestFormCents(t *testing.T) {
 		}
 	}
 }
+
+// Commissions typed as percentages on the partners page: at most two
+// decimals, 0 to 100; anything else names the field.
+func TestFormPercent(t *testing.T) {
+	for in, want := range map[string]int{"15": 1500, "12.5": 1250, "0": 0, "100": 10_000, " 7.25 ": 725, "3.": 300} {
+		if got, err := formPercent("commission", in); err != nil || *got != want {
+			t.Errorf("formPercent(%q) = %v, %v; want %d", in, got, err, want)
+		}
+	}
+	for _, in := range []string{"", "100.01", "150", "-1", "1.234", "abc", ".5", "1e2", "12,5"} {
+		if got, err := formPercent("commission", in); err == nil {
+			t.Errorf("formPercent(%q) = %d, want an error", in, *got)
+		} else if e, ok := fault.As(err); !ok || e.Field != "commission" {
+			t.Errorf("formPercent(%q) = %v, want a validation error naming commission", in, err)
+		}
+	}
+}

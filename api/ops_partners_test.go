@@ -1,0 +1,112 @@
+package api
+
+import (
+	"context"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/domaind/domaind/partnerclient"
+)
+
+// Ops take a partner from application to selling on the partners page, in
+// a real browser: add it, approve it, set its terms, issue a live
+// credential whose secret shows once and signs requests, and revoke it,
+// after which its requests are refused. A commission out of range is
+// refused with the field named, and changes nothing.
+func TestBrowserOpsPartners(t *testing.T) {
+	env, srv := servedEnv(t)
+	ctx := opsChromium(t)
+	text := func(sel string) string {
+		t.Helper()
+		s, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(sel)))
+		if err != nil {
+			t.Fatalf("%s: %v", sel, err)
+		}
+		return s
+	}
+	err := chromedp.Do(ctx, chromedp.Navigate(srv.URL+"/ops/partners"),
+		chromedp.SendKeys(chromedp.CSS("#new-name"), "Harbor Names"),
+		chromedp.SendKeys(chromedp.CSS("#new-contact"), "deals@harbor.test"),
+		chromedp.Click(chromedp.CSS("#add-partner button")),
+		chromedp.WaitVisible(chromedp.CSS("section.partner")))
+	if err != nil {
+		t.Fatalf("adding a partner: %v", err)
+	}
+	all, err := env.srv.svc.Partners.All(context.Background())
+	if err != nil || len(all) != 1 || all[0].Name != "Harbor Names" || all[0].Status != "pending" {
+		t.Fatalf("partners after adding = %+v, %v", all, err)
+	}
+	id := all[0].ID
+	sec := "#" + id
+	// submit presses a button on a fresh page (no notice on it yet) and
+	// waits for the answer's notice or error.
+	submit := func(what string, before ...chromedp.Action[chromedp.Void]) {
+		t.Helper()
+		steps := append([]chromedp.Action[chromedp.Void]{chromedp.Navigate(srv.URL + "/ops/partners"), chromedp.WaitVisible(chromedp.CSS(sec))}, before...)
+		if err := chromedp.Do(ctx, chromedp.Steps(append(steps, chromedp.WaitVisible(chromedp.CSS(".notice, .error")))...)); err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+	}
+	submit("approving", chromedp.Click(chromedp.CSS(sec+` form[action$="/approve"] button`)))
+	if got := text(sec + " .status"); got != "approved" {
+		t.Errorf("status after approving = %q", got)
+	}
+
+	// terms submits the terms form, ticking the affiliate box first when
+	// affiliate.
+	terms := func(commission string, affiliate bool) {
+		t.Helper()
+		var steps []chromedp.Action[chromedp.Void]
+		if affiliate {
+			steps = append(steps, chromedp.Click(chromedp.CSS(sec+` input[name="affiliate"]`)))
+		}
+		submit("saving terms "+commission, append(steps, chromedp.SetValue(chromedp.CSS(sec+` input[name="commission"]`), commission),
+			chromedp.Click(chromedp.CSS(sec+` .terms button`)))...)
+	}
+	terms("12.5", true)
+	p, err := env.srv.svc.Partners.Get(context.Background(), id)
+	if err != nil || p.CommissionBPS != 1250 || !p.Affiliate {
+		t.Errorf("terms saved = %d bps, affiliate %t, %v; want 1250 and an affiliate", p.CommissionBPS, p.Affiliate, err)
+	}
+	terms("150", false)
+	if got := text(".error"); !strings.Contains(got, "commission") {
+		t.Errorf("a commission of 150 %% shows %q, want the field named", got)
+	}
+	if p, _ := env.srv.svc.Partners.Get(context.Background(), id); p.CommissionBPS != 1250 {
+		t.Errorf("a refused commission changed it to %d bps", p.CommissionBPS)
+	}
+
+	submit("issuing a credential", chromedp.SetValue(chromedp.CSS(sec+` select[name="environment"]`), "live"),
+		chromedp.Click(chromedp.CSS(sec+` .issue button`)))
+	secret := text("#issued-secret")
+	keyID := text("#issued code")
+	if !strings.HasPrefix(keyID, "pk_live_") || secret == "" {
+		t.Fatalf("issued %q with secret %q, want a live key", keyID, secret)
+	}
+	c := partnerclient.New(srv.URL, keyID, secret, partnerclient.WithClock(func() time.Time { return env.now }),
+		partnerclient.WithRetryPolicy(partnerclient.RetryPolicy{MaxAttempts: 1}))
+	search := func() error {
+		var out struct{}
+		return c.GetJSON(context.Background(), "/api/partner/v1/domains/search", url.Values{"q": {"harbor"}}, &out)
+	}
+	if err := search(); err != nil {
+		t.Fatalf("a request signed with the issued credential: %v", err)
+	}
+	if err := chromedp.Do(ctx, chromedp.Navigate(srv.URL+"/ops/partners"), chromedp.WaitVisible(chromedp.CSS(sec))); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(text("body"), secret) {
+		t.Error("the secret shows again after the page that issued it")
+	}
+	submit("revoking", chromedp.Click(chromedp.CSS("#"+keyID+" button")))
+	if got := text("#" + keyID); !strings.Contains(got, "revoked") {
+		t.Errorf("the revoked credential's row = %q", got)
+	}
+	if err := search(); err == nil {
+		t.Error("a revoked credential still signs requests")
+	}
+}
