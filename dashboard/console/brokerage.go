@@ -15,31 +15,31 @@ import (
 	"github.com/domaind/domaind/internal/fault"
 )
 
-// opsCasesPageData is what the ops brokerage view shows.
+// opsCasesPageData is what the ops brokerage page shows.
 type opsCasesPageData struct {
 	Title, Error, Done string
 	Status             string
 	Statuses           []string
 	Cases              []opsCaseRow
-	// Next is the link to the next view ("" on the last).
+	// Next is the link to the next page ("" on the last).
 	Next string
 }
 
-// opsCaseRow is a case as a row of the view.
+// opsCaseRow is a case as a row of the page.
 type opsCaseRow struct {
 	brokerage.View
 	Partner, Budget, Outcome, CreatedAt string
 	Actions                             []brokerage.Action
 }
 
-// opsCasesPage answers GET /ops/brokerage: a view of cases, newest first,
+// opsCasesPage answers GET /ops/brokerage: a page of cases, newest first,
 // optionally of one status, with a form for each move their status
 // allows.
 func (con *Console) opsCasesPage(c *gin.Context) {
 	con.renderOpsCases(c, http.StatusOK, "", c.Query("done"))
 }
 
-// renderOpsCases shows the view of the query's filter with status and a
+// renderOpsCases shows the page of the query's filter with status and a
 // problem or a notice.
 func (con *Console) renderOpsCases(c *gin.Context, status int, problem, done string) {
 	ctx := c.Request.Context()
@@ -71,8 +71,8 @@ func (con *Console) renderOpsCases(c *gin.Context, status int, problem, done str
 	con.render(c, status, "ops_brokerage.html", view)
 }
 
-// opsCaseSubmit answers the view's move forms: back to the view (303)
-// after the move, or the view with what went wrong. Amounts are typed in
+// opsCaseSubmit answers the page's move forms: back to the page (303)
+// after the move, or the page with what went wrong. Amounts are typed in
 // dollars and cents ("1250.50").
 func (con *Console) opsCaseSubmit(c *gin.Context) {
 	action := brokerage.Action(c.Param("action"))

@@ -50,7 +50,9 @@ func (con *Console) Register(r gin.IRoutes) {
 	r.GET("/brokerage", con.opsCasesPage)
 	r.POST("/brokerage/:case_id/:action", con.opsCaseSubmit)
 	r.GET("/payments", con.opsPaymentsPage)
+	r.GET("/finance", con.financePage)
 	r.GET("/payouts", con.opsPayoutsPage)
+	r.GET("/payouts.csv", con.payoutsCSV)
 	r.POST("/payouts/:id/mark-paid", con.opsPayoutSubmit)
 }
 

@@ -25,7 +25,7 @@ func OrderFilter(c *gin.Context) (order.Filter, error) {
 	return f, models.CheckEnvironmentFilter(f.Environment)
 }
 
-// opsOrdersPageData is what the ops orders view shows.
+// opsOrdersPageData is what the ops orders page shows.
 type opsOrdersPageData struct {
 	Title, Error, Done string
 	// The filters as asked, and what they can be.
@@ -33,11 +33,11 @@ type opsOrdersPageData struct {
 	Statuses, Environments                 []string
 	Partners                               []models.Partner
 	Orders                                 []opsOrderRow
-	// Next is the link to the next view ("" on the last).
+	// Next is the link to the next page ("" on the last).
 	Next string
 }
 
-// opsOrderRow is an order as a row of the view.
+// opsOrderRow is an order as a row of the page.
 type opsOrderRow struct {
 	order.View
 	Partner   string
@@ -46,14 +46,14 @@ type opsOrderRow struct {
 	Actions   []order.Action
 }
 
-// opsOrdersPage answers GET /ops/orders: a view of orders, newest first,
+// opsOrdersPage answers GET /ops/orders: a page of orders, newest first,
 // filtered as GET /api/ops/orders is, with a form for each move their
 // status allows.
 func (con *Console) opsOrdersPage(c *gin.Context) {
 	con.renderOpsOrders(c, http.StatusOK, "", c.Query("done"))
 }
 
-// renderOpsOrders shows the view of the query's filters with status and a
+// renderOpsOrders shows the page of the query's filters with status and a
 // problem or a notice.
 func (con *Console) renderOpsOrders(c *gin.Context, status int, problem, done string) {
 	ctx := c.Request.Context()
@@ -90,8 +90,8 @@ func (con *Console) renderOpsOrders(c *gin.Context, status int, problem, done st
 	con.render(c, status, "ops_orders.html", view)
 }
 
-// opsOrderSubmit answers the view's move forms: back to the view (303)
-// after the move, or the view with what went wrong.
+// opsOrderSubmit answers the page's move forms: back to the page (303)
+// after the move, or the page with what went wrong.
 func (con *Console) opsOrderSubmit(c *gin.Context) {
 	action := order.Action(c.Param("action"))
 	if !slices.Contains(order.AllActions, action) {

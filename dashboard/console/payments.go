@@ -26,7 +26,7 @@ func PaymentFilter(c *gin.Context) (payment.Filter, error) {
 	return f, nil
 }
 
-// opsPaymentsPageData is what the ops payments view shows.
+// opsPaymentsPageData is what the ops payments page shows.
 type opsPaymentsPageData struct {
 	Title, Error string
 	// The filters as asked, and what a status can be.
@@ -34,24 +34,24 @@ type opsPaymentsPageData struct {
 	Statuses                             []string
 	Totals                               []paymentTotalRow
 	Payments                             []paymentRow
-	// Next is the link to the next view ("" on the last).
+	// Next is the link to the next page ("" on the last).
 	Next string
 }
 
-// paymentTotalRow is a line of the view's totals.
+// paymentTotalRow is a line of the page's totals.
 type paymentTotalRow struct {
 	payment.Total
 	Amount, Refunded string
 }
 
-// paymentRow is a payment as a row of the view.
+// paymentRow is a payment as a row of the page.
 type paymentRow struct {
 	payment.View
 	Amount, Refunded, CreatedAt string
 }
 
 // opsPaymentsPage answers GET /ops/payments: the payments the filters of
-// GET /api/ops/payments select, a view at a time, with the totals of all
+// GET /api/ops/payments select, a page at a time, with the totals of all
 // of them by status and currency.
 func (con *Console) opsPaymentsPage(c *gin.Context) {
 	ctx := c.Request.Context()

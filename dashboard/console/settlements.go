@@ -50,7 +50,7 @@ func newOpsRunRow(r models.SettlementRun) opsRunRow {
 		PeriodEnd: at(&r.PeriodEnd), Created: at(&r.CreatedAt), Started: at(r.StartedAt), Finished: at(r.FinishedAt)}
 }
 
-// opsSettlementsPageData is what the ops settlements view shows.
+// opsSettlementsPageData is what the ops settlements page shows.
 type opsSettlementsPageData struct {
 	Title, Error, Done string
 	// PeriodStart is the Run now form's period start, the period closed
@@ -80,9 +80,9 @@ func (con *Console) renderOpsSettlements(c *gin.Context, status int, start, prob
 	con.render(c, status, "ops_settlements.html", view)
 }
 
-// opsSettlementSubmit answers the view's Run now form as POST
-// /api/ops/settlements/runs does: back to the view (303) naming the run,
-// queued now or as it already is, or the view with what went wrong.
+// opsSettlementSubmit answers the page's Run now form as POST
+// /api/ops/settlements/runs does: back to the page (303) naming the run,
+// queued now or as it already is, or the page with what went wrong.
 func (con *Console) opsSettlementSubmit(c *gin.Context) {
 	in := c.PostForm("period_start")
 	start, err := PeriodStart(in, con.svc.Settlements.Closed().Start)
@@ -99,7 +99,7 @@ func (con *Console) opsSettlementSubmit(c *gin.Context) {
 	c.Redirect(http.StatusSeeOther, "/ops/settlements?"+url.Values{"done": {done}}.Encode())
 }
 
-// opsSettlementPageData is what a run's ops view shows.
+// opsSettlementPageData is what a run's ops page shows.
 type opsSettlementPageData struct {
 	Title, Error string
 	Run          opsRunRow
@@ -121,7 +121,7 @@ func newOpsTotalRow(t settlement.Total) opsTotalRow {
 		AmountOwed: page.Money(t.Currency, t.AmountOwedCents), Referral: page.Money(t.Currency, t.ReferralCents), Payout: page.Money(t.Currency, t.PayoutCents)}
 }
 
-// opsStatementRow is a statement as a row of a run's view.
+// opsStatementRow is a statement as a row of a run's page.
 type opsStatementRow struct {
 	Partner, Environment string
 	opsTotalRow

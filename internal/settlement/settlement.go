@@ -115,6 +115,12 @@ func (s *Service) Closed() period.Period {
 	return s.length.Closed(s.now())
 }
 
+// Open returns the period now running, whose orders a run settles once
+// it has closed.
+func (s *Service) Open() period.Period {
+	return s.length.Of(s.now())
+}
+
 // Run carries run id out: it settles the period's orders batch by batch
 // and marks the run done. Run again (a retry, a second delivery of the
 // task) it picks up where it stopped; a done run is left alone.

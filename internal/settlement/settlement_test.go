@@ -321,3 +321,40 @@ func TestTransactions(t *testing.T) {
 		t.Errorf("payment_model cash = %v, want a validation error", err)
 	}
 }
+
+// History looks back over the last periods, newest first: the settled
+// one with its run and totals (the statements added up), the ones never
+// run without a run or totals, the open period not among them.
+func TestHistoryLooksBackOverTheClosedPeriods(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	ctx := context.Background()
+	w.day23(t)
+	run, err := w.s.Request(ctx, day, TriggerOps)
+	if err == nil {
+		err = w.s.Run(ctx, run.ID)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.now = day.AddDate(0, 0, 3).Add(time.Hour) // 26 November: the 25th closed last
+	history, err := w.s.History(ctx)
+	if err != nil || len(history) != Periods {
+		t.Fatalf("history = %d periods, %v; want %d", len(history), err, Periods)
+	}
+	for i, h := range history {
+		wantStart := day.AddDate(0, 0, 2-i)
+		if !h.Start.Equal(wantStart) || !h.End.Equal(wantStart.AddDate(0, 0, 1)) {
+			t.Errorf("period %d = %s to %s, want the day from %s", i, h.Start, h.End, wantStart)
+		}
+		settled := h.Start.Equal(day)
+		if (h.Run != nil) != settled || (len(h.Totals) > 0) != settled {
+			t.Errorf("period %s: run %+v, totals %+v; want both only for %s", h.Start, h.Run, h.Totals, day)
+		}
+	}
+	got := history[2]
+	want := []Total{{Currency: "USD", Orders: 4, GrossCents: 150_678, RefundsCents: -3_333, CommissionCents: 21_484, AmountOwedCents: 121_611, PayoutCents: 750}}
+	if got.Run == nil || got.Run.ID != run.ID || !slices.Equal(got.Totals, want) {
+		t.Errorf("the settled day = run %+v, totals %+v; want run %s and %+v", got.Run, got.Totals, run.ID, want)
+	}
+}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/domaind/domaind/internal/ledger"
 	"github.com/domaind/domaind/internal/pagecursor"
+	"github.com/domaind/domaind/internal/period"
 	"github.com/domaind/domaind/models"
 )
 
@@ -82,6 +83,46 @@ func (s *Service) Statements(ctx context.Context, f StatementFilter) ([]Statemen
 // again for each page).
 func (s *Service) PeriodStatements(ctx context.Context, start time.Time) ([]Statement, error) {
 	return sumStatements(s.db.WithContext(ctx).Table("orders o").Where("o.settled_period = ?", start.UTC()))
+}
+
+// Periods is how many periods History goes back: a quarter of weekly
+// periods, the finance page's chart.
+const Periods = 12
+
+// PeriodSummary is a period as finance look back on it: its run (nil
+// when none was asked for) and its statements' totals by currency.
+type PeriodSummary struct {
+	period.Period
+	Run    *models.SettlementRun
+	Totals []Total
+}
+
+// History returns the Periods closed last, newest first, with their runs
+// and totals (one query for the totals of all of them).
+func (s *Service) History(ctx context.Context) ([]PeriodSummary, error) {
+	out := make([]PeriodSummary, Periods)
+	starts := make([]time.Time, Periods)
+	for i, p := 0, s.Closed(); i < Periods; i, p = i+1, s.length.Of(p.Start.Add(-time.Nanosecond)) {
+		out[i].Period, starts[i] = p, p.Start
+	}
+	var runs []models.SettlementRun
+	if err := s.db.WithContext(ctx).Where("period_start IN ?", starts).Find(&runs).Error; err != nil {
+		return nil, fmt.Errorf("find the runs of the last %d periods: %w", Periods, err)
+	}
+	statements, err := sumStatements(models.FromReplica(s.db.WithContext(ctx)).Table("orders o").Where("o.settled_period IN ?", starts))
+	if err != nil {
+		return nil, err
+	}
+	for i := range out {
+		start := out[i].Start
+		for j := range runs {
+			if runs[j].PeriodStart.Equal(start) {
+				out[i].Run = &runs[j]
+			}
+		}
+		out[i].Totals = Totals(slices.DeleteFunc(slices.Clone(statements), func(st Statement) bool { return !st.PeriodStart.Equal(start) }))
+	}
+	return out, nil
 }
 
 // RunStatements returns the run id and every statement of its period.
