@@ -40,6 +40,9 @@ func TestBrowserOpsFinance(t *testing.T) {
 	if open := text("#open-period"); !strings.Contains(open, "2026-11-23 00:00 UTC") || !strings.Contains(open, "2026-11-30 00:00 UTC") {
 		t.Errorf("the open period's notice = %q, want the week of the 23rd and when it closes", open)
 	}
+	if none := text("#no-chart"); !strings.Contains(none, "No sales") {
+		t.Errorf("before any period is settled the chart's place says %q", none)
+	}
 	if row := text(week); !strings.Contains(row, "Not run yet") {
 		t.Errorf("the week closed last = %q, want it not run yet", row)
 	}

@@ -46,9 +46,7 @@ func (con *Console) financePage(c *gin.Context) {
 	open := con.svc.Settlements.Open()
 	view.Open = fmt.Sprintf("The period from %s is open: it can be run once it closes at %s (the scheduler asks for its run then).",
 		open.Start.Format(page.Time), open.End.Format(page.Time))
-	if len(history) > 0 {
-		view.Chart = newChart(history)
-	}
+	view.Chart = newChart(history)
 	for _, h := range history {
 		row := financePeriodRow{Start: h.Start.Format(page.Time), End: h.End.Format(page.Time), StartParam: h.Start.Format(time.RFC3339)}
 		if h.Run != nil {
@@ -86,7 +84,8 @@ const (
 	chartSlot   = chartWidth / settlement.Periods
 )
 
-// newChart draws history (newest first) as bars.
+// newChart draws history (newest first) as bars, or returns nil when no
+// period sold anything.
 func newChart(history []settlement.PeriodSummary) *chart {
 	sold := map[string]int64{}
 	for _, h := range history {
@@ -101,12 +100,15 @@ func newChart(history []settlement.PeriodSummary) *chart {
 		}
 	}
 	totals := make([]settlement.Total, len(history))
-	var top int64 = 1
+	var top int64
 	for i, h := range history {
 		if j := slices.IndexFunc(h.Totals, func(t settlement.Total) bool { return t.Currency == c.Currency }); j >= 0 {
 			totals[i] = h.Totals[j]
 		}
 		top = max(top, totals[i].GrossCents)
+	}
+	if top == 0 {
+		return nil // nothing sold: no bars to draw
 	}
 	c.Max = page.Money(c.Currency, top)
 	height := func(cents int64) int { return int(max(0, cents) * chartHeight / top) }
