@@ -90,11 +90,13 @@ func (s *Server) routes(monitoring http.Handler, healthOnly bool) {
 	pub.handle("POST", "/api/oauth/revoke", s.limit(oauthLimit), s.revoke)
 
 	e.GET("/assets/site.css", gin.WrapF(page.ServeCSS))
+	e.GET("/assets/search.js", gin.WrapF(page.ServeScript))
 	e.GET("/favicon.svg", gin.WrapF(page.ServeIcon))
 	e.GET("/favicon.ico", gin.WrapF(page.ServeIcon))
 	pages := e.Group("", s.withSession)
 	pages.GET("/oauth/authorize", s.authorize)
 	pages.POST("/oauth/authorize", s.authorize)
+	pages.GET("/search", s.searchPage)
 	pages.GET("/login", s.signInForm)
 	pages.POST("/login", s.limit(signInLimit), s.signInSubmit)
 	pages.GET("/signup", s.signUpForm)

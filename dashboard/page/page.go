@@ -21,7 +21,7 @@ import (
 
 // files are the templates, the stylesheet and the icon.
 //
-//go:embed files/*.html files/site.css files/favicon.svg
+//go:embed files/*.html files/site.css files/favicon.svg files/search.js
 var files embed.FS
 
 var templates = template.Must(template.New("").Funcs(template.FuncMap{"head": newHead}).ParseFS(files, "files/*.html"))
@@ -43,6 +43,20 @@ func Render(w http.ResponseWriter, status int, name string, data any, formAction
 	if formAction != "" {
 		csp += " " + formAction
 	}
+	return render(w, status, name, data, csp)
+}
+
+// ScriptPolicy is Policy for a page that runs this site's script files
+// (the search page's), which may call this site's API and nothing else.
+const ScriptPolicy = Policy + "; script-src 'self'; connect-src 'self'"
+
+// RenderScripted is Render for a page that runs this site's script files,
+// under ScriptPolicy.
+func RenderScripted(w http.ResponseWriter, status int, name string, data any) error {
+	return render(w, status, name, data, ScriptPolicy)
+}
+
+func render(w http.ResponseWriter, status int, name string, data any, csp string) error {
 	h := w.Header()
 	h.Set("Content-Type", "text/html; charset=utf-8")
 	h.Set("Cache-Control", "no-store")
@@ -171,6 +185,12 @@ func errorTitle(status int) string {
 func ServeCSS(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Cache-Control", "public, max-age=3600")
 	http.ServeFileFS(w, r, files, "files/site.css")
+}
+
+// ServeScript answers GET /assets/search.js, the search page's script.
+func ServeScript(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Cache-Control", "public, max-age=3600")
+	http.ServeFileFS(w, r, files, "files/search.js")
 }
 
 // ServeIcon answers GET /favicon.svg, and /favicon.ico, which browsers ask
