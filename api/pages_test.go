@@ -147,10 +147,10 @@ func TestBrowserNotFoundPage(t *testing.T) {
 	if heading != "Page not found" || !strings.Contains(problem, "/mistyped") {
 		t.Errorf("the page says %q, %q", heading, problem)
 	}
-	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`#problem + p a[href="/"]`)), chromedp.WaitVisible(chromedp.CSS(`a[href="/docs"]`))); err != nil {
+	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`#problem + p a[href="/"]`)), chromedp.WaitVisible(chromedp.CSS("#search-form"))); err != nil {
 		t.Fatalf("the way home: %v", err)
 	}
-	if home, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS("h1"))); err != nil || home != "domaind" {
+	if home, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS("h1"))); err != nil || home != "Find a domain name" {
 		t.Errorf("after the link home the heading is %q, %v; want the home page's", home, err)
 	}
 }
