@@ -63,7 +63,7 @@ func newWorld(t *testing.T, register ...string) *world {
 		w.create(t, &models.Partner{ID: id, Name: id, ContactEmail: id + "@example.com", Status: "approved", CommissionBPS: bps, CreatedAt: w.now})
 	}
 	checker := availability.New(sandbox.New(db, 0), r.Client, 5*time.Second)
-	inv := inventory.New(db, clock)
+	inv := inventory.New(db, []byte("test-secret-key-0123456789abcdef"), clock)
 	t.Cleanup(inv.Close)
 	w.s = New(db, ob, checker, inv, Options{BaseURL: "http://api.test", SecretKey: testSecretKey}, clock)
 	return w

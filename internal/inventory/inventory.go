@@ -58,8 +58,10 @@ type Hit struct {
 
 // Service is the inventories of one database.
 type Service struct {
-	db  *gorm.DB
-	now func() time.Time
+	db *gorm.DB
+	// secretKey seals the cursors of List.
+	secretKey []byte
+	now       func() time.Time
 
 	mu      sync.Mutex
 	indexes map[string]*builtIndex
@@ -86,9 +88,10 @@ type builtIndex struct {
 	rebuilding bool
 }
 
-// New returns the inventories of db; now is its clock.
-func New(db *gorm.DB, now func() time.Time) *Service {
-	return &Service{db: db, now: now, indexes: map[string]*builtIndex{}, pending: map[string][]change{}, stop: func() {}}
+// New returns the inventories of db, sealing its cursors with secretKey
+// (DOMAIND_SECRET_KEY); now is its clock.
+func New(db *gorm.DB, secretKey []byte, now func() time.Time) *Service {
+	return &Service{db: db, secretKey: secretKey, now: now, indexes: map[string]*builtIndex{}, pending: map[string][]change{}, stop: func() {}}
 }
 
 // table is the query of env's listings for sale (a sold one is gone until
@@ -267,13 +270,8 @@ func (s *Service) Add(ctx context.Context, env, domain string, binCents, floorCe
 	if !name.IsRegistrable() {
 		return Item{}, fault.Invalid("domain", "must be a registrable name such as %s", name.Registrable)
 	}
-	for field, v := range map[string]*int64{"bin_cents": binCents, "floor_cents": floorCents} {
-		if v != nil && (*v <= 0 || *v > 1e12) {
-			return Item{}, fault.Invalid(field, "must be a positive number of cents")
-		}
-	}
-	if binCents != nil && floorCents != nil && *floorCents > *binCents {
-		return Item{}, fault.Invalid("floor_cents", "must not exceed bin_cents")
+	if err := checkPrices(binCents, floorCents); err != nil {
+		return Item{}, err
 	}
 	now := s.now().UTC()
 	it := Item{ID: models.NewID(), Domain: name.ASCII, TLD: name.TLD, BINCents: binCents, FloorCents: floorCents, Currency: "USD", CreatedAt: now}

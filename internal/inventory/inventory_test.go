@@ -25,7 +25,7 @@ func TestEnvironmentsAreSeparate(t *testing.T) {
 	t.Parallel()
 	db := modelstest.NewDB(t)
 	now := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
-	s := New(db, func() time.Time { return now })
+	s := New(db, testKey, func() time.Time { return now })
 	t.Cleanup(s.Close)
 	ctx := context.Background()
 	live, err := s.Add(ctx, models.EnvLive, "cheapflightsnow.com", cents(250000), cents(180000))
@@ -61,7 +61,7 @@ func TestSearchIsCappedAndFollowsChanges(t *testing.T) {
 	t.Parallel()
 	db := modelstest.NewDB(t)
 	now := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
-	s := New(db, func() time.Time { return now })
+	s := New(db, testKey, func() time.Time { return now })
 	t.Cleanup(s.Close)
 	ctx := context.Background()
 	for _, d := range []string{"petgroomingpro.com", "doggroomers.net", "puppyspa.io", "catgrooming.co", "petwash.shop", "groomingstudio.app", "furbabies.com"} {
@@ -108,7 +108,7 @@ func mustSearch(t *testing.T, s *Service, q string) []Hit {
 
 func TestAddRefusesBadListings(t *testing.T) {
 	t.Parallel()
-	s := New(modelstest.NewDB(t), time.Now)
+	s := New(modelstest.NewDB(t), testKey, time.Now)
 	t.Cleanup(s.Close)
 	ctx := context.Background()
 	s.Add(ctx, models.EnvLive, "taken.com", cents(100), nil)

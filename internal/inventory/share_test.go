@@ -21,7 +21,7 @@ func TestChangesReachAnotherReplica(t *testing.T) {
 	r := platformtest.NewRedis(t)
 	now := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
 	replica := func() *Service {
-		s := New(db, func() time.Time { return now })
+		s := New(db, testKey, func() time.Time { return now })
 		s.Share(r.Client, slog.New(slog.DiscardHandler))
 		t.Cleanup(s.Close)
 		return s
@@ -76,7 +76,7 @@ func indexLen(s *Service, env string) int {
 // database) is in the index that serves after the build.
 func TestChangesDuringABuildAreKept(t *testing.T) {
 	t.Parallel()
-	s := New(modelstest.NewDB(t), time.Now)
+	s := New(modelstest.NewDB(t), testKey, time.Now)
 	t.Cleanup(s.Close)
 	s.afterLoad = func() { s.apply(change{Env: models.EnvSandbox, ID: "lst_late", Domain: "couchstore.com"}) }
 	ix, err := s.build(context.Background(), models.EnvSandbox)
@@ -96,7 +96,7 @@ func TestChangesDuringABuildAreKept(t *testing.T) {
 func TestSearchSkipsWhatIsNotForSale(t *testing.T) {
 	t.Parallel()
 	db := modelstest.NewDB(t)
-	s := New(db, time.Now)
+	s := New(db, testKey, time.Now)
 	t.Cleanup(s.Close)
 	ctx := context.Background()
 	var sold Item

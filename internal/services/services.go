@@ -144,7 +144,7 @@ func New(d Deps) *Set {
 		Inline:     tools.NewInline(d.Tools, d.Redis, d.Log),
 		Canaries:   canary.New(d.DB, d.Outbox),
 		Partners:   partner.New(d.DB, key, now),
-		Inventory:  inventory.New(d.DB, now),
+		Inventory:  inventory.New(d.DB, key, now),
 		Webhooks:   webhook.New(d.DB, key, cfg.FetchAllowCIDRs, now),
 		Payouts:    payout.New(d.DB, key, now),
 		Processors: d.Payments,
