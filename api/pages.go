@@ -2,6 +2,7 @@ package api
 
 import (
 	"cmp"
+	"fmt"
 	"net/http"
 	"net/url"
 	"path"
@@ -12,6 +13,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/domaind/domaind/dashboard/page"
+	"github.com/domaind/domaind/internal/account"
 	"github.com/domaind/domaind/internal/fault"
 	"github.com/domaind/domaind/internal/password"
 	"github.com/domaind/domaind/models"
@@ -215,11 +217,38 @@ type accountPageData struct {
 	// only the first time the page is shown after it.
 	KeyID, Secret string
 	BaseURL       string
+	// Keys are the person's developer keys; NewKey one just created, its
+	// secret shown this once.
+	Keys     []accountKeyRow
+	NewKey   *account.NewKey
+	MaxKeys  int
+	KeyLimit string
+}
+
+// accountKeyRow is a developer key on the account page, with what is
+// left of its rate limit.
+type accountKeyRow struct {
+	ID, Name, Created string
+	// Left is the requests left in the key's current minute, "" when the
+	// limiter cannot say.
+	Left string
 }
 
 func (s *Server) accountData(c *gin.Context, u models.User) (accountPageData, error) {
 	ctx := c.Request.Context()
-	view := accountPageData{Title: "Your account", Email: u.Email, CSRF: s.csrfToken(c), BaseURL: s.base()}
+	view := accountPageData{Title: "Your account", Email: u.Email, CSRF: s.csrfToken(c), BaseURL: s.base(),
+		MaxKeys: account.MaxKeys, KeyLimit: fmt.Sprintf("%d requests a minute", keyLimit.Limit)}
+	keys, err := s.svc.Accounts.Keys(ctx, u)
+	if err != nil {
+		return view, err
+	}
+	for _, k := range keys {
+		row := accountKeyRow{ID: k.ID, Name: k.Name, Created: k.CreatedAt.UTC().Format(page.Time)}
+		if r, err := s.svc.Limiter.Status(ctx, keyLimit, k.ID); err == nil {
+			row.Left = fmt.Sprintf("%d of %d left this minute", r.Remaining, r.Limit)
+		}
+		view.Keys = append(view.Keys, row)
+	}
 	p, err := s.svc.Partners.OwnedBy(ctx, u.ID)
 	if e, ok := fault.As(err); ok && e.Code == fault.NotFound {
 		return view, nil
@@ -230,6 +259,43 @@ func (s *Server) accountData(c *gin.Context, u models.User) (accountPageData, er
 	view.Partner = &p
 	view.KeyID, view.Secret, _, err = s.svc.Partners.RevealCredential(ctx, u.ID)
 	return view, err
+}
+
+// keySubmit answers the account page's developer key forms: create
+// shows the page with the new key's secret, this once; revoke goes back
+// to the page. What went wrong shows on the page.
+func (s *Server) keySubmit(c *gin.Context) {
+	u, ok := s.signedInPerson(c)
+	if !ok {
+		return
+	}
+	if !s.validCSRF(c) {
+		s.resp.Error(c, errBadCSRF)
+		return
+	}
+	ctx := c.Request.Context()
+	if id := c.Param("id"); id != "" {
+		if err := s.svc.Accounts.RevokeKey(ctx, u, id); err != nil {
+			status, problem := s.formError(c, err)
+			s.renderAccount(c, u, status, problem)
+			return
+		}
+		c.Redirect(http.StatusSeeOther, "/account")
+		return
+	}
+	k, err := s.svc.Accounts.CreateKey(ctx, u, c.PostForm("name"))
+	if err != nil {
+		status, problem := s.formError(c, err)
+		s.renderAccount(c, u, status, problem)
+		return
+	}
+	view, err := s.accountData(c, u)
+	if err != nil {
+		s.resp.Error(c, err)
+		return
+	}
+	view.NewKey = &k
+	s.render(c, http.StatusCreated, "account.html", view)
 }
 
 // applySubmit answers the account page's partner application form.

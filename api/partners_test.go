@@ -195,7 +195,7 @@ func TestBrowserPartnerApplication(t *testing.T) {
 		chromedp.SendKeys(chromedp.CSS("#password"), "a-long-password"),
 		chromedp.Click(chromedp.CSS("button[type=submit]")),
 		chromedp.WaitVisible(chromedp.CSS(`form[action="/account/partner-application"]`)),
-		chromedp.SendKeys(chromedp.CSS(`input[name="name"]`), "Seller's Shop"),
+		chromedp.SendKeys(chromedp.CSS(`form[action="/account/partner-application"] input[name="name"]`), "Seller's Shop"),
 		chromedp.Click(chromedp.CSS(`form[action="/account/partner-application"] button`)),
 		chromedp.WaitVisible(chromedp.CSS("#partner-status")),
 	)

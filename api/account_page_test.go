@@ -1,0 +1,83 @@
+package api
+
+import (
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/chromedp/chromedp"
+)
+
+// A person makes a developer key on the account page in a real browser:
+// its secret shows once and calls the v1 API, the table shows what is
+// left of its rate limit, a name too long is refused in words, and a
+// revoked key no longer calls.
+func TestBrowserDeveloperKeys(t *testing.T) {
+	env, srv := servedEnv(t)
+	ctx := newChromium(t)
+	newBrowser(t, env).signUp("keys@example.com", "a-long-password")
+	text := func(sel string) string {
+		t.Helper()
+		s, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(sel)))
+		if err != nil {
+			t.Fatalf("%s: %v", sel, err)
+		}
+		return s
+	}
+	err := chromedp.Do(ctx, chromedp.Navigate(srv.URL+"/login"),
+		chromedp.SendKeys(chromedp.CSS("#email"), "keys@example.com"),
+		chromedp.SendKeys(chromedp.CSS("#password"), "a-long-password"),
+		chromedp.Click(chromedp.CSS("button[type=submit]")),
+		chromedp.WaitVisible(chromedp.CSS("#create-key")),
+		chromedp.SendKeys(chromedp.CSS("#key-name"), "my script"),
+		chromedp.Click(chromedp.CSS("#create-key button")),
+		chromedp.WaitVisible(chromedp.CSS("#new-key-secret")))
+	if err != nil {
+		t.Fatalf("creating a key: %v", err)
+	}
+	id, secret := text("#new-key-id"), text("#new-key-secret")
+	call := func() int {
+		t.Helper()
+		r, _ := http.NewRequest("GET", srv.URL+"/api/v1/domains/available?domain=example.com", nil)
+		r.Header.Set("x-api-key", id)
+		r.Header.Set("x-api-secret", secret)
+		resp, err := http.DefaultClient.Do(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	if code := call(); code != http.StatusOK {
+		t.Fatalf("a call with the new key = %d", code)
+	}
+	if err := chromedp.Do(ctx, chromedp.Navigate(srv.URL+"/account"), chromedp.WaitVisible(chromedp.CSS("#keys"))); err != nil {
+		t.Fatal(err)
+	}
+	if row := text(`tr[id="` + id + `"]`); !strings.Contains(row, "my script") || !strings.Contains(row, "left this minute") {
+		t.Errorf("the key's row = %q", row)
+	}
+	if strings.Contains(text("body"), secret) {
+		t.Error("the secret shows again after the page that made it")
+	}
+	// maxlength stops a person typing more; a hostile client sends it anyway.
+	err = chromedp.Do(ctx, setInput("#key-name", strings.Repeat("k", 101)),
+		chromedp.Click(chromedp.CSS("#create-key button")), chromedp.WaitVisible(chromedp.CSS(".error")))
+	if err != nil {
+		t.Fatalf("a name too long: %v", err)
+	}
+	if got := text(".error"); !strings.Contains(got, "100 characters") {
+		t.Errorf("a name too long shows %q", got)
+	}
+	err = chromedp.Do(ctx, chromedp.Navigate(srv.URL+"/account"),
+		chromedp.Click(chromedp.CSS(`tr[id="`+id+`"] button`)), chromedp.WaitNotPresent(chromedp.CSS(`tr[id="`+id+`"]`)))
+	if err != nil {
+		t.Fatalf("revoking: %v", err)
+	}
+	if got := text("#keys tbody"); got != "No keys yet." {
+		t.Errorf("the keys after revoking = %q", got)
+	}
+	if code := call(); code != http.StatusUnauthorized {
+		t.Errorf("a call with the revoked key = %d, want 401", code)
+	}
+}
