@@ -7,7 +7,7 @@ BIN       ?= bin/domaind
 PG_URL    ?= postgres://postgres@127.0.0.1:5432/domaind_test?sslmode=disable
 REDIS_URL ?= redis://127.0.0.1:6379
 
-.PHONY: run build generate test test-real test-cluster testdb bench chaos coldrun fuzz vet namesearch-data
+.PHONY: run build generate test test-real test-cluster testdb bench chaos coldrun fuzz vet namesearch-data screenshots
 
 # Every build, the tests' builds of the binary included, is pure Go and
 # leaves out gin's msgpack codec, which nothing uses: one build cache for
@@ -48,6 +48,13 @@ test-cluster: testdb
 testdb:
 	@psql -h 127.0.0.1 -U postgres -tAc "SELECT 1 FROM pg_database WHERE datname = 'domaind_test'" | grep -q 1 || \
 		psql -h 127.0.0.1 -U postgres -c "CREATE DATABASE domaind_test"
+
+# Every page a person sees, as the browser tests leave it, at 1280 and
+# 390 px wide, into screenshots/ (the tests check each with axe-core too).
+screenshots:
+	rm -rf screenshots
+	DOMAIND_SCREENSHOTS='$(CURDIR)/screenshots' $(GO) test -count=1 -run 'TestBrowser' ./api
+	@ls screenshots
 
 # The model check of the money paths (cmd/domaind TestMoneyChaos): a
 # randomized concurrent workload of every money action against the roles

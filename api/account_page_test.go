@@ -35,6 +35,7 @@ func TestBrowserDeveloperKeys(t *testing.T) {
 	if err != nil {
 		t.Fatalf("creating a key: %v", err)
 	}
+	checkPage(t, ctx, "account-new-key")
 	id, secret := text("#new-key-id"), text("#new-key-secret")
 	call := func() int {
 		t.Helper()

@@ -60,6 +60,7 @@ func TestBrowserBrokerageProgress(t *testing.T) {
 	if err := chromedp.Do(ctx, chromedp.Navigate(v.ProgressURL), chromedp.WaitVisible(chromedp.CSS("#status"))); err != nil {
 		t.Fatalf("the progress page: %v", err)
 	}
+	checkPage(t, ctx, "brokerage-progress")
 	status, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS("#status")))
 	if err != nil {
 		t.Fatal(err)
@@ -139,6 +140,7 @@ func TestBrowserOpsBrokerage(t *testing.T) {
 	if err := chromedp.Do(ctx, toOffer); err != nil {
 		t.Fatalf("the ops brokerage page: %v", err)
 	}
+	checkPage(t, ctx, "ops-brokerage")
 	problem, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(`p.error`)))
 	if err != nil {
 		t.Fatal(err)

@@ -92,13 +92,18 @@ func TestBrowserSignUpSignInAndOut(t *testing.T) {
 			chromedp.Click(chromedp.CSS("button[type=submit]")),
 		)
 	}
-	if err := chromedp.Do(ctx, chromedp.Navigate(srv.URL+"/signup"), fill("page-person@example.com"), chromedp.WaitVisible(chromedp.CSS(".notice"))); err != nil {
+	if err := chromedp.Do(ctx, chromedp.Navigate(srv.URL+"/signup"), chromedp.WaitVisible(chromedp.CSS("#email"))); err != nil {
+		t.Fatal(err)
+	}
+	checkPage(t, ctx, "signup")
+	if err := chromedp.Do(ctx, fill("page-person@example.com"), chromedp.WaitVisible(chromedp.CSS(".notice"))); err != nil {
 		t.Fatalf("sign-up page: %v", err)
 	}
 	notice, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(".notice")))
 	if err != nil {
 		t.Fatal(err)
 	}
+	checkPage(t, ctx, "signin")
 	if err := chromedp.Do(ctx, fill("page-person@example.com"), chromedp.WaitVisible(chromedp.CSS(`form[action="/logout"]`))); err != nil {
 		t.Fatalf("sign-in page: %v", err)
 	}
@@ -106,6 +111,7 @@ func TestBrowserSignUpSignInAndOut(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	checkPage(t, ctx, "account")
 	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`form[action="/logout"] button`)), chromedp.WaitVisible(chromedp.CSS(`form[action="/login"]`))); err != nil {
 		t.Fatalf("sign-out: %v", err)
 	}
@@ -156,6 +162,7 @@ func TestBrowserOAuthConsent(t *testing.T) {
 	if err != nil {
 		t.Fatalf("sign-in on the way to consent: %v", err)
 	}
+	checkPage(t, ctx, "consent")
 	consent, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS("body")))
 	if err != nil {
 		t.Fatal(err)

@@ -108,6 +108,7 @@ func TestBrowserHostedCheckout(t *testing.T) {
 	if err := chromedp.Do(ctx, chromedp.Navigate(link), chromedp.WaitVisible(chromedp.CSS("#card_number"))); err != nil {
 		t.Fatalf("checkout page: %v", err)
 	}
+	checkPage(t, ctx, "checkout")
 	body, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS("body")))
 	if err != nil {
 		t.Fatal(err)
@@ -143,6 +144,7 @@ func TestBrowserHostedCheckout(t *testing.T) {
 	if err := chromedp.Do(ctx, chromedp.Navigate(declined), pay("4000 0000 0000 0002"), chromedp.WaitVisible(chromedp.CSS("#checkout-error"))); err != nil {
 		t.Fatalf("a declined card: %v", err)
 	}
+	checkPage(t, ctx, "checkout-declined")
 	msg, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS("#checkout-error")))
 	if err != nil {
 		t.Fatal(err)

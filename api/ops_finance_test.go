@@ -59,6 +59,7 @@ func TestBrowserOpsFinance(t *testing.T) {
 	if err := chromedp.Do(ctx, chromedp.Navigate(srv.URL+"/ops/finance"), chromedp.WaitVisible(chromedp.CSS(week+" a"))); err != nil {
 		t.Fatalf("back to the finance page: %v", err)
 	}
+	checkPage(t, ctx, "ops-finance")
 	want := strings.Fields("done USD 1 100.00 USD 0.00 USD 15.00 USD 85.00 USD 0.00 USD 0.00 USD")
 	if got := strings.Fields(text(week)); strings.Join(got[len(got)-len(want):], " ") != strings.Join(want, " ") {
 		t.Errorf("the settled week = %q, want it ending %q", got, want)

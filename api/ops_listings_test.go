@@ -53,6 +53,7 @@ func TestBrowserOpsListings(t *testing.T) {
 	if !ok || *l.BINCents != 125_050 || *l.FloorCents != 90_000 || !l.Approved || !l.MarketplaceVisible {
 		t.Fatalf("listed = %+v (found %t), want 125050 and 90000 cents, in the marketplace", l, ok)
 	}
+	checkPage(t, ctx, "ops-listings")
 	row := `tr[id="` + l.ID + `"]` // ids are UUIDs, which may start with a digit
 	if got := text(row); !strings.Contains(got, "1,250.50 USD") {
 		t.Errorf("the new row = %q", got)

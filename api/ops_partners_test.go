@@ -87,6 +87,7 @@ func TestBrowserOpsPartners(t *testing.T) {
 	if !strings.HasPrefix(keyID, "pk_live_") || secret == "" {
 		t.Fatalf("issued %q with secret %q, want a live key", keyID, secret)
 	}
+	checkPage(t, ctx, "ops-partners")
 	c := partnerclient.New(srv.URL, keyID, secret, partnerclient.WithClock(func() time.Time { return env.now }),
 		partnerclient.WithRetryPolicy(partnerclient.RetryPolicy{MaxAttempts: 1}))
 	search := func() error {

@@ -207,6 +207,7 @@ func TestBrowserOpsIndex(t *testing.T) {
 	if err := chromedp.Do(ctx, chromedp.Navigate(srv.URL+"/ops"), chromedp.WaitVisible(chromedp.CSS("#queue-maintenance"))); err != nil {
 		t.Fatalf("the ops index: %v", err)
 	}
+	checkPage(t, ctx, "ops")
 	pending, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS("#queue-maintenance .pending")))
 	if err != nil {
 		t.Fatal(err)
@@ -217,4 +218,8 @@ func TestBrowserOpsIndex(t *testing.T) {
 	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`ul a[href="/ops/orders"]`)), chromedp.WaitVisible(chromedp.CSS("#orders"))); err != nil {
 		t.Fatalf("on to the orders page: %v", err)
 	}
+	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`header a[href="/ops/payments"]`)), chromedp.WaitVisible(chromedp.CSS("#payments"))); err != nil {
+		t.Fatalf("on to the payments page: %v", err)
+	}
+	checkPage(t, ctx, "ops-payments")
 }

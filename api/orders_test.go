@@ -256,6 +256,7 @@ func TestBrowserOpsOrders(t *testing.T) {
 	if err := chromedp.Do(ctx, steps); err != nil {
 		t.Fatalf("the ops orders page: %v", err)
 	}
+	checkPage(t, ctx, "ops-orders")
 	status, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(row+" .status")))
 	if err != nil {
 		t.Fatal(err)

@@ -136,6 +136,7 @@ func TestBrowserNotFoundPage(t *testing.T) {
 	if err := chromedp.Do(ctx, chromedp.Navigate(srv.URL+"/mistyped"), chromedp.WaitVisible(chromedp.CSS("h1"))); err != nil {
 		t.Fatalf("a mistyped address: %v", err)
 	}
+	checkPage(t, ctx, "not-found")
 	heading, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS("h1")))
 	if err != nil {
 		t.Fatal(err)

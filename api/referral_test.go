@@ -38,6 +38,7 @@ func TestBrowserReferredCheckout(t *testing.T) {
 	if err := chromedp.Do(ctx, chromedp.Navigate(link.URL), chromedp.WaitVisible(chromedp.CSS("#q"))); err != nil {
 		t.Fatalf("following the link: %v", err)
 	}
+	checkPage(t, ctx, "market")
 	q, err := chromedp.Run(ctx, chromedp.Value(chromedp.CSS("#q")))
 	if err != nil || q != "sunsetyoga.io" {
 		t.Errorf("the link landed on a search for %q (%v), want sunsetyoga.io", q, err)

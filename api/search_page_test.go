@@ -44,6 +44,7 @@ func TestBrowserSearchStreams(t *testing.T) {
 	if err := chromedp.Do(ctx, chromedp.Navigate(srv.URL+"/"), chromedp.WaitVisible(chromedp.CSS("#q"))); err != nil {
 		t.Fatal(err)
 	}
+	checkPage(t, ctx, "home")
 	// The first row shows within 300 ms of Enter: the best of three
 	// searches (of names not checked before: none is answered from the
 	// cache), timed by the page from the form's submit to the row.
@@ -68,6 +69,7 @@ func TestBrowserSearchStreams(t *testing.T) {
 	if best > 300*time.Millisecond {
 		t.Errorf("the first row showed %s after Enter, want within 300ms", best)
 	}
+	checkPage(t, ctx, "search")
 	streamed := searchRows(t, ctx)
 	if len(streamed) < 5 || !strings.HasPrefix(streamed[0], "sunsetyoga.com|") {
 		t.Fatalf("rows = %q, want the query's name first and its variants", streamed)
@@ -92,6 +94,13 @@ func TestBrowserSearchStreams(t *testing.T) {
 	if rendered := searchRows(t, ctx); strings.Join(rendered, "\n") != strings.Join(streamed, "\n") {
 		t.Errorf("the page without script answers\n%s\nthe stream wrote\n%s", strings.Join(rendered, "\n"), strings.Join(streamed, "\n"))
 	}
+	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`a[href="/market/sunsetyoga.shop"]`)), chromedp.WaitVisible(chromedp.CSS("main h1"))); err != nil {
+		t.Fatalf("on to the marketplace page: %v", err)
+	}
+	if h, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS("main h1"))); err != nil || h != "sunsetyoga.shop" {
+		t.Errorf("the marketplace page's heading = %q, %v", h, err)
+	}
+	checkPage(t, ctx, "market-name")
 }
 
 // sandboxCheck is how long the sandbox registry takes to answer a check

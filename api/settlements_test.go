@@ -270,6 +270,7 @@ func TestBrowserOpsSettlements(t *testing.T) {
 	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS("#run-now button")), chromedp.WaitVisible(chromedp.CSS(".notice"))); err != nil {
 		t.Fatalf("run now: %v", err)
 	}
+	checkPage(t, ctx, "ops-settlements")
 	runs, err := env.srv.svc.Settlements.Runs(context.Background())
 	if err != nil || len(runs) != 1 {
 		t.Fatalf("runs after Run now: %+v, %v", runs, err)
@@ -293,6 +294,7 @@ func TestBrowserOpsSettlements(t *testing.T) {
 	if err := chromedp.Do(ctx, steps); err != nil {
 		t.Fatalf("open the run: %v", err)
 	}
+	checkPage(t, ctx, "ops-settlement-run")
 	statement, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS("#statements tbody tr")))
 	if err != nil {
 		t.Fatal(err)
@@ -333,6 +335,7 @@ func TestBrowserOpsPayouts(t *testing.T) {
 	if err := chromedp.Do(ctx, pay); err != nil {
 		t.Fatalf("the payouts page: %v", err)
 	}
+	checkPage(t, ctx, "ops-payouts")
 	notice, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(`p.notice`)))
 	if err != nil {
 		t.Fatal(err)
