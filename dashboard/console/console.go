@@ -14,6 +14,7 @@ import (
 	"github.com/hibiken/asynq"
 
 	"github.com/domaind/domaind/dashboard/page"
+	"github.com/domaind/domaind/internal/outbox"
 	"github.com/domaind/domaind/internal/services"
 	"github.com/domaind/domaind/models"
 )
@@ -23,15 +24,18 @@ type Console struct {
 	svc *services.Set
 	// inspector reads the queues for the index.
 	inspector *asynq.Inspector
+	// ob carries the tasks the pages' forms make (a redelivery).
+	ob *outbox.Outbox
 	// monitoring says this process serves the queue dashboard.
 	monitoring bool
 	log        *slog.Logger
 }
 
-// New returns the console over svc, reading the queues through inspector;
-// monitoring says the queue dashboard is served beside it.
-func New(svc *services.Set, inspector *asynq.Inspector, monitoring bool, log *slog.Logger) *Console {
-	return &Console{svc: svc, inspector: inspector, monitoring: monitoring, log: log}
+// New returns the console over svc, reading the queues through inspector
+// and making tasks through ob; monitoring says the queue dashboard is
+// served beside it.
+func New(svc *services.Set, inspector *asynq.Inspector, ob *outbox.Outbox, monitoring bool, log *slog.Logger) *Console {
+	return &Console{svc: svc, inspector: inspector, ob: ob, monitoring: monitoring, log: log}
 }
 
 // Register adds the pages to r at the paths under /ops that r's prefix
@@ -54,6 +58,8 @@ func (con *Console) Register(r gin.IRoutes) {
 	r.GET("/brokerage", con.opsCasesPage)
 	r.POST("/brokerage/:case_id/:action", con.opsCaseSubmit)
 	r.GET("/payments", con.opsPaymentsPage)
+	r.GET("/webhooks", con.opsWebhooksPage)
+	r.POST("/webhooks/redeliver", con.opsRedeliverSubmit)
 	r.GET("/finance", con.financePage)
 	r.GET("/payouts", con.opsPayoutsPage)
 	r.GET("/payouts.csv", con.payoutsCSV)

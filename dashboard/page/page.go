@@ -85,7 +85,7 @@ type Head struct {
 // siteLinks are the header of the public pages; opsLinks of the console.
 var (
 	siteLinks = []Link{{Href: "/", Text: "Home"}, {Href: "/market", Text: "Marketplace"}, {Href: "/docs", Text: "API docs"}, {Href: "/account", Text: "Account"}}
-	opsLinks  = []Link{{Href: "/ops", Text: "Operations"}, {Href: "/ops/partners", Text: "Partners"}, {Href: "/ops/listings", Text: "Listings"}, {Href: "/ops/orders", Text: "Orders"},
+	opsLinks  = []Link{{Href: "/ops", Text: "Operations"}, {Href: "/ops/partners", Text: "Partners"}, {Href: "/ops/listings", Text: "Listings"}, {Href: "/ops/orders", Text: "Orders"}, {Href: "/ops/webhooks", Text: "Webhooks"},
 		{Href: "/ops/brokerage", Text: "Brokerage"}, {Href: "/ops/payments", Text: "Payments"}, {Href: "/ops/finance", Text: "Finance"}, {Href: "/ops/settlements", Text: "Settlement runs"},
 		{Href: "/ops/payouts", Text: "Payouts"}}
 )

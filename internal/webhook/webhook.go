@@ -63,7 +63,9 @@ type Service struct {
 	db    *gorm.DB
 	seal  *secret.Sealer
 	fetch *fetch.Client
-	now   func() time.Time
+	// secretKey seals the cursors of Deliveries.
+	secretKey []byte
+	now       func() time.Time
 }
 
 // New returns a Service on db with endpoint secrets sealed under secretKey
@@ -72,7 +74,7 @@ type Service struct {
 // follows no redirect: a 3xx is not an acknowledgement.
 func New(db *gorm.DB, secretKey []byte, allow []netip.Prefix, now func() time.Time) *Service {
 	client := fetch.New(fetch.Options{Allow: allow, Timeout: DefaultTimeout, NoRedirects: true})
-	return &Service{db: db, seal: secret.NewSealer(secretKey, "webhook secrets"), fetch: client, now: now}
+	return &Service{db: db, seal: secret.NewSealer(secretKey, "webhook secrets"), fetch: client, secretKey: secretKey, now: now}
 }
 
 // Register sets the partner's endpoint for env: url (https; plain http in

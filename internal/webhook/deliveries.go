@@ -1,0 +1,73 @@
+package webhook
+
+import (
+	"context"
+	"slices"
+	"time"
+
+	"github.com/domaind/domaind/internal/fault"
+	"github.com/domaind/domaind/internal/pagecursor"
+	"github.com/domaind/domaind/models"
+)
+
+// DeliveryStates are what a delivery can be, for filters.
+var DeliveryStates = []string{models.DeliveryPending, models.DeliveryDelivered, models.DeliveryFailed}
+
+// DeliveryView is a delivery as ops look into it: its event, its endpoint
+// and how it went.
+type DeliveryView struct {
+	ID, PartnerID, Environment, URL string
+	EventID, EventType              string
+	State                           string
+	Attempts, LastStatus            int
+	LastError                       string
+	CreatedAt                       time.Time
+	DeliveredAt, FinishedAt         *time.Time
+}
+
+// Latency is how long the event took to reach the receiver, zero when it
+// has not.
+func (d DeliveryView) Latency() time.Duration {
+	if d.DeliveredAt == nil {
+		return 0
+	}
+	return d.DeliveredAt.Sub(d.CreatedAt)
+}
+
+// DeliveryFilter picks deliveries; empty fields pick all.
+type DeliveryFilter struct {
+	PartnerID, Environment, State string
+	// Limit is the page's size (1 to pagecursor.MaxLimit); Cursor the page's
+	// start, the next cursor of the page before.
+	Limit  int
+	Cursor string
+}
+
+var deliveryPages = pagecursor.Newest[DeliveryView]{Name: "deliveries/v1", KeyCol: "d.created_at", IDCol: "d.id",
+	Key: func(d DeliveryView) (time.Time, string) { return d.CreatedAt, d.ID }}
+
+// Deliveries returns a page of the deliveries f picks, newest first, and
+// the next page's cursor ("" after the last).
+func (s *Service) Deliveries(ctx context.Context, f DeliveryFilter) ([]DeliveryView, string, error) {
+	if f.State != "" && !slices.Contains(DeliveryStates, f.State) {
+		return nil, "", fault.Invalid("state", "must be one of pending, delivered, failed")
+	}
+	if err := models.CheckEnvironmentFilter(f.Environment); err != nil {
+		return nil, "", err
+	}
+	q := s.db.WithContext(ctx).Table("webhook_deliveries d").
+		Joins("JOIN webhook_endpoints e ON e.id = d.endpoint_id").
+		Joins("JOIN events ev ON ev.seq = d.event_seq").
+		Select(`d.id, e.partner_id, e.environment, e.url, ev.id AS event_id, ev.type AS event_type, d.state, d.attempts,
+			d.last_status, d.last_error, d.created_at, d.delivered_at, d.finished_at`)
+	if f.PartnerID != "" {
+		q = q.Where("e.partner_id = ?", f.PartnerID)
+	}
+	if f.Environment != "" {
+		q = q.Where("e.environment = ?", f.Environment)
+	}
+	if f.State != "" {
+		q = q.Where("d.state = ?", f.State)
+	}
+	return deliveryPages.Page(q, s.secretKey, f.Cursor, f.Limit, f.PartnerID, f.Environment, f.State)
+}
