@@ -1,15 +1,18 @@
 package api
 
 import (
+	"cmp"
 	"net/http"
 	"strings"
 	"time"
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/domaind/domaind/dashboard/page"
 	"github.com/domaind/domaind/internal/domainname"
 	"github.com/domaind/domaind/internal/fault"
 	"github.com/domaind/domaind/internal/market"
+	"github.com/domaind/domaind/internal/referral"
 	"github.com/domaind/domaind/models"
 )
 
@@ -19,64 +22,102 @@ const marketPageSize = 24
 // marketPage is what the marketplace pages show: the search and its
 // results, or one listed name.
 type marketPage struct {
-	Title, Query string
-	Results      []marketName
-	// Total is how many names match the search (Results are the newest).
+	Title, Query, Error string
+	// TLD, Sort and Max are the search's other filters as asked; Sorts
+	// what Sort can be.
+	TLD, Sort, Max string
+	Sorts          []string
+	Results        []marketName
+	// Total is how many names match the search; Next the link to the
+	// page after Results ("" on the last).
 	Total int64
+	Next  string
+	// Prices says prices show: to a signed-in person, as the API shows
+	// them to a token holding pricing:read.
+	Prices bool
 	// Name is the listed name of a name's page; Missing the name asked
 	// for when it is not listed.
 	Name    *marketName
 	Missing string
 }
 
-// marketName is a listed name as the pages show it: prices are for
-// partners and holders of pricing:read, as in the API.
+// marketName is a listed name as the pages show it; Price is set only
+// when prices show ("" for a name that takes offers only).
 type marketName struct {
 	Domain, TLD string
 	Listed      string
+	Price       string
 	Sold        bool
 }
 
-func newMarketName(l models.Listing) marketName {
-	return marketName{Domain: l.Domain, TLD: l.TLD, Listed: l.CreatedAt.UTC().Format(time.DateOnly), Sold: l.SoldAt != nil}
+func newMarketName(l models.Listing, prices bool) marketName {
+	n := marketName{Domain: l.Domain, TLD: l.TLD, Listed: l.CreatedAt.UTC().Format(time.DateOnly), Sold: l.SoldAt != nil}
+	if prices && l.BINCents != nil {
+		n.Price = page.Money(l.Currency, *l.BINCents)
+	}
+	return n
 }
 
-// marketSearchPage answers GET /market?q=: the live marketplace's names
-// containing q (the newest when q is empty), where a referral link of a
-// domain sends its visitors.
+// marketSearchPage answers GET /market: the live marketplace's names, as
+// GET /api/market/listings finds them (q, tld, sort, max, a page at a
+// time), with prices for a signed-in person; a referral link of a domain
+// sends its visitors here. A refused filter shows on the page in words.
 func (s *Server) marketSearchPage(c *gin.Context) {
-	q := strings.ToLower(strings.TrimSpace(c.Query("q")))
-	if len(q) > 253 {
-		q = q[:253]
+	dropEmptyParams(c) // the form sends every field, the empty ones too
+	_, signedIn := currentUser(c)
+	p := marketPage{Title: "Marketplace", Query: strings.ToLower(strings.TrimSpace(c.Query("q"))), TLD: c.Query("tld"), Sort: cmp.Or(c.Query("sort"), market.Sorts[0]),
+		Max: c.Query("max"), Sorts: market.Sorts, Prices: signedIn}
+	q, err := parseListingsQuery(c)
+	if err == nil {
+		if _, given := c.GetQuery("limit"); !given {
+			q.Limit = marketPageSize
+		}
+		p.Results, p.Total, p.Next, err = s.marketSearch(c, q, signedIn)
 	}
-	p := marketPage{Title: "Marketplace", Query: q}
-	var err error
-	if p.Results, p.Total, err = s.marketSearch(c, q); err != nil {
-		s.resp.Error(c, err)
-		return
+	status := http.StatusOK
+	if err != nil {
+		status, p.Error = s.formError(c, err)
 	}
-	s.render(c, http.StatusOK, "market.html", p)
+	s.render(c, status, "market.html", p)
 }
 
-// marketSearch returns the newest names for sale containing q, as GET
-// /api/market/listings finds them, and how many there are in all.
-func (s *Server) marketSearch(c *gin.Context, q string) ([]marketName, int64, error) {
-	view, err := s.svc.Market.Listings(c.Request.Context(), market.Query{Q: q, Limit: marketPageSize}, false)
+// dropEmptyParams takes the query's empty parameters out, as if a form had
+// not sent them.
+func dropEmptyParams(c *gin.Context) {
+	q := c.Request.URL.Query()
+	for k, v := range q {
+		if len(v) == 1 && v[0] == "" {
+			q.Del(k)
+		}
+	}
+	c.Request.URL.RawQuery = q.Encode()
+}
+
+// marketSearch returns the names for sale q picks, as GET
+// /api/market/listings finds them, how many there are in all, and the
+// link to the next page.
+func (s *Server) marketSearch(c *gin.Context, q market.Query, prices bool) ([]marketName, int64, string, error) {
+	view, err := s.svc.Market.Listings(c.Request.Context(), q, prices)
 	if err != nil {
-		return nil, 0, err
+		return nil, 0, "", err
 	}
 	out := make([]marketName, len(view.Listings))
 	for i, l := range view.Listings {
-		out[i] = newMarketName(l)
+		out[i] = newMarketName(l, prices)
 	}
-	return out, view.Total, nil
+	var next string
+	if view.NextCursor != nil {
+		next = page.Older(c.Request.URL.Query(), referral.MarketPath, *view.NextCursor, "q", "tld", "sort", "max", "limit")
+	}
+	return out, view.Total, next, nil
 }
 
 // marketNamePage answers GET /market/{domain}: one name of the live
 // marketplace (also once sold), where a referral link of a product sends
 // its visitors; 404 with a search for it when it is not listed.
 func (s *Server) marketNamePage(c *gin.Context) {
-	p := marketPage{Title: "Marketplace"}
+	_, signedIn := currentUser(c)
+	p := marketPage{Title: "Marketplace", Prices: signedIn}
 	name, err := domainname.Parse(c.Param("domain"))
 	if err != nil {
 		p.Missing = c.Param("domain")
@@ -87,7 +128,7 @@ func (s *Server) marketNamePage(c *gin.Context) {
 	if e, ok := fault.As(err); ok && e.Code == fault.NotFound {
 		// Names like it: those sharing its first label.
 		p.Missing, p.Query = name.ASCII, strings.SplitN(name.ASCII, ".", 2)[0]
-		if p.Results, p.Total, err = s.marketSearch(c, p.Query); err != nil {
+		if p.Results, p.Total, p.Next, err = s.marketSearch(c, market.Query{Q: p.Query, Limit: marketPageSize}, signedIn); err != nil {
 			s.resp.Error(c, err)
 			return
 		}
@@ -98,7 +139,7 @@ func (s *Server) marketNamePage(c *gin.Context) {
 		s.resp.Error(c, err)
 		return
 	}
-	n := newMarketName(l)
+	n := newMarketName(l, signedIn)
 	p.Name, p.Title = &n, n.Domain
 	s.render(c, http.StatusOK, "market.html", p)
 }

@@ -1,6 +1,9 @@
 package api
 
 import (
+	"fmt"
+	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -54,5 +57,67 @@ func TestMarketPages(t *testing.T) {
 		if w := env.request("GET", path, ""); w.Code != 404 {
 			t.Errorf("%s = %d, want 404", path, w.Code)
 		}
+	}
+}
+
+// A signed-in person sees prices and may filter by them; the pages sort,
+// filter by TLD and page as GET /api/market/listings does, and a refused
+// filter shows its reason on the page.
+func TestMarketPagesForASignedInPerson(t *testing.T) {
+	t.Parallel()
+	env := newTestEnv(t)
+	for i, price := range []int64{90_000, 10_000, 50_000, 30_000, 70_000} {
+		l := models.Listing{ID: models.NewID(), Domain: fmt.Sprintf("ocean%d.com", i), TLD: "com", Approved: true, MarketplaceVisible: true,
+			Currency: "USD", BINCents: &price, CreatedAt: env.now.Add(time.Duration(i) * time.Minute)}
+		if err := env.db.Create(&l).Error; err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := env.db.Create(&models.Listing{ID: models.NewID(), Domain: "ocean.io", TLD: "io", Approved: true, MarketplaceVisible: true,
+		Currency: "USD", CreatedAt: env.now}).Error; err != nil {
+		t.Fatal(err)
+	}
+	b := signedInBrowser(t, env, "buyer@example.com")
+	names := regexp.MustCompile(`<li><a href="/market/([^"]+)">[^<]+</a>(?: <span class="price-inline">([^<]+)</span>)?`)
+	list := func(path string) ([]string, string) {
+		t.Helper()
+		res, body := b.do("GET", path, "", "")
+		if res.StatusCode != 200 {
+			t.Fatalf("%s = %d %s", path, res.StatusCode, body)
+		}
+		var out []string
+		for _, m := range names.FindAllStringSubmatch(body, -1) {
+			out = append(out, m[1]+" "+m[2])
+		}
+		return out, body
+	}
+	got, body := list("/market?q=ocean&tld=com&sort=price_asc&max=&limit=2")
+	want := []string{"ocean1.com 100.00 USD", "ocean3.com 300.00 USD"}
+	if !slices.Equal(got, want) || !strings.Contains(body, `id="max"`) {
+		t.Fatalf("cheapest .com first, two a page = %q, want %q", got, want)
+	}
+	next := regexp.MustCompile(`href="(/market\?[^"]+)" rel="next"`).FindStringSubmatch(body)
+	if next == nil {
+		t.Fatalf("no link to the next page in %s", body)
+	}
+	if got, _ := list(strings.ReplaceAll(next[1], "&amp;", "&")); !slices.Equal(got, []string{"ocean2.com 500.00 USD", "ocean4.com 700.00 USD"}) {
+		t.Errorf("the next page = %q", got)
+	}
+	if got, _ := list("/market?q=ocean&max=400"); !slices.Equal(got, []string{"ocean3.com 300.00 USD", "ocean1.com 100.00 USD"}) {
+		t.Errorf("at most 400 dollars, newest first = %q", got)
+	}
+	if got, _ := list("/market/ocean.io"); len(got) != 0 {
+		t.Errorf("a name's page lists %q", got)
+	}
+	if _, body := list("/market/ocean0.com"); !strings.Contains(body, `<p class="price" id="market-price">900.00 USD</p>`) {
+		t.Errorf("a name's page for a signed-in person shows no price: %s", body)
+	}
+	if w := env.request("GET", "/market?q=ocean&max=400", ""); w.Code != 400 || !strings.Contains(w.Body.String(), `id="market-error"`) ||
+		strings.Contains(w.Body.String(), "USD") {
+		t.Errorf("a price filter without signing in = %d %s, want 400 with the reason and no prices", w.Code, w.Body)
+	}
+	res, body := b.do("GET", "/market?sort=cheapest", "", "")
+	if res.StatusCode != 400 || !strings.Contains(body, "sort") {
+		t.Errorf("a wrong sort = %d %s", res.StatusCode, body)
 	}
 }

@@ -107,8 +107,8 @@ func (s *Server) routes(monitoring http.Handler, healthOnly bool) {
 	e.POST(checkout.PagePath, s.limit(checkoutPayLimit), s.checkoutSubmit)
 	e.GET(brokerage.ProgressPath, s.brokerageProgress)
 	e.GET(referral.ClickPath+":code", s.limit(clickLimit), s.browsable(s.followLink))
-	e.GET(referral.MarketPath, s.limit(listingsLimit), s.marketSearchPage)
-	e.GET(referral.MarketPath+"/:domain", s.limit(listingsLimit), s.marketNamePage)
+	e.GET(referral.MarketPath, s.limit(listingsLimit), s.withSession, s.marketSearchPage)
+	e.GET(referral.MarketPath+"/:domain", s.limit(listingsLimit), s.withSession, s.marketNamePage)
 
 	ops := e.Group("/api/ops", s.opsOnly)
 	ops.POST("/canaries", s.idempotent, s.resp.Handle(s.createCanary))
