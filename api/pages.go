@@ -211,8 +211,12 @@ func (s *Server) renderAccount(c *gin.Context, u models.User, status int, proble
 // accountPageData is what the account page shows.
 type accountPageData struct {
 	Title, Email, CSRF, Error string
-	// Partner is the person's application, nil before they apply.
-	Partner *models.Partner
+	// Notice says what a form just did.
+	Notice string
+	// Partner is the person's application, nil before they apply;
+	// PartnerPart its credentials and webhooks once approved.
+	Partner     *models.Partner
+	PartnerPart *accountPartner
 	// KeyID and Secret are the sandbox credential issued on approval, set
 	// only the first time the page is shown after it.
 	KeyID, Secret string
@@ -257,6 +261,11 @@ func (s *Server) accountData(c *gin.Context, u models.User) (accountPageData, er
 		return view, err
 	}
 	view.Partner = &p
+	if p.Status == models.PartnerApproved {
+		if view.PartnerPart, err = s.partnerPart(ctx, p); err != nil {
+			return view, err
+		}
+	}
 	view.KeyID, view.Secret, _, err = s.svc.Partners.RevealCredential(ctx, u.ID)
 	return view, err
 }

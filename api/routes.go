@@ -143,6 +143,7 @@ func (s *Server) routes(monitoring http.Handler, healthOnly bool) {
 	pages.POST("/account/partner-application", s.applySubmit)
 	pages.POST("/account/keys", s.keySubmit)
 	pages.POST("/account/keys/:id/revoke", s.keySubmit)
+	pages.POST("/account/partner/:action", s.partnerSubmit)
 	partnerapi.New(partnerapi.Deps{
 		Partners: s.svc.Partners, Inventory: s.svc.Inventory, Webhooks: s.svc.Webhooks, Orders: s.svc.Orders, Checkout: s.svc.Checkout, Settlements: s.svc.Settlements, Payouts: s.svc.Payouts,
 		Outbox: s.outbox, Catalog: s.svc.Catalog, Brokerage: s.svc.Brokerage, Referrals: s.svc.Referrals,

@@ -299,6 +299,16 @@ func (s *Service) Revoke(ctx context.Context, partnerID, keyID string) error {
 	return nil
 }
 
+// Credentials returns the partner's credentials (without secrets), the
+// oldest first, revoked ones too.
+func (s *Service) Credentials(ctx context.Context, partnerID string) ([]models.PartnerCredential, error) {
+	var cs []models.PartnerCredential
+	if err := s.db.WithContext(ctx).Where("partner_id = ?", partnerID).Order("created_at, key_id").Find(&cs).Error; err != nil {
+		return nil, fmt.Errorf("list the credentials of %s: %w", partnerID, err)
+	}
+	return cs, nil
+}
+
 // Listed is a partner with its credentials and webhook endpoints (without
 // secrets), as ops see them: an endpoint set inactive by failures shows.
 type Listed struct {
