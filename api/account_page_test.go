@@ -16,14 +16,7 @@ func TestBrowserDeveloperKeys(t *testing.T) {
 	env, srv := servedEnv(t)
 	ctx := newChromium(t)
 	newBrowser(t, env).signUp("keys@example.com", "a-long-password")
-	text := func(sel string) string {
-		t.Helper()
-		s, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(sel)))
-		if err != nil {
-			t.Fatalf("%s: %v", sel, err)
-		}
-		return s
-	}
+	text := pageText(t, ctx)
 	err := chromedp.Do(ctx, chromedp.Navigate(srv.URL+"/login"),
 		chromedp.SendKeys(chromedp.CSS("#email"), "keys@example.com"),
 		chromedp.SendKeys(chromedp.CSS("#password"), "a-long-password"),

@@ -3,9 +3,7 @@ package api
 import (
 	"context"
 	"fmt"
-	"net/http"
 	"strings"
-	"time"
 
 	"github.com/gin-gonic/gin"
 
@@ -74,10 +72,7 @@ func (s *Server) partnerPart(ctx context.Context, p models.Partner) (*accountPar
 		return nil, err
 	}
 	for _, d := range deliveries {
-		row := accountDeliveryRow{DeliveryView: d, Created: d.CreatedAt.UTC().Format(page.Time)}
-		if l := d.Latency(); l > 0 {
-			row.Latency = l.Round(time.Millisecond).String()
-		}
+		row := accountDeliveryRow{DeliveryView: d, Created: d.CreatedAt.UTC().Format(page.Time), Latency: page.Took(d.Latency())}
 		part.Deliveries = append(part.Deliveries, row)
 	}
 	return part, nil
@@ -101,46 +96,25 @@ func (s *Server) ownPartner(c *gin.Context, u models.User) (models.Partner, erro
 
 // partnerSubmit answers the account page's partner forms: issue a
 // credential (the page shows its secret, this once), revoke one, send a
-// test event to an endpoint. A refusal shows on the page.
-func (s *Server) partnerSubmit(c *gin.Context) {
-	u, ok := s.signedInPerson(c)
-	if !ok {
-		return
-	}
-	if !s.validCSRF(c) {
-		s.resp.Error(c, errBadCSRF)
-		return
-	}
+// test event to an endpoint.
+func (s *Server) partnerSubmit(c *gin.Context, u models.User) (func(*accountPageData), error) {
 	ctx := c.Request.Context()
 	p, err := s.ownPartner(c, u)
-	var issued partner.Issued
-	if err == nil {
-		switch c.Param("action") {
-		case "issue":
-			issued, err = s.svc.Partners.IssueCredential(ctx, p.ID, c.PostForm("environment"), c.PostFormArray("scope"))
-		case "revoke":
-			err = s.svc.Partners.Revoke(ctx, p.ID, c.PostForm("key_id"))
-		case "test-event":
-			_, err = s.svc.Webhooks.SendTest(ctx, s.outbox, p.ID, c.PostForm("environment"))
-		default:
-			err = fault.New(fault.NotFound, "%q is not a partner action of the account page", c.Param("action"))
-		}
-	}
 	if err != nil {
-		status, problem := s.formError(c, err)
-		s.renderAccount(c, u, status, problem)
-		return
+		return nil, err
 	}
-	if issued.KeyID == "" {
-		c.Redirect(http.StatusSeeOther, "/account")
-		return
+	switch c.Param("action") {
+	case "issue":
+		issued, err := s.svc.Partners.IssueCredential(ctx, p.ID, c.PostForm("environment"), c.PostFormArray("scope"))
+		return func(v *accountPageData) {
+			v.PartnerPart.Issued = &issued
+			v.Notice = fmt.Sprintf("%s credential %s issued with %s", issued.Environment, issued.KeyID, strings.Join(issued.Scopes, ", "))
+		}, err
+	case "revoke":
+		return nil, s.svc.Partners.Revoke(ctx, p.ID, c.PostForm("key_id"))
+	case "test-event":
+		_, err := s.svc.Webhooks.SendTest(ctx, s.outbox, p.ID, c.PostForm("environment"))
+		return nil, err
 	}
-	view, err := s.accountData(c, u)
-	if err != nil {
-		s.resp.Error(c, err)
-		return
-	}
-	view.PartnerPart.Issued = &issued
-	view.Notice = fmt.Sprintf("%s credential %s issued with %s", issued.Environment, issued.KeyID, strings.Join(issued.Scopes, ", "))
-	s.render(c, http.StatusCreated, "account.html", view)
+	return nil, fault.New(fault.NotFound, "%q is not a partner action of the account page", c.Param("action"))
 }

@@ -37,14 +37,7 @@ func TestBrowserAccountPartner(t *testing.T) {
 		"whsec-0123456789abcdef"); err != nil {
 		t.Fatal(err)
 	}
-	text := func(sel string) string {
-		t.Helper()
-		s, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(sel)))
-		if err != nil {
-			t.Fatalf("%s: %v", sel, err)
-		}
-		return s
-	}
+	text := pageText(t, ctx)
 	err = chromedp.Do(ctx, chromedp.Navigate(srv.URL+"/login"),
 		chromedp.SendKeys(chromedp.CSS("#email"), "seller@example.com"),
 		chromedp.SendKeys(chromedp.CSS("#password"), "a-long-password"),

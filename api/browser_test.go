@@ -52,6 +52,19 @@ func newChromium(t *testing.T, extra ...chromedp.ExecAllocatorOption) context.Co
 	return ctx
 }
 
+// pageText returns a reader of the text of an element of the page ctx
+// shows, by CSS selector; a selector that finds nothing fails the test.
+func pageText(t *testing.T, ctx context.Context) func(sel string) string {
+	return func(sel string) string {
+		t.Helper()
+		s, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(sel)))
+		if err != nil {
+			t.Fatalf("%s: %v", sel, err)
+		}
+		return s
+	}
+}
+
 // opsChromium is newChromium signed in as ops: it sends the ops login
 // with every request, as a browser does once the person typed it in.
 func opsChromium(t *testing.T) context.Context {

@@ -22,14 +22,7 @@ func TestBrowserOpsFinance(t *testing.T) {
 	ctx := opsChromium(t)
 	completedOrder(t, env, "prt_a", "finance-page.com", 10_000) // Sunday 22 November; 15 % commission
 	env.now = time.Date(2026, 11, 23, 4, 0, 0, 0, time.UTC)     // its week has closed
-	text := func(sel string) string {
-		t.Helper()
-		s, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(sel)))
-		if err != nil {
-			t.Fatalf("%s: %v", sel, err)
-		}
-		return s
-	}
+	text := pageText(t, ctx)
 	week := "#period-2026-11-16T00\\:00\\:00Z"
 	err := chromedp.Do(ctx, chromedp.Navigate(srv.URL+"/ops"),
 		chromedp.Click(chromedp.CSS(`header nav a[href="/ops/finance"]`)),

@@ -19,14 +19,7 @@ import (
 func TestBrowserOpsListings(t *testing.T) {
 	env, srv := servedEnv(t)
 	ctx := opsChromium(t)
-	text := func(sel string) string {
-		t.Helper()
-		s, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(sel)))
-		if err != nil {
-			t.Fatalf("%s: %v", sel, err)
-		}
-		return s
-	}
+	text := pageText(t, ctx)
 	listing := func(domain string) (l models.Listing, found bool) {
 		t.Helper()
 		err := env.db.Where("domain = ?", domain).Limit(1).Find(&l).Error

@@ -20,14 +20,7 @@ import (
 func TestBrowserOpsPartners(t *testing.T) {
 	env, srv := servedEnv(t)
 	ctx := opsChromium(t)
-	text := func(sel string) string {
-		t.Helper()
-		s, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(sel)))
-		if err != nil {
-			t.Fatalf("%s: %v", sel, err)
-		}
-		return s
-	}
+	text := pageText(t, ctx)
 	err := chromedp.Do(ctx, chromedp.Navigate(srv.URL+"/ops/partners"),
 		chromedp.SendKeys(chromedp.CSS("#new-name"), "Harbor Names"),
 		chromedp.SendKeys(chromedp.CSS("#new-contact"), "deals@harbor.test"),

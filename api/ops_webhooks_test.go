@@ -35,14 +35,7 @@ func TestBrowserOpsWebhooks(t *testing.T) {
 		}
 		hooks.Deliver(bg, env.deps.Outbox, d.ID, true) // the last attempt: prt_down's gives up
 	}
-	text := func(sel string) string {
-		t.Helper()
-		s, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(sel)))
-		if err != nil {
-			t.Fatalf("%s: %v", sel, err)
-		}
-		return s
-	}
+	text := pageText(t, ctx)
 	err := chromedp.Do(ctx, chromedp.Navigate(srv.URL+"/ops"), chromedp.Click(chromedp.CSS(`header a[href="/ops/webhooks"]`)),
 		chromedp.WaitVisible(chromedp.CSS("#deliveries")))
 	if err != nil {

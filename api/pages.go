@@ -177,12 +177,13 @@ func (s *Server) formError(c *gin.Context, err error) (int, string) {
 	return status, words
 }
 
-// accountPage answers GET /account: who is signed in, their partner
-// application (a form to make one, its status, and the sandbox credential
-// issued on approval, shown this once), and a way out.
+// accountPage answers GET /account: who is signed in, their developer
+// keys, their partner application (a form to make one, its status, the
+// sandbox credential issued on approval, shown this once, and once
+// approved its credentials and webhooks), and a way out.
 func (s *Server) accountPage(c *gin.Context) {
 	if u, ok := s.signedInPerson(c); ok {
-		s.renderAccount(c, u, http.StatusOK, "")
+		s.renderAccount(c, u, http.StatusOK, nil)
 	}
 }
 
@@ -196,16 +197,46 @@ func (s *Server) signedInPerson(c *gin.Context) (models.User, bool) {
 	return u, ok
 }
 
-// renderAccount shows u's account page with status and, after a refused
-// form, what went wrong.
-func (s *Server) renderAccount(c *gin.Context, u models.User, status int, problem string) {
+// renderAccount shows u's account page with status, and what show adds
+// to it (nil for nothing).
+func (s *Server) renderAccount(c *gin.Context, u models.User, status int, show func(*accountPageData)) {
 	view, err := s.accountData(c, u)
 	if err != nil {
 		s.resp.Error(c, err)
 		return
 	}
-	view.Error = problem
+	if show != nil {
+		show(&view)
+	}
 	s.render(c, status, "account.html", view)
+}
+
+// accountForm adapts the handler of a form of the account page: the
+// person must be signed in (else off to sign in) and the form carry the
+// session's CSRF token. submit does the form's work: a refusal shows on
+// the page with its status; a nil show goes back to the page (303), else
+// the page answers 201 with what show adds (a secret shown once).
+func (s *Server) accountForm(submit func(c *gin.Context, u models.User) (show func(*accountPageData), err error)) gin.HandlerFunc {
+	return func(c *gin.Context) {
+		u, ok := s.signedInPerson(c)
+		if !ok {
+			return
+		}
+		if !s.validCSRF(c) {
+			s.resp.Error(c, errBadCSRF)
+			return
+		}
+		show, err := submit(c, u)
+		switch {
+		case err != nil:
+			status, problem := s.formError(c, err)
+			s.renderAccount(c, u, status, func(v *accountPageData) { v.Error = problem })
+		case show == nil:
+			c.Redirect(http.StatusSeeOther, "/account")
+		default:
+			s.renderAccount(c, u, http.StatusCreated, show)
+		}
+	}
 }
 
 // accountPageData is what the account page shows.
@@ -272,58 +303,20 @@ func (s *Server) accountData(c *gin.Context, u models.User) (accountPageData, er
 
 // keySubmit answers the account page's developer key forms: create
 // shows the page with the new key's secret, this once; revoke goes back
-// to the page. What went wrong shows on the page.
-func (s *Server) keySubmit(c *gin.Context) {
-	u, ok := s.signedInPerson(c)
-	if !ok {
-		return
-	}
-	if !s.validCSRF(c) {
-		s.resp.Error(c, errBadCSRF)
-		return
-	}
+// to the page.
+func (s *Server) keySubmit(c *gin.Context, u models.User) (func(*accountPageData), error) {
 	ctx := c.Request.Context()
 	if id := c.Param("id"); id != "" {
-		if err := s.svc.Accounts.RevokeKey(ctx, u, id); err != nil {
-			status, problem := s.formError(c, err)
-			s.renderAccount(c, u, status, problem)
-			return
-		}
-		c.Redirect(http.StatusSeeOther, "/account")
-		return
+		return nil, s.svc.Accounts.RevokeKey(ctx, u, id)
 	}
 	k, err := s.svc.Accounts.CreateKey(ctx, u, c.PostForm("name"))
-	if err != nil {
-		status, problem := s.formError(c, err)
-		s.renderAccount(c, u, status, problem)
-		return
-	}
-	view, err := s.accountData(c, u)
-	if err != nil {
-		s.resp.Error(c, err)
-		return
-	}
-	view.NewKey = &k
-	s.render(c, http.StatusCreated, "account.html", view)
+	return func(v *accountPageData) { v.NewKey = &k }, err
 }
 
 // applySubmit answers the account page's partner application form.
-func (s *Server) applySubmit(c *gin.Context) {
-	u, ok := s.signedInPerson(c)
-	if !ok {
-		return
-	}
-	if !s.validCSRF(c) {
-		s.resp.Error(c, errBadCSRF)
-		return
-	}
+func (s *Server) applySubmit(c *gin.Context, u models.User) (func(*accountPageData), error) {
 	_, err := s.svc.Partners.Apply(c.Request.Context(), u.ID, c.PostForm("name"), cmp.Or(c.PostForm("contact_email"), u.Email))
-	if err == nil {
-		c.Redirect(http.StatusSeeOther, "/account")
-		return
-	}
-	status, problem := s.formError(c, err)
-	s.renderAccount(c, u, status, problem)
+	return nil, err
 }
 
 // signOutSubmit answers POST /logout from the account page's form.

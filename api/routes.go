@@ -140,10 +140,10 @@ func (s *Server) routes(monitoring http.Handler, healthOnly bool) {
 	console.New(s.svc, asynq.NewInspectorFromRedisClient(s.redis), s.outbox, s.monitoring, s.log).Register(e.Group("/ops", s.opsOnly))
 
 	e.POST("/api/partner/applications", s.withSession, s.requireSession, s.idempotent, s.resp.Handle(s.applyAsPartner))
-	pages.POST("/account/partner-application", s.applySubmit)
-	pages.POST("/account/keys", s.keySubmit)
-	pages.POST("/account/keys/:id/revoke", s.keySubmit)
-	pages.POST("/account/partner/:action", s.partnerSubmit)
+	pages.POST("/account/partner-application", s.accountForm(s.applySubmit))
+	pages.POST("/account/keys", s.accountForm(s.keySubmit))
+	pages.POST("/account/keys/:id/revoke", s.accountForm(s.keySubmit))
+	pages.POST("/account/partner/:action", s.accountForm(s.partnerSubmit))
 	partnerapi.New(partnerapi.Deps{
 		Partners: s.svc.Partners, Inventory: s.svc.Inventory, Webhooks: s.svc.Webhooks, Orders: s.svc.Orders, Checkout: s.svc.Checkout, Settlements: s.svc.Settlements, Payouts: s.svc.Payouts,
 		Outbox: s.outbox, Catalog: s.svc.Catalog, Brokerage: s.svc.Brokerage, Referrals: s.svc.Referrals,

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
-	"time"
 
 	"github.com/gin-gonic/gin"
 
@@ -80,10 +79,7 @@ func (con *Console) renderOpsWebhooks(c *gin.Context, status int, problem, done 
 		fail(err)
 	}
 	for _, d := range deliveries {
-		row := opsDeliveryRow{DeliveryView: d, Partner: name(d.PartnerID), Created: d.CreatedAt.UTC().Format(page.Time)}
-		if l := d.Latency(); l > 0 {
-			row.Latency = l.Round(time.Millisecond).String()
-		}
+		row := opsDeliveryRow{DeliveryView: d, Partner: name(d.PartnerID), Created: d.CreatedAt.UTC().Format(page.Time), Latency: page.Took(d.Latency())}
 		view.Deliveries = append(view.Deliveries, row)
 	}
 	view.Next = page.Older(c.Request.URL.Query(), "/ops/webhooks", next, "partner_id", "environment", "state")

@@ -14,6 +14,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/domaind/domaind/api/httpjson"
 	"github.com/domaind/domaind/internal/requestid"
@@ -124,6 +125,15 @@ func Money(currency string, cents int64) string {
 		whole = whole[:i] + "," + whole[i:]
 	}
 	return fmt.Sprintf("%s%s.%02d %s", sign, whole, cents%100, currency)
+}
+
+// Took writes how long something took, to the millisecond: "" for none
+// (a delivery that has not arrived).
+func Took(d time.Duration) string {
+	if d <= 0 {
+		return ""
+	}
+	return d.Round(time.Millisecond).String()
 }
 
 // Older is the link of a list page's next (older) page: path with the

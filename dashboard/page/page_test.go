@@ -4,6 +4,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 )
 
 // Amounts on the pages: thousands grouped, refunds negative, also under
@@ -59,5 +60,14 @@ func TestHeaderNamesWhereYouAre(t *testing.T) {
 	if rec.Code != 404 || !strings.Contains(body, `<nav aria-label="Operations">`) || !strings.Contains(body, `<a href="/ops/payouts">Payouts</a>`) ||
 		strings.Contains(body, "aria-current") || rec.Header().Get("Content-Security-Policy") != Policy {
 		t.Errorf("the error page under /ops = %d %s", rec.Code, body)
+	}
+}
+
+// How long something took, as the pages write it: nothing for none.
+func TestTook(t *testing.T) {
+	for d, want := range map[time.Duration]string{0: "", -time.Second: "", 1234567 * time.Microsecond: "1.235s", 42 * time.Millisecond: "42ms"} {
+		if got := Took(d); got != want {
+			t.Errorf("Took(%s) = %q, want %q", d, got, want)
+		}
 	}
 }
