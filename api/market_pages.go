@@ -2,16 +2,20 @@ package api
 
 import (
 	"cmp"
+	"fmt"
 	"net/http"
 	"strings"
 	"time"
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/domaind/domaind/api/httpjson"
 	"github.com/domaind/domaind/dashboard/page"
+	"github.com/domaind/domaind/internal/checkout"
 	"github.com/domaind/domaind/internal/domainname"
 	"github.com/domaind/domaind/internal/fault"
 	"github.com/domaind/domaind/internal/market"
+	"github.com/domaind/domaind/internal/ratelimit"
 	"github.com/domaind/domaind/internal/referral"
 	"github.com/domaind/domaind/models"
 )
@@ -36,9 +40,11 @@ type marketPage struct {
 	// them to a token holding pricing:read.
 	Prices bool
 	// Name is the listed name of a name's page; Missing the name asked
-	// for when it is not listed.
-	Name    *marketName
-	Missing string
+	// for when it is not listed; Bought thanks a buyer back from paying.
+	Name            *marketName
+	Missing, Bought string
+	// CSRF is the Buy form's token.
+	CSRF string
 }
 
 // marketName is a listed name as the pages show it; Price is set only
@@ -48,10 +54,13 @@ type marketName struct {
 	Listed      string
 	Price       string
 	Sold        bool
+	// Buyable says it can be bought now at a buy-now price.
+	Buyable bool
 }
 
 func newMarketName(l models.Listing, prices bool) marketName {
-	n := marketName{Domain: l.Domain, TLD: l.TLD, Listed: l.CreatedAt.UTC().Format(time.DateOnly), Sold: l.SoldAt != nil}
+	n := marketName{Domain: l.Domain, TLD: l.TLD, Listed: l.CreatedAt.UTC().Format(time.DateOnly), Sold: l.SoldAt != nil,
+		Buyable: l.SoldAt == nil && l.BINCents != nil}
 	if prices && l.BINCents != nil {
 		n.Price = page.Money(l.Currency, *l.BINCents)
 	}
@@ -113,14 +122,22 @@ func (s *Server) marketSearch(c *gin.Context, q market.Query, prices bool) ([]ma
 }
 
 // marketNamePage answers GET /market/{domain}: one name of the live
-// marketplace (also once sold), where a referral link of a product sends
-// its visitors; 404 with a search for it when it is not listed.
+// marketplace (also once sold), with a form to buy it at its buy-now
+// price on the hosted checkout, where a referral link of a product sends
+// its visitors; 404 with a search for it when it is not listed. Back from
+// paying, it thanks the buyer with the order's status.
 func (s *Server) marketNamePage(c *gin.Context) {
+	s.renderMarketName(c, c.Param("domain"), http.StatusOK, "")
+}
+
+// renderMarketName shows the page of the name domain with status and, after
+// a refused form, what went wrong.
+func (s *Server) renderMarketName(c *gin.Context, domain string, status int, problem string) {
 	_, signedIn := currentUser(c)
-	p := marketPage{Title: "Marketplace", Prices: signedIn}
-	name, err := domainname.Parse(c.Param("domain"))
+	p := marketPage{Title: "Marketplace", Prices: signedIn, Error: problem, CSRF: s.formCSRF(c)}
+	name, err := domainname.Parse(domain)
 	if err != nil {
-		p.Missing = c.Param("domain")
+		p.Missing = domain
 		s.render(c, http.StatusNotFound, "market.html", p)
 		return
 	}
@@ -141,5 +158,55 @@ func (s *Server) marketNamePage(c *gin.Context) {
 	}
 	n := newMarketName(l, signedIn)
 	p.Name, p.Title = &n, n.Domain
-	s.render(c, http.StatusOK, "market.html", p)
+	p.Bought = s.boughtHere(c, l)
+	s.render(c, status, "market.html", p)
+}
+
+// boughtHere is the sentence that thanks a buyer back from paying for l on
+// the hosted checkout (its return adds order_id), when that order is the
+// house's sale of l; "" otherwise.
+func (s *Server) boughtHere(c *gin.Context, l models.Listing) string {
+	id := c.Query("order_id")
+	if id == "" {
+		return ""
+	}
+	o, err := s.svc.Orders.Ops(c.Request.Context(), id)
+	if err != nil || o.PartnerID != models.HousePartnerID || o.Domain != l.Domain {
+		return ""
+	}
+	return fmt.Sprintf("Thank you: your order %s for %s is %s. We start the transfer to you now; the email you gave will hear from us.",
+		o.PublicID, o.Domain, strings.ToLower(strings.ReplaceAll(o.Status, "_", " ")))
+}
+
+// marketBuyLimit bounds the checkouts one client address opens from the
+// marketplace pages.
+var marketBuyLimit = ratelimit.PerMinute("market-buy", 10)
+
+// marketBuySubmit answers a listed name's Buy form: a hosted checkout of
+// the name at its buy-now price, sold by the house (models.HousePartnerID),
+// to which the browser goes (303); back on the name's page after paying.
+// A refusal (the name sold meanwhile, no price, no payment provider for
+// live sales) shows on the name's page.
+func (s *Server) marketBuySubmit(c *gin.Context) {
+	name, err := domainname.Parse(c.Param("domain"))
+	if err != nil {
+		s.marketNamePage(c)
+		return
+	}
+	if !validFormCSRF(c) {
+		s.renderMarketName(c, name.ASCII, http.StatusForbidden, "The form expired. Please try again.")
+		return
+	}
+	back := s.base() + referral.MarketPath + "/" + name.ASCII
+	if _, err = s.spend(c, marketBuyLimit, httpjson.Client(c)); err == nil {
+		var cs checkout.Session
+		cs, err = s.svc.Checkout.Create(c.Request.Context(), models.HousePartnerID, models.EnvLive,
+			checkout.NewSession{Domain: name.ASCII, ReturnURL: back, CancelURL: back})
+		if err == nil {
+			c.Redirect(http.StatusSeeOther, cs.CheckoutURL)
+			return
+		}
+	}
+	status, problem := s.formError(c, err)
+	s.renderMarketName(c, name.ASCII, status, problem)
 }

@@ -3,6 +3,7 @@ package api
 import (
 	"encoding/json"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
 
@@ -67,8 +68,10 @@ func TestOpsManagePartnersAndCredentials(t *testing.T) {
 		Count    int           `json:"count"`
 	}
 	w = opsJSON(t, env, "GET", "/api/ops/partners", "", 200, &list)
-	if list.Count != 1 || len(list.Partners[0].Credentials) != 2 || strings.Contains(w.Body.String(), issued.Secret) {
-		t.Errorf("list = %s, want the partner with two credentials and no secret", w.Body)
+	i := slices.IndexFunc(list.Partners, func(v partnerView) bool { return v.ID == p.ID })
+	if list.Count != 2 || i < 0 || len(list.Partners[i].Credentials) != 2 || strings.Contains(w.Body.String(), issued.Secret) ||
+		!slices.ContainsFunc(list.Partners, func(v partnerView) bool { return v.ID == models.HousePartnerID }) {
+		t.Errorf("list = %s, want the house seller, and the partner with two credentials and no secret", w.Body)
 	}
 	opsJSON(t, env, "DELETE", "/api/ops/partners/"+p.ID+"/credentials/"+issued.KeyID, "", 204, nil)
 	w = opsRequest(env, "DELETE", "/api/ops/partners/"+p.ID+"/credentials/"+issued.KeyID, "")
@@ -118,8 +121,8 @@ func TestOpsPartnerRoutesRefuseBadInput(t *testing.T) {
 	env.db.Model(&models.Partner{}).Count(&partners)
 	env.db.Model(&models.PartnerCredential{}).Count(&creds)
 	env.db.Model(&models.SandboxListing{}).Count(&sandbox)
-	if partners != 1 || creds != 0 || sandbox != 0 {
-		t.Errorf("after refusals: %d partners, %d credentials, %d sandbox listings; want 1, 0, 0", partners, creds, sandbox)
+	if partners != 2 || creds != 0 || sandbox != 0 { // the house seller and the one made
+		t.Errorf("after refusals: %d partners, %d credentials, %d sandbox listings; want 2, 0, 0", partners, creds, sandbox)
 	}
 }
 

@@ -109,6 +109,7 @@ func (s *Server) routes(monitoring http.Handler, healthOnly bool) {
 	e.GET(referral.ClickPath+":code", s.limit(clickLimit), s.browsable(s.followLink))
 	e.GET(referral.MarketPath, s.limit(listingsLimit), s.withSession, s.marketSearchPage)
 	e.GET(referral.MarketPath+"/:domain", s.limit(listingsLimit), s.withSession, s.marketNamePage)
+	e.POST(referral.MarketPath+"/:domain/buy", s.withSession, s.marketBuySubmit)
 
 	ops := e.Group("/api/ops", s.opsOnly)
 	ops.POST("/canaries", s.idempotent, s.resp.Handle(s.createCanary))

@@ -52,6 +52,7 @@ var migrations = []migration{
 	{28, "one pending partner application per person", migrateV28},
 	{29, "outbox entries by when they were enqueued", migrateV29},
 	{30, "brokerage notes and offers internal unless shared", migrateV30},
+	{31, "the house seller of the marketplace's own pages", migrateV31},
 }
 
 // SchemaMigration records an applied migration.

@@ -13,6 +13,11 @@ const (
 	PartnerApproved = "approved"
 )
 
+// HousePartnerID is the house seller (migration step 31): the partner the
+// marketplace's own pages sell the live inventory through, at a
+// commission of 0.
+const HousePartnerID = "prt_house"
+
 // Environments of partner credentials, inventories and events. Sandbox sees
 // only synthetic inventory and changes nothing live.
 const (
