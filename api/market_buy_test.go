@@ -1,12 +1,14 @@
 package api
 
 import (
+	"context"
 	"net/url"
 	"strings"
 	"testing"
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/domaind/domaind/internal/ledger/ledgertest"
 	"github.com/domaind/domaind/models"
 )
 
@@ -16,6 +18,7 @@ import (
 // the order; the order is the house's, the name sold once.
 func TestBrowserBuyFromTheMarketplace(t *testing.T) {
 	env, srv := servedEnv(t)
+	ledgertest.CheckAtEnd(t, env.db)
 	price := int64(125_000)
 	l := models.Listing{ID: models.NewID(), Domain: "harborbuy.com", TLD: "com", BINCents: &price, Currency: "USD",
 		Approved: true, MarketplaceVisible: true, CreatedAt: env.now}
@@ -59,6 +62,28 @@ func TestBrowserBuyFromTheMarketplace(t *testing.T) {
 	}
 	if got := text("#market-status"); got != "This name has been sold." {
 		t.Errorf("the name's status after the sale = %q", got)
+	}
+	// Delivered and settled, the house's sale owes it nothing (commission
+	// 0): no payout opens, and the ledger balances (CheckAtEnd).
+	for _, action := range []string{"start-transfer", "confirm-delivery"} {
+		if w := opsRequest(env, "POST", "/api/ops/orders/"+o.PublicID+"/"+action, `{"recipient":"buyer-registrar"}`); w.Code != 200 {
+			t.Fatalf("%s = %d %s", action, w.Code, w.Body)
+		}
+	}
+	env.now = env.now.AddDate(0, 0, 7)
+	run, err := env.srv.svc.Settlements.RequestClosed(context.Background())
+	if err == nil {
+		err = env.srv.svc.Settlements.Run(context.Background(), run.ID)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	var payouts int64
+	env.db.Model(&models.Payout{}).Count(&payouts)
+	var settled models.Order
+	env.db.Take(&settled, "public_id = ?", o.PublicID)
+	if settled.Status != models.OrderSettled || payouts != 0 {
+		t.Errorf("after the run: order %s, %d payouts; want it settled and none", settled.Status, payouts)
 	}
 }
 
