@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/chromedp/chromedp"
+
+	pagepkg "github.com/domaind/domaind/dashboard/page"
 )
 
 // A person makes a developer key on the account page in a real browser:
@@ -48,8 +50,9 @@ func TestBrowserDeveloperKeys(t *testing.T) {
 	if err := chromedp.Do(ctx, chromedp.Navigate(srv.URL+"/account"), chromedp.WaitVisible(chromedp.CSS("#keys"))); err != nil {
 		t.Fatal(err)
 	}
-	if row := text(`tr[id="` + id + `"]`); !strings.Contains(row, "my script") || !strings.Contains(row, "left this minute") {
-		t.Errorf("the key's row = %q", row)
+	if row := text(`tr[id="` + id + `"]`); !strings.Contains(row, "my script") || !strings.Contains(row, "left this minute") ||
+		!strings.Contains(row, env.now.UTC().Format(pagepkg.Time)) || strings.Contains(row, "never") {
+		t.Errorf("the key's row = %q, want its name, its last use (the call just made) and its rate limit", row)
 	}
 	if strings.Contains(text("body"), secret) {
 		t.Error("the secret shows again after the page that made it")

@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"net/http"
 	"time"
 
@@ -96,6 +97,9 @@ func (s *Server) requireKey(c *gin.Context) {
 	if _, err := s.spend(c, keyLimit, k.ID); err != nil {
 		s.resp.Error(c, err)
 		return
+	}
+	if err := s.svc.Accounts.TouchKey(context.WithoutCancel(c.Request.Context()), k.ID); err != nil {
+		s.log.WarnContext(c.Request.Context(), "developer key use not recorded", "key", k.ID, "err", err)
 	}
 	c.Next()
 }

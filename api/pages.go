@@ -263,7 +263,7 @@ type accountPageData struct {
 // accountKeyRow is a developer key on the account page, with what is
 // left of its rate limit.
 type accountKeyRow struct {
-	ID, Name, Created string
+	ID, Name, Created, LastUsed string
 	// Left is the requests left in the key's current minute, "" when the
 	// limiter cannot say.
 	Left string
@@ -279,6 +279,9 @@ func (s *Server) accountData(c *gin.Context, u models.User) (accountPageData, er
 	}
 	for _, k := range keys {
 		row := accountKeyRow{ID: k.ID, Name: k.Name, Created: k.CreatedAt.UTC().Format(page.Time)}
+		if k.LastUsedAt != nil {
+			row.LastUsed = k.LastUsedAt.UTC().Format(page.Time)
+		}
 		if r, err := s.svc.Limiter.Status(ctx, keyLimit, k.ID); err == nil {
 			row.Left = fmt.Sprintf("%d of %d left this minute", r.Remaining, r.Limit)
 		}

@@ -53,6 +53,7 @@ var migrations = []migration{
 	{29, "outbox entries by when they were enqueued", migrateV29},
 	{30, "brokerage notes and offers internal unless shared", migrateV30},
 	{31, "the house seller of the marketplace's own pages", migrateV31},
+	{32, "developer keys' last use", migrateV32},
 }
 
 // SchemaMigration records an applied migration.

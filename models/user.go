@@ -30,4 +30,6 @@ type APIKey struct {
 	SecretHash string `gorm:"size:64;not null"`
 	CreatedAt  time.Time
 	RevokedAt  *time.Time
+	// LastUsedAt is when the key last called, to the minute.
+	LastUsedAt *time.Time
 }

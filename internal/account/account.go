@@ -11,10 +11,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/domaind/domaind/internal/fault"
-
 	"gorm.io/gorm"
 
+	"github.com/domaind/domaind/internal/fault"
+	"github.com/domaind/domaind/internal/lastuse"
 	"github.com/domaind/domaind/internal/password"
 	"github.com/domaind/domaind/internal/secret"
 	"github.com/domaind/domaind/models"
@@ -42,11 +42,15 @@ type Service struct {
 	// dummyHash is verified when an email is unknown, so that an unknown
 	// email costs as long as a wrong password.
 	dummyHash string
+	// uses records when each developer key was last used.
+	uses *lastuse.Recorder
 }
 
 // New returns a Service on db hashing with params; now is its clock.
 func New(db *gorm.DB, params password.Params, now func() time.Time) *Service {
-	return &Service{db: db, params: params, now: now, dummyHash: password.Hash("no account has this password", params)}
+	s := &Service{db: db, params: params, now: now, dummyHash: password.Hash("no account has this password", params)}
+	s.uses = lastuse.New(db, &models.APIKey{}, "id", func() time.Time { return s.now() })
+	return s
 }
 
 // NormaliseEmail trims and lower-cases an email address and checks that it

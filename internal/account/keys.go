@@ -7,10 +7,9 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/domaind/domaind/internal/fault"
-
 	"gorm.io/gorm"
 
+	"github.com/domaind/domaind/internal/fault"
 	"github.com/domaind/domaind/internal/secret"
 	"github.com/domaind/domaind/models"
 )
@@ -115,4 +114,9 @@ func (s *Service) KeyOwner(ctx context.Context, id, sec string) (models.APIKey, 
 		return models.APIKey{}, ErrBadKey
 	}
 	return k, nil
+}
+
+// TouchKey records that key id was used now, at most once a minute.
+func (s *Service) TouchKey(ctx context.Context, id string) error {
+	return s.uses.Touch(ctx, id)
 }

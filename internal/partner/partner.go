@@ -11,13 +11,13 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"gorm.io/gorm"
 
 	"github.com/domaind/domaind/internal/account"
 	"github.com/domaind/domaind/internal/fault"
+	"github.com/domaind/domaind/internal/lastuse"
 	"github.com/domaind/domaind/internal/secret"
 	"github.com/domaind/domaind/models"
 )
@@ -51,15 +51,16 @@ type Service struct {
 	db   *gorm.DB
 	seal *secret.Sealer
 	now  func() time.Time
-	// touched is when this process last recorded each key's use, so that
-	// Touch costs a signed request no database round trip within a minute.
-	touched sync.Map // key id → time.Time
+	// uses records when each credential was last used.
+	uses *lastuse.Recorder
 }
 
 // New returns a Service on db sealing secrets under secretKey
 // (DOMAIND_SECRET_KEY); now is its clock.
 func New(db *gorm.DB, secretKey []byte, now func() time.Time) *Service {
-	return &Service{db: db, seal: secret.NewSealer(secretKey, "partner secrets"), now: now}
+	s := &Service{db: db, seal: secret.NewSealer(secretKey, "partner secrets"), now: now}
+	s.uses = lastuse.New(db, &models.PartnerCredential{}, "key_id", func() time.Time { return s.now() })
+	return s
 }
 
 // Credential is a credential as verification needs it: its secret unsealed.
@@ -379,17 +380,7 @@ func (s *Service) Authenticate(ctx context.Context, keyID string) (Credential, e
 
 // Touch records that keyID was used now, at most once a minute per key.
 func (s *Service) Touch(ctx context.Context, keyID string) error {
-	now := s.now().UTC()
-	if last, ok := s.touched.Load(keyID); ok && now.Sub(last.(time.Time)) < time.Minute {
-		return nil
-	}
-	err := s.db.WithContext(ctx).Model(&models.PartnerCredential{}).
-		Where("key_id = ? AND (last_used_at IS NULL OR last_used_at < ?)", keyID, now.Add(-time.Minute)).
-		Update("last_used_at", now).Error
-	if err == nil {
-		s.touched.Store(keyID, now)
-	}
-	return err
+	return s.uses.Touch(ctx, keyID)
 }
 
 // OwnedBy returns the partner the person applied as, or a not_found error.
