@@ -189,8 +189,8 @@ func TestOpsIndexShowsTheQueues(t *testing.T) {
 			t.Errorf("the ops index does not link %s", link)
 		}
 	}
-	pending := regexp.MustCompile(`id="queue-maintenance">\s*<td>maintenance</td>\s*<td class="pending">1</td>`)
-	archived := regexp.MustCompile(`id="queue-rdap">[\s\S]*?<td class="archived">1</td>`)
+	pending := regexp.MustCompile(`id="queue-maintenance">\s*<td data-label="Queue">maintenance</td>\s*<td class="pending" data-label="Pending">1</td>`)
+	archived := regexp.MustCompile(`id="queue-rdap">[\s\S]*?<td class="archived" data-label="Archived">1</td>`)
 	if !pending.MatchString(page) || !archived.MatchString(page) {
 		t.Errorf("the queues table does not show one pending maintenance task and one archived rdap task:\n%s", page)
 	}

@@ -213,7 +213,7 @@ func TestOpsOrdersPageFiltersAndPages(t *testing.T) {
 
 	page := opsRequest(env, "GET", "/ops/orders?partner_id="+acme.ID+"&limit=1", "").Body.String()
 	if !strings.Contains(page, second.PublicID) || strings.Contains(page, first.PublicID) || strings.Contains(page, other.PublicID) ||
-		!strings.Contains(page, `<td class="partner">Acme Registrar</td>`) || !strings.Contains(page, `rel="next"`) {
+		!strings.Contains(page, `<td class="partner" data-label="Partner">Acme Registrar</td>`) || !strings.Contains(page, `rel="next"`) {
 		t.Fatalf("first page of Acme's orders:\n%s", page)
 	}
 	next := page[strings.Index(page, `href="/ops/orders?`)+len(`href="`):]
@@ -226,7 +226,7 @@ func TestOpsOrdersPageFiltersAndPages(t *testing.T) {
 		t.Errorf("second page of Acme's orders:\n%s", page)
 	}
 	page = opsRequest(env, "GET", "/ops/orders?domain=OTHER-SALE.com", "").Body.String()
-	if !strings.Contains(page, other.PublicID) || strings.Contains(page, first.PublicID) || !strings.Contains(page, `<td class="partner">prt_other</td>`) {
+	if !strings.Contains(page, other.PublicID) || strings.Contains(page, first.PublicID) || !strings.Contains(page, `<td class="partner" data-label="Partner">prt_other</td>`) {
 		t.Errorf("orders of other-sale.com:\n%s", page)
 	}
 	if w := opsRequest(env, "GET", "/ops/orders?environment=moon", ""); w.Code != 400 || !strings.Contains(w.Body.String(), "environment must be sandbox or live") {

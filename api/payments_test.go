@@ -134,7 +134,7 @@ func TestOpsPaymentsPage(t *testing.T) {
 	rec := opsFrom(env, "GET", "/ops/payments?status=succeeded&limit=1", "", "192.0.2.11")
 	body := rec.Body.String()
 	if rec.Code != 200 || !strings.Contains(body, `id="pay_1"`) || strings.Contains(body, `id="pay_4"`) ||
-		!strings.Contains(body, `<td class="count">2</td><td class="amount">70.00 USD</td>`) || !strings.Contains(body, "Older payments") {
+		!strings.Contains(body, `<td class="count" data-label="Payments">2</td><td class="amount" data-label="Charged">70.00 USD</td>`) || !strings.Contains(body, "Older payments") {
 		t.Errorf("payments page = %d\n%s", rec.Code, body)
 	}
 	rec = opsFrom(env, "GET", "/ops/payments?status=bogus", "", "192.0.2.11")

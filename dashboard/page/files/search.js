@@ -17,9 +17,16 @@
     return (cents / 100).toLocaleString("en-US", {minimumFractionDigits: 2, maximumFractionDigits: 2}) + " " + currency;
   }
 
+  // labels are the table's column names, which a phone shows beside
+  // each cell (site.css).
+  const labels = Array.from(table.tHead.rows[0].cells).map(function (th) { return th.textContent; });
+
   function cell(row, text) {
     const td = row.insertCell();
     td.textContent = text || "";
+    if (labels[td.cellIndex]) {
+      td.dataset.label = labels[td.cellIndex];
+    }
     return td;
   }
 
