@@ -1,8 +1,9 @@
 // Package console is the ops and finance pages under /ops: the queues at
-// a glance, partners' orders, brokerage cases, the hosted checkout's
-// payments, settlement runs and payouts. Each page reads and moves through
-// the same services as the ops API (/api/ops), and its forms answer as
-// those routes do. It has no guard of its own: the api package mounts it
+// a glance, partners (terms, credentials), listings, partners' orders,
+// webhook deliveries, brokerage cases, the hosted checkout's payments,
+// the finance of the last periods, settlement runs and payouts. Each page
+// reads and moves through the same services as the ops API (/api/ops),
+// and its forms answer as those routes do. It has no guard of its own: the api package mounts it
 // behind the ops login and the cross-site check of every ops route.
 package console
 
