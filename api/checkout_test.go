@@ -54,6 +54,19 @@ func listSandbox(t *testing.T, env *testEnv, domain string, binCents int64) {
 	}
 }
 
+// payWithCard fills the checkout page's card form as a buyer does and
+// submits it.
+func payWithCard(card string) chromedp.Action[chromedp.Void] {
+	return chromedp.Steps(
+		chromedp.SendKeys(chromedp.CSS("#card_number"), card),
+		chromedp.SendKeys(chromedp.CSS("#expiry"), "12/30"),
+		chromedp.SendKeys(chromedp.CSS("#cvc"), "123"),
+		chromedp.SendKeys(chromedp.CSS("#name"), "Ada Buyer"),
+		chromedp.SendKeys(chromedp.CSS("#country"), "NL"),
+		chromedp.Click(chromedp.CSS("button[type=submit]")),
+	)
+}
+
 // A buyer pays a hosted checkout in a real browser, under the page's CSP
 // and without JavaScript: the test card pays and the browser lands on the
 // partner's return_url with the order, which the partner then finds; a
@@ -93,16 +106,6 @@ func TestBrowserHostedCheckout(t *testing.T) {
 		}
 		return s.CheckoutURL
 	}
-	pay := func(card string) chromedp.Action[chromedp.Void] {
-		return chromedp.Steps(
-			chromedp.SendKeys(chromedp.CSS("#card_number"), card),
-			chromedp.SendKeys(chromedp.CSS("#expiry"), "12/30"),
-			chromedp.SendKeys(chromedp.CSS("#cvc"), "123"),
-			chromedp.SendKeys(chromedp.CSS("#name"), "Ada Buyer"),
-			chromedp.SendKeys(chromedp.CSS("#country"), "NL"),
-			chromedp.Click(chromedp.CSS("button[type=submit]")),
-		)
-	}
 
 	link := session("sunsetyoga.io")
 	if err := chromedp.Do(ctx, chromedp.Navigate(link), chromedp.WaitVisible(chromedp.CSS("#card_number"))); err != nil {
@@ -121,7 +124,7 @@ func TestBrowserHostedCheckout(t *testing.T) {
 		!strings.Contains(body, "Sunset Domains") || !strings.Contains(body, "4242 4242 4242 4242") || email != "ada@example.com" {
 		t.Errorf("checkout page = %q (email %q)", body, email)
 	}
-	if err := chromedp.Do(ctx, pay("4242 4242 4242 4242"), chromedp.WaitVisible(chromedp.CSS("#done"))); err != nil {
+	if err := chromedp.Do(ctx, payWithCard("4242 4242 4242 4242"), chromedp.WaitVisible(chromedp.CSS("#done"))); err != nil {
 		t.Fatalf("paying: %v", err)
 	}
 	mu.Lock()
@@ -141,7 +144,7 @@ func TestBrowserHostedCheckout(t *testing.T) {
 	}
 
 	declined := session("rainyday.io")
-	if err := chromedp.Do(ctx, chromedp.Navigate(declined), pay("4000 0000 0000 0002"), chromedp.WaitVisible(chromedp.CSS("#checkout-error"))); err != nil {
+	if err := chromedp.Do(ctx, chromedp.Navigate(declined), payWithCard("4000 0000 0000 0002"), chromedp.WaitVisible(chromedp.CSS("#checkout-error"))); err != nil {
 		t.Fatalf("a declined card: %v", err)
 	}
 	checkPage(t, ctx, "checkout-declined")

@@ -38,12 +38,7 @@ func TestBrowserBuyFromTheMarketplace(t *testing.T) {
 	}
 	err = chromedp.Do(ctx,
 		chromedp.SendKeys(chromedp.CSS("#email"), "ada@example.com"),
-		chromedp.SendKeys(chromedp.CSS("#card_number"), "4242 4242 4242 4242"),
-		chromedp.SendKeys(chromedp.CSS("#expiry"), "12/30"),
-		chromedp.SendKeys(chromedp.CSS("#cvc"), "123"),
-		chromedp.SendKeys(chromedp.CSS("#name"), "Ada Buyer"),
-		chromedp.SendKeys(chromedp.CSS("#country"), "NL"),
-		chromedp.Click(chromedp.CSS("button[type=submit]")),
+		payWithCard("4242 4242 4242 4242"),
 		chromedp.WaitVisible(chromedp.CSS("#market-bought")))
 	if err != nil {
 		t.Fatalf("paying: %v", err)

@@ -52,12 +52,7 @@ func TestBrowserReferredCheckout(t *testing.T) {
 		t.Fatal(err)
 	}
 	err = chromedp.Do(ctx, chromedp.Navigate(s.CheckoutURL), chromedp.WaitVisible(chromedp.CSS("#card_number")),
-		chromedp.SendKeys(chromedp.CSS("#card_number"), "4242 4242 4242 4242"),
-		chromedp.SendKeys(chromedp.CSS("#expiry"), "12/30"),
-		chromedp.SendKeys(chromedp.CSS("#cvc"), "123"),
-		chromedp.SendKeys(chromedp.CSS("#name"), "Ada Buyer"),
-		chromedp.SendKeys(chromedp.CSS("#country"), "NL"),
-		chromedp.Click(chromedp.CSS("button[type=submit]")),
+		payWithCard("4242 4242 4242 4242"),
 		chromedp.WaitVisible(chromedp.CSS("h1")))
 	if err != nil {
 		t.Fatalf("paying: %v", err)

@@ -43,14 +43,14 @@ const maxImportBytes = 4 << 20
 // the name, with forms to add one, change a price, withdraw one and
 // import a CSV, as the ops API's listing routes do.
 func (con *Console) opsListingsPage(c *gin.Context) {
-	con.renderOpsListings(c, http.StatusOK, opsListingsPageData{Done: c.Query("done")})
+	con.renderOpsListings(c, http.StatusOK, opsListingsPageData{Environment: c.Query("environment"), Query: c.Query("q"), Done: c.Query("done")})
 }
 
-// renderOpsListings shows the page of the query's filters with status
-// beside what view says.
+// renderOpsListings shows the listings of view's environment (live when
+// none) and name filter, with status beside what view says.
 func (con *Console) renderOpsListings(c *gin.Context, status int, view opsListingsPageData) {
 	view.Title, view.Environments = "Listings", []string{models.EnvLive, models.EnvSandbox}
-	view.Environment, view.Query = cmp.Or(c.Query("environment"), models.EnvLive), c.Query("q")
+	view.Environment = cmp.Or(view.Environment, models.EnvLive)
 	limit, err := httpjson.PageLimit(c)
 	var listings []inventory.Managed
 	var next string
@@ -125,7 +125,7 @@ func (con *Console) opsListingSubmit(c *gin.Context) {
 	}
 	if err != nil {
 		status, problem := con.problem(c, err)
-		con.renderOpsListings(c, status, opsListingsPageData{Error: problem})
+		con.renderOpsListings(c, status, opsListingsPageData{Environment: env, Error: problem})
 		return
 	}
 	c.Redirect(http.StatusSeeOther, "/ops/listings?"+url.Values{"environment": {env}, "done": {done}}.Encode())
@@ -136,10 +136,9 @@ func (con *Console) opsListingSubmit(c *gin.Context) {
 func (con *Console) opsListingImport(c *gin.Context) {
 	c.Request.Body = http.MaxBytesReader(c.Writer, c.Request.Body, maxImportBytes)
 	env := c.PostForm("environment")
-	c.Request.URL.RawQuery = url.Values{"environment": {env}}.Encode() // the page shows what was imported into
 	f, err := c.FormFile("file")
 	if err != nil {
-		con.renderOpsListings(c, http.StatusBadRequest, opsListingsPageData{
+		con.renderOpsListings(c, http.StatusBadRequest, opsListingsPageData{Environment: env,
 			Error: fmt.Sprintf("Choose a CSV file of at most %d MiB to import.", maxImportBytes>>20)})
 		return
 	}
@@ -151,9 +150,9 @@ func (con *Console) opsListingImport(c *gin.Context) {
 	}
 	if err != nil {
 		status, problem := con.problem(c, err)
-		con.renderOpsListings(c, status, opsListingsPageData{Error: problem})
+		con.renderOpsListings(c, status, opsListingsPageData{Environment: env, Error: problem})
 		return
 	}
-	con.renderOpsListings(c, http.StatusOK, opsListingsPageData{Imported: &res,
+	con.renderOpsListings(c, http.StatusOK, opsListingsPageData{Environment: env, Imported: &res,
 		Done: fmt.Sprintf("%d names listed in %s, %d lines not", res.Added, env, len(res.Failed))})
 }

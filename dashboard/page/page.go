@@ -25,7 +25,7 @@ import (
 //go:embed files/*.html files/site.css files/favicon.svg files/search.js
 var files embed.FS
 
-var templates = template.Must(template.New("").Funcs(template.FuncMap{"head": newHead}).ParseFS(files, "files/*.html"))
+var templates = template.Must(template.New("").Funcs(template.FuncMap{"head": newHead, "filter": newFilter}).ParseFS(files, "files/*.html"))
 
 // Policy is the Content-Security-Policy of the pages: nothing but our own
 // stylesheet loads, no script runs, forms post here, and no site may frame
@@ -111,6 +111,21 @@ func newHead(title, here string) Head {
 		h.Links = append(h.Links, l)
 	}
 	return h
+}
+
+// Filter is a list page's filter of one field: a select of its values,
+// "any" first (the layout's "filter" template).
+type Filter struct {
+	Label, Name string
+	Values      []string
+	// Current is the value asked for ("" for any).
+	Current string
+}
+
+// newFilter is the templates' filter function:
+// {{template "filter" (filter "Status" "status" .Statuses .Status)}}.
+func newFilter(label, name string, values []string, current string) Filter {
+	return Filter{Label: label, Name: name, Values: values, Current: current}
 }
 
 // Money writes cents of currency as the pages show an amount, with
