@@ -20,6 +20,10 @@ func TestBrowserOpsWebhooks(t *testing.T) {
 	bg := context.Background()
 	hooks := env.srv.svc.Webhooks
 	for partner, status := range map[string]int{"prt_ok": http.StatusNoContent, "prt_down": http.StatusServiceUnavailable} {
+		if err := env.db.Create(&models.Partner{ID: partner, Name: partner + " Names", ContactEmail: partner + "@example.com",
+			Status: models.PartnerApproved, CreatedAt: env.now}).Error; err != nil {
+			t.Fatal(err)
+		}
 		site := serveTestSite(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(status) }))
 		url := strings.Replace(site, "site.test", testSiteAddr, 1) + "/hook"
 		if _, err := hooks.Register(bg, partner, models.EnvSandbox, url, "whsec-0123456789abcdef"); err != nil {
@@ -42,6 +46,9 @@ func TestBrowserOpsWebhooks(t *testing.T) {
 		t.Fatalf("to the webhooks page: %v", err)
 	}
 	checkPage(t, ctx, "ops-webhooks")
+	if rows := text("#endpoints tbody"); !strings.Contains(rows, "prt_ok Names") || !strings.Contains(rows, "prt_down Names") {
+		t.Errorf("the endpoints = %q, want both partners'", rows)
+	}
 	if rows := text("#deliveries tbody"); !strings.Contains(rows, "delivered") || !strings.Contains(rows, "failed") || !strings.Contains(rows, "503") {
 		t.Errorf("the deliveries = %q, want one delivered and one failed with its 503", rows)
 	}
@@ -50,7 +57,7 @@ func TestBrowserOpsWebhooks(t *testing.T) {
 	if err != nil {
 		t.Fatalf("filtering: %v", err)
 	}
-	if rows := text("#deliveries tbody"); strings.Contains(rows, "delivered") || !strings.Contains(rows, "prt_down") {
+	if rows := text("#deliveries tbody"); strings.Contains(rows, "delivered") || !strings.Contains(rows, "prt_down Names") {
 		t.Errorf("the failed deliveries = %q, want prt_down's only", rows)
 	}
 	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS("#deliveries tbody button")), chromedp.WaitVisible(chromedp.CSS(".notice"))); err != nil {
