@@ -53,8 +53,8 @@ func TestBrowserOpsListings(t *testing.T) {
 	}
 	price := func(bin, floor string) {
 		t.Helper()
-		submit("pricing "+bin, setInput(row+` .price input[name="bin"]`, bin),
-			setInput(row+` .price input[name="floor"]`, floor), chromedp.Click(chromedp.CSS(row+" .price button")))
+		submit("pricing "+bin, setInput(row+` .set-price input[name="bin"]`, bin),
+			setInput(row+` .set-price input[name="floor"]`, floor), chromedp.Click(chromedp.CSS(row+" .set-price button")))
 	}
 	price("1000", "1200")
 	if got := text(".error"); !strings.Contains(got, "floor") {
