@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"strings"
 
 	"github.com/gin-gonic/gin"
 
@@ -23,6 +24,9 @@ type checkoutPage struct {
 	checkout.Page
 	Title, Price, CSRF, Error    string
 	Name, Email, Country, Expiry string
+	// Confirming: the buyer is back from the processor's page, which took
+	// the payment, before its notice made the order.
+	Confirming bool
 }
 
 // checkoutForm answers GET /checkout?pt=: the hosted checkout's page, or,
@@ -35,7 +39,11 @@ func (s *Server) checkoutForm(c *gin.Context) {
 	case p.DoneURL != "":
 		c.Redirect(http.StatusSeeOther, p.DoneURL)
 	default:
-		s.renderCheckout(c, nil, checkoutPage{Page: p, Email: p.BuyerEmail})
+		view := checkoutPage{Page: p, Email: p.BuyerEmail, Confirming: p.Pending && c.Query(checkout.PaidParam) == "1"}
+		if view.Confirming {
+			c.Header("Refresh", "2") // until the processor's notice makes the order, which sends the buyer on
+		}
+		s.renderCheckout(c, nil, view)
 	}
 }
 
@@ -72,7 +80,8 @@ func (s *Server) checkoutSubmit(c *gin.Context) {
 // renderCheckout shows the checkout page with err (nil, or what went wrong
 // with the payment) or else why the session is closed, with the status of
 // the matching JSON error. The form's answer ends at the partner's
-// return_url, so the page's CSP lets forms lead there.
+// return_url, or at the processor's page, so the page's CSP lets forms
+// lead there.
 func (s *Server) renderCheckout(c *gin.Context, err error, view checkoutPage) {
 	if err == nil {
 		err = view.Closed
@@ -82,7 +91,7 @@ func (s *Server) renderCheckout(c *gin.Context, err error, view checkoutPage) {
 		status, view.Error = s.formError(c, err)
 	}
 	if u, err := url.Parse(view.ReturnURL); err == nil {
-		c.Set(formActionCtxKey, u.Scheme+"://"+u.Host)
+		c.Set(formActionCtxKey, strings.TrimSpace(u.Scheme+"://"+u.Host+" "+view.ProcessorOrigin))
 	}
 	view.Title, view.Price, view.CSRF = "Buy "+view.Domain, page.Money(view.Currency, view.PriceCents), s.formCSRF(c)
 	s.render(c, status, "checkout.html", view)

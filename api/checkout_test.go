@@ -182,7 +182,7 @@ func TestBrowserHostedCheckout(t *testing.T) {
 // refused; the sandbox's are not.
 func TestLiveCheckoutNeedsAPaymentProvider(t *testing.T) {
 	t.Parallel()
-	if p := payment.Providers(nil, (&config.Config{}).Embedded(), payment.SandboxOptions{}); p[models.EnvLive] == nil || p[models.EnvSandbox] == nil {
+	if p := payment.Providers(nil, (&config.Config{}).Embedded(), payment.SandboxOptions{}, nil); p[models.EnvLive] == nil || p[models.EnvSandbox] == nil {
 		t.Errorf("embedded providers = %v, want both environments", p)
 	}
 	srv := httptest.NewServer(nil)

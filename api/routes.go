@@ -103,6 +103,7 @@ func (s *Server) routes(monitoring http.Handler, healthOnly bool) {
 	pages.POST("/signup", s.limit(signUpLimit), s.signUpSubmit)
 	pages.GET("/account", s.accountPage)
 	pages.POST("/logout", s.signOutSubmit)
+	e.POST(StripeWebhookPath, s.bodyLimit(maxNoticeBytes), s.resp.Handle(s.stripeWebhook))
 	e.GET(checkout.PagePath, s.checkoutForm)
 	e.POST(checkout.PagePath, s.limit(checkoutPayLimit), s.checkoutSubmit)
 	e.GET(brokerage.ProgressPath, s.brokerageProgress)

@@ -54,6 +54,7 @@ var migrations = []migration{
 	{30, "brokerage notes and offers internal unless shared", migrateV30},
 	{31, "the house seller of the marketplace's own pages", migrateV31},
 	{32, "developer keys' last use", migrateV32},
+	{33, "payments made on a processor's page, and the processors' notices", migrateV33},
 }
 
 // SchemaMigration records an applied migration.

@@ -118,6 +118,6 @@ func All() []any {
 		&Payout{}, &LedgerDay{}, &LedgerRollup{},
 		&BrokerageCase{}, &BrokerageStep{}, &SiteCheck{},
 		&ReferralLink{}, &ReferralClick{},
-		&Payment{}, &SandboxCharge{}, &SandboxRefund{},
+		&Payment{}, &SandboxCharge{}, &SandboxRefund{}, &PaymentEvent{},
 	}
 }

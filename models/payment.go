@@ -47,9 +47,40 @@ type Payment struct {
 	RefundID      string `gorm:"size:200;not null;default:''"`
 	// Note says what happened beyond the status: why a card was declined,
 	// why no order was recorded, a refund that failed.
-	Note      string    `gorm:"size:500;not null;default:''"`
-	CreatedAt time.Time `gorm:"not null;index:idx_payments_status_created,priority:2;index:idx_payments_created"`
-	UpdatedAt time.Time `gorm:"not null"`
+	Note string `gorm:"size:500;not null;default:''"`
+	// ProviderRef is the processor's own id of a payment its buyer makes on
+	// the processor's page (a Stripe Checkout Session, cs_…), and
+	// RedirectURL that page: a buyer who comes back while it is open is
+	// sent to it again. Both are empty for a card typed on our page.
+	ProviderRef string `gorm:"size:200;not null;default:'';index"`
+	RedirectURL string `gorm:"size:2000;not null;default:''"`
+	// PendingOrder is what the order of a payment made on the processor's
+	// page is recorded with when the processor confirms it (the buyer and
+	// the referral, as JSON; internal/order writes and reads it).
+	PendingOrder string    `gorm:"type:text;not null;default:''"`
+	CreatedAt    time.Time `gorm:"not null;index:idx_payments_status_created,priority:2;index:idx_payments_created"`
+	UpdatedAt    time.Time `gorm:"not null"`
+}
+
+// PaymentEvent is a notice a payment processor sent us (a Stripe webhook
+// event), kept once per processor and event id: a notice sent again is
+// known and changes nothing. Its task (payment:event) is queued in the
+// transaction that stores it, and DoneAt set once it was acted on.
+type PaymentEvent struct {
+	// ID is the processor's name and its event id (stripe:evt_…).
+	ID       string `gorm:"primaryKey;size:120"`
+	Provider string `gorm:"size:16;not null"`
+	// Kind is what happened, as internal/payment names it (paid,
+	// expired, failed, refunded), and Type as the processor did.
+	Kind      string `gorm:"size:16;not null"`
+	Type      string `gorm:"size:80;not null"`
+	PaymentID string `gorm:"size:40;not null;default:'';index"`
+	// Body is the event as internal/payment reads it (JSON): only what it
+	// acts on, never the processor's whole payload.
+	Body       string `gorm:"type:text;not null"`
+	Note       string `gorm:"size:500;not null;default:''"`
+	ReceivedAt time.Time `gorm:"not null;index"`
+	DoneAt     *time.Time
 }
 
 // SandboxCharge is a charge the sandbox card processor took: its own

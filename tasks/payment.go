@@ -34,3 +34,15 @@ type PaymentReconcilePayload struct{}
 
 // TaskType implements Payload.
 func (PaymentReconcilePayload) TaskType() string { return TypePaymentReconcile }
+
+// TypePaymentEvent acts on a payment processor's notice (a Stripe webhook
+// event) kept by payment.Book.Receive.
+const TypePaymentEvent = "payment:event"
+
+// PaymentEventPayload names the kept notice (models.PaymentEvent).
+type PaymentEventPayload struct {
+	EventID string `json:"event_id"`
+}
+
+// TaskType implements Payload.
+func (PaymentEventPayload) TaskType() string { return TypePaymentEvent }

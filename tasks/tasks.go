@@ -87,6 +87,9 @@ var Specs = map[string]Spec{
 	TypePaymentRefund:      {Queue: QueueSettlement, MaxRetry: 8, Timeout: time.Minute, Backoff: 30 * time.Second}, // about two hours of retries
 	TypePaymentReturn:      {Queue: QueueSettlement, MaxRetry: 8, Timeout: time.Minute, Backoff: 30 * time.Second},
 	TypePaymentReconcile:   {Queue: QueueMaintenance, MaxRetry: 0, Timeout: time.Minute},
+	// A processor's notice makes or refuses an order; the processor has
+	// been answered already, so the task retries for about eight hours.
+	TypePaymentEvent: {Queue: QueueSettlement, MaxRetry: 10, Timeout: time.Minute, Backoff: 30 * time.Second},
 }
 
 // HeaderRequestID is the task header carrying the id of the HTTP request
@@ -121,6 +124,7 @@ var Payloads = []Payload{
 	LookupRunPayload{}, RDAPBootstrapRefreshPayload{}, BulkRunPayload{}, ToolRunPayload{}, WebhookDeliverPayload{},
 	TransferPushPayload{}, BrokerageProbePayload{}, SettlementRunPayload{}, SettlementSchedulePayload{},
 	LedgerRollupPayload{}, PaymentRefundPayload{}, PaymentReturnPayload{}, PaymentReconcilePayload{},
+	PaymentEventPayload{},
 }
 
 // Payload is what tasks of one type carry: a struct of strings and

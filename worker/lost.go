@@ -38,6 +38,8 @@ var stillToDo = map[string]toDoFunc{
 		&models.Refund{}, "id", "card_status = ?", models.CardRefundPending),
 	tasks.TypePaymentReturn: rowIn(func(p tasks.PaymentReturnPayload) string { return p.PaymentID },
 		&models.Payment{}, "id", "status = ? AND order_id IS NULL AND charge_id IS NOT NULL", models.PaymentSucceeded),
+	tasks.TypePaymentEvent: rowIn(func(p tasks.PaymentEventPayload) string { return p.EventID },
+		&models.PaymentEvent{}, "id", "done_at IS NULL"),
 	tasks.TypeLookupRun: rowIn(func(p tasks.LookupRunPayload) string { return p.LookupID },
 		&models.Lookup{}, "id", "state = ?", models.LookupPending),
 	tasks.TypeSettlementRun: rowIn(func(p tasks.SettlementRunPayload) string { return p.RunID },

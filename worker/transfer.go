@@ -7,6 +7,7 @@ import (
 	"github.com/hibiken/asynq"
 
 	"github.com/domaind/domaind/internal/fault"
+	"github.com/domaind/domaind/internal/checkout"
 	"github.com/domaind/domaind/internal/order"
 	"github.com/domaind/domaind/internal/payment"
 	"github.com/domaind/domaind/internal/registry"
@@ -69,4 +70,14 @@ func (h *paymentReconcile) Work(ctx context.Context, _ tasks.PaymentReconcilePay
 	const batch = 100
 	_, err := h.book.Reconcile(ctx, batch)
 	return err
+}
+
+// paymentEvent acts on a processor's notice of a payment made on its page.
+type paymentEvent struct {
+	checkout *checkout.Service
+	book     *payment.Book
+}
+
+func (h *paymentEvent) Work(ctx context.Context, p tasks.PaymentEventPayload) error {
+	return h.checkout.Apply(ctx, h.book, p.EventID)
 }

@@ -43,6 +43,7 @@ import (
 
 	"github.com/domaind/domaind/internal/canary"
 	"github.com/domaind/domaind/internal/fault"
+	"github.com/domaind/domaind/internal/checkout"
 	"github.com/domaind/domaind/internal/fetch"
 	"github.com/domaind/domaind/internal/logging"
 	"github.com/domaind/domaind/internal/lookup"
@@ -88,6 +89,9 @@ type Deps struct {
 	// paid for no order and reconciles payments whose answer was lost.
 	Payments    map[string]payment.Provider
 	PaymentBook *payment.Book
+	// Checkout acts on the processors' notices of payments made on their
+	// pages (Stripe's webhook events).
+	Checkout *checkout.Service
 	// Settlements run the settlement periods.
 	Settlements *settlement.Service
 	// Fetch is the SSRF-safe client the brokerage's site probes fetch
@@ -146,6 +150,7 @@ func New(d Deps) *Worker {
 	Handle(mux, &transferPush{orders: d.Orders, registry: d.Registry})
 	Handle(mux, &cardRefund{orders: d.Orders, providers: d.Payments})
 	Handle(mux, &paymentReturn{book: d.PaymentBook})
+	Handle(mux, &paymentEvent{checkout: d.Checkout, book: d.PaymentBook})
 	Handle(mux, &paymentReconcile{book: d.PaymentBook})
 	Handle(mux, &brokerageProbe{db: d.DB, fetch: d.Fetch, log: d.Log, now: time.Now})
 	Handle(mux, &settlementRun{settlements: d.Settlements})

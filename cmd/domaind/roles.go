@@ -22,7 +22,6 @@ import (
 	"github.com/domaind/domaind/internal/metrics"
 	"github.com/domaind/domaind/internal/outbox"
 	"github.com/domaind/domaind/internal/partner"
-	"github.com/domaind/domaind/internal/payment"
 	"github.com/domaind/domaind/internal/platform"
 	"github.com/domaind/domaind/internal/services"
 	"github.com/domaind/domaind/models"
@@ -121,9 +120,7 @@ func start(ctx context.Context, cmd command, getenv func(string) string, isTermi
 	defer ob.Close()
 
 	svc := services.New(services.Deps{Config: cfg, DB: p.DB, Redis: p.Redis, Outbox: ob, Log: log, Registry: reg, Tools: freeTools,
-		Resources: api.Resources(cfg),
-		Payments: payment.Providers(p.DB, cfg.Embedded(), payment.SandboxOptions{Latency: cfg.SandboxLatency,
-			LostAnswers: cfg.SandboxPaymentFailures})})
+		Resources: api.Resources(cfg)})
 	defer svc.Close() // after the HTTP server's shutdown and the worker's, before the outbox and the connections close
 
 	var mon *dashboard.Dashboard
@@ -148,6 +145,7 @@ func start(ctx context.Context, cmd command, getenv func(string) string, isTermi
 			Orders:      svc.Orders,
 			Payments:    svc.Processors,
 			PaymentBook: svc.Payments,
+			Checkout:    svc.Checkout,
 			Settlements: svc.Settlements,
 			Fetch:       fetch.New(fetch.Options{Allow: cfg.FetchAllowCIDRs}),
 		})

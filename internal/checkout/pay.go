@@ -24,9 +24,14 @@ type Page struct {
 	// PriceCents and Currency are the name's price now.
 	PriceCents int64
 	Currency   string
-	// TestMode says the environment's provider is the sandbox, which takes
-	// test cards only.
+	// TestMode says the environment's provider moves no money: the
+	// sandbox, which takes test cards only, or a processor in test mode.
 	TestMode bool
+	// Processor, when set, names the processor on whose own page the buyer
+	// pays (Stripe), at ProcessorOrigin: this page asks for no card.
+	// Pending says a payment on that page is open or being confirmed.
+	Processor, ProcessorOrigin string
+	Pending                    bool
 	// Closed, when set, is why the session can be paid no more (the name
 	// was sold or is reserved by someone else, too many declined cards):
 	// the page says so and shows no form.
@@ -62,6 +67,12 @@ func (s *Service) Open(ctx context.Context, token, ref string) (Page, error) {
 	p.PartnerName = partner.Name
 	if provider := s.opts.Providers[cs.Environment]; provider != nil {
 		p.TestMode = provider.TestMode()
+		if _, ok := provider.(payment.Redirector); ok {
+			p.Processor, p.ProcessorOrigin = processors[provider.Name()].Name, processors[provider.Name()].PageOrigin
+			if p.Pending, err = s.pendingOnPage(ctx, cs.ID); err != nil {
+				return Page{}, err
+			}
+		}
 	}
 	if cs.Declines >= maxDeclines {
 		p.Closed = errTooManyDeclines
@@ -123,8 +134,13 @@ func (s *Service) Pay(ctx context.Context, p Payment) (string, error) {
 	if cs.Declines >= maxDeclines {
 		return "", errTooManyDeclines
 	}
-	provider := s.opts.Providers[cs.Environment]
-	if provider == nil {
+	var provider payment.CardTaker
+	switch pr := s.opts.Providers[cs.Environment].(type) {
+	case payment.Redirector:
+		return s.redirect(ctx, cs, pr, p)
+	case payment.CardTaker:
+		provider = pr
+	default:
 		return "", fault.New(fault.Forbidden, "This checkout cannot take payments now. Ask the seller.")
 	}
 	card, err := payment.ParseCard(p.CardNumber, p.Expiry, p.CVC, p.Name, s.now())
@@ -133,12 +149,7 @@ func (s *Service) Pay(ctx context.Context, p Payment) (string, error) {
 	}
 	hp := order.HostedPayment{Session: cs, Provider: provider.Name(), PriceCents: p.PriceCents, Currency: p.Currency,
 		Buyer: order.Buyer{Email: p.Email, Name: card.Name, Country: p.Country}}
-	if s.opts.Referrals != nil {
-		if hp.Referral, err = s.opts.Referrals.Referral(ctx, p.Referral, cs, p.Currency); err != nil {
-			return "", err
-		}
-	}
-	if err := s.orders.ReserveHosted(ctx, &hp); err != nil {
+	if err := s.reserve(ctx, &hp, p.Referral); err != nil {
 		return s.paidMeanwhile(ctx, cs, err)
 	}
 	cctx, cancel := context.WithTimeout(ctx, payment.ChargeTimeout)
@@ -159,6 +170,18 @@ func (s *Service) Pay(ctx context.Context, p Payment) (string, error) {
 	}
 	cs.OrderID = &v.PublicID
 	return doneURL(cs), nil
+}
+
+// reserve attributes hp to the affiliate link of the buyer's cookie ref,
+// if any, and holds the name for it (order.ReserveHosted).
+func (s *Service) reserve(ctx context.Context, hp *order.HostedPayment, ref string) error {
+	if s.opts.Referrals != nil {
+		var err error
+		if hp.Referral, err = s.opts.Referrals.Referral(ctx, ref, hp.Session, hp.Currency); err != nil {
+			return err
+		}
+	}
+	return s.orders.ReserveHosted(ctx, hp)
 }
 
 // refused records the provider's refusal e of payment pay on session cs

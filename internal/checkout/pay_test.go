@@ -28,22 +28,22 @@ import (
 type shop struct {
 	s         *Service
 	db        *gorm.DB
-	processor *processor
+	processor *lossyProcessor
 	book      *payment.Book
 	now       time.Time
 }
 
-// processor is the sandbox, and what goes wrong on the way: a lost answer
+// lossyProcessor is the sandbox, and what goes wrong on the way: a lost answer
 // after the charge, or a seller's change of price while the card is
 // charged.
-type processor struct {
+type lossyProcessor struct {
 	*payment.Sandbox
 	db          *gorm.DB
 	loseAnswers atomic.Bool
 	repriceTo   atomic.Int64
 }
 
-func (p *processor) Charge(ctx context.Context, ch payment.Charge) (string, error) {
+func (p *lossyProcessor) Charge(ctx context.Context, ch payment.Charge) (string, error) {
 	if cents := p.repriceTo.Load(); cents != 0 {
 		p.db.Model(&models.SandboxListing{}).Where("domain = ?", ch.Description).Update("bin_cents", cents)
 	}
@@ -63,7 +63,7 @@ func newShop(t *testing.T) *shop {
 	sh := &shop{db: db, now: time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC)}
 	clock := func() time.Time { return sh.now }
 	key := []byte("test-secret-key-0123456789abcdef")
-	sh.processor = &processor{Sandbox: payment.NewSandbox(db, payment.SandboxOptions{}), db: db}
+	sh.processor = &lossyProcessor{Sandbox: payment.NewSandbox(db, payment.SandboxOptions{}), db: db}
 	providers := map[string]payment.Provider{models.EnvSandbox: sh.processor}
 	orders := order.New(db, ob, key, order.Options{}, clock)
 	sh.s = New(db, orders, Options{BaseURL: "https://domaind.test", SecretKey: key, Providers: providers}, clock)

@@ -62,8 +62,16 @@ type Config struct {
 	// whose answer is lost after the charge was taken, as a processor's
 	// timeout loses it: the service must still give such charges back.
 	SandboxPaymentFailures float64
-	RDAPBootstrap          string
-	WhoisIANAAddr          string
+	// PaymentProvider takes the live hosted checkout's payments: sandbox
+	// (the built-in test processor, live only on the embedded default) or
+	// stripe, with StripeSecretKey and StripeWebhookSecret; StripeAPIURL
+	// points the Stripe calls elsewhere (stripe-mock, in tests).
+	PaymentProvider     string
+	StripeSecretKey     string
+	StripeWebhookSecret string
+	StripeAPIURL        string
+	RDAPBootstrap       string
+	WhoisIANAAddr       string
 	// DNSResolver is where the dns-lookup tool sends its queries (host:port);
 	// empty means the first nameserver of /etc/resolv.conf.
 	DNSResolver     string
@@ -123,21 +131,25 @@ func Load(getenv func(string) string, isTerminal bool) (*Config, error) {
 		return def
 	}
 	c := &Config{
-		HTTPAddr:           env("DOMAIND_HTTP_ADDR", ":8080"),
-		DataDir:            env("DOMAIND_DATA_DIR", "./data"),
-		DatabaseURL:        env("DOMAIND_DATABASE_URL", ""),
-		DatabaseReplicaURL: env("DOMAIND_DATABASE_REPLICA_URL", ""),
-		RedisURL:           env("DOMAIND_REDIS_URL", ""),
-		OpsUser:            env("DOMAIND_OPS_USER", ""),
-		OpsPassword:        getenv("DOMAIND_OPS_PASSWORD"),
-		Registry:           env("DOMAIND_REGISTRY", "sandbox"),
-		RTRURL:             env("DOMAIND_RTR_URL", "https://api.yoursrs-ote.com/v2"),
-		RTRAPIKey:          getenv("DOMAIND_RTR_API_KEY"),
-		RTRCustomer:        env("DOMAIND_RTR_CUSTOMER", ""),
-		RDAPBootstrap:      env("DOMAIND_RDAP_BOOTSTRAP", ""),
-		WhoisIANAAddr:      env("DOMAIND_WHOIS_IANA_ADDR", "whois.iana.org:43"),
-		DNSResolver:        env("DOMAIND_DNS_RESOLVER", ""),
-		MetricsToken:       getenv("DOMAIND_METRICS_TOKEN"),
+		HTTPAddr:            env("DOMAIND_HTTP_ADDR", ":8080"),
+		DataDir:             env("DOMAIND_DATA_DIR", "./data"),
+		DatabaseURL:         env("DOMAIND_DATABASE_URL", ""),
+		DatabaseReplicaURL:  env("DOMAIND_DATABASE_REPLICA_URL", ""),
+		RedisURL:            env("DOMAIND_REDIS_URL", ""),
+		OpsUser:             env("DOMAIND_OPS_USER", ""),
+		OpsPassword:         getenv("DOMAIND_OPS_PASSWORD"),
+		Registry:            env("DOMAIND_REGISTRY", "sandbox"),
+		RTRURL:              env("DOMAIND_RTR_URL", "https://api.yoursrs-ote.com/v2"),
+		RTRAPIKey:           getenv("DOMAIND_RTR_API_KEY"),
+		RTRCustomer:         env("DOMAIND_RTR_CUSTOMER", ""),
+		PaymentProvider:     env("DOMAIND_PAYMENT_PROVIDER", "sandbox"),
+		StripeSecretKey:     getenv("DOMAIND_STRIPE_SECRET_KEY"),
+		StripeWebhookSecret: getenv("DOMAIND_STRIPE_WEBHOOK_SECRET"),
+		StripeAPIURL:        env("DOMAIND_STRIPE_API_URL", ""),
+		RDAPBootstrap:       env("DOMAIND_RDAP_BOOTSTRAP", ""),
+		WhoisIANAAddr:       env("DOMAIND_WHOIS_IANA_ADDR", "whois.iana.org:43"),
+		DNSResolver:         env("DOMAIND_DNS_RESOLVER", ""),
+		MetricsToken:        getenv("DOMAIND_METRICS_TOKEN"),
 	}
 	var err error
 	_, port, err := net.SplitHostPort(c.HTTPAddr)
@@ -192,6 +204,9 @@ func Load(getenv func(string) string, isTerminal bool) (*Config, error) {
 		}
 	default:
 		return nil, &Error{"DOMAIND_REGISTRY", fmt.Sprintf("want sandbox or rtr, got %q", c.Registry)}
+	}
+	if err := c.checkPayments(); err != nil {
+		return nil, err
 	}
 	if c.SandboxLatency, err = time.ParseDuration(env("DOMAIND_SANDBOX_LATENCY", "0")); err != nil || c.SandboxLatency < 0 {
 		return nil, &Error{"DOMAIND_SANDBOX_LATENCY", "want a non-negative duration such as 100ms"}
@@ -252,6 +267,36 @@ func Load(getenv func(string) string, isTerminal bool) (*Config, error) {
 		return nil, err
 	}
 	return c, nil
+}
+
+// checkPayments checks the payment provider's settings: Stripe needs its
+// secret key and its webhook endpoint's signing secret.
+func (c *Config) checkPayments() error {
+	switch c.PaymentProvider {
+	case "sandbox":
+		return nil
+	case "stripe":
+	default:
+		return &Error{"DOMAIND_PAYMENT_PROVIDER", fmt.Sprintf("want sandbox or stripe, got %q", c.PaymentProvider)}
+	}
+	switch k := c.StripeSecretKey; {
+	case k == "":
+		return &Error{"DOMAIND_STRIPE_SECRET_KEY", "required when DOMAIND_PAYMENT_PROVIDER=stripe: the account's API key (sk_live_… or sk_test_…) from Stripe's dashboard, Developers, API keys"}
+	case !strings.HasPrefix(k, "sk_") && !strings.HasPrefix(k, "rk_"):
+		return &Error{"DOMAIND_STRIPE_SECRET_KEY", "want an API key starting sk_ (or a restricted one starting rk_), not a publishable pk_ one"}
+	}
+	switch w := c.StripeWebhookSecret; {
+	case w == "":
+		return &Error{"DOMAIND_STRIPE_WEBHOOK_SECRET", "required when DOMAIND_PAYMENT_PROVIDER=stripe: the signing key (whsec_…) Stripe shows for the webhook endpoint at /api/payments/stripe/webhook"}
+	case !strings.HasPrefix(w, "whsec_"):
+		return &Error{"DOMAIND_STRIPE_WEBHOOK_SECRET", "want the endpoint's signing key, starting whsec_"}
+	}
+	if c.StripeAPIURL != "" {
+		if _, err := parseBaseURL(c.StripeAPIURL); err != nil {
+			return &Error{"DOMAIND_STRIPE_API_URL", err.Error()}
+		}
+	}
+	return nil
 }
 
 // loadSecrets sets SecretKey and the ops credentials. Production must be
@@ -327,6 +372,10 @@ func (c *Config) LogValue() slog.Value {
 		slog.String("rtr_api_key", mask(c.RTRAPIKey)),
 		slog.Duration("sandbox_latency", c.SandboxLatency),
 		slog.Float64("sandbox_payment_failures", c.SandboxPaymentFailures),
+		slog.String("payment_provider", c.PaymentProvider),
+		slog.String("stripe_secret_key", mask(c.StripeSecretKey)),
+		slog.String("stripe_webhook_secret", mask(c.StripeWebhookSecret)),
+		slog.String("stripe_api_url", c.StripeAPIURL),
 		slog.String("rdap_bootstrap", RedactURL(c.RDAPBootstrap)),
 		slog.String("whois_iana_addr", c.WhoisIANAAddr),
 		slog.String("dns_resolver", c.DNSResolver),

@@ -2,6 +2,7 @@ package order
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -69,6 +70,21 @@ type HostedPayment struct {
 	ChargeID, CardLast4 string
 	// Referral is the affiliate link that brought the buyer, if any.
 	Referral *Referral
+	// Hold is how long the name is held for the session while the buyer
+	// pays: HostedHold when zero (a card charged from our page), longer
+	// when the buyer pays on the processor's page (payment.PageHold).
+	Hold time.Duration
+	// PaidCents and PaidCurrency, when set, are what the processor took
+	// where it is not the price (a charge no order is recorded for).
+	PaidCents    int64
+	PaidCurrency string
+}
+
+// pendingOrder is what a payment made on the processor's page keeps of
+// the buyer's form (models.Payment.PendingOrder), for its order.
+type pendingOrder struct {
+	Buyer    Buyer     `json:"buyer"`
+	Referral *Referral `json:"referral,omitempty"`
 }
 
 // Referral is the affiliate link a sale is attributed to: its partner
@@ -114,6 +130,9 @@ func (s *Service) ReserveHosted(ctx context.Context, p *HostedPayment) error {
 			return err
 		}
 		until := now.Add(HostedHold)
+		if p.Hold > 0 {
+			until = now.Add(p.Hold)
+		}
 		if l.HeldBy != nil && *l.HeldBy == cs.PartnerID && l.LockedUntil != nil && l.LockedUntil.After(until) {
 			until = *l.LockedUntil // the partner's own quote holds it longer
 		}
@@ -124,8 +143,12 @@ func (s *Service) ReserveHosted(ctx context.Context, p *HostedPayment) error {
 		if !ok {
 			return fault.New(fault.Conflict, "%s was reserved or sold a moment ago", l.Domain)
 		}
+		pending, err := json.Marshal(pendingOrder{Buyer: p.Buyer, Referral: p.Referral})
+		if err != nil {
+			return fmt.Errorf("encode the order of checkout session %s: %w", cs.ID, err)
+		}
 		p.Payment, err = payment.Attempt(tx, payment.NewAttempt{Provider: p.Provider, SessionID: cs.ID, PartnerID: cs.PartnerID,
-			Environment: cs.Environment, Domain: l.Domain, AmountCents: p.PriceCents, Currency: p.Currency}, now)
+			Environment: cs.Environment, Domain: l.Domain, AmountCents: p.PriceCents, Currency: p.Currency, PendingOrder: string(pending)}, now)
 		if errors.Is(err, payment.ErrPendingElsewhere) {
 			return fault.New(fault.Conflict, "Another payment of this checkout, at another price, is still being confirmed. Try again in a minute.")
 		}
@@ -223,6 +246,9 @@ func (s *Service) RecordHosted(ctx context.Context, p HostedPayment) (View, erro
 			return fmt.Errorf("mark checkout session %s paid: %w", cs.ID, err)
 		}
 		note := fmt.Sprintf("paid on the hosted checkout (card ending %s)", p.CardLast4)
+		if p.CardLast4 == "" {
+			note = fmt.Sprintf("paid on %s's page (%s)", p.Provider, p.ChargeID)
+		}
 		if review == models.ReviewPending {
 			note += fmt.Sprintf("; held for manual review (at or above %d cents)", s.opts.ReviewThresholdCents)
 		}
@@ -241,10 +267,49 @@ func (s *Service) RecordHosted(ctx context.Context, p HostedPayment) (View, erro
 func (s *Service) Unrecorded(ctx context.Context, p HostedPayment, why error) error {
 	return s.outbox.Transaction(ctx, func(tx *outbox.Tx) error {
 		now := s.now().UTC()
-		if err := tx.Model(model(p.Session.Environment)).Where("held_session = ? AND sold_at IS NULL", p.Session.ID).
-			Updates(map[string]any{"locked_until": nil, "held_by": nil, "held_session": nil}).Error; err != nil {
-			return fmt.Errorf("release the hold of checkout session %s: %w", p.Session.ID, err)
+		if err := releaseHold(tx.DB, p.Session.Environment, p.Session.ID); err != nil {
+			return err
 		}
-		return payment.Unrecorded(tx, p.Payment.ID, p.ChargeID, p.CardLast4, models.ErrorText(why, 300), now)
+		return payment.Unrecorded(tx, p.Payment.ID, payment.Charged{ChargeID: p.ChargeID, CardLast4: p.CardLast4,
+			AmountCents: p.PaidCents, Currency: p.PaidCurrency}, models.ErrorText(why, 300), now)
+	})
+}
+
+// releaseHold ends the hold of checkout session id on its name, unless
+// the name was sold.
+func releaseHold(tx *gorm.DB, env, id string) error {
+	err := tx.Model(model(env)).Where("held_session = ? AND sold_at IS NULL", id).
+		Updates(map[string]any{"locked_until": nil, "held_by": nil, "held_session": nil}).Error
+	if err != nil {
+		return fmt.Errorf("release the hold of checkout session %s: %w", id, err)
+	}
+	return nil
+}
+
+// PagePayment returns pending payment p, made on the processor's page, as
+// RecordHosted records it once the processor confirms it: with its
+// session, and the buyer and referral its form gave (pendingOrder).
+func (s *Service) PagePayment(ctx context.Context, p models.Payment) (HostedPayment, error) {
+	var cs models.CheckoutSession
+	if err := s.db.WithContext(ctx).Take(&cs, "id = ?", p.SessionID).Error; err != nil {
+		return HostedPayment{}, fmt.Errorf("find checkout session %s of payment %s: %w", p.SessionID, p.ID, err)
+	}
+	var po pendingOrder
+	if err := json.Unmarshal([]byte(p.PendingOrder), &po); err != nil {
+		return HostedPayment{}, fmt.Errorf("read the order of payment %s: %w", p.ID, err)
+	}
+	return HostedPayment{Session: cs, Provider: p.Provider, PriceCents: p.AmountCents, Currency: p.Currency,
+		Buyer: po.Buyer, Referral: po.Referral, Payment: p}, nil
+}
+
+// Abandoned records that pending payment p came to nothing (why: its page
+// expired, its payment failed for good) and ends its session's hold on
+// the name, together.
+func (s *Service) Abandoned(ctx context.Context, p models.Payment, why string) error {
+	return s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		if err := payment.Declined(tx, p.ID, why, s.now().UTC()); err != nil {
+			return err
+		}
+		return releaseHold(tx, p.Environment, p.SessionID)
 	})
 }

@@ -52,6 +52,9 @@ type NewAttempt struct {
 	Domain                            string
 	AmountCents                       int64
 	Currency                          string
+	// PendingOrder is what the order is recorded with when a processor
+	// confirms a payment made on its page (models.Payment.PendingOrder).
+	PendingOrder string
 }
 
 // Attempt returns the payment a charge for a.SessionID is made under, in
@@ -77,7 +80,7 @@ func Attempt(tx *gorm.DB, a NewAttempt, now time.Time) (models.Payment, error) {
 	id := secret.NewID("pay_")
 	p = models.Payment{ID: id, Provider: a.Provider, SessionID: a.SessionID, PartnerID: a.PartnerID, Environment: a.Environment,
 		Domain: a.Domain, IdempotencyKey: id, AmountCents: a.AmountCents, Currency: a.Currency, Status: models.PaymentPending,
-		CreatedAt: now, UpdatedAt: now}
+		PendingOrder: a.PendingOrder, CreatedAt: now, UpdatedAt: now}
 	if err := tx.Create(&p).Error; err != nil {
 		return p, fmt.Errorf("record a payment of %s: %w", a.SessionID, err)
 	}
@@ -116,14 +119,27 @@ func Declined(db *gorm.DB, id, why string, now time.Time) error {
 	return nil
 }
 
-// Unrecorded records in tx that payment id was charged (chargeID) but
-// paid for no order, because of why, and queues the return of the whole
-// charge (payment:return) in the same transaction. A payment that paid an
-// order, or whose return is queued already, is left alone.
-func Unrecorded(tx *outbox.Tx, id, chargeID, last4, why string, now time.Time) error {
+// Charged is a charge the processor took for a payment.
+type Charged struct {
+	ChargeID, CardLast4 string
+	// AmountCents and Currency, when set, are what the processor says it
+	// took, where that is not what the payment asked for.
+	AmountCents int64
+	Currency    string
+}
+
+// Unrecorded records in tx that payment id was charged (c) but paid for
+// no order, because of why, and queues the return of the whole charge
+// (payment:return) in the same transaction. A payment that paid an order,
+// or whose return is queued already, is left alone.
+func Unrecorded(tx *outbox.Tx, id string, c Charged, why string, now time.Time) error {
+	changes := map[string]any{"status": models.PaymentSucceeded, "charge_id": c.ChargeID, "card_last4": c.CardLast4,
+		"note": models.Cut("no order: "+why+"; the charge is refunded in full", 500), "updated_at": now}
+	if c.AmountCents > 0 {
+		changes["amount_cents"], changes["currency"] = c.AmountCents, c.Currency
+	}
 	res := tx.Model(&models.Payment{}).Where("id = ? AND order_id IS NULL AND status IN ?", id, []string{models.PaymentPending, models.PaymentFailed}).
-		Updates(map[string]any{"status": models.PaymentSucceeded, "charge_id": chargeID, "card_last4": last4,
-			"note": models.Cut("no order: "+why+"; the charge is refunded in full", 500), "updated_at": now})
+		Updates(changes)
 	if res.Error != nil {
 		return fmt.Errorf("record the charge of payment %s: %w", id, res.Error)
 	}
@@ -229,8 +245,11 @@ func (b *Book) reconcile(ctx context.Context, p models.Payment, cutoff time.Time
 	if err != nil {
 		return false, err
 	}
+	if pr, ok := provider.(Redirector); ok && p.ProviderRef != "" {
+		return b.reconcilePage(ctx, pr, p, cutoff)
+	}
 	lctx, cancel := context.WithTimeout(ctx, ChargeTimeout)
-	chargeID, found, err := provider.Lookup(lctx, p.IdempotencyKey)
+	chargeID, found, err := provider.Lookup(lctx, p)
 	cancel()
 	if err != nil {
 		return false, fmt.Errorf("look up payment %s at %s: %w", p.ID, p.Provider, err)
@@ -246,12 +265,37 @@ func (b *Book) reconcile(ctx context.Context, p models.Payment, cutoff time.Time
 		at := b.now().UTC()
 		if found {
 			b.log.WarnContext(ctx, "a charge without its record: returning it", "payment", p.ID, "charge", chargeID, "session", p.SessionID)
-			return Unrecorded(tx, p.ID, chargeID, "", "the charge's answer was lost before its order was recorded", at)
+			return Unrecorded(tx, p.ID, Charged{ChargeID: chargeID}, "the charge's answer was lost before its order was recorded", at)
 		}
 		return tx.Model(&models.Payment{}).Where("id = ?", p.ID).Updates(map[string]any{"status": models.PaymentFailed,
 			"note": "no charge was taken: the payment was abandoned before the processor charged it", "updated_at": at}).Error
 	})
 	return settled, err
+}
+
+// reconcilePage asks the processor what became of pending payment p,
+// made on its page, whose notice is late: a page done with is acted on as
+// its notice would be (Receive queues the same task, once per outcome), and
+// one the buyer may still pay on is left for a later run, touched so that
+// the next runs ask about others first.
+func (b *Book) reconcilePage(ctx context.Context, pr Redirector, p models.Payment, cutoff time.Time) (bool, error) {
+	cctx, cancel := context.WithTimeout(ctx, ChargeTimeout)
+	ev, err := pr.Check(cctx, p.ProviderRef)
+	cancel()
+	if err != nil {
+		return false, fmt.Errorf("check payment %s at %s: %w", p.ID, p.Provider, err)
+	}
+	if ev.Kind == "" {
+		err := b.db.WithContext(ctx).Model(&models.Payment{}).Where("id = ? AND status = ? AND updated_at < ?", p.ID, models.PaymentPending, cutoff).
+			Update("updated_at", b.now().UTC()).Error
+		return false, err
+	}
+	ev.ID, ev.PaymentID = "check-"+ev.Kind+"-"+p.ProviderRef, p.ID
+	if _, err := b.Receive(ctx, pr.Name(), ev); err != nil {
+		return false, err
+	}
+	b.log.WarnContext(ctx, "a payment page's notice is late: acting on what the processor says", "payment", p.ID, "page", p.ProviderRef, "kind", ev.Kind)
+	return true, nil
 }
 
 // provider is p's provider, if this deployment has it.

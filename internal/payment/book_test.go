@@ -59,7 +59,7 @@ func (bk *books) charge(t *testing.T, p models.Payment, lost bool) string {
 	}
 	id, err := s.Charge(context.Background(), Charge{AmountCents: p.AmountCents, Currency: p.Currency, Card: testCard(TestCardPays), IdempotencyKey: p.IdempotencyKey})
 	if lost && errors.Is(err, ErrLostAnswer) {
-		id, _, err = bk.sandbox.Lookup(context.Background(), p.IdempotencyKey)
+		id, _, err = bk.sandbox.Lookup(context.Background(), p)
 	}
 	if err != nil || id == "" {
 		t.Fatalf("charge %s: %q, %v", p.ID, id, err)
@@ -167,7 +167,7 @@ func TestAFailedReturnIsNoted(t *testing.T) {
 	p, _ := bk.attempt(t, "cs_1", 5_000)
 	chargeID := bk.charge(t, p, false)
 	if err := bk.b.outbox.Transaction(ctx, func(tx *outbox.Tx) error {
-		return Unrecorded(tx, p.ID, chargeID, "4242", "the name was sold", bk.now)
+		return Unrecorded(tx, p.ID, Charged{ChargeID: chargeID, CardLast4: "4242"}, "the name was sold", bk.now)
 	}); err != nil {
 		t.Fatal(err)
 	}

@@ -26,27 +26,89 @@ import (
 	"github.com/domaind/domaind/models"
 )
 
-// Provider charges cards and refunds charges. A provider's refusal is a
-// fault.CardDeclined error with a message for the buyer; a card it judges
-// malformed is a fault.Validation error naming the field. Any other error
-// of Charge leaves the outcome unknown (the answer may have been lost
-// after the charge was taken): Lookup tells.
+// Provider is a payment processor: it refunds what it charged, and says
+// what became of a charge whose answer was lost. A provider takes the
+// buyer's money in one of two ways: on our page, from a card the buyer
+// typed there (CardTaker: the sandbox), or on its own page, to which the
+// buyer is sent (Redirector: Stripe Checkout), no card number ever
+// reaching us. A provider's refusal is a fault.CardDeclined error with a
+// message for the buyer; a card it judges malformed is a fault.Validation
+// error naming the field.
 type Provider interface {
 	// Name is the processor's name, as payments record it.
 	Name() string
 	// TestMode reports whether the provider moves no money (test cards).
 	TestMode() bool
-	// Charge takes ch.AmountCents from the card and returns the charge's
-	// id. Two calls with one IdempotencyKey are one charge: the second
-	// returns the first's id (or its refusal) and charges nothing.
-	Charge(ctx context.Context, ch Charge) (chargeID string, err error)
 	// Refund gives r.AmountCents of charge r.ChargeID back to its card and
 	// returns the refund's id. Two calls with one IdempotencyKey are one
 	// refund.
 	Refund(ctx context.Context, r Refund) (refundID string, err error)
-	// Lookup returns the charge made with idempotencyKey, if one was.
-	Lookup(ctx context.Context, idempotencyKey string) (chargeID string, found bool, err error)
+	// Lookup returns the charge made for pending payment p (with its
+	// idempotency key), if one was.
+	Lookup(ctx context.Context, p models.Payment) (chargeID string, found bool, err error)
 }
+
+// CardTaker is a provider charging the card the buyer typed on our page.
+// Any error of Charge but a refusal leaves the outcome unknown (the answer
+// may have been lost after the charge was taken): Lookup tells.
+type CardTaker interface {
+	Provider
+	// Charge takes ch.AmountCents from the card and returns the charge's
+	// id. Two calls with one IdempotencyKey are one charge: the second
+	// returns the first's id (or its refusal) and charges nothing.
+	Charge(ctx context.Context, ch Charge) (chargeID string, err error)
+}
+
+// Redirector is a provider on whose own page the buyer pays: we send the
+// buyer there, and learn the outcome from its signed notices (Notifier),
+// or, when a notice is late, by asking (Check).
+type Redirector interface {
+	Provider
+	Notifier
+	// Redirect opens the processor's page for r and returns it. Two calls
+	// with one IdempotencyKey and the same request open one page.
+	Redirect(ctx context.Context, r Redirect) (Redirection, error)
+	// Check reports what became of the page ref: an event of kind
+	// EventPaid or EventExpired once the page is done with, or one of no
+	// kind while the buyer may still pay on it.
+	Check(ctx context.Context, ref string) (Event, error)
+}
+
+// Redirect is a payment for the buyer to make on the processor's page.
+type Redirect struct {
+	// PaymentID is ours (models.Payment), carried by the processor's
+	// notices; IdempotencyKey names the page.
+	PaymentID, IdempotencyKey string
+	// SessionID is our checkout session, the processor's reference to it.
+	SessionID   string
+	AmountCents int64
+	Currency    string // ISO 4217, upper case
+	// Description is what the buyer pays for (the domain name).
+	Description string
+	// Email is the buyer's, when known.
+	Email string
+	// SuccessURL is where the processor sends the buyer who paid,
+	// CancelURL the one who goes back.
+	SuccessURL, CancelURL string
+	// ExpiresAt is when the page stops taking the payment.
+	ExpiresAt time.Time
+}
+
+// Redirection is a processor's page for one payment.
+type Redirection struct {
+	// Ref is the processor's id of the page (a Stripe Checkout Session's).
+	Ref string
+	// URL is where the buyer pays.
+	URL string
+}
+
+// PageTTL is how long a processor's page takes a payment (Stripe's
+// shortest), and PageHold how long a payment on it holds its name: the
+// page's life and time for its notice to arrive.
+const (
+	PageTTL  = 30 * time.Minute
+	PageHold = PageTTL + 5*time.Minute
+)
 
 // Refund is money to give back of a charge.
 type Refund struct {
@@ -59,14 +121,17 @@ type Refund struct {
 
 // Providers returns the providers of the hosted checkout by environment:
 // the sandbox's is always the sandbox provider (keeping its charges in
-// db); a live one only on the embedded deployment, whose live inventory is
-// demo data. No real processor is built in yet, and a live sale paid with
-// a test card would give a name away, so elsewhere live sessions are
-// refused.
-func Providers(db *gorm.DB, embedded bool, opts SandboxOptions) map[string]Provider {
+// db); the live one is live when given (Stripe), else the sandbox on the
+// embedded deployment, whose live inventory is demo data. A live sale
+// paid with a test card would give a name away, so elsewhere, without a
+// live provider, live sessions are refused.
+func Providers(db *gorm.DB, embedded bool, opts SandboxOptions, live Provider) map[string]Provider {
 	sandbox := NewSandbox(db, opts)
 	p := map[string]Provider{models.EnvSandbox: sandbox}
-	if embedded {
+	switch {
+	case live != nil:
+		p[models.EnvLive] = live
+	case embedded:
 		p[models.EnvLive] = sandbox
 	}
 	return p

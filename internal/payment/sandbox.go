@@ -142,8 +142,9 @@ func (s *Sandbox) Refund(ctx context.Context, r Refund) (string, error) {
 	return rf.ID, nil
 }
 
-// Lookup finds the charge of an idempotency key.
-func (s *Sandbox) Lookup(ctx context.Context, key string) (string, bool, error) {
+// Lookup finds the charge made with p's idempotency key.
+func (s *Sandbox) Lookup(ctx context.Context, p models.Payment) (string, bool, error) {
+	key := p.IdempotencyKey
 	if err := s.wait(ctx); err != nil {
 		return "", false, err
 	}

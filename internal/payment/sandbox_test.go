@@ -53,10 +53,10 @@ func TestSandboxTestCards(t *testing.T) {
 	if len(kept) != 2 || kept[0].ID != id || kept[0].AmountCents != 120_000 || kept[0].CardLast4 != "4242" || kept[0].Description != "x.com" {
 		t.Errorf("the sandbox's charges = %+v, want the two paid ones", kept)
 	}
-	if found, ok, err := s.Lookup(ctx, "pay_1"); err != nil || !ok || found != id {
+	if found, ok, err := s.Lookup(ctx, models.Payment{IdempotencyKey: "pay_1"}); err != nil || !ok || found != id {
 		t.Errorf("Lookup(pay_1) = %q %v %v, want %q", found, ok, err, id)
 	}
-	if _, ok, err := s.Lookup(ctx, "pay_3"); err != nil || ok {
+	if _, ok, err := s.Lookup(ctx, models.Payment{IdempotencyKey: "pay_3"}); err != nil || ok {
 		t.Errorf("Lookup of a declined key = %v %v, want not found", ok, err)
 	}
 }
@@ -77,7 +77,7 @@ func TestSandboxLostAnswers(t *testing.T) {
 	if !errors.Is(err, ErrLostAnswer) {
 		t.Fatalf("charge with every answer lost = %v", err)
 	}
-	id, ok, err := lossy.Lookup(ctx, "pay_lost")
+	id, ok, err := lossy.Lookup(ctx, models.Payment{IdempotencyKey: "pay_lost"})
 	if err != nil || !ok {
 		t.Fatalf("Lookup after a lost answer = %v %v", ok, err)
 	}

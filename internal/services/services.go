@@ -28,6 +28,7 @@ import (
 	"github.com/domaind/domaind/internal/partner"
 	"github.com/domaind/domaind/internal/password"
 	"github.com/domaind/domaind/internal/payment"
+	"github.com/domaind/domaind/internal/payment/stripepay"
 	"github.com/domaind/domaind/internal/payout"
 	"github.com/domaind/domaind/internal/ratelimit"
 	"github.com/domaind/domaind/internal/referral"
@@ -66,7 +67,7 @@ type Deps struct {
 	// server's tokens may be bound to (api.Resources).
 	Resources []string
 	// Payments are the hosted checkout's card processors by environment;
-	// nil means payment.Providers' defaults for the configuration.
+	// nil means Processors of the configuration.
 	Payments map[string]payment.Provider
 }
 
@@ -128,7 +129,7 @@ func New(d Deps) *Set {
 		d.Passwords = password.Default
 	}
 	if d.Payments == nil {
-		d.Payments = payment.Providers(d.DB, d.Config.Embedded(), payment.SandboxOptions{})
+		d.Payments = Processors(d.DB, d.Config)
 	}
 	cfg, key := d.Config, d.Config.SecretKey
 	base := BaseURL(cfg)
@@ -175,3 +176,14 @@ func (s *Set) Close() {
 
 // BaseURL is the service's public base URL, without a trailing slash.
 func BaseURL(cfg *config.Config) string { return strings.TrimSuffix(cfg.BaseURL.String(), "/") }
+
+// Processors returns the hosted checkout's payment providers of cfg, by
+// environment (payment.Providers): Stripe takes the live payments when
+// DOMAIND_PAYMENT_PROVIDER is stripe.
+func Processors(db *gorm.DB, cfg *config.Config) map[string]payment.Provider {
+	var live payment.Provider
+	if cfg.PaymentProvider == stripepay.Name {
+		live = stripepay.New(stripepay.Options{SecretKey: cfg.StripeSecretKey, WebhookSecret: cfg.StripeWebhookSecret, APIURL: cfg.StripeAPIURL})
+	}
+	return payment.Providers(db, cfg.Embedded(), payment.SandboxOptions{Latency: cfg.SandboxLatency, LostAnswers: cfg.SandboxPaymentFailures}, live)
+}

@@ -56,3 +56,29 @@ func FreeAddr(tb testing.TB) string {
 	defer ln.Close()
 	return ln.Addr().String()
 }
+
+// StripeMock starts Stripe's own API mock (stripe-mock, which .ci/run
+// installs with go install) for tb's life and returns its base URL. It
+// answers as Stripe's API does, from Stripe's OpenAPI document: a request
+// Stripe would refuse (an unknown parameter, a missing one) is refused.
+func StripeMock(tb testing.TB) string {
+	tb.Helper()
+	bin := Path(tb, "the Stripe provider is tested against Stripe's API mock (go install github.com/stripe/stripe-mock@v0.203.0)", "stripe-mock")
+	addr := FreeAddr(tb)
+	cmd := exec.Command(bin, "-http-addr", addr, "-https-addr", FreeAddr(tb)) // without an HTTPS address it takes 12112, which two cannot share
+	if err := cmd.Start(); err != nil {
+		tb.Fatalf("start stripe-mock: %v", err)
+	}
+	tb.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+	})
+	WaitFor(tb, "stripe-mock listens on "+addr, func() bool {
+		c, err := net.DialTimeout("tcp", addr, 100*time.Millisecond)
+		if err == nil {
+			c.Close()
+		}
+		return err == nil
+	})
+	return "http://" + addr
+}
