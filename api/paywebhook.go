@@ -7,8 +7,8 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/domaind/domaind/internal/fault"
-	"github.com/domaind/domaind/models"
 	"github.com/domaind/domaind/internal/payment"
+	"github.com/domaind/domaind/models"
 )
 
 // StripeWebhookPath is where Stripe sends its notices (the endpoint to

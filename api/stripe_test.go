@@ -7,10 +7,13 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/chromedp/chromedp"
 
 	"github.com/domaind/domaind/internal/config"
 	"github.com/domaind/domaind/internal/payment/stripepay/stripepaytest"
@@ -243,6 +246,13 @@ func TestStripeCheckoutMakesOrdersOnlyFromSignedNotices(t *testing.T) {
 
 	// The buyer left Stripe's page: the payment fails and the hold ends.
 	_, left := payOnStripe(t, env, srv.URL, liveSession(t, c, "leftpage.com", shop), "leftpage.com")
+	refused := stripepaytest.Event(t, "evt_refused", "payment_intent.payment_failed", stripepaytest.Object(t, mock, "/v1/payment_intents/pi_left",
+		map[string]any{"metadata": map[string]string{"payment_id": left.ID}, "last_payment_error": map[string]any{"message": "Your card has insufficient funds.", "type": "card_error"}}), time.Now())
+	notify(t, srv.URL, refused, signedNow(refused))
+	testtool.WaitFor(t, "the refusal is noted", func() bool {
+		var p models.Payment
+		return env.db.Take(&p, "id = ?", left.ID).Error == nil && strings.Contains(p.Note, "insufficient funds") && p.Status == models.PaymentPending
+	})
 	expired := stripepaytest.Event(t, "evt_left", "checkout.session.expired", stripepaytest.Object(t, mock, "/v1/checkout/sessions/"+left.ProviderRef,
 		map[string]any{"status": "expired", "payment_status": "unpaid", "payment_intent": nil, "metadata": map[string]string{"payment_id": left.ID}}), time.Now())
 	notify(t, srv.URL, expired, signedNow(expired))
@@ -251,5 +261,88 @@ func TestStripeCheckoutMakesOrdersOnlyFromSignedNotices(t *testing.T) {
 	env.db.Take(&free, "domain = ?", "leftpage.com")
 	if free.HeldSession != nil || free.SoldAt != nil {
 		t.Errorf("after the page expired the name is held by %v, sold %v; want it free", free.HeldSession, free.SoldAt)
+	}
+}
+
+// A buyer pays a live checkout on Stripe in a real browser: the page asks
+// for no card and sends the browser to the page Stripe made for the
+// payment (served here for checkout.stripe.com); back from it, the page
+// says the payment is being recorded and refreshes itself until Stripe's
+// signed notice has made the order, then goes on to the shop with it.
+func TestBrowserStripeCheckout(t *testing.T) {
+	env, srv, mock := stripeServed(t)
+	var mu sync.Mutex
+	var asked string
+	stripePage := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/favicon.ico" {
+			http.NotFound(w, r)
+			return
+		}
+		mu.Lock()
+		asked = r.URL.Path
+		mu.Unlock()
+		w.Write([]byte("<!doctype html><title>Stripe Checkout</title><p id=stripe-page>Pay on Stripe.</p>"))
+	}))
+	t.Cleanup(stripePage.Close)
+	ctx := newChromium(t, chromedp.Flag("host-resolver-rules", "MAP checkout.stripe.com "+stripePage.Listener.Addr().String()),
+		chromedp.Flag("ignore-certificate-errors", true))
+	var landed url.Values
+	shop := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/return" {
+			http.NotFound(w, r)
+			return
+		}
+		mu.Lock()
+		landed = r.URL.Query()
+		mu.Unlock()
+		w.Write([]byte("<!doctype html><title>thanks</title><p id=done>Thank you for your order.</p>"))
+	}))
+	t.Cleanup(shop.Close)
+	listLive(t, env, "sofahaven.com", 250_000)
+	link := liveSession(t, checkoutPartner(t, env, srv.URL, models.EnvLive), "sofahaven.com", shop.URL)
+
+	text := pageText(t, ctx)
+	if err := chromedp.Do(ctx, chromedp.Navigate(link), chromedp.WaitVisible(chromedp.CSS("#name"))); err != nil {
+		t.Fatalf("checkout page: %v", err)
+	}
+	checkPage(t, ctx, "checkout-stripe")
+	if body := text("body"); strings.Contains(body, "Card number") || strings.Contains(body, "CVC") ||
+		!strings.Contains(body, "Continue to Stripe to pay 2,500.00 USD") || !strings.Contains(body, "Test mode") {
+		t.Errorf("the Stripe-mode page = %q; want no card field and the way to Stripe", body)
+	}
+	if err := chromedp.Do(ctx, chromedp.SendKeys(chromedp.CSS("#name"), "Ada Buyer"), chromedp.SendKeys(chromedp.CSS("#country"), "NL"),
+		chromedp.Click(chromedp.CSS("button[type=submit]")), chromedp.WaitVisible(chromedp.CSS("#stripe-page"))); err != nil {
+		t.Fatalf("on to Stripe: %v", err)
+	}
+	var pay models.Payment
+	if err := env.db.Take(&pay, "domain = ?", "sofahaven.com").Error; err != nil {
+		t.Fatal(err)
+	}
+	u, _ := url.Parse(pay.RedirectURL)
+	mu.Lock()
+	got := asked
+	mu.Unlock()
+	if u == nil || u.Host != "checkout.stripe.com" || got != u.Path {
+		t.Errorf("the browser asked Stripe for %q; want the page Stripe returned, %q", got, pay.RedirectURL)
+	}
+
+	if err := chromedp.Do(ctx, chromedp.Navigate(link+"&paid=1"), chromedp.WaitVisible(chromedp.CSS("#confirming"))); err != nil {
+		t.Fatalf("back from Stripe before its notice: %v", err)
+	}
+	checkPage(t, ctx, "checkout-confirming")
+	paid := stripepaytest.Event(t, "evt_browser", "checkout.session.completed",
+		stripepaytest.PaidSession(t, mock, pay.ProviderRef, pay.ID, "pi_browser", 250_000, "usd"), time.Now())
+	if code, _ := notify(t, srv.URL, paid, signedNow(paid)); code != 200 {
+		t.Fatalf("Stripe's notice: %d", code)
+	}
+	if err := chromedp.Do(ctx, chromedp.WaitVisible(chromedp.CSS("#done"))); err != nil {
+		t.Fatalf("the page did not move on to the shop once the order was made: %v", err)
+	}
+	mu.Lock()
+	id := landed.Get("order_id")
+	mu.Unlock()
+	var o models.Order
+	if err := env.db.Take(&o, "public_id = ?", id).Error; err != nil || o.Status != models.OrderPaid || o.ExternalPaymentRef != "pi_browser" {
+		t.Errorf("the order the browser brought back (%q) = %+v, %v", id, o, err)
 	}
 }

@@ -77,8 +77,8 @@ type PaymentEvent struct {
 	PaymentID string `gorm:"size:40;not null;default:'';index"`
 	// Body is the event as internal/payment reads it (JSON): only what it
 	// acts on, never the processor's whole payload.
-	Body       string `gorm:"type:text;not null"`
-	Note       string `gorm:"size:500;not null;default:''"`
+	Body       string    `gorm:"type:text;not null"`
+	Note       string    `gorm:"size:500;not null;default:''"`
 	ReceivedAt time.Time `gorm:"not null;index"`
 	DoneAt     *time.Time
 }

@@ -6,8 +6,8 @@ import (
 
 	"github.com/hibiken/asynq"
 
-	"github.com/domaind/domaind/internal/fault"
 	"github.com/domaind/domaind/internal/checkout"
+	"github.com/domaind/domaind/internal/fault"
 	"github.com/domaind/domaind/internal/order"
 	"github.com/domaind/domaind/internal/payment"
 	"github.com/domaind/domaind/internal/registry"

@@ -42,8 +42,8 @@ import (
 	"gorm.io/gorm"
 
 	"github.com/domaind/domaind/internal/canary"
-	"github.com/domaind/domaind/internal/fault"
 	"github.com/domaind/domaind/internal/checkout"
+	"github.com/domaind/domaind/internal/fault"
 	"github.com/domaind/domaind/internal/fetch"
 	"github.com/domaind/domaind/internal/logging"
 	"github.com/domaind/domaind/internal/lookup"

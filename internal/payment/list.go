@@ -29,9 +29,12 @@ type Filter struct {
 // View is a payment as finance reads it: each charge with what it paid
 // for or what returned it.
 type View struct {
-	ID            string    `json:"id"`
-	Provider      string    `json:"provider"`
-	ChargeID      *string   `json:"charge_id"`
+	ID       string  `json:"id"`
+	Provider string  `json:"provider"`
+	ChargeID *string `json:"charge_id"`
+	// ProviderRef is the processor's page the buyer paid on (a Stripe
+	// Checkout Session, cs_…), "" for a card taken on our page.
+	ProviderRef   string    `json:"provider_ref"`
 	AmountCents   int64     `json:"amount_cents"`
 	Currency      string    `json:"currency"`
 	Status        string    `json:"status"`
@@ -49,7 +52,7 @@ type View struct {
 }
 
 func newView(p models.Payment) View {
-	v := View{ID: p.ID, Provider: p.Provider, ChargeID: p.ChargeID, AmountCents: p.AmountCents, Currency: p.Currency, Status: p.Status,
+	v := View{ID: p.ID, Provider: p.Provider, ChargeID: p.ChargeID, ProviderRef: p.ProviderRef, AmountCents: p.AmountCents, Currency: p.Currency, Status: p.Status,
 		OrderID: p.OrderID, RefundedCents: p.RefundedCents, SessionID: p.SessionID, PartnerID: p.PartnerID, Environment: p.Environment,
 		Domain: p.Domain, CardLast4: p.CardLast4, Note: p.Note, CreatedAt: p.CreatedAt.UTC(), UpdatedAt: p.UpdatedAt.UTC()}
 	if p.RefundID != "" {
