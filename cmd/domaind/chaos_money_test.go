@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -9,6 +10,7 @@ import (
 	"net/http/cookiejar"
 	"net/url"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -16,6 +18,7 @@ import (
 
 	"github.com/domaind/domaind/internal/ledger"
 	"github.com/domaind/domaind/internal/ledger/ledgertest"
+	"github.com/domaind/domaind/internal/payment/stripepay/stripepaytest"
 	"github.com/domaind/domaind/models"
 	"github.com/domaind/domaind/partnerclient"
 )
@@ -30,6 +33,7 @@ var (
 		{"order", 10, actOrder},
 		{"checkout", 10, actCheckout},
 		{"checkout-race", 3, actCheckoutRace},
+		{"stripe-checkout", 6, actStripeCheckout},
 		{"refund", 8, actRefund},
 		{"ops-move", 14, actOpsMove},
 		{"settlement-run", 1, actSettlementRun},
@@ -39,6 +43,7 @@ var (
 	chaosInvariants = []chaosInvariant{
 		{"ledger", "every transaction sums to zero; statements, transactions and payouts are their lines' sums", checkLedger},
 		{"charges", "every charge has one order or is refunded in full; every hosted order one charge", checkCharges},
+		{"stripe", "every payment Stripe took has its one order or is refunded in full; a page that expired made nothing", checkStripe},
 		{"listings", "no name has two live orders, and none is for sale after its push succeeded", checkListings},
 		{"settlement", "orders settle once, after delivery, never after a full refund", checkSettlement},
 		{"events", "each order's events follow its state table, match its timeline, and reached the receiver", checkEvents},
@@ -283,6 +288,127 @@ func (w *chaosWorld) pay(rng *rand.Rand, partner int, link string, referred bool
 	}
 }
 
+// stripeSale is a payment made on Stripe's page, as Stripe (this test)
+// saw it: paid (with charge, for amount cents) or left to expire.
+type stripeSale struct {
+	payment, charge string
+	amount          int64
+	paid, wrong     bool // wrong: paid another amount than the price
+}
+
+// actStripeCheckout is a buyer paying a live checkout on Stripe's page,
+// with this test as Stripe: the buyer pays (one time in eight another
+// amount than the price) or leaves and the page expires, and Stripe's
+// signed notice of it comes once, or twice at once (Stripe retrying, or
+// the notice and the reconciliation's look at the page).
+func actStripeCheckout(w *chaosWorld, rng *rand.Rand) string {
+	i, p := w.pick(rng)
+	l := w.liveListings[rng.IntN(len(w.liveListings))]
+	res, body, err := p.live.Do(context.Background(), "POST", "/api/partner/v1/checkout-session", nil, mustJSON(map[string]string{
+		"domain": l.domain, "return_url": "https://shop.chaos.example/ok", "cancel_url": "https://shop.chaos.example/"}))
+	if out := w.outcome("stripe checkout-session", res, body, err); out != "201" {
+		return "session-" + out
+	}
+	var s struct {
+		ID          string `json:"id"`
+		CheckoutURL string `json:"checkout_url"`
+	}
+	json.Unmarshal(body, &s)
+	browser := newBrowser(rng)
+	res, err = browser.Get(s.CheckoutURL)
+	if err != nil {
+		return w.unexpected("Stripe checkout page: %v", err)
+	}
+	page := readAll(res)
+	form := url.Values{"name": {"Chaos Buyer"}, "email": {chaosBuyerEmail}, "country": {"NL"}}
+	for _, m := range hiddenField.FindAllStringSubmatch(page, -1) {
+		form.Set(m[1], m[2])
+	}
+	if res.StatusCode != http.StatusOK || form.Get("csrf_token") == "" {
+		return "closed-" + strconv.Itoa(res.StatusCode)
+	}
+	res, err = browser.PostForm(w.base+"/checkout", form)
+	if err != nil {
+		return w.unexpected("Stripe checkout payment: %v", err)
+	}
+	answer := readAll(res)
+	switch {
+	case res.StatusCode >= 500:
+		return w.unexpected("Stripe checkout payment: %d %s", res.StatusCode, answer)
+	case res.StatusCode != http.StatusSeeOther:
+		return "pay-" + strconv.Itoa(res.StatusCode)
+	case !strings.HasPrefix(res.Header.Get("Location"), "https://checkout.stripe.com/"):
+		return w.unexpected("a Stripe checkout went to %q, not Stripe's page", res.Header.Get("Location"))
+	}
+	var pay models.Payment
+	if err := w.c.db.Take(&pay, "session_id = ? AND status = ? AND provider_ref <> ''", s.ID, models.PaymentPending).Error; err != nil {
+		return w.unexpected("the pending payment of %s sent to Stripe: %v", s.ID, err)
+	}
+
+	sale := stripeSale{payment: pay.ID, charge: stripepaytest.NewID("pi"), amount: pay.AmountCents, paid: rng.IntN(5) > 0}
+	typ, obj := "checkout.session.expired", stripepaytest.Object(w.t, w.stripeMock, "/v1/checkout/sessions/"+pay.ProviderRef,
+		map[string]any{"status": "expired", "payment_status": "unpaid", "payment_intent": nil, "metadata": map[string]string{"payment_id": pay.ID}})
+	if sale.paid {
+		if sale.wrong = rng.IntN(8) == 0; sale.wrong {
+			sale.amount--
+		}
+		typ, obj = "checkout.session.completed", stripepaytest.PaidSession(w.t, w.stripeMock, pay.ProviderRef, pay.ID, sale.charge, sale.amount, "usd")
+	}
+	ids := []string{stripepaytest.NewID("evt")}
+	switch rng.IntN(4) {
+	case 0:
+		ids = append(ids, ids[0]) // Stripe sends it again
+	case 1:
+		ids = append(ids, stripepaytest.NewID("evt")) // another notice of the same page
+	}
+	w.mu.Lock()
+	w.stripe = append(w.stripe, sale)
+	w.mu.Unlock()
+	var wg sync.WaitGroup
+	for _, id := range ids {
+		payload := stripepaytest.Event(w.t, id, typ, obj, time.Now())
+		wg.Go(func() {
+			res, err := http.Post(w.base+"/api/payments/stripe/webhook", "application/json", bytes.NewReader(payload))
+			if err != nil {
+				w.unexpected("an unsigned Stripe notice: %v", err)
+				return
+			}
+			if b := readAll(res); res.StatusCode != http.StatusUnauthorized {
+				w.unexpected("an unsigned Stripe notice: %d %s, want 401", res.StatusCode, b)
+			}
+			req, _ := http.NewRequest(http.MethodPost, w.base+"/api/payments/stripe/webhook", bytes.NewReader(payload))
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("Stripe-Signature", stripepaytest.Sign(payload, stripepaytest.WebhookSecret, time.Now()))
+			res, err = http.DefaultClient.Do(req)
+			if err != nil {
+				w.unexpected("Stripe's notice: %v", err)
+				return
+			}
+			if b := readAll(res); res.StatusCode != http.StatusOK {
+				w.unexpected("Stripe's notice: %d %s", res.StatusCode, b)
+			}
+		})
+	}
+	wg.Wait()
+	switch {
+	case !sale.paid:
+		return "expired"
+	case sale.wrong:
+		return "paid-wrong-amount"
+	}
+	// The order is the worker's to make; once made, the partner may refund
+	// it and ops move it, as any order.
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		if err := w.c.db.Take(&pay, "id = ?", pay.ID).Error; err == nil && pay.OrderID != nil {
+			w.mu.Lock()
+			w.orders = append(w.orders, chaosOrder{id: *pay.OrderID, partner: i, hosted: true, live: true})
+			w.mu.Unlock()
+			return "paid"
+		}
+	}
+	return "paid-order-later" // a worker was killed under it: the order comes after the recovery
+}
+
 // newBrowser is a buyer's browser: its own cookies, no redirects
 // followed, and an address of its own, which the proxy in front of the
 // api (DOMAIND_TRUSTED_PROXIES) passes on.
@@ -321,12 +447,15 @@ func actRefund(w *chaosWorld, rng *rand.Rand) string {
 	if !ok {
 		return "no-order"
 	}
-	p := w.partners[o.partner]
+	client := w.partners[o.partner].client
+	if o.live {
+		client = w.partners[o.partner].live
+	}
 	refund := map[string]any{"order_id": o.id, "reason": "chaos refund"}
 	if rng.IntN(2) == 0 {
 		refund["amount_cents"] = 1 + rng.IntN(5_000)
 	}
-	res, body, err := p.client.Do(context.Background(), "POST", "/api/partner/v1/refunds", nil, mustJSON(refund), partnerclient.WithIdempotencyKey(newKey(rng)))
+	res, body, err := client.Do(context.Background(), "POST", "/api/partner/v1/refunds", nil, mustJSON(refund), partnerclient.WithIdempotencyKey(newKey(rng)))
 	return w.outcome("refund", res, body, err)
 }
 
@@ -464,19 +593,21 @@ func checkLedger(w *chaosWorld) (string, []string) {
 			return w.scalar(`SELECT COALESCE(SUM(l.amount_cents), 0) FROM ledger_entries l LEFT JOIN orders o ON o.public_id = l.order_id
 				WHERE l.partner_id = ? AND `+where, append([]any{p.id}, args...)...)
 		}
-		var txnList struct {
-			Totals []struct {
-				GMVCents        int64 `json:"gmv_cents"`
-				CommissionCents int64 `json:"commission_cents"`
-			} `json:"totals"`
-		}
-		if err := p.client.GetJSON(ctx, "/api/partner/v1/transactions", nil, &txnList); err != nil {
-			problems = append(problems, fmt.Sprintf("transactions of %s: %v", p.id, err))
-			continue
-		}
 		var gmv, commission int64
-		for _, t := range txnList.Totals {
-			gmv, commission = gmv+t.GMVCents, commission+t.CommissionCents
+		for _, client := range []*partnerclient.Client{p.client, p.live} { // each credential reports its environment
+			var txnList struct {
+				Totals []struct {
+					GMVCents        int64 `json:"gmv_cents"`
+					CommissionCents int64 `json:"commission_cents"`
+				} `json:"totals"`
+			}
+			if err := client.GetJSON(ctx, "/api/partner/v1/transactions", nil, &txnList); err != nil {
+				problems = append(problems, fmt.Sprintf("transactions of %s: %v", p.id, err))
+				continue
+			}
+			for _, t := range txnList.Totals {
+				gmv, commission = gmv+t.GMVCents, commission+t.CommissionCents
+			}
 		}
 		if want := -sum("l.account = ?", ledger.Sales); gmv != want {
 			problems = append(problems, fmt.Sprintf("%s: transactions total gmv %d, its sales lines %d", p.id, gmv, want))
@@ -499,18 +630,20 @@ func checkLedger(w *chaosWorld) (string, []string) {
 		if want := -sum("l.account = ? AND l.kind = ?", ledger.Payable, ledger.KindReferral); statements.referral != want {
 			problems = append(problems, fmt.Sprintf("%s: statements referral %d, its payable referral lines %d", p.id, statements.referral, want))
 		}
-		var payouts struct {
-			Totals []struct {
-				PaidCents int64 `json:"paid_cents"`
-			} `json:"totals"`
-		}
-		if err := p.client.GetJSON(ctx, "/api/partner/v1/payouts", nil, &payouts); err != nil {
-			problems = append(problems, fmt.Sprintf("payouts of %s: %v", p.id, err))
-			continue
-		}
 		var paid int64
-		for _, t := range payouts.Totals {
-			paid += t.PaidCents
+		for _, client := range []*partnerclient.Client{p.client, p.live} {
+			var payouts struct {
+				Totals []struct {
+					PaidCents int64 `json:"paid_cents"`
+				} `json:"totals"`
+			}
+			if err := client.GetJSON(ctx, "/api/partner/v1/payouts", nil, &payouts); err != nil {
+				problems = append(problems, fmt.Sprintf("payouts of %s: %v", p.id, err))
+				continue
+			}
+			for _, t := range payouts.Totals {
+				paid += t.PaidCents
+			}
 		}
 		if want := sum("l.account = ? AND l.kind = ?", ledger.Payable, ledger.KindPayout); paid != want {
 			problems = append(problems, fmt.Sprintf("%s: payouts paid %d, its payable payout lines %d", p.id, paid, want))
@@ -523,6 +656,16 @@ type statementSums struct{ gross, refunds, commission, referral int64 }
 
 func allStatements(ctx context.Context, p *chaosPartner) (statementSums, error) {
 	var s statementSums
+	for _, client := range []*partnerclient.Client{p.client, p.live} { // each credential reads its environment's
+		if err := addStatements(ctx, client, &s); err != nil {
+			return s, err
+		}
+	}
+	return s, nil
+}
+
+// addStatements adds the statements client reads to s.
+func addStatements(ctx context.Context, client *partnerclient.Client, s *statementSums) error {
 	q := url.Values{"limit": {"100"}}
 	for {
 		var page struct {
@@ -534,15 +677,15 @@ func allStatements(ctx context.Context, p *chaosPartner) (statementSums, error) 
 			} `json:"settlements"`
 			NextCursor *string `json:"next_cursor"`
 		}
-		if err := p.client.GetJSON(ctx, "/api/partner/v1/settlements", q, &page); err != nil {
-			return s, err
+		if err := client.GetJSON(ctx, "/api/partner/v1/settlements", q, &page); err != nil {
+			return err
 		}
 		for _, st := range page.Settlements {
 			s.gross, s.refunds, s.commission, s.referral = s.gross+st.GrossCents, s.refunds+st.RefundsCents,
 				s.commission+st.CommissionCents, s.referral+st.ReferralCents
 		}
 		if page.NextCursor == nil {
-			return s, nil
+			return nil
 		}
 		q.Set("cursor", *page.NextCursor)
 	}
@@ -579,7 +722,7 @@ func checkCharges(w *chaosWorld) (string, []string) {
 		}
 	}
 	var hosted []models.Order
-	w.c.db.Where("payment_model = ?", models.PaymentHosted).Find(&hosted)
+	w.c.db.Where("payment_model = ? AND environment = ?", models.PaymentHosted, models.EnvSandbox).Find(&hosted) // Stripe's: checkStripe
 	for _, o := range hosted {
 		if n := w.scalar(`SELECT count(*) FROM sandbox_charges WHERE id = ?`, o.ExternalPaymentRef); n != 1 {
 			problems = append(problems, fmt.Sprintf("hosted order %s has %d charges", o.PublicID, n))
@@ -593,6 +736,57 @@ func checkCharges(w *chaosWorld) (string, []string) {
 		len(charges), withOrder, returned, len(hosted), failed), problems
 }
 
+// checkStripe: each payment Stripe took has exactly one order, of its
+// charge and amount, or (another amount than the price) is refunded in
+// full and made none; a page that expired made nothing; and every hosted
+// live order is of a charge Stripe took.
+func checkStripe(w *chaosWorld) (string, []string) {
+	w.mu.Lock()
+	sales := slices.Clone(w.stripe)
+	w.mu.Unlock()
+	var problems []string
+	var ordered, returned, expired int
+	charges := map[string]bool{}
+	for _, s := range sales {
+		var p models.Payment
+		if err := w.c.db.Take(&p, "id = ?", s.payment).Error; err != nil {
+			w.t.Fatal(err)
+		}
+		var orders []models.Order
+		w.c.db.Where("external_payment_ref = ?", s.charge).Find(&orders)
+		switch {
+		case !s.paid:
+			if p.Status != models.PaymentFailed || p.OrderID != nil || len(orders) > 0 {
+				problems = append(problems, fmt.Sprintf("payment %s expired on Stripe's page but is %s with order %v", p.ID, p.Status, p.OrderID))
+			}
+			expired++
+		case s.wrong:
+			if p.Status != models.PaymentRefunded || p.RefundedCents != s.amount || p.OrderID != nil || len(orders) > 0 || !strings.HasPrefix(p.RefundID, "re_") {
+				problems = append(problems, fmt.Sprintf("payment %s paid %d, not its price: %s, %d refunded (%q), order %v", p.ID, s.amount, p.Status, p.RefundedCents, p.RefundID, p.OrderID))
+			}
+			returned++
+		case len(orders) != 1 || p.OrderID == nil || *p.OrderID != orders[0].PublicID || orders[0].SalePriceCents != s.amount || p.ChargeID == nil || *p.ChargeID != s.charge:
+			problems = append(problems, fmt.Sprintf("payment %s: Stripe took %s for %d, and it paid %d orders (payment %s, order %v)", p.ID, s.charge, s.amount, len(orders), p.Status, p.OrderID))
+		case orders[0].RefundedCents != p.RefundedCents:
+			problems = append(problems, fmt.Sprintf("payment %s: %d refunded through Stripe, its order %s refunded %d", p.ID, p.RefundedCents, orders[0].PublicID, orders[0].RefundedCents))
+		default:
+			charges[s.charge] = true
+			ordered++
+		}
+	}
+	var live []models.Order
+	w.c.db.Where("payment_model = ? AND environment = ?", models.PaymentHosted, models.EnvLive).Find(&live)
+	for _, o := range live {
+		if !charges[o.ExternalPaymentRef] {
+			problems = append(problems, fmt.Sprintf("live hosted order %s is of %q, which Stripe did not take", o.PublicID, o.ExternalPaymentRef))
+		}
+	}
+	notices := w.scalar(`SELECT count(*) FROM payment_events`)
+	refunds := w.scalar(`SELECT count(*) FROM refunds r JOIN orders o ON o.public_id = r.order_id WHERE o.environment = ? AND r.card_status = 'sent'`, models.EnvLive)
+	return fmt.Sprintf("%d payments on Stripe's page: %d with their order, %d of another amount refunded, %d expired; %d notices kept, %d live hosted orders, %d refunds sent through Stripe",
+		len(sales), ordered, returned, expired, notices, len(live), refunds), problems
+}
+
 // checkListings: no listing has two live orders, a listing is sold
 // exactly when it has a live order, and no name is for sale after a push
 // of it succeeded.
@@ -603,8 +797,10 @@ func checkListings(w *chaosWorld) (string, []string) {
 		problems = append(problems, fmt.Sprintf("%d listings have two live orders", doubled))
 	}
 	live := `EXISTS (SELECT 1 FROM orders o WHERE o.listing_id = l.id AND o.status NOT IN ('REFUNDED', 'CANCELLED'))`
-	if n := w.scalar(`SELECT count(*) FROM sandbox_listings l WHERE (l.sold_at IS NOT NULL) <> ` + live); n > 0 {
-		problems = append(problems, fmt.Sprintf("%d listings are sold without a live order, or for sale with one", n))
+	for _, table := range []string{"sandbox_listings", "listings"} {
+		if n := w.scalar(`SELECT count(*) FROM ` + table + ` l WHERE (l.sold_at IS NOT NULL) <> ` + live); n > 0 {
+			problems = append(problems, fmt.Sprintf("%d %s are sold without a live order, or for sale with one", n, table))
+		}
 	}
 	pushed := w.scalar(`SELECT count(DISTINCT o.listing_id) FROM orders o JOIN order_steps s ON s.order_id = o.public_id AND s.event = 'transfer.completed'`)
 	resold := w.scalar(`SELECT count(DISTINCT o.listing_id) FROM orders o JOIN order_steps s ON s.order_id = o.public_id AND s.event = 'transfer.completed'
@@ -612,7 +808,7 @@ func checkListings(w *chaosWorld) (string, []string) {
 	if resold > 0 {
 		problems = append(problems, fmt.Sprintf("%d pushed names are for sale again or their orders moved on", resold))
 	}
-	sold := w.scalar(`SELECT count(*) FROM sandbox_listings WHERE sold_at IS NOT NULL`)
+	sold := w.scalar(`SELECT (SELECT count(*) FROM sandbox_listings WHERE sold_at IS NOT NULL) + (SELECT count(*) FROM listings WHERE sold_at IS NOT NULL)`)
 	return fmt.Sprintf("%d listings sold, %d doubled; %d pushed, %d of them for sale again", sold, doubled, pushed, resold), problems
 }
 

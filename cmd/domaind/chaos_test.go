@@ -21,6 +21,8 @@ import (
 
 	"github.com/domaind/domaind/internal/order"
 	"github.com/domaind/domaind/internal/partner"
+	"github.com/domaind/domaind/internal/payment/stripepay/stripepaytest"
+	"github.com/domaind/domaind/internal/testtool"
 	"github.com/domaind/domaind/models"
 	"github.com/domaind/domaind/partnerclient"
 	"github.com/domaind/domaind/tasks"
@@ -133,9 +135,15 @@ type chaosWorld struct {
 	listings []chaosListing
 	links    []string // referral codes of the affiliates
 
+	// stripeMock answers for Stripe: the live checkout takes its payments
+	// on Stripe's page, and the workload sends Stripe's notices.
+	stripeMock   string
+	liveListings []chaosListing
+
 	mu       sync.Mutex
 	orders   []chaosOrder
 	quotes   []chaosQuote
+	stripe   []stripeSale
 	outcomes map[string]map[string]int // action → outcome → count
 	problems []string                  // answers no caller should get
 }
@@ -143,6 +151,7 @@ type chaosWorld struct {
 type chaosPartner struct {
 	id        string
 	client    *partnerclient.Client
+	live      *partnerclient.Client // its live credential's, for checkouts paid on Stripe
 	affiliate bool
 }
 
@@ -155,6 +164,7 @@ type chaosOrder struct {
 	id      string
 	partner int
 	hosted  bool
+	live    bool // paid on Stripe's page: the partner's live credential's
 }
 
 type chaosQuote struct {
@@ -169,6 +179,7 @@ const (
 	chaosPartners   = 4
 	chaosAffiliates = 2
 	chaosListings   = 300
+	chaosLive       = 150 // live listings, sold on Stripe's page
 	chaosBuyerEmail = "buyer@chaos.example"
 )
 
@@ -187,9 +198,12 @@ var chaosEnv = []string{
 // makes the partners and listings the workload acts on.
 func newChaosWorld(t *testing.T, c *cluster, run chaosRun, extraEnv ...string) *chaosWorld {
 	t.Helper()
-	c.env = append(append(c.env, chaosEnv...), extraEnv...)
+	mock := testtool.StripeMock(t)
+	c.env = append(append(c.env, chaosEnv...), "DOMAIND_PAYMENT_PROVIDER=stripe", "DOMAIND_STRIPE_SECRET_KEY="+stripepaytest.Key,
+		"DOMAIND_STRIPE_WEBHOOK_SECRET="+stripepaytest.WebhookSecret, "DOMAIND_STRIPE_API_URL="+mock)
+	c.env = append(c.env, extraEnv...)
 	c.run("migrate")
-	w := &chaosWorld{t: t, c: c, outcomes: map[string]map[string]int{}, receiver: newEventReceiver(t)}
+	w := &chaosWorld{t: t, c: c, outcomes: map[string]map[string]int{}, receiver: newEventReceiver(t), stripeMock: mock}
 	ctx := context.Background()
 	partners := partner.New(c.db, []byte("e2e-secret-key-0123456789abcdef0123456789"), time.Now)
 	setup := rand.New(rand.NewPCG(run.seed, 1<<32))
@@ -201,6 +215,14 @@ func newChaosWorld(t *testing.T, c *cluster, run chaosRun, extraEnv ...string) *
 		w.listings = append(w.listings, chaosListing{domain: fmt.Sprintf("chaos-%03d.com", i), cents: cents})
 		if err := c.db.Create(&models.SandboxListing{ID: models.NewID(), Domain: w.listings[i].domain, TLD: "com", BINCents: &cents,
 			Currency: "USD", CreatedAt: time.Now()}).Error; err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := range chaosLive {
+		cents := int64(1_000 + setup.IntN(300_000))
+		w.liveListings = append(w.liveListings, chaosListing{domain: fmt.Sprintf("chaos-live-%03d.com", i), cents: cents})
+		if err := c.db.Create(&models.Listing{ID: models.NewID(), Domain: w.liveListings[i].domain, TLD: "com", BINCents: &cents,
+			Currency: "USD", Approved: true, MarketplaceVisible: true, CreatedAt: time.Now()}).Error; err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -225,10 +247,17 @@ func newChaosWorld(t *testing.T, c *cluster, run chaosRun, extraEnv ...string) *
 		}
 		cp := &chaosPartner{id: p.ID, affiliate: affiliate, client: partnerclient.New(w.base, cred.KeyID, cred.Secret,
 			partnerclient.WithRetryPolicy(partnerclient.RetryPolicy{MaxAttempts: 1}))}
+		live, err := partners.IssueCredential(ctx, p.ID, models.EnvLive, partner.AllScopes)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cp.live = partnerclient.New(w.base, live.KeyID, live.Secret, partnerclient.WithRetryPolicy(partnerclient.RetryPolicy{MaxAttempts: 1}))
 		w.partners = append(w.partners, cp)
-		if err := cp.client.PutJSON(ctx, "/api/partner/webhooks", map[string]string{"url": w.receiver.url + "/hooks/" + p.ID,
-			"secret": "chaos-webhook-secret-" + p.ID}, nil); err != nil {
-			t.Fatalf("register the webhook of %s: %v", p.ID, err)
+		for _, client := range []*partnerclient.Client{cp.client, cp.live} {
+			if err := client.PutJSON(ctx, "/api/partner/webhooks", map[string]string{"url": w.receiver.url + "/hooks/" + p.ID,
+				"secret": "chaos-webhook-secret-" + p.ID}, nil); err != nil {
+				t.Fatalf("register the webhook of %s: %v", p.ID, err)
+			}
 		}
 		if affiliate {
 			var link struct{ Code string }
@@ -383,6 +412,7 @@ func (w *chaosWorld) workLeft() string {
 	var left []string
 	for what, q := range map[string]string{
 		"pending payments":        `SELECT count(*) FROM payments WHERE status = 'pending'`,
+		"Stripe notices":          `SELECT count(*) FROM payment_events WHERE done_at IS NULL`,
 		"charges to return":       `SELECT count(*) FROM payments WHERE status = 'succeeded' AND order_id IS NULL`,
 		"card refunds":            `SELECT count(*) FROM refunds WHERE card_status = 'pending'`,
 		"pushes":                  `SELECT count(*) FROM order_steps s WHERE s.event = 'order.transfer_started' AND NOT EXISTS (SELECT 1 FROM order_steps e WHERE e.push_id = s.id AND e.event <> 'transfer.requested')`,
