@@ -24,7 +24,7 @@ const (
 
 // Floors of TestParaphraseRecall on all pairs: what the search reached
 // when the set was first measured (2026-11-26: paraphrases recall@5 0.0022,
-// MRR 0.0006; keywords 1.000), so that no change goes below it. The
+// MRR 0.0007; keywords 1.000), so that no change goes below it. The
 // targets of the paraphrase search (recall@5 0.90, MRR 0.75) are far
 // above: the neighbours, which repeat one word of a query literally, take
 // every first place.
@@ -75,9 +75,11 @@ func readPairs(tb testing.TB) (para, kw []pair) {
 
 // paraphraseIndex is the inventory the set is judged over: sample names,
 // the set's names, and for every word of every query neighboursPerWord
-// names that hold the word with another word, one not related in meaning
-// to any word of that query (a neighbour repeats one idea of the query,
-// never all of them), padded with sample names to paraphraseInventory.
+// names that hold the word next to another word of the sample names, one
+// that shares no stem with the query, padded with sample names to
+// paraphraseInventory. The neighbours are made without the ranker's
+// lexicon (what it finds related is not what it is judged by): now and
+// then one may say both of a query's ideas, as real neighbours would.
 func paraphraseIndex(tb testing.TB, para []pair) *Index {
 	tb.Helper()
 	lx := loadLexicon()
@@ -100,18 +102,16 @@ func paraphraseIndex(tb testing.TB, para []pair) *Index {
 		domains[p.name] = true
 	}
 	for _, p := range para {
-		q := parseQuery(lx, p.query)
-		near := map[string]bool{}
-		for _, w := range q.words {
-			for r := range lx.related(w, defaultRelated) {
-				near[r] = true
+		var words []string
+		for _, w := range strings.Fields(p.query) {
+			if len(w) >= 3 && !isStopWord(w) {
+				words = append(words, w)
 			}
-			near[w] = true
 		}
-		for _, w := range q.words {
+		for _, w := range words {
 			for i := 0; i < neighboursPerWord; {
 				other := vocabulary[rng.IntN(len(vocabulary))]
-				if near[other] || slices.ContainsFunc(lx.lemmas(other), func(l string) bool { return near[l] }) {
+				if slices.ContainsFunc(words, func(q string) bool { return sharesStem(q, other) }) {
 					continue
 				}
 				d := w + other + ".com"
@@ -137,6 +137,13 @@ func paraphraseIndex(tb testing.TB, para []pair) *Index {
 	}
 	slices.Sort(list)
 	return New(entriesOf(list...))
+}
+
+// sharesStem reports whether a and b begin alike (four letters, or all
+// of the shorter).
+func sharesStem(a, b string) bool {
+	n := min(4, len(a), len(b))
+	return a[:n] == b[:n]
 }
 
 // paraphraseScores are recall@5 and MRR of queries for their one name,
