@@ -101,6 +101,7 @@ func cookieNamed(res *http.Response, name string) *http.Cookie {
 }
 
 func TestSignUpMeAndSignOut(t *testing.T) {
+	t.Parallel()
 	env := newTestEnv(t)
 	b := newBrowser(t, env)
 	res, body := b.json("POST", "/api/auth/signup", `{"email":" Ada@Example.COM ","password":"analytical-engine"}`)
@@ -155,6 +156,7 @@ func TestSignUpMeAndSignOut(t *testing.T) {
 
 // The old cookie is worth nothing once the session ended, even replayed.
 func TestSignedOutCookieIsDead(t *testing.T) {
+	t.Parallel()
 	env := newTestEnv(t)
 	b := newBrowser(t, env)
 	csrf := b.signUp("grace@example.com", "compiler-first")
@@ -168,6 +170,7 @@ func TestSignedOutCookieIsDead(t *testing.T) {
 }
 
 func TestSecureCookieOnHTTPS(t *testing.T) {
+	t.Parallel()
 	env := newTestEnv(t, func(c *config.Config) { c.BaseURL, _ = url.Parse("https://domaind.example") })
 	env.request("POST", "/api/auth/signup", `{"email":"sec@example.com","password":"long-enough-pw"}`)
 	w := env.request("POST", "/api/auth/login", `{"email":"sec@example.com","password":"long-enough-pw"}`)
@@ -177,6 +180,7 @@ func TestSecureCookieOnHTTPS(t *testing.T) {
 }
 
 func TestSignUpRefusesBadInput(t *testing.T) {
+	t.Parallel()
 	env := newTestEnv(t)
 	b := newBrowser(t, env)
 	b.signUp("taken@example.com", "first-password")
@@ -215,6 +219,7 @@ func TestSignUpRefusesBadInput(t *testing.T) {
 // Sign-up answers a taken email exactly as a free one, so it tells nobody
 // which emails have accounts; the taken account is left as it was.
 func TestSignUpDoesNotTellWhichEmailsHaveAccounts(t *testing.T) {
+	t.Parallel()
 	env := newTestEnv(t)
 	newBrowser(t, env).signUp("taken@example.com", "first-password")
 	taken := env.request("POST", "/api/auth/signup", `{"email":"TAKEN@example.com","password":"second-password"}`)
@@ -239,6 +244,7 @@ func TestSignUpDoesNotTellWhichEmailsHaveAccounts(t *testing.T) {
 }
 
 func TestSignInAnswersAlikeForUnknownEmailAndWrongPassword(t *testing.T) {
+	t.Parallel()
 	env := newTestEnv(t)
 	newBrowser(t, env).signUp("known@example.com", "right-password")
 	login := func(body string) (int, string) {
@@ -269,6 +275,7 @@ func TestSignInAnswersAlikeForUnknownEmailAndWrongPassword(t *testing.T) {
 // Guessing one account's password is limited per account, from any
 // address; the owner's right password signs in all the same.
 func TestSignInFailuresAreLimitedPerAccount(t *testing.T) {
+	t.Parallel()
 	env := newTestEnv(t)
 	newBrowser(t, env).signUp("target@example.com", "right-password")
 	for i := range 2 * signInFailureLimit.Limit {
@@ -326,6 +333,7 @@ func signInFrom(env *testEnv, i int, email, pw string) *httptest.ResponseRecorde
 }
 
 func TestSignInIsLimitedPerAddress(t *testing.T) {
+	t.Parallel()
 	env := newTestEnv(t)
 	for i := range signInLimit.Limit {
 		if w := env.request("POST", "/api/auth/login", fmt.Sprintf(`{"email":"u%d@example.com","password":"whatever-pw"}`, i)); w.Code != 401 {
@@ -352,6 +360,7 @@ func (b *browser) formToken(page string) string {
 }
 
 func TestSignInAndSignUpPages(t *testing.T) {
+	t.Parallel()
 	env := newTestEnv(t)
 	b := newBrowser(t, env)
 

@@ -43,6 +43,7 @@ func runBatch(t *testing.T, env *testEnv, body string, header ...string) batchRe
 }
 
 func TestBatchAnswersLikeTheSingleCalls(t *testing.T) {
+	t.Parallel()
 	env := newTestEnv(t)
 	seedTLDs(t, env)
 	r := runBatch(t, env, `{"operations":[
@@ -94,6 +95,7 @@ func TestBatchAnswersLikeTheSingleCalls(t *testing.T) {
 }
 
 func TestBatchCountsEachOperationAgainstItsLimit(t *testing.T) {
+	t.Parallel()
 	env := newTestEnv(t)
 	seedTLDs(t, env)
 	var ops []string
@@ -119,6 +121,7 @@ func TestBatchCountsEachOperationAgainstItsLimit(t *testing.T) {
 // client would send: the tld as an escaped path segment, params as query
 // values. Status and body must be the same, whatever the tld holds.
 func TestBatchHostileParamsAnswerLikeTheDirectCall(t *testing.T) {
+	t.Parallel()
 	env := newTestEnv(t)
 	seedTLDs(t, env)
 	tests := []struct {
@@ -184,6 +187,7 @@ type probeRequest struct {
 // and a path trick onto the ops routes is refused as for an anonymous call
 // although the batch request carries the ops credentials.
 func TestBatchReachesNothingMoreThanAnAnonymousCall(t *testing.T) {
+	t.Parallel()
 	env := newTestEnv(t, func(c *config.Config) { c.TrustedProxies = []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8")} })
 	seedTLDs(t, env)
 	env.srv.engine.GET("/test/probe/metadata", func(c *gin.Context) {
@@ -272,6 +276,7 @@ func TestBatchReachesNothingMoreThanAnAnonymousCall(t *testing.T) {
 // The batch's Idempotency-Key covers the batch: its operations do not share
 // it (two searches with one key would collide), and a retry replays the batch.
 func TestBatchIdempotencyKeyCoversTheBatch(t *testing.T) {
+	t.Parallel()
 	env := newTestEnv(t)
 	seedTLDs(t, env)
 	body := `{"operations":[
@@ -297,6 +302,7 @@ func TestBatchIdempotencyKeyCoversTheBatch(t *testing.T) {
 // A caller over the batch limit (60 batches a minute per IP) gets 429 for
 // the whole batch, and none of its operations runs.
 func TestBatchOverItsOwnLimitIs429(t *testing.T) {
+	t.Parallel()
 	env := newTestEnv(t)
 	seedTLDs(t, env)
 	body := `{"operations":[{"op":"tld_requirements","params":{"tld":"com"}}]}`
@@ -337,6 +343,7 @@ func TestBatchOverItsOwnLimitIs429(t *testing.T) {
 }
 
 func TestBatchEnvelopeErrors(t *testing.T) {
+	t.Parallel()
 	env := newTestEnv(t)
 	var ops []string
 	for range 21 {
@@ -367,6 +374,7 @@ func TestBatchEnvelopeErrors(t *testing.T) {
 // SPEC §2.12: op is "string or null". An operation that cannot run is a
 // result of its own (op null, status 400, a typed error); the rest run.
 func TestBatchOperationsThatCannotRunFailAlone(t *testing.T) {
+	t.Parallel()
 	env := newTestEnv(t)
 	seedTLDs(t, env)
 	w := env.request("POST", "/api/batch", `{"operations":[
@@ -404,6 +412,7 @@ func TestBatchOperationsThatCannotRunFailAlone(t *testing.T) {
 }
 
 func TestBatchCatalog(t *testing.T) {
+	t.Parallel()
 	env := newTestEnv(t)
 	w := env.request("GET", "/api/batch", "")
 	var cat struct {

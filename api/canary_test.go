@@ -20,6 +20,7 @@ func opsRequest(env *testEnv, method, path, body string) *httptest.ResponseRecor
 }
 
 func TestCanaryNeedsOpsCredentials(t *testing.T) {
+	t.Parallel()
 	env := newTestEnv(t)
 	for _, tc := range []struct{ name, user, pass string }{
 		{"none", "", ""}, {"wrong password", "ops", "nope"}, {"wrong user", "admin", "ops-secret"},
@@ -41,6 +42,7 @@ func TestCanaryNeedsOpsCredentials(t *testing.T) {
 }
 
 func TestCreateCanaryWritesRowAndTask(t *testing.T) {
+	t.Parallel()
 	env := newTestEnv(t)
 	w := opsRequest(env, "POST", "/api/ops/canaries", `{"steps":4,"step_ms":10}`)
 	if w.Code != 202 {
@@ -72,6 +74,7 @@ func TestCreateCanaryWritesRowAndTask(t *testing.T) {
 }
 
 func TestCreateCanaryRefusesBadInput(t *testing.T) {
+	t.Parallel()
 	env := newTestEnv(t)
 	for _, body := range []string{
 		`{"steps":0}`, `{"steps":1001}`, `{"step_ms":-1}`, `{"steps":"three"}`, `{"nope":1}`, `{`, `[]`,

@@ -9,6 +9,7 @@ import (
 // Browser pages on other sites may call the public endpoints (no cookies);
 // the cookie-authenticated ones stay our own pages'.
 func TestCORSOnThePublicSurfaceOnly(t *testing.T) {
+	t.Parallel()
 	env := newTestEnv(t)
 	seedTLDs(t, env)
 	preflight := func(path, method string) *httptest.ResponseRecorder {
@@ -52,6 +53,7 @@ func TestCORSOnThePublicSurfaceOnly(t *testing.T) {
 
 // HEAD works wherever GET does: the GET's status and headers, no body.
 func TestHeadWhereGet(t *testing.T) {
+	t.Parallel()
 	env := newTestEnv(t)
 	seedTLDs(t, env)
 	for _, path := range []string{"/api/pricing/tld?tld=com", "/api/tlds/com/metadata", "/api/market/listings", "/healthz", "/api/batch", "/login"} {

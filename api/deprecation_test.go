@@ -11,6 +11,7 @@ import (
 )
 
 func TestDeprecatedOperationsAnnounceThemselves(t *testing.T) {
+	t.Parallel()
 	env := newTestEnv(t)
 	since := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
 	env.srv.deprecations["GET /test/old"] = httpjson.Deprecation{

@@ -123,6 +123,7 @@ func (o *owner) waitTerminal(id string) bulkStatus {
 }
 
 func TestDomainRoutesNeedASessionAndItsCSRFToken(t *testing.T) {
+	t.Parallel()
 	env := newTestEnv(t)
 	anon := newBrowser(t, env)
 	for _, r := range []struct{ method, path, body string }{
@@ -145,6 +146,7 @@ func TestDomainRoutesNeedASessionAndItsCSRFToken(t *testing.T) {
 }
 
 func TestListDomainsPagesAndFilters(t *testing.T) {
+	t.Parallel()
 	env := newTestEnv(t)
 	o := newOwner(t, env, "owner@example.com", 300)
 	newOwner(t, env, "other@example.com", 0) // owns nothing: sees nothing of o's
@@ -255,6 +257,7 @@ func noBulkWork(t *testing.T, env *testEnv, what string) {
 }
 
 func TestBulkRefusesBadRequestsAndChangesNothing(t *testing.T) {
+	t.Parallel()
 	env := newTestEnv(t)
 	seedTLDs(t, env)
 	o := newOwner(t, env, "owner@example.com", 40)
@@ -348,6 +351,7 @@ func (f *flakyRegistry) UpdateDomain(ctx context.Context, name string, u registr
 }
 
 func TestBulkLockAppliesEveryItemOnceThroughTheWorker(t *testing.T) {
+	t.Parallel()
 	env := newTestEnv(t)
 	seedTLDs(t, env)
 	o := newOwner(t, env, "owner@example.com", 120)
@@ -409,6 +413,7 @@ func TestBulkLockAppliesEveryItemOnceThroughTheWorker(t *testing.T) {
 }
 
 func TestBulkFailuresAreRecordedOrStopTheOp(t *testing.T) {
+	t.Parallel()
 	env := newTestEnv(t)
 	seedTLDs(t, env)
 	o := newOwner(t, env, "owner@example.com", 200)
@@ -451,6 +456,7 @@ func TestBulkFailuresAreRecordedOrStopTheOp(t *testing.T) {
 }
 
 func TestBulkDryRunReportsAndAppliesNothing(t *testing.T) {
+	t.Parallel()
 	env := newTestEnv(t)
 	seedTLDs(t, env)
 	o := newOwner(t, env, "owner@example.com", 10)
@@ -477,6 +483,7 @@ func TestBulkDryRunReportsAndAppliesNothing(t *testing.T) {
 }
 
 func TestSetAutoRenewAppliesAtOnce(t *testing.T) {
+	t.Parallel()
 	env := newTestEnv(t)
 	seedTLDs(t, env)
 	o := newOwner(t, env, "owner@example.com", 50)
@@ -507,6 +514,7 @@ func TestSetAutoRenewAppliesAtOnce(t *testing.T) {
 }
 
 func TestRenewAndRestoreFillTheCart(t *testing.T) {
+	t.Parallel()
 	env := newTestEnv(t)
 	seedTLDs(t, env)
 	o := newOwner(t, env, "owner@example.com", 400)
@@ -598,6 +606,7 @@ func TestRenewAndRestoreFillTheCart(t *testing.T) {
 }
 
 func TestOverlappingBulkOpsKeepEachOthersChanges(t *testing.T) {
+	t.Parallel()
 	env := newTestEnv(t)
 	seedTLDs(t, env)
 	o := newOwner(t, env, "owner@example.com", 150)
@@ -635,6 +644,7 @@ func TestOverlappingBulkOpsKeepEachOthersChanges(t *testing.T) {
 // camelCase, as the spec names their fields (bulkOpId, cartItemIds,
 // totalCents, checkoutPath); only the spec's page block keeps its own.
 func TestBulkBodiesUseOneNamingStyle(t *testing.T) {
+	t.Parallel()
 	env := newTestEnv(t)
 	seedTLDs(t, env)
 	o := newOwner(t, env, "style@example.com", 5)

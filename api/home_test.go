@@ -9,6 +9,7 @@ import (
 )
 
 func TestHomePageLinksTheReference(t *testing.T) {
+	t.Parallel()
 	env := newTestEnv(t)
 	w := env.request("GET", "/", "")
 	if w.Code != 200 || w.Header().Get("Content-Type") != "text/html; charset=utf-8" {
@@ -40,6 +41,7 @@ func TestHomePageLinksTheReference(t *testing.T) {
 }
 
 func TestReferenceIsServed(t *testing.T) {
+	t.Parallel()
 	env := newTestEnv(t)
 	w := env.request("GET", "/openapi.json", "")
 	var doc struct {
@@ -68,6 +70,7 @@ func TestReferenceIsServed(t *testing.T) {
 // operation (no route, another method, a trailing slash) against the
 // document, through the funnel every test uses.
 func TestRouterAnswers(t *testing.T) {
+	t.Parallel()
 	env := newTestEnv(t)
 	tests := []struct {
 		method, path string

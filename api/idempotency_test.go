@@ -18,6 +18,7 @@ import (
 // Every POST that creates something honours Idempotency-Key: the same key
 // and body make one thing and replay its answer; another body is a 409.
 func TestEveryCreatingPOSTHonoursIdempotencyKey(t *testing.T) {
+	t.Parallel()
 	env := newTestEnv(t)
 	seedTLDs(t, env)
 	b := newBrowser(t, env)
@@ -89,6 +90,7 @@ func userID(t *testing.T, env *testEnv, email string) string {
 // Keys are the caller's own: two people behind one address, or one person
 // from two addresses, do not share them.
 func TestIdempotencyKeysAreScopedToTheCaller(t *testing.T) {
+	t.Parallel()
 	env := newTestEnv(t)
 	alice, bob := newBrowser(t, env), newBrowser(t, env) // one address: both come from the test's loopback
 	aliceCSRF := alice.signUp("alice@example.com", "long-enough-pw")
@@ -103,6 +105,7 @@ func TestIdempotencyKeysAreScopedToTheCaller(t *testing.T) {
 // An answer that says "retry later" is not stored: the retry with the same
 // key runs again and may succeed.
 func TestRetryLaterAnswersAreNotStored(t *testing.T) {
+	t.Parallel()
 	env := newTestEnv(t)
 	runs := 0
 	env.srv.engine.POST("/test/lookup", env.srv.idempotent, env.srv.resp.Handle(func(c *gin.Context) error {
@@ -123,6 +126,7 @@ func TestRetryLaterAnswersAreNotStored(t *testing.T) {
 // A replay spends no rate-limit unit, and its RateLimit headers are the
 // limit's current state, not the ones stored with the answer.
 func TestReplaySpendsNothingAndShowsTheCurrentLimit(t *testing.T) {
+	t.Parallel()
 	env := newTestEnv(t)
 	seedTLDs(t, env)
 	search := func(q string, header ...string) (status int, remaining string, replayed string) {

@@ -10,6 +10,7 @@ import (
 )
 
 func TestDeveloperKeysThroughTheAPI(t *testing.T) {
+	t.Parallel()
 	env := newTestEnv(t)
 	b := newBrowser(t, env)
 	if res, _ := b.json("POST", "/api/v1/keys", `{"name":"ci"}`); res.StatusCode != 401 {
@@ -77,6 +78,7 @@ func developerKey(t *testing.T, env *testEnv) newKeyResponse {
 }
 
 func TestMarketAvailability(t *testing.T) {
+	t.Parallel()
 	env := newTestEnv(t)
 	k := developerKey(t, env)
 	cents := func(v int64) *int64 { return &v }

@@ -228,6 +228,7 @@ func TestListingFilters(t *testing.T) {
 }
 
 func TestListingsShowOnlyPublicOnesAndMaskPrices(t *testing.T) {
+	t.Parallel()
 	env := newTestEnv(t)
 	bin, floor := int64(480000), int64(300000)
 	for _, l := range []models.Listing{
@@ -259,6 +260,7 @@ func TestListingsShowOnlyPublicOnesAndMaskPrices(t *testing.T) {
 }
 
 func TestListingsRefuseBadParameters(t *testing.T) {
+	t.Parallel()
 	env := newTestEnv(t)
 	b := signedInBrowser(t, env, "params@example.com")
 	auth := "Bearer " + grant(t, b, registerClient(t, b, "https://app.example/cb"), "s").AccessToken

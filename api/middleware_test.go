@@ -24,6 +24,7 @@ import (
 )
 
 func TestRateLimitHeadersAnd429(t *testing.T) {
+	t.Parallel()
 	env := newTestEnv(t)
 	env.srv.engine.GET("/test/limited", env.srv.limit(ratelimit.PerMinute("test", 60)), func(c *gin.Context) { c.String(200, "ok") })
 	for i := 1; i <= 60; i++ {
@@ -57,6 +58,7 @@ func TestRateLimitHeadersAnd429(t *testing.T) {
 }
 
 func TestQuotaExceededAndRefund(t *testing.T) {
+	t.Parallel()
 	env := newTestEnv(t)
 	env.srv.engine.POST("/test/quota", env.srv.limit(ratelimit.PerDay("testq", 2)), func(c *gin.Context) {
 		if c.Query("bad") != "" {
@@ -122,6 +124,7 @@ func TestWhoisRefundsAreBudgeted(t *testing.T) {
 }
 
 func TestRedisDownIs503(t *testing.T) {
+	t.Parallel()
 	env := newTestEnv(t)
 	env.redis.Server(t) // the test takes Redis away
 	env.srv.engine.GET("/test/limited", env.srv.limit(ratelimit.PerMinute("test", 60)), func(c *gin.Context) { c.String(200, "ok") })
@@ -140,6 +143,7 @@ func TestRedisDownIs503(t *testing.T) {
 }
 
 func TestIdempotencyKey(t *testing.T) {
+	t.Parallel()
 	env := newTestEnv(t)
 	var runs atomic.Int32
 	release := make(chan struct{})
@@ -218,6 +222,7 @@ func TestIdempotencyKey(t *testing.T) {
 // its key is freed (no 409 for a request nobody waits for) and the retry
 // runs again, rather than replaying an answer cut short.
 func TestIdempotencyKeyIsFreedWhenTheClientLeft(t *testing.T) {
+	t.Parallel()
 	env := newTestEnv(t)
 	var runs atomic.Int32
 	ctx, hangUp := context.WithCancel(context.Background())
@@ -247,6 +252,7 @@ func TestIdempotencyKeyIsFreedWhenTheClientLeft(t *testing.T) {
 }
 
 func TestBodyLimit(t *testing.T) {
+	t.Parallel()
 	env := newTestEnv(t)
 	env.srv.engine.POST("/test/body", env.srv.resp.Handle(func(c *gin.Context) error {
 		var v map[string]any
@@ -285,6 +291,7 @@ func TestBodyLimit(t *testing.T) {
 }
 
 func TestLegacyErrorShape(t *testing.T) {
+	t.Parallel()
 	env := newTestEnv(t)
 	env.srv.engine.GET("/test/legacy", httpjson.Legacy, env.srv.resp.Handle(func(c *gin.Context) error {
 		return fault.New(fault.BadRequest, "tld is required")
@@ -296,6 +303,7 @@ func TestLegacyErrorShape(t *testing.T) {
 }
 
 func TestUnknownErrorsHideInternals(t *testing.T) {
+	t.Parallel()
 	env := newTestEnv(t)
 	env.srv.engine.GET("/test/boom", env.srv.resp.Handle(func(c *gin.Context) error {
 		return errSecret
@@ -315,6 +323,7 @@ func TestUnknownErrorsHideInternals(t *testing.T) {
 // A handler that stops because its client left is not a server failure:
 // no 500, no error in the log.
 func TestClientThatLeftIsNotAFailure(t *testing.T) {
+	t.Parallel()
 	env := newTestEnv(t)
 	var logged bytes.Buffer
 	env.deps.Log = slog.New(slog.NewTextHandler(&logged, &slog.HandlerOptions{Level: slog.LevelWarn}))
@@ -341,6 +350,7 @@ func (secretError) Error() string { return "secret: database password is hunter2
 var errSecret error = secretError{}
 
 func TestClientIdentity(t *testing.T) {
+	t.Parallel()
 	trusted := []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8")}
 	tests := []struct {
 		name, remote, xff, want string

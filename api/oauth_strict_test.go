@@ -19,6 +19,7 @@ import (
 // issuer asked (RFC 8414 §3.3) and that the authorization response names
 // its issuer (RFC 9207), where golang.org/x/oauth2 checks none of these.
 func TestStrictOAuthClient(t *testing.T) {
+	t.Parallel()
 	node := testtool.Path(t, "the strict OAuth client (oauth4webapi) runs on node", "node")
 	npm := testtool.Path(t, "it installs the strict OAuth client (oauth4webapi)", "npm")
 	dir := installStrictClient(t, npm)

@@ -101,6 +101,7 @@ func bearerGet(b *browser, path, token string) (*http.Response, string) {
 }
 
 func TestOAuthAuthorizationCodeFlowWithPKCE(t *testing.T) {
+	t.Parallel()
 	env := newTestEnv(t)
 	seedTLDs(t, env)
 	b := newBrowser(t, env)
@@ -195,6 +196,7 @@ func signedInBrowser(t *testing.T, env *testEnv, email string) *browser {
 }
 
 func TestOAuthCodeExchangeRefusals(t *testing.T) {
+	t.Parallel()
 	env := newTestEnv(t)
 	b := signedInBrowser(t, env, "user@example.com")
 	c := registerClient(t, b, "https://app.example/cb")
@@ -247,6 +249,7 @@ func postToken(t *testing.T, b *browser, form url.Values) (int, map[string]any) 
 }
 
 func TestOAuthRefreshRotationAndReuseDetection(t *testing.T) {
+	t.Parallel()
 	env := newTestEnv(t)
 	b := signedInBrowser(t, env, "user@example.com")
 	c := registerClient(t, b, "https://app.example/cb")
@@ -285,6 +288,7 @@ func TestOAuthRefreshRotationAndReuseDetection(t *testing.T) {
 }
 
 func TestOAuthTokenEndpointRefusesMalformedRequests(t *testing.T) {
+	t.Parallel()
 	env := newTestEnv(t)
 	b := newBrowser(t, env)
 	c := registerClient(t, b, "https://app.example/cb")
@@ -338,6 +342,7 @@ func TestOAuthTokenEndpointRefusesMalformedRequests(t *testing.T) {
 }
 
 func TestOAuthAuthorizeRefusals(t *testing.T) {
+	t.Parallel()
 	env := newTestEnv(t)
 	b := signedInBrowser(t, env, "user@example.com")
 	c := registerClient(t, b, "https://app.example/cb")
@@ -428,6 +433,7 @@ func TestOAuthAuthorizeRefusals(t *testing.T) {
 }
 
 func TestOAuthRegistration(t *testing.T) {
+	t.Parallel()
 	env := newTestEnv(t)
 	for _, tc := range []struct {
 		name, body string
@@ -456,6 +462,7 @@ func TestOAuthRegistration(t *testing.T) {
 }
 
 func TestOAuthDiscoveryAndChallenge(t *testing.T) {
+	t.Parallel()
 	env := newTestEnv(t)
 	w := env.request("GET", "/.well-known/oauth-authorization-server", "")
 	var as map[string]any
@@ -501,6 +508,7 @@ func TestOAuthDiscoveryAndChallenge(t *testing.T) {
 // token is bound to the resource it was asked for, and is no good at
 // another.
 func TestOAuthIssuerAndResourceIndicators(t *testing.T) {
+	t.Parallel()
 	env := newTestEnv(t)
 	b := signedInBrowser(t, env, "res@example.com")
 	c := registerClient(t, b, "https://app.example/cb")
@@ -545,6 +553,7 @@ func TestOAuthIssuerAndResourceIndicators(t *testing.T) {
 }
 
 func TestOAuthRevocation(t *testing.T) {
+	t.Parallel()
 	env := newTestEnv(t)
 	b := signedInBrowser(t, env, "user@example.com")
 	c := registerClient(t, b, "https://app.example/cb")
@@ -576,6 +585,7 @@ func TestOAuthRevocation(t *testing.T) {
 // Exchanges of one code racing each other: one wins, the others are
 // reuses, and the winner's tokens are revoked as for any reuse.
 func TestOAuthConcurrentExchangesOfOneCode(t *testing.T) {
+	t.Parallel()
 	env := newTestEnv(t)
 	b := signedInBrowser(t, env, "user@example.com")
 	c := registerClient(t, b, "https://app.example/cb")

@@ -133,6 +133,7 @@ func documentedOperations(t *testing.T) map[string]*v3.Operation {
 // TestEveryRouteIsDocumented checks that the router and the OpenAPI
 // document list the same operations.
 func TestEveryRouteIsDocumented(t *testing.T) {
+	t.Parallel()
 	env := newTestEnv(t)
 	env.deps.Monitoring = http.NotFoundHandler()
 	srv := New(env.deps)

@@ -42,6 +42,7 @@ func opsFrom(env *testEnv, method, path, body, address string, header ...string)
 // A browser sends the Basic login it remembers with any site's form: an
 // ops action must come from our own pages or from a program.
 func TestOpsActionsRefuseOtherSites(t *testing.T) {
+	t.Parallel()
 	env := newTestEnv(t)
 	withDashboard(t, env)
 	inspector := asynq.NewInspectorFromRedisClient(env.redis.Client)
@@ -120,6 +121,7 @@ func TestOpsLoginFailuresAreLimitedPerAddress(t *testing.T) {
 }
 
 func TestOpsBodiesMustSayJSON(t *testing.T) {
+	t.Parallel()
 	env := newTestEnv(t)
 	for _, ct := range []string{"", "text/plain", "application/x-www-form-urlencoded"} {
 		r := httptest.NewRequest("POST", "/api/ops/canaries", strings.NewReader(`{"steps":2}`))

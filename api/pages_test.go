@@ -53,6 +53,7 @@ func TestSafeNext(t *testing.T) {
 // The check holds for what the browser finally receives: the Location
 // http.Redirect writes for it.
 func TestSignInRedirectStaysOnSite(t *testing.T) {
+	t.Parallel()
 	env := newTestEnv(t)
 	b := newBrowser(t, env)
 	b.signUp("next@example.com", "long-enough-pw")

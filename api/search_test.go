@@ -121,6 +121,7 @@ func sandboxState(t *testing.T, db *gorm.DB, name string) (state string, premium
 // one label on .com and the usual alternates, spaces dropped and case
 // folded; internationalised rows carry their Unicode form.
 func TestSearchAWordAsAPersonTypesIt(t *testing.T) {
+	t.Parallel()
 	env := newTestEnv(t)
 	seedTLDs(t, env)
 	for q, primary := range map[string]string{"mystartup": "mystartup.com", "My Startup": "mystartup.com", "  Blue Labs.IO ": "bluelabs.io"} {
@@ -141,6 +142,7 @@ func TestSearchAWordAsAPersonTypesIt(t *testing.T) {
 }
 
 func TestSearchChecksTheLabelOnTheCommonTLDs(t *testing.T) {
+	t.Parallel()
 	env := newTestEnv(t)
 	seedTLDs(t, env)
 	for _, q := range []string{"google.com", "zqxv-domaind-test.io", "nic.dev"} {
@@ -204,6 +206,7 @@ func TestSearchChecksTheLabelOnTheCommonTLDs(t *testing.T) {
 }
 
 func TestSearchStates(t *testing.T) {
+	t.Parallel()
 	env := newTestEnv(t)
 	seedTLDs(t, env)
 	var premium models.SandboxName
@@ -310,6 +313,7 @@ func waitWarmups(t *testing.T, ran <-chan string, n int) {
 }
 
 func TestSearchCachesAndSummarisesWhois(t *testing.T) {
+	t.Parallel()
 	env := newTestEnv(t)
 	seedTLDs(t, env)
 	ran := countWarmups(t, env)
@@ -353,6 +357,7 @@ func TestSearchCachesAndSummarisesWhois(t *testing.T) {
 }
 
 func TestSearchBadInput(t *testing.T) {
+	t.Parallel()
 	env := newTestEnv(t)
 	seedTLDs(t, env)
 	tests := []struct{ name, body, code string }{
@@ -386,6 +391,7 @@ func TestSearchBadInput(t *testing.T) {
 }
 
 func TestSearchRateLimit(t *testing.T) {
+	t.Parallel()
 	env := newTestEnv(t)
 	seedTLDs(t, env)
 	for i := range 60 {
@@ -449,6 +455,7 @@ func rtrClient(tb testing.TB, url string) *rtr.Client {
 }
 
 func TestSearchRowsOfFastTLDsDoNotWaitForASlowOne(t *testing.T) {
+	t.Parallel()
 	env := newTestEnv(t)
 	seedTLDs(t, env)
 	slow := newSlowRegistry(t, "io")
@@ -489,6 +496,7 @@ func TestSearchRowsOfFastTLDsDoNotWaitForASlowOne(t *testing.T) {
 // The stream has its own write deadlines: a row that comes after the
 // server's WriteTimeout (which bounds every other answer) still goes out.
 func TestSearchStreamOutlivesTheServersWriteTimeout(t *testing.T) {
+	t.Parallel()
 	env := newTestEnv(t)
 	seedTLDs(t, env)
 	slow := newSlowRegistry(t, "io")
@@ -542,6 +550,7 @@ func (r endRecorder) Check(ctx context.Context, name string) (registry.Availabil
 }
 
 func TestSearchClientDisconnectCancelsChecks(t *testing.T) {
+	t.Parallel()
 	env := newTestEnv(t)
 	seedTLDs(t, env)
 	slow := newSlowRegistry(t, "io")
@@ -601,6 +610,7 @@ func TestSearchClientDisconnectCancelsChecks(t *testing.T) {
 // The stream ends right after done, however long the warm-ups it handed
 // over take: here they hang until the test ends.
 func TestSearchEndsWithoutWaitingForWarmups(t *testing.T) {
+	t.Parallel()
 	env := newTestEnv(t)
 	seedTLDs(t, env)
 	started := make(chan string, 64)
@@ -661,6 +671,7 @@ func fakeRTR(t *testing.T, answer func(name string) string) *rtr.Client {
 }
 
 func TestSearchSaysWhyACheckFailed(t *testing.T) {
+	t.Parallel()
 	env := newTestEnv(t)
 	seedTLDs(t, env)
 	slow := newSlowRegistry(t, "io")
@@ -683,6 +694,7 @@ func TestSearchSaysWhyACheckFailed(t *testing.T) {
 }
 
 func TestSearchPremiumPriceInTheRegistrysCurrency(t *testing.T) {
+	t.Parallel()
 	env := newTestEnv(t)
 	seedTLDs(t, env)
 	useChecker(t, env, availability.New(fakeRTR(t, func(name string) string {

@@ -225,6 +225,7 @@ func wantError(t *testing.T, what string, w *httptest.ResponseRecorder, status i
 }
 
 func TestUnknownRouteAndMethod(t *testing.T) {
+	t.Parallel()
 	env := newTestEnv(t)
 	tests := []struct {
 		name, method, path string
@@ -252,6 +253,7 @@ func TestUnknownRouteAndMethod(t *testing.T) {
 }
 
 func TestRequestID(t *testing.T) {
+	t.Parallel()
 	env := newTestEnv(t)
 	w := env.request("GET", "/healthz", "")
 	if id := w.Header().Get(HeaderRequestID); len(id) != 16 {
@@ -268,6 +270,7 @@ func TestRequestID(t *testing.T) {
 }
 
 func TestHealthAndMetrics(t *testing.T) {
+	t.Parallel()
 	env := newTestEnv(t)
 	if w := env.request("GET", "/healthz", ""); w.Code != 200 || w.Body.String() != `{"status":"ok"}` {
 		t.Errorf("healthz = %d %s", w.Code, w.Body)
@@ -287,6 +290,7 @@ func TestHealthAndMetrics(t *testing.T) {
 // In production /metrics is not public: it asks for DOMAIND_METRICS_TOKEN
 // as a bearer token, and is off without one.
 func TestMetricsAreNotPublicInProduction(t *testing.T) {
+	t.Parallel()
 	const token = "metrics-token-0123456789"
 	production := func(c *config.Config) { c.DatabaseURL, c.RedisURL = "postgres://db/x", "redis://r:6379" }
 	off := newTestEnv(t, production)
@@ -306,6 +310,7 @@ func TestMetricsAreNotPublicInProduction(t *testing.T) {
 }
 
 func TestReadyzNamesTheMissingDependency(t *testing.T) {
+	t.Parallel()
 	env := newTestEnv(t)
 	env.redis.Server(t) // the test takes Redis away
 	if w := env.request("GET", "/readyz", ""); w.Code != 200 {
@@ -331,6 +336,7 @@ func TestReadyzNamesTheMissingDependency(t *testing.T) {
 }
 
 func TestPostgresDownIs503AndWritesNothing(t *testing.T) {
+	t.Parallel()
 	if os.Getenv("DOMAIND_TEST_DATABASE_URL") == "" {
 		t.Skip("needs Postgres (DOMAIND_TEST_DATABASE_URL): the embedded SQLite is a file and cannot go away")
 	}

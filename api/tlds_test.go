@@ -40,6 +40,7 @@ func sandboxCents(t testing.TB, env *testEnv, tld, op string) *int64 {
 }
 
 func TestPricing(t *testing.T) {
+	t.Parallel()
 	env := newTestEnv(t)
 	seedTLDs(t, env)
 	comRegister := sandboxCents(t, env, "com", "register")
@@ -70,6 +71,7 @@ func TestPricing(t *testing.T) {
 }
 
 func TestPricingRestoreIsNullWhereNotOffered(t *testing.T) {
+	t.Parallel()
 	env := newTestEnv(t)
 	seedTLDs(t, env)
 	var p models.TLDPrice
@@ -83,6 +85,7 @@ func TestPricingRestoreIsNullWhereNotOffered(t *testing.T) {
 }
 
 func TestPricingBadInputUsesLegacyErrors(t *testing.T) {
+	t.Parallel()
 	env := newTestEnv(t)
 	for query, want := range map[string]string{
 		"":                    `{"error":"tld is required"}`,
@@ -101,6 +104,7 @@ func TestPricingBadInputUsesLegacyErrors(t *testing.T) {
 }
 
 func TestPricingAndMetadataShareTheLimit(t *testing.T) {
+	t.Parallel()
 	env := newTestEnv(t)
 	for i := range 120 {
 		path := "/api/pricing/tld?tld=com"
@@ -130,6 +134,7 @@ func TestPricingAndMetadataShareTheLimit(t *testing.T) {
 }
 
 func TestMetadata(t *testing.T) {
+	t.Parallel()
 	env := newTestEnv(t)
 	synced := seedTLDs(t, env)
 	env.now = synced.Add(time.Hour)
@@ -175,6 +180,7 @@ func TestMetadata(t *testing.T) {
 }
 
 func TestMetadataErrors(t *testing.T) {
+	t.Parallel()
 	env := newTestEnv(t)
 	seedTLDs(t, env)
 	for path, want := range map[string]int{

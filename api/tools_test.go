@@ -102,6 +102,7 @@ func (env *testEnv) waitJob(t *testing.T, slug, id string) jobStatus {
 }
 
 func TestSEOCrawlIsAJobCallersPoll(t *testing.T) {
+	t.Parallel()
 	env := newTestEnv(t)
 	site := serveTestSite(t, smallSite())
 	w := env.request("POST", "/api/tools/seo-crawl", fmt.Sprintf(`{"url":%q}`, site+"/"))
@@ -161,6 +162,7 @@ func TestSEOCrawlIsAJobCallersPoll(t *testing.T) {
 }
 
 func TestAJobTheWorkerCannotRunEndsFailedWithAReason(t *testing.T) {
+	t.Parallel()
 	env := newTestEnv(t)
 	// The name was public when the job was accepted and points inside now
 	// (DNS rebinding): the crawl is refused when it runs.
@@ -176,6 +178,7 @@ func TestAJobTheWorkerCannotRunEndsFailedWithAReason(t *testing.T) {
 }
 
 func TestToolsRefuseBadInputAndInternalTargets(t *testing.T) {
+	t.Parallel()
 	env := newTestEnv(t)
 	tests := []struct {
 		what, slug, body string
@@ -225,6 +228,7 @@ func TestToolsRefuseBadInputAndInternalTargets(t *testing.T) {
 }
 
 func TestToolQuotaPerClient(t *testing.T) {
+	t.Parallel()
 	env := newTestEnv(t)
 	seedTLDs(t, env)
 	for i := range 30 {
@@ -249,6 +253,7 @@ func TestToolQuotaPerClient(t *testing.T) {
 }
 
 func TestDomainSuggestAnswersInlineAndFromTheCache(t *testing.T) {
+	t.Parallel()
 	env := newTestEnv(t)
 	seedTLDs(t, env)
 	w := env.request("POST", "/api/tools/domain-suggest", `{"keywords":"Google","tlds":["com",".io"],"limit":5}`)
@@ -290,6 +295,7 @@ func TestDomainSuggestAnswersInlineAndFromTheCache(t *testing.T) {
 }
 
 func TestHTTPHeadersFollowsRedirectsAndRefusesInternalOnes(t *testing.T) {
+	t.Parallel()
 	env := newTestEnv(t)
 	var hits int
 	site := serveTestSite(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -338,6 +344,7 @@ func TestHTTPHeadersFollowsRedirectsAndRefusesInternalOnes(t *testing.T) {
 }
 
 func TestSSLCheckDescribesTheCertificate(t *testing.T) {
+	t.Parallel()
 	env := newTestEnv(t)
 	ln, err := net.Listen("tcp", testSiteAddr+":0")
 	if err != nil {
@@ -377,6 +384,7 @@ func TestSSLCheckDescribesTheCertificate(t *testing.T) {
 }
 
 func TestAnInlineToolWhoseTargetFailsAnswersNotOKAndIsNotCached(t *testing.T) {
+	t.Parallel()
 	env := newTestEnv(t) // its DNS resolver does not answer
 	for range 2 {
 		w := env.request("POST", "/api/tools/dns-lookup", `{"domain":"Example.COM"}`)

@@ -91,6 +91,7 @@ func (w *whoisRegistries) questions() []string {
 // asked "<name>/e" (English), answers in its bracketed layout, and the
 // expiry date comes from "[State] Connected (2024/03/31)".
 func TestWhoisJPRSFormat(t *testing.T) {
+	t.Parallel()
 	env := newTestEnv(t)
 	registries, resolver := newWhoisRegistries(t, map[string]string{"jp": "whois.jprs.jp"}, map[string]string{
 		"google.co.jp/e": "jp/google.co.jp.txt", "*.jp": "jp/likexian-have-no-money-to-register.jp.txt",
@@ -123,6 +124,7 @@ func TestWhoisJPRSFormat(t *testing.T) {
 // tab-separated keys and headings with their values on the lines below
 // ("Name servers", then one server per line with its glue address).
 func TestWhoisSWITCHFormat(t *testing.T) {
+	t.Parallel()
 	env := newTestEnv(t)
 	registries, resolver := newWhoisRegistries(t, map[string]string{"ch": "whois.nic.ch"}, map[string]string{
 		"switch.ch": "ch/switch.ch.txt", "*.ch": "ch/likexian-have-no-money-to-register.ch.txt",

@@ -152,6 +152,7 @@ func whoisCall(t *testing.T, env *testEnv, domain string, header ...string) (*ht
 }
 
 func TestWhoisThroughTheQueue(t *testing.T) {
+	t.Parallel()
 	env := newTestEnv(t)
 	world := newLookupWorld(t)
 	startLookupWorker(t, env, world.resolver)
@@ -185,6 +186,7 @@ func TestWhoisThroughTheQueue(t *testing.T) {
 }
 
 func TestWhoisFallsBackToWhois(t *testing.T) {
+	t.Parallel()
 	env := newTestEnv(t)
 	startLookupWorker(t, env, newLookupWorld(t).resolver)
 	w, r := whoisCall(t, env, "google.io")
@@ -195,6 +197,7 @@ func TestWhoisFallsBackToWhois(t *testing.T) {
 }
 
 func TestWhoisNotFound(t *testing.T) {
+	t.Parallel()
 	env := newTestEnv(t)
 	startLookupWorker(t, env, newLookupWorld(t).resolver)
 	for _, d := range []string{"unregistered-name.com", "unregistered-name.io"} {
@@ -214,6 +217,7 @@ func TestWhoisNotFound(t *testing.T) {
 }
 
 func TestWhoisBadInputChangesNothing(t *testing.T) {
+	t.Parallel()
 	env := newTestEnv(t)
 	startLookupWorker(t, env, newLookupWorld(t).resolver)
 	for _, body := range []string{``, `{}`, `{"domain":""}`, `{"domain":"not a domain"}`, `{"domain":"com"}`, `{"domain":["a.com"]}`, `{"domain":"a.com","x":1}`} {
@@ -235,6 +239,7 @@ func TestWhoisBadInputChangesNothing(t *testing.T) {
 }
 
 func TestWhoisQuotaResetsAtUTCMidnight(t *testing.T) {
+	t.Parallel()
 	env := newTestEnv(t)
 	startLookupWorker(t, env, newLookupWorld(t).resolver)
 	env.now = time.Date(2026, 11, 22, 23, 59, 0, 0, time.UTC)
@@ -257,6 +262,7 @@ func TestWhoisQuotaResetsAtUTCMidnight(t *testing.T) {
 }
 
 func TestWhoisIdempotencyKey(t *testing.T) {
+	t.Parallel()
 	env := newTestEnv(t)
 	startLookupWorker(t, env, newLookupWorld(t).resolver)
 	first, r1 := whoisCall(t, env, "google.com", "Idempotency-Key", "k-1")
@@ -274,6 +280,7 @@ func TestWhoisIdempotencyKey(t *testing.T) {
 }
 
 func TestBatchWhoisOperation(t *testing.T) {
+	t.Parallel()
 	env := newTestEnv(t)
 	startLookupWorker(t, env, newLookupWorld(t).resolver)
 	r := runBatch(t, env, `{"operations":[{"op":"whois_lookup","params":{"domain":"google.com"}},{"op":"whois_lookup","params":{"domain":"no such"}}]}`)
