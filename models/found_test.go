@@ -14,6 +14,7 @@ import (
 // Found answers a missing row as not_found in the caller's words, wraps
 // any other error with what was looked for, and passes nil.
 func TestFoundTranslatesNotFoundOnce(t *testing.T) {
+	t.Parallel()
 	db := modelstest.NewDB(t)
 	var o models.Order
 	err := models.Found(db.Take(&o, "public_id = ?", "ord_nosuch").Error, "order ord_nosuch")

@@ -15,6 +15,7 @@ import (
 // The marketplace's counters (Postgres) agree with a count after every kind
 // of write, concurrent ones included, and after compaction.
 func TestPublicListingCountsStayExact(t *testing.T) {
+	t.Parallel()
 	db := modelstest.NewDB(t)
 	if !models.IsPostgres(db) {
 		t.Skip("the counters are Postgres triggers; elsewhere CountPublicListings counts")
@@ -101,6 +102,7 @@ func TestPublicListingCountsStayExact(t *testing.T) {
 
 // The price sort keys follow the price however it is written.
 func TestListingSortKeysFollowThePrice(t *testing.T) {
+	t.Parallel()
 	db := modelstest.NewDB(t)
 	bin := int64(250000)
 	l := models.Listing{ID: models.NewID(), Domain: "keys.com", TLD: "com", Currency: "USD", BINCents: &bin}

@@ -15,6 +15,7 @@ import (
 )
 
 func TestMigrateIsIdempotentAndSerialised(t *testing.T) {
+	t.Parallel()
 	db := modelstest.NewDB(t) // migrated once already
 	var wg sync.WaitGroup
 	errs := make([]error, 3)
@@ -45,6 +46,7 @@ func TestMigrateIsIdempotentAndSerialised(t *testing.T) {
 }
 
 func TestCheckMigrated(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	for _, tc := range []struct {
 		name    string

@@ -67,6 +67,7 @@ func TestMigrateTwiceChangesNothing(t *testing.T) {
 // TestMigrateFromEveryStep migrates in two runs, as a database migrated by
 // an older binary is: up to each step, then the rest.
 func TestMigrateFromEveryStep(t *testing.T) {
+	t.Parallel()
 	want := modelsSchema(t)
 	for v := 1; v < models.LastVersion; v++ {
 		t.Run(fmt.Sprint("from step ", v), func(t *testing.T) {
@@ -84,6 +85,7 @@ func TestMigrateFromEveryStep(t *testing.T) {
 // to 11 as binaries before step 12 ran them: each one auto-migrating the
 // models of its day, which already had what step 12 adds.
 func TestMigrateDatabaseOfUnfrozenSteps(t *testing.T) {
+	t.Parallel()
 	want := modelsSchema(t)
 	db, _ := modelstest.NewEmptyDB(t)
 	must(t, db.AutoMigrate(models.All()...))
@@ -106,6 +108,7 @@ func TestMigrateDatabaseOfUnfrozenSteps(t *testing.T) {
 // SQLite: listings by step 8, outbox_entries and bulk_items by step 12) and
 // reads the rows back.
 func TestMigrationsKeepRows(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	db, _ := modelstest.NewEmptyDB(t)
 	must(t, models.MigrateTo(ctx, db, 7))
@@ -214,6 +217,7 @@ func taggedStructs(tb testing.TB, dir string) []string {
 // TRANSFER_COMPLETED as of the confirmation, with a step; one whose push
 // failed, and one with no push, stay where they are.
 func TestStep25DeliversPushedOrders(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	db, _ := modelstest.NewEmptyDB(t)
 	must(t, models.MigrateTo(ctx, db, 24))
@@ -253,6 +257,7 @@ func TestStep25DeliversPushedOrders(t *testing.T) {
 // 26 becomes a payment of its order, refunded as far as its card refunds
 // were sent; a session not paid makes none.
 func TestStep26RecordsPaidSessions(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	db, _ := modelstest.NewEmptyDB(t)
 	must(t, models.MigrateTo(ctx, db, 25))
@@ -299,6 +304,7 @@ func TestStep26RecordsPaidSessions(t *testing.T) {
 // Step 30 keeps showing the brokerage steps that said nothing of a
 // negotiation and makes the offers and reasons recorded before it internal.
 func TestMigrationOfBrokerageStepsSharesWhatWasHarmless(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	db, _ := modelstest.NewEmptyDB(t)
 	must(t, models.MigrateTo(ctx, db, 29))

@@ -17,6 +17,7 @@ import (
 )
 
 func TestTwoSchedulersEnqueueASlotOnce(t *testing.T) {
+	t.Parallel()
 	r := platformtest.NewRedis(t)
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	a := New(asynq.NewClientFromRedisClient(r.Client), log, nil)
@@ -88,6 +89,7 @@ func TestTableEntriesHaveSpecs(t *testing.T) {
 // A scheduler that starts enqueues the slot in progress of every entry (a
 // fresh installation syncs TLDs at once); a second one adds nothing.
 func TestStartCatchesUpOnTheCurrentSlot(t *testing.T) {
+	t.Parallel()
 	r := platformtest.NewRedis(t)
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	table := []Entry{

@@ -58,6 +58,7 @@ func newLockOp(t *testing.T, db *gorm.DB, n int) (models.BulkOp, []models.BulkIt
 }
 
 func TestBulkRunResumesWithoutApplyingAnItemTwice(t *testing.T) {
+	t.Parallel()
 	db := modelstest.NewDB(t)
 	ctx := context.Background()
 	op, items := newLockOp(t, db, 50)
@@ -115,6 +116,7 @@ func TestBulkRunResumesWithoutApplyingAnItemTwice(t *testing.T) {
 }
 
 func TestBulkRunLeavesItemsPendingWhenStopped(t *testing.T) {
+	t.Parallel()
 	db := modelstest.NewDB(t)
 	op, _ := newLockOp(t, db, 40)
 	h := &bulkRun{db: db, registry: sandbox.New(db, 50*time.Millisecond), concurrency: 4, backoff: time.Millisecond}

@@ -21,6 +21,7 @@ import (
 )
 
 func TestRescueGivesWorkWhoseTaskIsGoneANewOne(t *testing.T) {
+	t.Parallel()
 	db := modelstest.NewDB(t)
 	r := platformtest.NewRedis(t)
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))

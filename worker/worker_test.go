@@ -25,6 +25,7 @@ import (
 var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
 
 func TestCanaryRunWritesEachStepOnce(t *testing.T) {
+	t.Parallel()
 	db := modelstest.NewDB(t)
 	c := models.Canary{ID: models.NewID(), Steps: 5}
 	db.Create(&c)
@@ -58,6 +59,7 @@ func TestCanaryRunWritesEachStepOnce(t *testing.T) {
 }
 
 func TestCanaryRunUnknownIsNotRetried(t *testing.T) {
+	t.Parallel()
 	cdb := modelstest.NewDB(t)
 	h := &canaryRun{db: cdb, canaries: canary.New(cdb, nil)}
 	task := tasks.New(tasks.CanaryRunPayload{CanaryID: models.NewID()})
@@ -102,6 +104,7 @@ func TestObserveRecordsAndRecovers(t *testing.T) {
 }
 
 func TestCleanupDeletesOnlyExpiredRows(t *testing.T) {
+	t.Parallel()
 	db := modelstest.NewDB(t)
 	old := time.Now().UTC().Add(-8 * 24 * time.Hour)
 	recent := time.Now().UTC().Add(-time.Hour)

@@ -15,6 +15,7 @@ import (
 )
 
 func TestClaim(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	r := platformtest.NewRedis(t)
 	s := NewStore(r.Client, TTL)
@@ -45,6 +46,7 @@ func TestClaim(t *testing.T) {
 }
 
 func TestClaimForgetsAfterTTL(t *testing.T) {
+	t.Parallel()
 	r := platformtest.NewRedis(t)
 	if r.Mini == nil {
 		t.Skip("needs miniredis to move time; the TTL itself is checked in TestClaim")
@@ -66,6 +68,7 @@ func TestClaimForgetsAfterTTL(t *testing.T) {
 
 // Of many requests racing with one nonce, exactly one passes.
 func TestClaimConcurrent(t *testing.T) {
+	t.Parallel()
 	r := platformtest.NewRedis(t)
 	s := NewStore(r.Client, TTL)
 	var wins, errs atomic.Int32
@@ -91,6 +94,7 @@ func TestClaimConcurrent(t *testing.T) {
 }
 
 func TestClaimRefusesBadNonces(t *testing.T) {
+	t.Parallel()
 	r := platformtest.NewRedis(t)
 	s := NewStore(r.Client, TTL)
 	tests := []struct{ name, nonce, want string }{
@@ -121,6 +125,7 @@ func TestClaimRefusesBadNonces(t *testing.T) {
 // A Redis that cannot answer fails the claim: the request is refused, never
 // let through unchecked.
 func TestClaimFailsClosed(t *testing.T) {
+	t.Parallel()
 	r := platformtest.NewRedis(t)
 	s := NewStore(r.Client, TTL)
 	ctx, cancel := context.WithCancel(context.Background())

@@ -164,6 +164,7 @@ func TestGatePassesOtherCommands(t *testing.T) {
 // gate recognises the dequeues it sends, queue by queue: if a new asynq
 // dequeued differently, the gate would let every poll through.
 func TestRecognisesAsynqDequeues(t *testing.T) {
+	t.Parallel()
 	r := platformtest.NewRedis(t)
 	rdb := r.Opt.MakeRedisClient().(redis.UniversalClient)
 	defer rdb.Close()
@@ -197,6 +198,7 @@ func TestRecognisesAsynqDequeues(t *testing.T) {
 // TestIdleServerPicksUpAnnouncedTasks runs asynq's server behind a gate that
 // never rechecks on its own: announced tasks are picked up all the same.
 func TestIdleServerPicksUpAnnouncedTasks(t *testing.T) {
+	t.Parallel()
 	r := platformtest.NewRedis(t)
 	rdb := r.Opt.MakeRedisClient().(redis.UniversalClient)
 	defer rdb.Close()

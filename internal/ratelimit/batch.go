@@ -125,31 +125,32 @@ func (b *batcher) passTurn() {
 
 // exec sends batch as one pipeline of EVALSHAs. Calls that Redis answers
 // NOSCRIPT (first use, or a Redis that restarted or flushed its script
-// cache) are sent again once their scripts are loaded; the others ran and
-// are not repeated.
+// cache) are sent again once their scripts are loaded, up to
+// scriptAttempts times in all (the cache may be flushed again between the
+// load and the call); the others ran and are not repeated.
 func (b *batcher) exec(ctx context.Context, batch []*scriptCall) {
-	var missing []*scriptCall
-	for i, cmd := range b.pipeline(ctx, batch) {
-		if redis.HasErrorPrefix(cmd.Err(), "NOSCRIPT") {
-			missing = append(missing, batch[i])
-			continue
+	for attempt := 1; len(batch) > 0; attempt++ {
+		var missing []*scriptCall
+		for i, cmd := range b.pipeline(ctx, batch) {
+			if attempt < scriptAttempts && redis.HasErrorPrefix(cmd.Err(), "NOSCRIPT") {
+				missing = append(missing, batch[i])
+				continue
+			}
+			batch[i].finish(cmd)
 		}
-		batch[i].finish(cmd)
-	}
-	if len(missing) == 0 {
-		return
-	}
-	if err := b.load(ctx, missing); err != nil {
-		for _, c := range missing {
-			c.err = err
-			close(c.done)
+		if err := b.load(ctx, missing); err != nil {
+			for _, c := range missing {
+				c.err = err
+				close(c.done)
+			}
+			return
 		}
-		return
-	}
-	for i, cmd := range b.pipeline(ctx, missing) {
-		missing[i].finish(cmd)
+		batch = missing
 	}
 }
+
+// scriptAttempts is how often a call is sent while Redis answers NOSCRIPT.
+const scriptAttempts = 3
 
 func (c *scriptCall) finish(cmd *redis.Cmd) {
 	c.res, c.err = cmd.Int64Slice()

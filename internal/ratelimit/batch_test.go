@@ -105,6 +105,7 @@ func TestQueuedCallWithdrawsWhenItsCallerGivesUp(t *testing.T) {
 // batch) never strand the others: every call returns, and the batcher ends
 // idle with nothing queued.
 func TestCallersGivingUpAtRandomNeverStallTheBatcher(t *testing.T) {
+	t.Parallel()
 	r := platformtest.NewRedis(t)
 	l := New(r.Client, time.Now)
 	p := PerMinute("stress", 1_000_000)

@@ -22,6 +22,7 @@ func (c *clock) now() time.Time  { c.mu.Lock(); defer c.mu.Unlock(); return c.t 
 func (c *clock) set(t time.Time) { c.mu.Lock(); c.t = t; c.mu.Unlock() }
 
 func TestRateRefusesThe61stRequestInAMinute(t *testing.T) {
+	t.Parallel()
 	r := platformtest.NewRedis(t)
 	clk := &clock{t: time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)}
 	l := ratelimit.New(r.Client, clk.now)
@@ -67,6 +68,7 @@ func TestRateRefusesThe61stRequestInAMinute(t *testing.T) {
 // starts: an idle client's burst is not followed by a second minute's worth.
 // Units taken ahead (Lease) change nothing to it.
 func TestRateNeverAllowsMoreThanTheLimitInAnyWindow(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		lease int
 		every time.Duration
@@ -122,6 +124,7 @@ func TestRateNeverAllowsMoreThanTheLimitInAnyWindow(t *testing.T) {
 // each request had gone to Redis: the remaining count falls by one each
 // time, and the request past the limit is refused.
 func TestLeaseAnswersLikeOneTripPerRequest(t *testing.T) {
+	t.Parallel()
 	r := platformtest.NewRedis(t)
 	clk := &clock{t: time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)}
 	l := ratelimit.New(r.Client, clk.now)
@@ -150,6 +153,7 @@ func TestLeaseAnswersLikeOneTripPerRequest(t *testing.T) {
 // limit together; the units one took ahead and did not spend come back
 // once its lease ends, with the client's next request there.
 func TestLeasesKeepTheLimitAcrossProcesses(t *testing.T) {
+	t.Parallel()
 	r := platformtest.NewRedis(t)
 	clk := &clock{t: time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)}
 	procs := []*ratelimit.Limiter{ratelimit.New(r.Client, clk.now), ratelimit.New(r.Client, clk.now)}
@@ -188,6 +192,7 @@ func TestLeasesKeepTheLimitAcrossProcesses(t *testing.T) {
 }
 
 func TestDayQuotaResetsAtUTCMidnight(t *testing.T) {
+	t.Parallel()
 	r := platformtest.NewRedis(t)
 	clk := &clock{t: time.Date(2026, 11, 22, 23, 59, 0, 0, time.UTC)}
 	l := ratelimit.New(r.Client, clk.now)
@@ -221,6 +226,7 @@ func TestDayQuotaResetsAtUTCMidnight(t *testing.T) {
 }
 
 func TestRefundGivesBackOneUnit(t *testing.T) {
+	t.Parallel()
 	leased := ratelimit.PerMinute("leased", 2)
 	leased.Lease = 16
 	for _, p := range []ratelimit.Policy{ratelimit.PerDay("whois", 2), ratelimit.PerMinute("failures", 2), leased} {
@@ -268,6 +274,7 @@ func TestPolicyHeader(t *testing.T) {
 // Concurrent checks share Redis round trips; each must still spend exactly
 // one unit and get its own answer.
 func TestConcurrentChecksSpendOneUnitEach(t *testing.T) {
+	t.Parallel()
 	r := platformtest.NewRedis(t)
 	l := ratelimit.New(r.Client, time.Now)
 	p := ratelimit.PerMinute("burst", 100)
@@ -299,7 +306,8 @@ func TestConcurrentChecksSpendOneUnitEach(t *testing.T) {
 }
 
 // A Redis that lost its scripts (restart, SCRIPT FLUSH) gets them again
-// without failing or double-spending the calls that met the loss.
+// without failing or double-spending the calls that met the loss. Not in
+// parallel: the script cache is the whole server's.
 func TestChecksSurviveAFlushedScriptCache(t *testing.T) {
 	r := platformtest.NewRedis(t)
 	clk := &clock{t: time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)}
@@ -328,6 +336,7 @@ func TestChecksSurviveAFlushedScriptCache(t *testing.T) {
 // relative, so a limiter clock days behind Redis (as in tests that pin a
 // date) still keeps today's counter.
 func TestDayQuotaIgnoresRedisClock(t *testing.T) {
+	t.Parallel()
 	r := platformtest.NewRedis(t)
 	clk := &clock{t: time.Date(2020, 1, 1, 23, 0, 0, 0, time.UTC)}
 	l := ratelimit.New(r.Client, clk.now)
@@ -345,6 +354,7 @@ func TestDayQuotaIgnoresRedisClock(t *testing.T) {
 
 // Status reads what Allow would find and spends nothing.
 func TestStatusSpendsNothing(t *testing.T) {
+	t.Parallel()
 	r := platformtest.NewRedis(t)
 	start := time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
 	clk := &clock{t: start}
