@@ -85,8 +85,9 @@ func (lx *lexicon) wordLogProb(w string) float64 {
 
 // contractionStems are pieces of contractions that the subtitle corpus
 // counts as words ("don" of "don't"); as parts of a domain label they are
-// almost never meant, so segmentation does not know them.
-var contractionStems = wordSet("s t m d ll re ve don didn doesn isn wasn aren weren couldn wouldn shouldn haven hasn hadn ain")
+// almost never meant, so segmentation does not know them. ("haven", also a
+// word, and a common one in names, is kept.)
+var contractionStems = wordSet("s t m d ll re ve don didn doesn isn wasn aren weren couldn wouldn shouldn hasn hadn ain")
 
 // segmentable reports whether word may be a piece of a label. One-letter
 // words, and two-letter words that are neither function words nor WordNet

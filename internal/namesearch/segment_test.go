@@ -17,6 +17,7 @@ func TestSegment(t *testing.T) {
 		{"gerund", "petgroomingpro", []string{"pet", "grooming", "pro"}},
 		{"shop", "bestcoffeeshop", []string{"best", "coffee", "shop"}},
 		{"short", "sunsetyoga", []string{"sunset", "yoga"}},
+		{"haven is a word, not a contraction", "horsehaven", []string{"horse", "haven"}},
 		{"hyphens separate", "best-coffee-shop", []string{"best", "coffee", "shop"}},
 		{"digits are a word", "247plumbing", []string{"247", "plumbing"}},
 		{"digits inside", "top10hotels", []string{"top", "10", "hotels"}},
