@@ -9,6 +9,7 @@ import (
 
 	"github.com/domaind/domaind/internal/partner"
 	"github.com/domaind/domaind/internal/referral"
+	"github.com/domaind/domaind/internal/testtool"
 	"github.com/domaind/domaind/models"
 )
 
@@ -58,9 +59,9 @@ func TestBrowserReferredCheckout(t *testing.T) {
 		t.Fatalf("paying: %v", err)
 	}
 	var o models.Order
-	if err := env.db.Take(&o, "domain = ?", "sunsetyoga.io").Error; err != nil {
-		t.Fatalf("no order: %v", err)
-	}
+	testtool.WaitFor(t, "the order of the paid checkout", func() bool { // the browser may show h1 before the payment's answer
+		return env.db.Take(&o, "domain = ?", "sunsetyoga.io").Error == nil
+	})
 	if o.ReferralLinkID == nil || *o.ReferralLinkID != link.ID || o.ReferralCents != 5_000 {
 		t.Errorf("the order's referral = %v, %d cents; want %s, 5000", o.ReferralLinkID, o.ReferralCents, link.ID)
 	}
