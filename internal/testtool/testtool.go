@@ -9,6 +9,7 @@ package testtool
 
 import (
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"testing"
@@ -64,21 +65,56 @@ func FreeAddr(tb testing.TB) string {
 func StripeMock(tb testing.TB) string {
 	tb.Helper()
 	bin := Path(tb, "the Stripe provider is tested against Stripe's API mock (go install github.com/stripe/stripe-mock@v0.203.0)", "stripe-mock")
+	// A port free a moment ago may be another server's by the time
+	// stripe-mock, which first reads Stripe's whole OpenAPI document, binds
+	// it: then stripe-mock exits, and it is started again on other ports.
+	// What answers must be stripe-mock itself, not the server that won.
+	for attempt := 1; ; attempt++ {
+		if base, ok := startStripeMock(tb, bin); ok {
+			return base
+		}
+		if attempt == 3 {
+			tb.Fatal("stripe-mock could not bind a free port three times")
+		}
+	}
+}
+
+// startStripeMock runs stripe-mock on two free ports and waits until it
+// answers, as itself; ok is false when it exited first.
+func startStripeMock(tb testing.TB, bin string) (base string, ok bool) {
 	addr := FreeAddr(tb)
 	cmd := exec.Command(bin, "-http-addr", addr, "-https-addr", FreeAddr(tb)) // without an HTTPS address it takes 12112, which two cannot share
 	if err := cmd.Start(); err != nil {
 		tb.Fatalf("start stripe-mock: %v", err)
 	}
+	exited := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(exited) }()
+	base = "http://" + addr
+	client := &http.Client{Timeout: time.Second}
+	answers := func() bool {
+		resp, err := client.Get(base + "/v1/balance")
+		if err != nil {
+			return false
+		}
+		resp.Body.Close()
+		return resp.Header.Get("Stripe-Mock-Version") != ""
+	}
+	WaitFor(tb, "stripe-mock answers on "+addr, func() bool {
+		select {
+		case <-exited:
+			return true
+		default:
+			return answers()
+		}
+	})
+	select {
+	case <-exited:
+		return "", false
+	default:
+	}
 	tb.Cleanup(func() {
 		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
+		<-exited
 	})
-	WaitFor(tb, "stripe-mock listens on "+addr, func() bool {
-		c, err := net.DialTimeout("tcp", addr, 100*time.Millisecond)
-		if err == nil {
-			c.Close()
-		}
-		return err == nil
-	})
-	return "http://" + addr
+	return base, true
 }
