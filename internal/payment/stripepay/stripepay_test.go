@@ -3,7 +3,11 @@ package stripepay_test
 import (
 	"context"
 	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -118,5 +122,135 @@ func TestStripeNoticesAreReadOnlySigned(t *testing.T) {
 		if err != nil || got != tc.want {
 			t.Errorf("%s reads as %+v, %v; want %+v", tc.typ, got, err, tc.want)
 		}
+	}
+}
+
+// stripeAnswers is a server answering as Stripe's API does, one answer
+// per call in turn, and what it was asked.
+type stripeAnswers struct {
+	answers []stripeAnswer
+	asked   []*http.Request
+}
+
+type stripeAnswer struct {
+	status int
+	header map[string]string
+	body   string
+}
+
+func (s *stripeAnswers) serve(t *testing.T) string {
+	t.Helper()
+	var mu sync.Mutex
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		defer mu.Unlock()
+		if len(s.asked) >= len(s.answers) {
+			t.Errorf("call %d (%s %s) has no answer", len(s.asked)+1, r.Method, r.URL.Path)
+			w.WriteHeader(http.StatusTeapot)
+			return
+		}
+		a := s.answers[len(s.asked)]
+		s.asked = append(s.asked, r.Clone(context.Background()))
+		for k, v := range a.header {
+			w.Header().Set(k, v)
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(a.status)
+		io.WriteString(w, a.body)
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL
+}
+
+// A call Stripe could not make now is made again with the same
+// idempotency key, and one Stripe refused is not: its error says why.
+func TestStripeRetriesOnlyWhatMaySucceed(t *testing.T) {
+	t.Parallel()
+	const unavailable = `{"error":{"type":"api_error","message":"The server is temporarily unavailable."}}`
+	refund := payment.Refund{ChargeID: "pi_1", AmountCents: 500, Currency: "USD", IdempotencyKey: "rf_7"}
+	for _, tc := range []struct {
+		name    string
+		answers []stripeAnswer
+		calls   int
+		want    string // the refund's id, or what the error says
+	}{
+		{"unavailable, then made", []stripeAnswer{{status: 503, body: unavailable}, {status: 200, body: `{"id":"re_1","object":"refund"}`}}, 2, "re_1"},
+		{"a conflict on the key, then made", []stripeAnswer{{status: 409, body: `{"error":{"type":"idempotency_error","message":"A request with this key is in progress."}}`},
+			{status: 200, body: `{"id":"re_2","object":"refund"}`}}, 2, "re_2"},
+		{"refused", []stripeAnswer{{status: 400, header: map[string]string{"Request-Id": "req_9"},
+			body: `{"error":{"type":"invalid_request_error","code":"amount_too_large","param":"amount","message":"Refund amount is greater than unrefunded amount."}}`}},
+			1, "400 invalid_request_error (amount_too_large) on amount: Refund amount is greater than unrefunded amount. [req_9]"},
+		{"told not to retry", []stripeAnswer{{status: 503, header: map[string]string{"Stripe-Should-Retry": "false"}, body: unavailable}}, 1, "503 api_error"},
+		{"unavailable three times", []stripeAnswer{{status: 503, body: unavailable}, {status: 503, body: unavailable}, {status: 503, body: unavailable}}, 3, "503 api_error"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			s := &stripeAnswers{answers: tc.answers}
+			p := stripepay.New(stripepay.Options{SecretKey: stripepaytest.Key, APIURL: s.serve(t)})
+			id, err := p.Refund(context.Background(), refund)
+			if !strings.Contains(id+errText(err), tc.want) || (err == nil) != strings.HasPrefix(tc.want, "re_") {
+				t.Errorf("refund = %q, %v; want %q", id, err, tc.want)
+			}
+			if len(s.asked) != tc.calls {
+				t.Errorf("%d calls, want %d", len(s.asked), tc.calls)
+			}
+			for i, r := range s.asked {
+				if r.Header.Get("Idempotency-Key") != "rf_7" || r.Header.Get("Authorization") != "Bearer "+stripepaytest.Key ||
+					r.Header.Get("Stripe-Version") == "" {
+					t.Errorf("call %d has headers %v; want the refund's key, the secret key as bearer and the API version", i+1, r.Header)
+				}
+			}
+		})
+	}
+}
+
+func errText(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
+}
+
+// Stripe writes a related object as its id or, expanded, as the object:
+// the session's PaymentIntent reads the same either way.
+func TestStripeReadsExpandedObjects(t *testing.T) {
+	t.Parallel()
+	session := func(pi string) stripeAnswer {
+		return stripeAnswer{status: 200, body: `{"id":"cs_1","object":"checkout.session","status":"complete","payment_status":"paid",
+			"amount_total":1200,"currency":"eur","metadata":{"payment_id":"pay_1"},"payment_intent":` + pi + `}`}
+	}
+	s := &stripeAnswers{answers: []stripeAnswer{session(`"pi_1"`), session(`{"id":"pi_1","object":"payment_intent"}`), session(`null`)}}
+	p := stripepay.New(stripepay.Options{SecretKey: stripepaytest.Key, APIURL: s.serve(t)})
+	want := payment.Event{Type: "checkout.session (retrieved)", Kind: payment.EventPaid, PaymentID: "pay_1", Ref: "cs_1", ChargeID: "pi_1",
+		AmountCents: 1200, Currency: "EUR"}
+	for i, charge := range []string{"pi_1", "pi_1", ""} {
+		want.ChargeID = charge
+		if ev, err := p.Check(context.Background(), "cs_1"); err != nil || ev != want {
+			t.Errorf("session %d reads as %+v, %v; want %+v", i+1, ev, err, want)
+		}
+	}
+	if len(s.asked) != 3 || s.asked[0].Method != http.MethodGet || s.asked[0].URL.Path != "/v1/checkout/sessions/cs_1" {
+		t.Errorf("asked %d times, first %s %s; want GET /v1/checkout/sessions/cs_1", len(s.asked), s.asked[0].Method, s.asked[0].URL.Path)
+	}
+}
+
+// While a signing secret is rolled, Stripe signs with both: one
+// signature that matches is enough.
+func TestStripeNoticeSignedWithTwoSecrets(t *testing.T) {
+	t.Parallel()
+	p := stripepay.New(stripepay.Options{SecretKey: stripepaytest.Key, WebhookSecret: stripepaytest.WebhookSecret})
+	now := time.Now()
+	payload := stripepaytest.Event(t, "evt_roll", "customer.created", map[string]any{"id": "cus_1", "object": "customer"}, now)
+	good := stripepaytest.Sign(payload, stripepaytest.WebhookSecret, now)
+	old := stripepaytest.Sign(payload, "whsec_old", now)
+	_, oldSig, _ := strings.Cut(old, ",v1=")
+	if ev, err := p.ParseEvent(payload, good+",v1="+oldSig); err != nil || ev.ID != "evt_roll" {
+		t.Errorf("signed with the new and the old secret: %+v, %v", ev, err)
+	}
+	if _, err := p.ParseEvent(payload, old); !errors.Is(err, payment.ErrBadSignature) {
+		t.Errorf("signed with the old secret alone: %v, want ErrBadSignature", err)
+	}
+	if _, err := p.ParseEvent(payload, stripepaytest.Sign(payload, stripepaytest.WebhookSecret, now.Add(10*time.Minute))); !errors.Is(err, payment.ErrBadSignature) {
+		t.Errorf("signed ten minutes ahead: %v, want ErrBadSignature", err)
 	}
 }
