@@ -50,24 +50,10 @@ func heldOutName(name string) bool {
 
 func readPairs(tb testing.TB) (para, kw []pair) {
 	tb.Helper()
-	for _, line := range readLines(tb, "testdata/paraphrase/pairs.tsv") {
-		if line == "" || strings.HasPrefix(line, "#") {
-			continue
-		}
-		f := strings.Split(line, "\t")
-		if len(f) != 3 {
-			tb.Fatalf("pairs.tsv: bad line %q", line)
-		}
+	for _, f := range readTSV(tb, "testdata/paraphrase/pairs.tsv", 3) {
 		para = append(para, pair{category: f[0], name: f[1], query: f[2], heldOut: heldOutName(f[1])})
 	}
-	for _, line := range readLines(tb, "testdata/paraphrase/keywords.tsv") {
-		if line == "" || strings.HasPrefix(line, "#") {
-			continue
-		}
-		f := strings.Split(line, "\t")
-		if len(f) != 2 {
-			tb.Fatalf("keywords.tsv: bad line %q", line)
-		}
+	for _, f := range readTSV(tb, "testdata/paraphrase/keywords.tsv", 2) {
 		kw = append(kw, pair{name: f[0], query: f[1], heldOut: heldOutName(f[0])})
 	}
 	return para, kw
@@ -148,7 +134,7 @@ func sharesStem(a, b string) bool {
 
 // paraphraseScores are recall@5 and MRR of queries for their one name,
 // by "kind half", with the misses and each search's latency.
-func paraphraseScores(ix *Index, kind string, pairs []pair, ms map[string]*metric, misses *[]string, took *[]time.Duration) {
+func paraphraseScores(ix *Index, kind string, pairs []pair, ms scores, misses *[]string, took *[]time.Duration) {
 	for _, p := range pairs {
 		start := time.Now()
 		hits := ix.Search(p.query, DefaultLimit)
@@ -160,21 +146,7 @@ func paraphraseScores(ix *Index, kind string, pairs []pair, ms map[string]*metri
 				break
 			}
 		}
-		half := "tune"
-		if p.heldOut {
-			half = "held-out"
-		}
-		for _, key := range []string{kind + " " + half, kind + " all"} {
-			if ms[key] == nil {
-				ms[key] = &metric{}
-			}
-			ms[key].n++
-			if rank > 0 {
-				ms[key].found++
-				ms[key].rr += 1 / float64(rank)
-			}
-		}
-		if rank == 0 && half == "tune" { // the held-out misses are not looked at
+		if half := ms.add(kind, p.heldOut, rank); rank == 0 && half == "tune" { // the held-out misses are not looked at
 			var got []string
 			for _, h := range hits {
 				got = append(got, h.Domain)
@@ -194,7 +166,7 @@ func TestParaphraseRecall(t *testing.T) {
 	}
 	para, kw := readPairs(t)
 	ix := paraphraseIndex(t, para)
-	ms := map[string]*metric{}
+	ms := scores{}
 	var misses []string
 	var took []time.Duration
 	paraphraseScores(ix, "para", para, ms, &misses, &took)

@@ -95,10 +95,34 @@ type metric struct {
 func (m metric) recall() float64 { return m.found / float64(m.n) }
 func (m metric) mrr() float64    { return m.rr / float64(m.n) }
 
+// scores are metrics by "kind half": "para tune", "para held-out", and
+// "para all" for both halves.
+type scores map[string]*metric
+
+// add counts a query of kind whose relevant name came at rank (0: not in
+// the first five), and returns the query's half.
+func (s scores) add(kind string, heldOut bool, rank int) (half string) {
+	half = "tune"
+	if heldOut {
+		half = "held-out"
+	}
+	for _, key := range []string{kind + " " + half, kind + " all"} {
+		if s[key] == nil {
+			s[key] = &metric{}
+		}
+		s[key].n++
+		if rank > 0 {
+			s[key].found++
+			s[key].rr += 1 / float64(rank)
+		}
+	}
+	return half
+}
+
 // evaluate returns recall@5 and MRR by "kind half" ("para tune", "kw all")
 // and a line for each query with no relevant label in its first five.
-func evaluate(ix *Index, cases []relevanceCase) (map[string]*metric, []string) {
-	ms := map[string]*metric{}
+func evaluate(ix *Index, cases []relevanceCase) (scores, []string) {
+	ms := scores{}
 	var misses []string
 	for _, c := range cases {
 		rank, shown := 0, 0
@@ -113,20 +137,7 @@ func evaluate(ix *Index, cases []relevanceCase) (map[string]*metric, []string) {
 				rank = shown
 			}
 		}
-		half := "tune"
-		if c.heldOut {
-			half = "held-out"
-		}
-		for _, key := range []string{c.kind + " " + half, c.kind + " all"} {
-			if ms[key] == nil {
-				ms[key] = &metric{}
-			}
-			ms[key].n++
-			if rank > 0 {
-				ms[key].found++
-				ms[key].rr += 1 / float64(rank)
-			}
-		}
+		half := ms.add(c.kind, c.heldOut, rank)
 		if rank == 0 {
 			misses = append(misses, fmt.Sprintf("miss %-4s %-8s %-28q (%d relevant) got %v", c.kind, half, c.query, len(c.relevant), got))
 		}
@@ -176,13 +187,9 @@ func containsAny(s string, subs []string) bool {
 func readQueries(tb testing.TB, path string, heldOut bool) []labelledQuery {
 	tb.Helper()
 	var out []labelledQuery
-	for _, line := range readLines(tb, path) {
-		if line == "" || strings.HasPrefix(line, "#") {
-			continue
-		}
-		f := strings.Split(line, "\t")
-		if len(f) != 3 || (f[0] != "para" && f[0] != "kw") {
-			tb.Fatalf("%s: bad line %q", path, line)
+	for _, f := range readTSV(tb, path, 3) {
+		if f[0] != "para" && f[0] != "kw" {
+			tb.Fatalf("%s: kind %q, want para or kw", path, f[0])
 		}
 		q := labelledQuery{kind: f[0], query: f[1], heldOut: heldOut}
 		for _, expr := range strings.Split(f[2], " & ") {
@@ -209,6 +216,24 @@ func readLines(tb testing.TB, path string) []string {
 		tb.Fatal(err)
 	}
 	return lines
+}
+
+// readTSV returns the tab-separated fields of path's lines, blank lines
+// and # comments left out, and fails tb on a line without n fields.
+func readTSV(tb testing.TB, path string, n int) [][]string {
+	tb.Helper()
+	var out [][]string
+	for _, line := range readLines(tb, path) {
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		f := strings.Split(line, "\t")
+		if len(f) != n {
+			tb.Fatalf("%s: %d fields in %q, want %d", path, len(f), line, n)
+		}
+		out = append(out, f)
+	}
+	return out
 }
 
 func writeLines(tb testing.TB, path string, lines []string) {
