@@ -79,22 +79,7 @@ func TestBrowserHostedCheckout(t *testing.T) {
 	listSandbox(t, env, "rainyday.io", 9_900)
 	c := checkoutPartner(t, env, srv.URL, models.EnvSandbox)
 
-	var mu sync.Mutex
-	var landed url.Values
-	shop := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		switch r.URL.Path {
-		case "/return":
-			mu.Lock()
-			landed = r.URL.Query()
-			mu.Unlock()
-			w.Write([]byte("<!doctype html><title>thanks</title><p id=done>Thank you for your order.</p>"))
-		case "/cancel":
-			w.Write([]byte("<!doctype html><title>shop</title><p id=cancelled>Back at the shop.</p>"))
-		default: // the browser asks for a favicon too
-			http.NotFound(w, r)
-		}
-	}))
-	t.Cleanup(shop.Close)
+	shop := newTestShop(t)
 	session := func(domain string) string {
 		var s struct {
 			CheckoutURL string `json:"checkout_url"`
@@ -127,9 +112,7 @@ func TestBrowserHostedCheckout(t *testing.T) {
 	if err := chromedp.Do(ctx, payWithCard("4242 4242 4242 4242"), chromedp.WaitVisible(chromedp.CSS("#done"))); err != nil {
 		t.Fatalf("paying: %v", err)
 	}
-	mu.Lock()
-	got := landed
-	mu.Unlock()
+	got := shop.landed()
 	id := got.Get("order_id")
 	var o struct {
 		Status       string `json:"status"`
@@ -302,4 +285,40 @@ func TestCheckoutPagesSayWhatHappenedToTheMoney(t *testing.T) {
 	if returns != 1 || charges != 2 {
 		t.Errorf("%d payment:return tasks and %d charges; want the second charge's return queued", returns, charges)
 	}
+}
+
+// testShop is a partner's shop for the browser checkouts: /return thanks
+// the buyer (#done) and keeps the query the checkout sent them back with,
+// /cancel welcomes them back (#cancelled).
+type testShop struct {
+	*httptest.Server
+	mu   sync.Mutex
+	back url.Values
+}
+
+func newTestShop(t *testing.T) *testShop {
+	t.Helper()
+	s := &testShop{}
+	s.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/return":
+			s.mu.Lock()
+			s.back = r.URL.Query()
+			s.mu.Unlock()
+			w.Write([]byte("<!doctype html><title>thanks</title><p id=done>Thank you for your order.</p>"))
+		case "/cancel":
+			w.Write([]byte("<!doctype html><title>shop</title><p id=cancelled>Back at the shop.</p>"))
+		default: // the browser asks for a favicon too
+			http.NotFound(w, r)
+		}
+	}))
+	t.Cleanup(s.Close)
+	return s
+}
+
+// landed is the query of the buyer's last visit to /return.
+func (s *testShop) landed() url.Values {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.back
 }

@@ -286,18 +286,7 @@ func TestBrowserStripeCheckout(t *testing.T) {
 	t.Cleanup(stripePage.Close)
 	ctx := newChromium(t, chromedp.Flag("host-resolver-rules", "MAP checkout.stripe.com "+stripePage.Listener.Addr().String()),
 		chromedp.Flag("ignore-certificate-errors", true))
-	var landed url.Values
-	shop := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path != "/return" {
-			http.NotFound(w, r)
-			return
-		}
-		mu.Lock()
-		landed = r.URL.Query()
-		mu.Unlock()
-		w.Write([]byte("<!doctype html><title>thanks</title><p id=done>Thank you for your order.</p>"))
-	}))
-	t.Cleanup(shop.Close)
+	shop := newTestShop(t)
 	listLive(t, env, "sofahaven.com", 250_000)
 	link := liveSession(t, checkoutPartner(t, env, srv.URL, models.EnvLive), "sofahaven.com", shop.URL)
 
@@ -338,9 +327,7 @@ func TestBrowserStripeCheckout(t *testing.T) {
 	if err := chromedp.Do(ctx, chromedp.WaitVisible(chromedp.CSS("#done"))); err != nil {
 		t.Fatalf("the page did not move on to the shop once the order was made: %v", err)
 	}
-	mu.Lock()
-	id := landed.Get("order_id")
-	mu.Unlock()
+	id := shop.landed().Get("order_id")
 	var o models.Order
 	if err := env.db.Take(&o, "public_id = ?", id).Error; err != nil || o.Status != models.OrderPaid || o.ExternalPaymentRef != "pi_browser" {
 		t.Errorf("the order the browser brought back (%q) = %+v, %v", id, o, err)
