@@ -9,6 +9,7 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -41,7 +42,10 @@ type apiError struct {
 }
 
 func (e *apiError) Error() string {
-	s := fmt.Sprintf("%d %s", e.Status, e.Type)
+	s := strconv.Itoa(e.Status)
+	if e.Type != "" { // an answer not in Stripe's shape (a proxy's) has none
+		s += " " + e.Type
+	}
 	if e.Code != "" {
 		s += " (" + e.Code + ")"
 	}

@@ -181,6 +181,7 @@ func TestStripeRetriesOnlyWhatMaySucceed(t *testing.T) {
 			body: `{"error":{"type":"invalid_request_error","code":"amount_too_large","param":"amount","message":"Refund amount is greater than unrefunded amount."}}`}},
 			1, "400 invalid_request_error (amount_too_large) on amount: Refund amount is greater than unrefunded amount. [req_9]"},
 		{"told not to retry", []stripeAnswer{{status: 503, header: map[string]string{"Stripe-Should-Retry": "false"}, body: unavailable}}, 1, "503 api_error"},
+		{"a proxy's page", []stripeAnswer{{status: 502, body: "<html>Bad Gateway</html>"}}, 1, "stripe: refund 500 of pi_1: 502"},
 		{"unavailable three times", []stripeAnswer{{status: 503, body: unavailable}, {status: 503, body: unavailable}, {status: 503, body: unavailable}}, 3, "503 api_error"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
