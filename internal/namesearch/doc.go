@@ -18,6 +18,10 @@
 //     caller on Postgres may replace with its own ranking
 //     (WithTrigramRanking) or add lists to (WithRanking).
 //
+// A query word that is no word, neither of the lexicon nor of the names,
+// is read as the common word one letter from it ("resturant" as
+// restaurant; spell.go).
+//
 // A TLD named in the query ("coffee shop io", "coffee shop .io") lifts the
 // entries on it a little, and the first hits are kept from being variations
 // of one word the query does not have.

@@ -41,6 +41,9 @@ type lexicon struct {
 	// maxCount is the largest tag count of a lemma's senses, 0 if none was
 	// tagged.
 	maxCount map[string]int
+	// compoundWords are the words of WordNet's compounds ("hatha" of
+	// hatha_yoga): words, though not lemmas of their own.
+	compoundWords map[string]bool
 }
 
 type synset struct {
@@ -82,16 +85,24 @@ var loadLexicon = sync.OnceValue(func() *lexicon {
 
 func parseLexicon(fsys embed.FS) (*lexicon, error) {
 	lx := &lexicon{
-		logProb:    map[string]float64{},
-		senses:     map[string][]int32{},
-		definedBy:  map[string][]int32{},
-		exceptions: map[string][]string{},
-		maxCount:   map[string]int{},
+		logProb:       map[string]float64{},
+		senses:        map[string][]int32{},
+		definedBy:     map[string][]int32{},
+		exceptions:    map[string][]string{},
+		maxCount:      map[string]int{},
+		compoundWords: map[string]bool{},
 	}
 	if err := readGzipLines(fsys, "data/wordnet.txt.gz", lx.parseWordNetLine); err != nil {
 		return nil, err
 	}
 	lx.finishWordNet()
+	for lemma := range lx.senses {
+		if strings.IndexByte(lemma, '_') >= 0 {
+			for w := range strings.SplitSeq(lemma, "_") {
+				lx.compoundWords[w] = true
+			}
+		}
+	}
 	counts := map[string]float64{}
 	var total float64
 	if err := readGzipLines(fsys, "data/words.txt.gz", func(line string) error {

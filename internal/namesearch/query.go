@@ -39,7 +39,9 @@ type query struct {
 	tldOnly map[string]bool
 }
 
-func parseQuery(lx *lexicon, q string) query {
+// parseQuery takes q apart; inNames reports whether a name of the
+// inventory holds a token, which is then never read as a misspelling.
+func parseQuery(lx *lexicon, q string, inNames func(string) bool) query {
 	if len(q) > MaxQueryBytes {
 		q = q[:MaxQueryBytes]
 	}
@@ -68,7 +70,7 @@ func parseQuery(lx *lexicon, q string) query {
 	pq.text = strings.Join(pq.tokens, " ")
 	pq.compact = strings.Join(pq.tokens, "")
 	for _, tok := range pq.tokens {
-		for _, w := range lx.segment(tok) {
+		for _, w := range lx.segment(lx.correct(tok, inNames)) {
 			if len(pq.words) < MaxQueryWords && !slices.ContainsFunc(lx.lemmas(w), isStopWord) && !slices.Contains(pq.words, w) {
 				pq.words = append(pq.words, w)
 			}

@@ -33,7 +33,7 @@ func TestParseQuery(t *testing.T) {
 	lx := loadLexicon()
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			q := parseQuery(lx, tt.q)
+			q := parseQuery(lx, tt.q, noTerms)
 			if diff := cmp.Diff(tt.wantWords, q.words); diff != "" {
 				t.Errorf("words (-want +got):\n%s", diff)
 			}
@@ -57,7 +57,7 @@ func TestParseQuery(t *testing.T) {
 func TestParseQueryLimits(t *testing.T) {
 	lx := loadLexicon()
 	long := strings.Repeat("coffee tea juice soda water milk beer wine cider ", 20)
-	q := parseQuery(lx, long)
+	q := parseQuery(lx, long, noTerms)
 	if len(q.words) > MaxQueryWords {
 		t.Errorf("%d words, want at most %d", len(q.words), MaxQueryWords)
 	}
@@ -65,3 +65,6 @@ func TestParseQueryLimits(t *testing.T) {
 		t.Errorf("text of %d bytes, want at most %d", len(q.text), MaxQueryBytes)
 	}
 }
+
+// noTerms is an inventory that has no word.
+func noTerms(string) bool { return false }

@@ -1,5 +1,7 @@
 package namesearch
 
+import "strings"
+
 // DefaultLimit is the number of hits Search returns when asked for k <= 0;
 // MaxLimit the most it returns.
 const (
@@ -84,14 +86,14 @@ func (ix *Index) Search(q string, k int, opts ...SearchOption) []Hit {
 	for _, opt := range opts {
 		opt(&o)
 	}
-	pq := parseQuery(ix.lx, q)
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	pq := parseQuery(ix.lx, q, ix.inNames)
 	pq.depth = max(pq.depth, k)
 	if len(pq.tokens) == 0 && len(o.extra) == 0 && (o.trigram == nil || len(*o.trigram) == 0) {
 		return []Hit{}
 	}
 
-	ix.mu.RLock()
-	defer ix.mu.RUnlock()
 	sc := ix.getScratch()
 	defer ix.scratch.Put(sc)
 
@@ -130,4 +132,18 @@ func (ix *Index) slotsOf(ids []string) []int32 {
 		}
 	}
 	return out
+}
+
+// inNames reports whether some label holds s: as a word, or in its
+// letters. The caller holds ix.mu.
+func (ix *Index) inNames(s string) bool {
+	if len(ix.terms[s]) > 0 {
+		return true
+	}
+	for _, n := range ix.substringCandidates(s) {
+		if strings.Contains(ix.slots[n].label, s) {
+			return true
+		}
+	}
+	return false
 }

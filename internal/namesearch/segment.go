@@ -44,18 +44,7 @@ func (lx *lexicon) appendRun(words []string, run string, digits bool) []string {
 	if digits {
 		return append(words, run)
 	}
-	// best[i] is the log probability of the best split of run[:i]; from[i]
-	// where its last word starts.
-	best := make([]float64, len(run)+1)
-	from := make([]int, len(run)+1)
-	for i := 1; i <= len(run); i++ {
-		best[i] = math.Inf(-1)
-		for j := max(0, i-lx.maxWordLen); j < i; j++ {
-			if p := best[j] + lx.wordLogProb(run[j:i]) - wordPenalty; p > best[i] {
-				best[i], from[i] = p, j
-			}
-		}
-	}
+	_, from := lx.split(run)
 	start := len(words)
 	for i := len(run); i > 0; i = from[i] {
 		words = append(words, run[from[i]:i])
@@ -64,6 +53,23 @@ func (lx *lexicon) appendRun(words []string, run string, digits bool) []string {
 		words[i], words[j] = words[j], words[i]
 	}
 	return words
+}
+
+// split is the Viterbi pass of Segment over a lower-case letter run:
+// best[i] is the log probability of the best split of run[:i], less
+// wordPenalty a word, and from[i] where its last word starts.
+func (lx *lexicon) split(run string) (best []float64, from []int) {
+	best = make([]float64, len(run)+1)
+	from = make([]int, len(run)+1)
+	for i := 1; i <= len(run); i++ {
+		best[i] = math.Inf(-1)
+		for j := max(0, i-lx.maxWordLen); j < i; j++ {
+			if p := best[j] + lx.wordLogProb(run[j:i]) - wordPenalty; p > best[i] {
+				best[i], from[i] = p, j
+			}
+		}
+	}
+	return best, from
 }
 
 // wordPenalty is what each word of a split costs (in nats), which prefers

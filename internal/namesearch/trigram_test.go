@@ -51,7 +51,7 @@ func TestTrigramRanking(t *testing.T) {
 			ix := New([]Entry{{ID: "1", Domain: tt.label + ".com"}})
 			sc := ix.getScratch()
 			var got float64
-			for _, s := range ix.trigramRanking(parseQuery(ix.lx, tt.query), sc) {
+			for _, s := range ix.trigramRanking(parseQuery(ix.lx, tt.query, noTerms), sc) {
 				got = s.score
 			}
 			if math.Abs(got-tt.want) > 1e-9 {
