@@ -3,7 +3,6 @@ package stripepay
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -103,8 +102,7 @@ func (c *client) once(ctx context.Context, method, path string, form url.Values,
 	}
 	res, err := c.http.Do(req)
 	if err != nil {
-		var uerr *url.Error
-		return errors.As(err, &uerr) && ctx.Err() == nil, err // the network failed: the key makes a retry safe
+		return ctx.Err() == nil, err // the network failed: the key makes a retry safe
 	}
 	defer res.Body.Close()
 	raw, err := io.ReadAll(io.LimitReader(res.Body, 4<<20))

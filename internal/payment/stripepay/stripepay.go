@@ -51,7 +51,6 @@ type Provider struct {
 	api           *client
 	webhookSecret string
 	test          bool
-	now           func() time.Time
 }
 
 // New returns the Stripe provider of o's account.
@@ -67,7 +66,6 @@ func New(o Options) *Provider {
 		api:           &client{http: &http.Client{Timeout: o.Timeout}, base: base, key: o.SecretKey, retries: 2, backoff: 500 * time.Millisecond},
 		webhookSecret: o.WebhookSecret,
 		test:          strings.Contains(o.SecretKey, "_test_"),
-		now:           time.Now,
 	}
 }
 
@@ -165,7 +163,7 @@ func (p *Provider) Check(ctx context.Context, ref string) (payment.Event, error)
 //
 // Any other type is read with no kind.
 func (p *Provider) ParseEvent(payload []byte, signature string) (payment.Event, error) {
-	if err := verifySignature(payload, signature, p.webhookSecret, p.now()); err != nil {
+	if err := verifySignature(payload, signature, p.webhookSecret, time.Now()); err != nil {
 		return payment.Event{}, fmt.Errorf("%w: %v", payment.ErrBadSignature, err)
 	}
 	var e struct {
