@@ -3,6 +3,9 @@ package order
 import (
 	"context"
 	"fmt"
+	"slices"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/domaind/domaind/internal/ledger"
@@ -13,20 +16,24 @@ import (
 
 // SettleBatch settles, in one transaction, up to limit orders that
 // reached TRANSFER_COMPLETED before end and are not settled, of ids after
-// after (in byte order; "" for the first): each becomes SETTLED in the
-// period starting at start, with a step by the settlement and the event
-// order.settled; a referred order's referral commission becomes payable
-// to its affiliate. It returns how many it settled and the last one's id,
-// where the next batch starts. Orders are locked as they are read, so two
-// runs at once settle each order once (and one may find none while the
-// other holds the rest: see Unsettled).
-func (s *Service) SettleBatch(ctx context.Context, start, end time.Time, after string, limit int) (n int, last string, err error) {
+// after and up to upto (in the keyset's order; "" for no bound): each
+// becomes SETTLED in the period starting at start, with a step by the
+// settlement and the event order.settled; a referred order's referral
+// commission becomes payable to its affiliate. It returns how many it
+// settled and the last one's id, where the next batch starts. Orders are
+// locked as they are read, in id order, so two runs at once settle each
+// order once (and one may find none while the other holds the rest: see
+// Unsettled).
+func (s *Service) SettleBatch(ctx context.Context, start, end time.Time, after, upto string, limit int) (n int, last string, err error) {
 	err = s.outbox.Transaction(ctx, func(tx *outbox.Tx) error {
 		var orders []models.Order
 		// Starting after the last batch, rather than skipping past the rows
 		// settled before, keeps a run over n orders linear in n.
-		err := models.ForUpdate(tx.DB).Where("status = ? AND transfer_completed_at < ? AND public_id > ?", models.OrderTransferCompleted, end.UTC(), after).
-			Order("public_id").Limit(limit).Find(&orders).Error
+		q := models.ForUpdate(tx.DB).Where("status = ? AND transfer_completed_at < ? AND public_id > ?", models.OrderTransferCompleted, end.UTC(), after)
+		if upto != "" {
+			q = q.Where("public_id <= ?", upto)
+		}
+		err := q.Order("public_id").Limit(limit).Find(&orders).Error
 		if err != nil {
 			return fmt.Errorf("find orders to settle: %w", err)
 		}
@@ -77,6 +84,28 @@ func (s *Service) SettleBatch(ctx context.Context, start, end time.Time, after s
 		return nil
 	})
 	return n, last, err
+}
+
+// SplitUnsettled returns up to parts-1 ids, ascending, that split the
+// orders Unsettled counts into parts of about the same size (each bound
+// the last id of its part), for runs that settle the parts side by side;
+// none on SQLite, whose writers take turns anyway.
+func (s *Service) SplitUnsettled(ctx context.Context, end time.Time, parts int) ([]string, error) {
+	db := s.db.WithContext(ctx)
+	if parts < 2 || !models.IsPostgres(db) {
+		return nil, nil
+	}
+	fractions := make([]string, parts-1)
+	for i := range fractions {
+		fractions[i] = strconv.FormatFloat(float64(i+1)/float64(parts), 'f', -1, 64)
+	}
+	var bounds []string
+	err := db.Raw(`SELECT unnest(percentile_disc(?::float8[]) WITHIN GROUP (ORDER BY public_id)) FROM orders
+		WHERE status = ? AND transfer_completed_at < ?`, "{"+strings.Join(fractions, ",")+"}", models.OrderTransferCompleted, end.UTC()).Scan(&bounds).Error
+	if err != nil {
+		return nil, fmt.Errorf("split the unsettled orders: %w", err)
+	}
+	return slices.Compact(slices.DeleteFunc(bounds, func(b string) bool { return b == "" })), nil
 }
 
 // Unsettled counts the orders that reached TRANSFER_COMPLETED before end

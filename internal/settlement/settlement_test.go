@@ -358,3 +358,72 @@ func TestHistoryLooksBackOverTheClosedPeriods(t *testing.T) {
 		t.Errorf("the settled day = run %+v, totals %+v; want run %s and %+v", got.Run, got.Totals, run.ID, want)
 	}
 }
+
+// On Postgres a run settles in lanes, each over its share of the orders,
+// and three runs at once still settle each order once, with one step and
+// one order.settled event each.
+func TestLanesSettleEachOrderOnce(t *testing.T) {
+	t.Parallel()
+	db := modelstest.NewDB(t)
+	if !models.IsPostgres(db) {
+		t.Skip("lanes split the orders on Postgres; on SQLite a run is one lane (the other tests)")
+	}
+	ledgertest.CheckAtEnd(t, db)
+	r := platformtest.NewRedis(t)
+	ob := outbox.New(db, r.Client, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	t.Cleanup(func() { ob.Close() })
+	week := period.Week.Of(day)
+	later := func() time.Time { return week.End.Add(time.Hour) }
+	key := []byte("test-secret-key-0123456789abcdef")
+	orders := order.New(db, ob, key, order.Options{QuoteTTL: time.Minute, ReviewThresholdCents: 1 << 40}, later)
+	s := New(db, ob, orders, period.Week, key, later)
+	const n = 2_600
+	seedCompleted(t, db, week, n, 7)
+	ctx := context.Background()
+
+	bounds, err := orders.SplitUnsettled(ctx, week.End, Lanes)
+	if err != nil || len(bounds) != Lanes-1 {
+		t.Fatalf("bounds = %v, %v; want %d", bounds, err, Lanes-1)
+	}
+	for i := range Lanes {
+		q := db.Model(&models.Order{})
+		if i > 0 {
+			q = q.Where("public_id > ?", bounds[i-1])
+		}
+		if i < len(bounds) {
+			q = q.Where("public_id <= ?", bounds[i])
+		}
+		var part int64
+		q.Count(&part)
+		if part < n/Lanes-1 || part > n/Lanes+1 {
+			t.Errorf("lane %d holds %d orders, want about %d", i, part, n/Lanes)
+		}
+	}
+
+	run, err := s.Request(ctx, week.Start, TriggerOps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	for range 3 {
+		wg.Go(func() {
+			if err := s.Run(ctx, run.ID); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	wg.Wait()
+	var settled, steps, events, subjects int64
+	db.Model(&models.Order{}).Where("status = ? AND settled_period = ?", models.OrderSettled, week.Start).Count(&settled)
+	db.Model(&models.OrderStep{}).Where("event = ?", order.EventSettled).Count(&steps)
+	db.Model(&models.Event{}).Where("type = ?", order.EventSettled).Count(&events)
+	db.Model(&models.WebhookDelivery{}).Joins("JOIN events e ON e.seq = webhook_deliveries.event_seq").
+		Where("e.type = ?", order.EventSettled).Distinct("subject").Count(&subjects)
+	if settled != n || steps != n || events != n || subjects != n {
+		t.Errorf("%d orders settled, %d steps, %d events, deliveries for %d orders; want %d of each", settled, steps, events, subjects, n)
+	}
+	statements, err := s.PeriodStatements(ctx, week.Start)
+	if totals := Totals(statements); err != nil || len(totals) != 1 || totals[0].Orders != n || totals[0].GrossCents != n*benchPrice {
+		t.Errorf("totals = %+v, %v; want %d orders, %d cents", totals, err, n, n*benchPrice)
+	}
+}
