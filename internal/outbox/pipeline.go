@@ -54,8 +54,13 @@ type member struct {
 }
 
 // gather runs each of n enqueues in a goroutine of its own with ctx
-// carrying its member, and waits for them.
+// carrying its member, and waits for them. One enqueue alone runs as it
+// is: a pipeline of one is a round trip all the same.
 func gather(ctx context.Context, rdb redis.UniversalClient, n int, enqueue func(ctx context.Context, i int)) {
+	if n == 1 {
+		enqueue(ctx, 0)
+		return
+	}
 	g := &gathering{rdb: rdb, waiting: n}
 	var wg sync.WaitGroup
 	for i := range n {
