@@ -127,7 +127,7 @@ func (o *Outbox) Transaction(ctx context.Context, fn func(tx *Tx) error) error {
 	}
 	pctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), publishTimeout)
 	defer cancel()
-	ok := o.publish(pctx, o.db.WithContext(pctx), tx.entries)
+	ok := o.publish(pctx, o.db, tx.entries)
 	o.mu.Lock()
 	o.marks = append(o.marks, ok...)
 	o.mu.Unlock()
@@ -175,6 +175,10 @@ func (o *Outbox) publish(ctx context.Context, db *gorm.DB, entries []*models.Out
 		})
 	}
 
+	// Failures are written with a deadline of their own: the enqueues may
+	// have used up ctx's (a Redis that accepts and never answers).
+	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), publishTimeout)
+	defer cancel()
 	var ok, queues []string
 	for i, e := range entries {
 		if errs[i] == nil {
@@ -185,7 +189,7 @@ func (o *Outbox) publish(ctx context.Context, db *gorm.DB, entries []*models.Out
 			continue
 		}
 		o.log.WarnContext(ctx, "outbox enqueue failed; the sweep will retry", "entry", e.ID, "task_type", e.TaskType, "err", errs[i])
-		db.Model(&models.OutboxEntry{}).Where("id = ?", e.ID).
+		db.WithContext(wctx).Model(&models.OutboxEntry{}).Where("id = ?", e.ID).
 			Updates(map[string]any{"attempts": gorm.Expr("attempts + 1"), "last_error": models.ErrorText(errs[i], 500)})
 	}
 	if len(queues) > 0 {

@@ -5,8 +5,10 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"net"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/hibiken/asynq"
 	"github.com/redis/go-redis/v9"
@@ -172,5 +174,44 @@ func TestConcurrentSweepersMakeOneTask(t *testing.T) {
 	db.Model(&models.OutboxEntry{}).Where("enqueued_at IS NULL").Count(&pending)
 	if pending != 0 {
 		t.Errorf("%d entries still pending", pending)
+	}
+}
+
+// A Redis that accepts connections and never answers holds the fast path
+// until the client gives up; the entry still records the failed attempt
+// and its error, and stays pending for the sweep.
+func TestASilentRedisLeavesTheErrorOnTheEntry(t *testing.T) {
+	t.Parallel()
+	db := modelstest.NewDB(t)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			t.Cleanup(func() { c.Close() })
+			go io.Copy(io.Discard, c) // reads every command, answers none
+		}
+	}()
+	// go-redis waits out its read timeout whatever the context says: past
+	// the fast path's two seconds.
+	silent := redis.NewClient(&redis.Options{Addr: ln.Addr().String(), MaxRetries: -1, DialTimeout: time.Second,
+		ReadTimeout: 3 * time.Second})
+	t.Cleanup(func() { silent.Close() })
+	ob := outbox.New(db, silent, quiet)
+	t.Cleanup(func() { ob.Close() })
+
+	addCanary(t, context.Background(), ob)
+	var e models.OutboxEntry
+	if err := db.First(&e).Error; err != nil {
+		t.Fatal(err)
+	}
+	if e.EnqueuedAt != nil || e.Attempts != 1 || e.LastError == "" {
+		t.Fatalf("entry after a silent Redis = enqueued %v attempts %d error %q; want pending, 1 attempt, the error", e.EnqueuedAt, e.Attempts, e.LastError)
 	}
 }
