@@ -55,6 +55,7 @@ var migrations = []migration{
 	{31, "the house seller of the marketplace's own pages", migrateV31},
 	{32, "developer keys' last use", migrateV32},
 	{33, "payments made on a processor's page, and the processors' notices", migrateV33},
+	{34, "partial indexes of the orders' and steps' rarely set columns", migrateV34},
 }
 
 // SchemaMigration records an applied migration.

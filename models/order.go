@@ -54,15 +54,18 @@ type Order struct {
 	Domain    string `gorm:"size:253;not null;index"`
 	// Status leads an index with PublicID: a settlement run reads the
 	// orders of a status in id order, a batch at a time.
-	Status             string  `gorm:"size:24;not null;index:idx_orders_status_public_id,priority:1"`
-	Review             string  `gorm:"size:8;not null"`
-	SalePriceCents     int64   `gorm:"not null"`
-	Currency           string  `gorm:"size:3;not null"`
-	PaymentModel       string  `gorm:"size:24;not null"`
-	BuyerEmail         string  `gorm:"size:254;not null"`
-	BuyerName          string  `gorm:"size:200;not null"`
-	BuyerCountry       string  `gorm:"size:2;not null"`
-	QuoteID            *string `gorm:"size:40;uniqueIndex"`
+	Status         string `gorm:"size:24;not null;index:idx_orders_status_public_id,priority:1"`
+	Review         string `gorm:"size:8;not null"`
+	SalePriceCents int64  `gorm:"not null"`
+	Currency       string `gorm:"size:3;not null"`
+	PaymentModel   string `gorm:"size:24;not null"`
+	BuyerEmail     string `gorm:"size:254;not null"`
+	BuyerName      string `gorm:"size:200;not null"`
+	BuyerCountry   string `gorm:"size:2;not null"`
+	// QuoteID, ReferralLinkID and ReferralPartnerID are NULL on most
+	// orders; their indexes are partial, so an order without them costs
+	// those indexes nothing when it is written or moves status.
+	QuoteID            *string `gorm:"size:40;uniqueIndex:idx_orders_quote_id,where:quote_id IS NOT NULL"`
 	ExternalPaymentRef string  `gorm:"size:200;not null"`
 	ReturnURL          string  `gorm:"size:2000"`
 	CancelURL          string  `gorm:"size:2000"`
@@ -77,8 +80,8 @@ type Order struct {
 	// (last click wins), ReferralPartnerID its partner, and ReferralBPS
 	// and ReferralCents that partner's rate and commission on the sale,
 	// recorded once like CommissionBPS (internal/referral).
-	ReferralLinkID      *string `gorm:"size:40;index"`
-	ReferralPartnerID   *string `gorm:"size:40;index:idx_orders_referral_partner,priority:1"`
+	ReferralLinkID      *string `gorm:"size:40;index:idx_orders_referral_link_id,where:referral_link_id IS NOT NULL"`
+	ReferralPartnerID   *string `gorm:"size:40;index:idx_orders_referral_partner,priority:1,where:referral_partner_id IS NOT NULL"`
 	ReferralBPS         int     `gorm:"not null;default:0"`
 	ReferralCents       int64   `gorm:"not null;default:0"`
 	TransferCompletedAt *time.Time
@@ -101,7 +104,7 @@ type OrderStep struct {
 	Note    string    `gorm:"size:500"`
 	// PushID is, on a transfer.* step, the push it belongs to: the id of
 	// the start-transfer step that asked for it.
-	PushID *int64 `gorm:"index"`
+	PushID *int64 `gorm:"index:idx_order_steps_push_id,where:push_id IS NOT NULL"`
 }
 
 // Refund is money given back on an order, in full or in part.
