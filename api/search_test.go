@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -317,7 +318,8 @@ func TestSearchCachesAndSummarisesWhois(t *testing.T) {
 	env := newTestEnv(t)
 	seedTLDs(t, env)
 	ran := countWarmups(t, env)
-	cache := lookup.NewCache(env.deps.Redis)
+	cache := lookup.NewCache(env.deps.Redis, slog.New(slog.DiscardHandler))
+	t.Cleanup(cache.Close)
 	expires := time.Date(2028, 9, 14, 4, 0, 0, 0, time.UTC)
 	if err := cache.Finish(context.Background(), lookup.Answer{LookupID: "lk-1", Domain: "google.com", Found: true,
 		Record: domaininfo.Record{Domain: "google.com", Registrar: "MarkMonitor Inc.", Expires: expires}}); err != nil {

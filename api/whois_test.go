@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -118,7 +119,9 @@ func startWorker(t testing.TB, env *testEnv, d worker.Deps) {
 
 // startLookupWorker runs a worker that answers lookups with resolver.
 func startLookupWorker(t testing.TB, env *testEnv, resolver *lookup.Resolver) {
-	startWorker(t, env, worker.Deps{Resolver: resolver, LookupCache: lookup.NewCache(env.redis.Client)})
+	cache := lookup.NewCache(env.redis.Client, slog.New(slog.DiscardHandler))
+	t.Cleanup(cache.Close)
+	startWorker(t, env, worker.Deps{Resolver: resolver, LookupCache: cache})
 }
 
 type whoisReply struct {

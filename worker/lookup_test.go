@@ -3,6 +3,7 @@ package worker
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"strings"
 	"testing"
 	"time"
@@ -43,7 +44,8 @@ func (s *source) Lookup(_ context.Context, domain string) (domaininfo.Record, er
 
 func newLookupRun(t *testing.T, rdapSrc, whoisSrc *source) (*lookupRun, *lookup.Cache) {
 	db := modelstest.NewDB(t)
-	cache := lookup.NewCache(platformtest.NewRedis(t).Client)
+	cache := lookup.NewCache(platformtest.NewRedis(t).Client, slog.New(slog.DiscardHandler))
+	t.Cleanup(cache.Close)
 	return &lookupRun{db: db, resolver: &lookup.Resolver{RDAP: rdapSrc, Fallback: whoisSrc}, cache: cache}, cache
 }
 

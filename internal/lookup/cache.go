@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -30,11 +31,21 @@ type Answer struct {
 	CreatedAt time.Time         `json:"created_at"`
 }
 
-// Cache is the Redis side of lookups.
-type Cache struct{ rdb redis.UniversalClient }
+// Cache is the Redis side of lookups: the cached answers, and the
+// announcements of lookups' ends, which the process's waiters share one
+// subscription to (ends.go). Close it when done.
+type Cache struct {
+	rdb  redis.UniversalClient
+	ends ends
+}
 
-// NewCache returns a Cache on rdb.
-func NewCache(rdb redis.UniversalClient) *Cache { return &Cache{rdb: rdb} }
+// NewCache returns a Cache on rdb; log tells when the subscription to the
+// ends of lookups fails and is made again.
+func NewCache(rdb redis.UniversalClient, log *slog.Logger) *Cache {
+	c := &Cache{rdb: rdb}
+	c.ends.init(log)
+	return c
+}
 
 func answerKey(domain string) string { return "lookup:answer:" + domain }
 func doneChannel(id string) string   { return "lookup:done:" + id }
@@ -110,38 +121,6 @@ func (c *Cache) Finish(ctx context.Context, a Answer) error {
 func (c *Cache) Announce(ctx context.Context, id string) error {
 	return c.rdb.Publish(ctx, doneChannel(id), "done").Err()
 }
-
-// Subscription waits for the end of one lookup. Subscribe before the lookup
-// is enqueued, so its end cannot be missed.
-type Subscription struct{ ps *redis.PubSub }
-
-// Subscribe starts listening for the end of lookup id.
-func (c *Cache) Subscribe(ctx context.Context, id string) (*Subscription, error) {
-	ps := c.rdb.Subscribe(ctx, doneChannel(id))
-	if _, err := ps.Receive(ctx); err != nil { // the subscription confirmation
-		ps.Close()
-		return nil, fmt.Errorf("lookup subscribe: %w", err)
-	}
-	return &Subscription{ps: ps}, nil
-}
-
-// Wait returns when the lookup ends, when every has passed (so the caller
-// can look at the row in case a message was lost), or when ctx ends.
-func (s *Subscription) Wait(ctx context.Context, every time.Duration) error {
-	t := time.NewTimer(every)
-	defer t.Stop()
-	select {
-	case <-s.ps.Channel():
-		return nil
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}
-
-// Close ends the subscription.
-func (s *Subscription) Close() error { return s.ps.Close() }
 
 // ClaimWarm reports whether the caller may start a background lookup of
 // domain: the first caller in warmClaimTTL wins.

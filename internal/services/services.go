@@ -139,7 +139,7 @@ func New(d Deps) *Set {
 		Limiter:    ratelimit.New(d.Redis, now),
 		Catalog:    catalog.New(d.DB, catalogTTL),
 		Checker:    availability.New(d.Registry, d.Redis, CheckTimeout),
-		Lookups:    lookup.NewCache(d.Redis),
+		Lookups:    lookup.NewCache(d.Redis, d.Log),
 		Market:     market.New(d.DB, key),
 		Jobs:       tools.NewJobs(d.DB, d.Outbox, now),
 		Inline:     tools.NewInline(d.Tools, d.Redis, d.Log),
@@ -167,11 +167,12 @@ func New(d Deps) *Set {
 
 // Close stops the work the services run in the background (the search's
 // warm-ups, the inventory's index rebuilds and its subscription to other
-// processes' changes) and waits for it. Call it once
-// nothing calls the services any more.
+// processes' changes, the subscription to the ends of lookups) and waits
+// for it. Call it once nothing calls the services any more.
 func (s *Set) Close() {
 	s.Search.Close()
 	s.Inventory.Close()
+	s.Lookups.Close()
 }
 
 // BaseURL is the service's public base URL, without a trailing slash.

@@ -14,10 +14,11 @@ type Proxy struct {
 	Addr   string
 	target string
 
-	mu    sync.Mutex
-	ln    net.Listener
-	conns map[net.Conn]bool
-	wg    sync.WaitGroup
+	mu       sync.Mutex
+	ln       net.Listener
+	conns    map[net.Conn]bool
+	accepted int
+	wg       sync.WaitGroup
 }
 
 // NewProxy starts a proxy to target, stopped at cleanup.
@@ -93,5 +94,13 @@ func (p *Proxy) track(cs ...net.Conn) bool {
 	for _, c := range cs {
 		p.conns[c] = true
 	}
+	p.accepted++
 	return true
+}
+
+// Accepted is how many connections the proxy has passed on.
+func (p *Proxy) Accepted() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.accepted
 }
