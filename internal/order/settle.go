@@ -14,9 +14,12 @@ import (
 	"github.com/domaind/domaind/models"
 )
 
-// SettleBatch settles, in one transaction, up to limit orders that
-// reached TRANSFER_COMPLETED before end and are not settled, of ids after
-// after and up to upto (in the keyset's order; "" for no bound): each
+// IDRange is the orders whose ids come after After and up to Upto, in the
+// keyset's order; an empty bound leaves that side open.
+type IDRange struct{ After, Upto string }
+
+// SettleBatch settles, in one transaction, up to limit orders of ids in r
+// that reached TRANSFER_COMPLETED before end and are not settled: each
 // becomes SETTLED in the period starting at start, with a step by the
 // settlement and the event order.settled; a referred order's referral
 // commission becomes payable to its affiliate. It returns how many it
@@ -24,14 +27,14 @@ import (
 // locked as they are read, in id order, so two runs at once settle each
 // order once (and one may find none while the other holds the rest: see
 // Unsettled).
-func (s *Service) SettleBatch(ctx context.Context, start, end time.Time, after, upto string, limit int) (n int, last string, err error) {
+func (s *Service) SettleBatch(ctx context.Context, start, end time.Time, r IDRange, limit int) (n int, last string, err error) {
 	err = s.outbox.Transaction(ctx, func(tx *outbox.Tx) error {
 		var orders []models.Order
 		// Starting after the last batch, rather than skipping past the rows
 		// settled before, keeps a run over n orders linear in n.
-		q := models.ForUpdate(tx.DB).Where("status = ? AND transfer_completed_at < ? AND public_id > ?", models.OrderTransferCompleted, end.UTC(), after)
-		if upto != "" {
-			q = q.Where("public_id <= ?", upto)
+		q := models.ForUpdate(tx.DB).Where("status = ? AND transfer_completed_at < ? AND public_id > ?", models.OrderTransferCompleted, end.UTC(), r.After)
+		if r.Upto != "" {
+			q = q.Where("public_id <= ?", r.Upto)
 		}
 		err := q.Order("public_id").Limit(limit).Find(&orders).Error
 		if err != nil {
@@ -86,14 +89,14 @@ func (s *Service) SettleBatch(ctx context.Context, start, end time.Time, after, 
 	return n, last, err
 }
 
-// SplitUnsettled returns up to parts-1 ids, ascending, that split the
-// orders Unsettled counts into parts of about the same size (each bound
-// the last id of its part), for runs that settle the parts side by side;
-// none on SQLite, whose writers take turns anyway.
-func (s *Service) SplitUnsettled(ctx context.Context, end time.Time, parts int) ([]string, error) {
+// SplitUnsettled splits the orders Unsettled counts into up to parts
+// ranges of about the same size, in id order, for runs that settle them
+// side by side: bounded by the ids at each parts-th of them. On SQLite,
+// whose writers take turns anyway, the one range is all of them.
+func (s *Service) SplitUnsettled(ctx context.Context, end time.Time, parts int) ([]IDRange, error) {
 	db := s.db.WithContext(ctx)
 	if parts < 2 || !models.IsPostgres(db) {
-		return nil, nil
+		return []IDRange{{}}, nil
 	}
 	fractions := make([]string, parts-1)
 	for i := range fractions {
@@ -105,7 +108,14 @@ func (s *Service) SplitUnsettled(ctx context.Context, end time.Time, parts int) 
 	if err != nil {
 		return nil, fmt.Errorf("split the unsettled orders: %w", err)
 	}
-	return slices.Compact(slices.DeleteFunc(bounds, func(b string) bool { return b == "" })), nil
+	bounds = slices.Compact(slices.DeleteFunc(bounds, func(b string) bool { return b == "" }))
+	ranges := make([]IDRange, 0, len(bounds)+1)
+	after := ""
+	for _, b := range bounds {
+		ranges = append(ranges, IDRange{After: after, Upto: b})
+		after = b
+	}
+	return append(ranges, IDRange{After: after}), nil
 }
 
 // Unsettled counts the orders that reached TRANSFER_COMPLETED before end

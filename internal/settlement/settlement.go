@@ -147,28 +147,21 @@ func (s *Service) Run(ctx context.Context, id string) error {
 		Updates(map[string]any{"status": models.RunRunning, "started_at": gorm.Expr("COALESCE(started_at, ?)", now)}).Error; err != nil {
 		return fmt.Errorf("start settlement run %s: %w", id, err)
 	}
-	bounds, err := s.orders.SplitUnsettled(ctx, run.PeriodEnd, Lanes)
+	lanes, err := s.orders.SplitUnsettled(ctx, run.PeriodEnd, Lanes)
 	if err != nil {
 		return fmt.Errorf("settlement run %s: %w", id, err)
 	}
 	for {
 		// Each lane settles the orders of its range, batch by batch.
 		g, gctx := errgroup.WithContext(ctx)
-		for i := range len(bounds) + 1 {
-			after, upto := "", ""
-			if i > 0 {
-				after = bounds[i-1]
-			}
-			if i < len(bounds) {
-				upto = bounds[i]
-			}
+		for _, r := range lanes {
 			g.Go(func() error {
 				for {
-					n, last, err := s.orders.SettleBatch(gctx, run.PeriodStart, run.PeriodEnd, after, upto, Batch)
+					n, last, err := s.orders.SettleBatch(gctx, run.PeriodStart, run.PeriodEnd, r, Batch)
 					if err != nil || n == 0 {
 						return err
 					}
-					after = last
+					r.After = last
 				}
 			})
 		}
@@ -177,7 +170,7 @@ func (s *Service) Run(ctx context.Context, id string) error {
 		}
 		// The end of the orders may only mean that a run at once held some
 		// of them: done is when nothing is left, else start over.
-		bounds = nil
+		lanes = []order.IDRange{{}}
 		left, err := s.orders.Unsettled(ctx, run.PeriodEnd)
 		if err != nil {
 			return fmt.Errorf("settlement run %s: %w", id, err)

@@ -381,17 +381,17 @@ func TestLanesSettleEachOrderOnce(t *testing.T) {
 	seedCompleted(t, db, week, n, 7)
 	ctx := context.Background()
 
-	bounds, err := orders.SplitUnsettled(ctx, week.End, Lanes)
-	if err != nil || len(bounds) != Lanes-1 {
-		t.Fatalf("bounds = %v, %v; want %d", bounds, err, Lanes-1)
+	lanes, err := orders.SplitUnsettled(ctx, week.End, Lanes)
+	if err != nil || len(lanes) != Lanes {
+		t.Fatalf("lanes = %v, %v; want %d", lanes, err, Lanes)
 	}
-	for i := range Lanes {
-		q := db.Model(&models.Order{})
-		if i > 0 {
-			q = q.Where("public_id > ?", bounds[i-1])
+	for i, r := range lanes {
+		if (i == 0) != (r.After == "") || (i == Lanes-1) != (r.Upto == "") || (i > 0 && r.After != lanes[i-1].Upto) {
+			t.Errorf("lane %d is %+v: the lanes do not cover the orders end to end", i, r)
 		}
-		if i < len(bounds) {
-			q = q.Where("public_id <= ?", bounds[i])
+		q := db.Model(&models.Order{}).Where("public_id > ?", r.After)
+		if r.Upto != "" {
+			q = q.Where("public_id <= ?", r.Upto)
 		}
 		var part int64
 		q.Count(&part)
