@@ -140,6 +140,33 @@ func TestSearchDeterministic(t *testing.T) {
 	}
 }
 
+// An index whose entries were removed and others added in their slots
+// searches as one built from what it holds: nothing of a removed label
+// (its words, trigrams, sizes) stays with its slot.
+func TestUpdatedIndexSearchesAsANewOne(t *testing.T) {
+	domains := SampleInventory(3000, 11)
+	updated := New(entriesOf(domains[:2000]...))
+	for i, d := range domains[2000:] {
+		updated.Remove(fmt.Sprintf("id-%s", domains[2*i]))
+		updated.Add(Entry{ID: fmt.Sprintf("id-%s", d), Domain: d})
+	}
+	var kept []string
+	for i, d := range domains[:2000] {
+		if i%2 == 1 {
+			kept = append(kept, d)
+		}
+	}
+	fresh := New(entriesOf(append(kept, domains[2000:]...)...))
+	if updated.Len() != fresh.Len() {
+		t.Fatalf("Len() = %d, want %d", updated.Len(), fresh.Len())
+	}
+	for _, q := range []string{"coffee", "cheap flights", "happy", "yoga studio", "wine", "bestpetshop", "trvel"} {
+		if diff := cmp.Diff(fresh.Search(q, 20), updated.Search(q, 20)); diff != "" {
+			t.Errorf("Search(%q) after updates differs from a fresh index (-fresh +updated):\n%s", q, diff)
+		}
+	}
+}
+
 func TestAddRemove(t *testing.T) {
 	ix := smallIndex(t)
 	ix.Remove("id-petgroomingpro.com")

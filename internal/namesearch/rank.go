@@ -64,6 +64,13 @@ type scratch struct {
 	// wordTouched and touched list the slots whose best and total are not
 	// zero, so that resetting costs what was used.
 	wordTouched, touched []int32
+	// The lists the rankers build before picking their best: kept from
+	// search to search, since at a million labels a query touches tens
+	// of thousands, and allocating them anew made most of the garbage.
+	// The trigram ranker has its own, as it runs beside the others.
+	listed      []scored
+	gramTouched []int32
+	gramListed  []scored
 }
 
 func (ix *Index) getScratch() *scratch {
@@ -100,13 +107,15 @@ func (sc *scratch) endWord(weight float64) {
 	sc.wordTouched = sc.wordTouched[:0]
 }
 
-// totals returns the slots with their totals and resets them.
+// totals returns the slots with their totals and resets them. The list is
+// the scratch's own, good until the next call.
 func (sc *scratch) totals(adjust func(n int32, total float64) float64) []scored {
-	out := make([]scored, 0, len(sc.touched))
+	out := sc.listed[:0]
 	for _, n := range sc.touched {
 		out = append(out, scored{n, adjust(n, float64(sc.total[n]))})
 		sc.total[n] = 0
 	}
 	sc.touched = sc.touched[:0]
+	sc.listed = out
 	return out
 }

@@ -19,6 +19,6 @@ func (ix *Index) semanticRanking(q query, sc *scratch) []scored {
 		sc.endWord(1)
 	}
 	return ix.top(sc.totals(func(n int32, total float64) float64 {
-		return total - ix.tuning.extraWord*float64(len(ix.slots[n].words))
+		return total - ix.tuning.extraWord*float64(ix.sizes[n].words)
 	}), q.depth)
 }

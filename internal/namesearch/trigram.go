@@ -49,8 +49,7 @@ const minSimilarity = 0.3
 // none cost nothing.
 func (ix *Index) trigramRanking(q query, sc *scratch) []scored {
 	qg := trigrams(q.text, nil)
-	counts := sc.counts
-	var touched []int32
+	counts, touched := sc.counts, sc.gramTouched[:0]
 	for _, g := range qg {
 		for _, n := range ix.grams[g] {
 			if counts[n] == 0 {
@@ -59,14 +58,15 @@ func (ix *Index) trigramRanking(q query, sc *scratch) []scored {
 			counts[n]++
 		}
 	}
-	var out []scored
+	out := sc.gramListed[:0]
 	for _, n := range touched {
 		c := int(counts[n])
 		counts[n] = 0
-		sim := float64(c) / float64(len(qg)+len(ix.slots[n].grams)-c)
+		sim := float64(c) / float64(len(qg)+int(ix.sizes[n].grams)-c)
 		if sim >= minSimilarity {
 			out = append(out, scored{n, sim})
 		}
 	}
+	sc.gramTouched, sc.gramListed = touched, out
 	return ix.top(out, q.depth)
 }
