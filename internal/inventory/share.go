@@ -9,6 +9,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/domaind/domaind/internal/namesearch"
+	"github.com/domaind/domaind/internal/pubsub"
 )
 
 // Changes is the Redis channel on which the services of every process tell
@@ -74,34 +75,18 @@ func (s *Service) Share(rdb redis.UniversalClient, log *slog.Logger) {
 		sub.Close() // ends a Receive waiting for a message
 	}
 	s.rebuilds.Go(func() {
-		for pause := time.Duration(0); ctx.Err() == nil; {
-			msg, err := sub.Receive(ctx)
-			if err != nil {
-				if ctx.Err() == nil {
-					log.Warn("inventory changes: subscription failed; retrying", "err", err)
-				}
-				pause = min(max(2*pause, 100*time.Millisecond), 5*time.Second)
-				select {
-				case <-ctx.Done():
-				case <-time.After(pause):
-				}
-				continue
-			}
-			pause = 0
-			switch m := msg.(type) {
-			case *redis.Subscription:
-				if m.Kind == "subscribe" {
-					s.expire()
-				}
-			case *redis.Message:
+		pubsub.Listen(ctx, sub, pubsub.Handler{
+			Subscribed: s.expire,
+			Message: func(m *redis.Message) {
 				var c change
 				if err := json.Unmarshal([]byte(m.Payload), &c); err != nil {
 					log.Warn("inventory changes: a message that is not a change", "err", err)
-					continue
+					return
 				}
 				s.apply(c)
-			}
-		}
+			},
+			Failed: func(err error) { log.Warn("inventory changes: subscription failed; retrying", "err", err) },
+		})
 	})
 }
 

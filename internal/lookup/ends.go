@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/domaind/domaind/internal/pubsub"
 )
 
 // The end of a lookup is announced on a channel of its own (doneChannel),
@@ -68,37 +70,14 @@ func (e *ends) start(rdb redis.UniversalClient) error {
 		cancel()
 		ps.Close() // ends a Receive waiting for a message
 	}
-	e.done.Go(func() { e.listen(ctx, ps) })
+	e.done.Go(func() {
+		pubsub.Listen(ctx, ps, pubsub.Handler{
+			Subscribed: e.up,
+			Message:    func(m *redis.Message) { e.wake(strings.TrimPrefix(m.Channel, doneChannel(""))) },
+			Failed:     e.down,
+		})
+	})
 	return nil
-}
-
-// listen wakes the waiters of each lookup announced on ps until ctx ends.
-// go-redis subscribes again on a new connection after a failed Receive.
-func (e *ends) listen(ctx context.Context, ps *redis.PubSub) {
-	for pause := time.Duration(0); ctx.Err() == nil; {
-		msg, err := ps.Receive(ctx)
-		if err != nil {
-			if ctx.Err() != nil {
-				return
-			}
-			e.down(err)
-			pause = min(max(2*pause, 100*time.Millisecond), 5*time.Second)
-			select {
-			case <-ctx.Done():
-			case <-time.After(pause):
-			}
-			continue
-		}
-		pause = 0
-		switch m := msg.(type) {
-		case *redis.Subscription:
-			if m.Kind == "psubscribe" {
-				e.up()
-			}
-		case *redis.Message:
-			e.wake(strings.TrimPrefix(m.Channel, doneChannel("")))
-		}
-	}
 }
 
 // up records that the subscription is made. When it was made before,
