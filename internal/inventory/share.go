@@ -67,26 +67,18 @@ func (s *Service) changed(ctx context.Context, c change) {
 // milliseconds. Whenever the subscription (re)starts, changes may have
 // been missed, so the indexes built so far are rebuilt. Close ends it.
 func (s *Service) Share(rdb redis.UniversalClient, log *slog.Logger) {
-	ctx, cancel := context.WithCancel(context.Background())
-	sub := rdb.Subscribe(ctx, Changes)
 	s.share, s.log = rdb, log
-	s.stop = func() {
-		cancel()
-		sub.Close() // ends a Receive waiting for a message
-	}
-	s.rebuilds.Go(func() {
-		pubsub.Listen(ctx, sub, pubsub.Handler{
-			Subscribed: s.expire,
-			Message: func(m *redis.Message) {
-				var c change
-				if err := json.Unmarshal([]byte(m.Payload), &c); err != nil {
-					log.Warn("inventory changes: a message that is not a change", "err", err)
-					return
-				}
-				s.apply(c)
-			},
-			Failed: func(err error) { log.Warn("inventory changes: subscription failed; retrying", "err", err) },
-		})
+	s.stop = pubsub.Go(&s.rebuilds, func(ctx context.Context) *redis.PubSub { return rdb.Subscribe(ctx, Changes) }, pubsub.Handler{
+		Subscribed: s.expire,
+		Message: func(m *redis.Message) {
+			var c change
+			if err := json.Unmarshal([]byte(m.Payload), &c); err != nil {
+				log.Warn("inventory changes: a message that is not a change", "err", err)
+				return
+			}
+			s.apply(c)
+		},
+		Failed: func(err error) { log.Warn("inventory changes: subscription failed; retrying", "err", err) },
 	})
 }
 

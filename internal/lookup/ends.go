@@ -64,18 +64,10 @@ func (e *ends) start(rdb redis.UniversalClient) error {
 	if e.stop != nil {
 		return nil
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	ps := rdb.PSubscribe(ctx, endsPattern)
-	e.stop = func() {
-		cancel()
-		ps.Close() // ends a Receive waiting for a message
-	}
-	e.done.Go(func() {
-		pubsub.Listen(ctx, ps, pubsub.Handler{
-			Subscribed: e.up,
-			Message:    func(m *redis.Message) { e.wake(strings.TrimPrefix(m.Channel, doneChannel(""))) },
-			Failed:     e.down,
-		})
+	e.stop = pubsub.Go(&e.done, func(ctx context.Context) *redis.PubSub { return rdb.PSubscribe(ctx, endsPattern) }, pubsub.Handler{
+		Subscribed: e.up,
+		Message:    func(m *redis.Message) { e.wake(strings.TrimPrefix(m.Channel, doneChannel(""))) },
+		Failed:     e.down,
 	})
 	return nil
 }

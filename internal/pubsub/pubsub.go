@@ -7,12 +7,13 @@ package pubsub
 
 import (
 	"context"
+	"sync"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 )
 
-// Handler is what Listen tells its caller. Every field may be nil.
+// Handler is what a listener tells its caller. Every field may be nil.
 type Handler struct {
 	// Subscribed is called each time the server confirms a subscription
 	// of ps (a SUBSCRIBE or PSUBSCRIBE): at first and after a reconnect.
@@ -23,9 +24,21 @@ type Handler struct {
 	Failed func(error)
 }
 
-// Listen receives from ps until ctx ends, calling h. Close ps after ctx
-// ends, to end a receive that waits for a message.
-func Listen(ctx context.Context, ps *redis.PubSub, h Handler) {
+// Go makes the subscription subscribe returns and listens to it in a
+// goroutine of wg, calling h, until stop is called. stop ends the listening
+// and closes the subscription; wait on wg for the goroutine to return.
+func Go(wg *sync.WaitGroup, subscribe func(ctx context.Context) *redis.PubSub, h Handler) (stop func()) {
+	ctx, cancel := context.WithCancel(context.Background())
+	ps := subscribe(ctx)
+	wg.Go(func() { listen(ctx, ps, h) })
+	return func() {
+		cancel()
+		ps.Close() // ends a receive waiting for a message
+	}
+}
+
+// listen receives from ps until ctx ends, calling h.
+func listen(ctx context.Context, ps *redis.PubSub, h Handler) {
 	for pause := time.Duration(0); ctx.Err() == nil; {
 		msg, err := ps.Receive(ctx)
 		if err != nil {

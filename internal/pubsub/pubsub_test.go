@@ -11,7 +11,7 @@ import (
 	"github.com/domaind/domaind/internal/platform/platformtest"
 )
 
-// events records what Listen tells, for a test to wait on.
+// events records what a listener tells, for a test to wait on.
 type events struct {
 	mu         sync.Mutex
 	subscribed int
@@ -43,8 +43,8 @@ func (e *events) waitFor(t *testing.T, what string, ok func(e *events) bool) {
 	}
 }
 
-// Listen delivers messages in order, hears the subscription made again
-// after the connection is cut, and returns once its context ends.
+// A listener delivers messages in order, hears the subscription made
+// again after the connection is cut, and returns once stopped.
 func TestListenThroughACutConnection(t *testing.T) {
 	t.Parallel()
 	r := platformtest.NewRedis(t)
@@ -52,14 +52,11 @@ func TestListenThroughACutConnection(t *testing.T) {
 	proxy := platformtest.NewProxy(t, opt.Addr)
 	rdb := redis.NewClient(&redis.Options{Addr: proxy.Addr, Username: opt.Username, Password: opt.Password, DB: opt.DB, MaxRetries: -1})
 	t.Cleanup(func() { rdb.Close() })
-	ctx, cancel := context.WithCancel(context.Background())
-	ps := rdb.Subscribe(ctx, "pubsub-test")
 	var e events
+	var wg sync.WaitGroup
+	stop := Go(&wg, func(ctx context.Context) *redis.PubSub { return rdb.Subscribe(ctx, "pubsub-test") }, e.handler())
 	returned := make(chan struct{})
-	go func() {
-		defer close(returned)
-		Listen(ctx, ps, e.handler())
-	}()
+	go func() { wg.Wait(); close(returned) }()
 
 	e.waitFor(t, "subscription", func(e *events) bool { return e.subscribed == 1 })
 	for _, m := range []string{"one", "two", "three"} {
@@ -81,11 +78,10 @@ func TestListenThroughACutConnection(t *testing.T) {
 	}
 	e.waitFor(t, "a message after the cut", func(e *events) bool { return len(e.messages) == 4 })
 
-	cancel()
-	ps.Close()
+	stop()
 	select {
 	case <-returned:
 	case <-time.After(30 * time.Second):
-		t.Fatal("Listen did not return after its context ended")
+		t.Fatal("the listener did not return after stop")
 	}
 }
