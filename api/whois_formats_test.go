@@ -14,6 +14,7 @@ import (
 
 	"github.com/domaind/domaind/internal/lookup"
 	"github.com/domaind/domaind/internal/rdap"
+	"github.com/domaind/domaind/internal/testtool"
 	"github.com/domaind/domaind/internal/whois"
 )
 
@@ -29,42 +30,27 @@ type whoisRegistries struct {
 func newWhoisRegistries(t *testing.T, referrals map[string]string, answers map[string]string) (*whoisRegistries, *lookup.Resolver) {
 	t.Helper()
 	w := &whoisRegistries{}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var wg sync.WaitGroup
-	t.Cleanup(func() { ln.Close(); wg.Wait() })
-	wg.Go(func() {
-		for {
-			conn, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			wg.Go(func() {
-				defer conn.Close()
-				conn.SetDeadline(time.Now().Add(10 * time.Second))
-				q, _ := bufio.NewReader(conn).ReadString('\n')
-				q = strings.TrimSuffix(q, "\r\n")
-				w.mu.Lock()
-				w.asked = append(w.asked, q)
-				w.mu.Unlock()
-				if server, ok := referrals[q]; ok {
-					conn.Write([]byte("domain: " + strings.ToUpper(q) + "\nrefer: " + server + "\n"))
-					return
-				}
-				file, ok := answers[q]
-				if !ok { // "*.jp" answers every other name under .jp
-					name := strings.TrimSuffix(q, "/e")
-					file = answers["*."+name[strings.LastIndexByte(name, '.')+1:]]
-				}
-				b, err := os.ReadFile("../internal/whois/testdata/corpus/" + file)
-				if err != nil {
-					t.Error(err)
-				}
-				conn.Write(b)
-			})
+	addr := testtool.ServeTCP(t, "127.0.0.1:0", func(conn net.Conn) {
+		conn.SetDeadline(time.Now().Add(10 * time.Second))
+		q, _ := bufio.NewReader(conn).ReadString('\n')
+		q = strings.TrimSuffix(q, "\r\n")
+		w.mu.Lock()
+		w.asked = append(w.asked, q)
+		w.mu.Unlock()
+		if server, ok := referrals[q]; ok {
+			conn.Write([]byte("domain: " + strings.ToUpper(q) + "\nrefer: " + server + "\n"))
+			return
 		}
+		file, ok := answers[q]
+		if !ok { // "*.jp" answers every other name under .jp
+			name := strings.TrimSuffix(q, "/e")
+			file = answers["*."+name[strings.LastIndexByte(name, '.')+1:]]
+		}
+		b, err := os.ReadFile("../internal/whois/testdata/corpus/" + file)
+		if err != nil {
+			t.Error(err)
+		}
+		conn.Write(b)
 	})
 	// RDAP knows .com only, so these TLDs go to WHOIS as they do in
 	// production (the recorded IANA bootstrap has no .jp or .ch).
@@ -73,7 +59,7 @@ func newWhoisRegistries(t *testing.T, referrals map[string]string, answers map[s
 		t.Fatal(err)
 	}
 	dial := func(ctx context.Context, network, _ string) (net.Conn, error) {
-		return (&net.Dialer{}).DialContext(ctx, network, ln.Addr().String())
+		return (&net.Dialer{}).DialContext(ctx, network, addr)
 	}
 	return w, &lookup.Resolver{
 		RDAP:     rdap.New(&http.Client{Timeout: 5 * time.Second}, boot, 4, nil),

@@ -17,6 +17,7 @@ import (
 	"github.com/domaind/domaind/internal/lookup"
 	"github.com/domaind/domaind/internal/metrics"
 	"github.com/domaind/domaind/internal/rdap"
+	"github.com/domaind/domaind/internal/testtool"
 	"github.com/domaind/domaind/internal/whois"
 	"github.com/domaind/domaind/models"
 	"github.com/domaind/domaind/worker"
@@ -68,35 +69,21 @@ func newLookupWorld(t testing.TB) *lookupWorld {
 		t.Fatal(err)
 	}
 
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ln.Close() })
-	go func() {
-		for {
-			conn, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			go func() {
-				defer conn.Close()
-				q, _ := bufio.NewReader(conn).ReadString('\n')
-				switch q = strings.TrimSpace(q); q {
-				case "io":
-					fmt.Fprint(conn, "domain: IO\nrefer: whois.nic.io\n")
-				case "google.io":
-					b, _ := os.ReadFile("../internal/whois/testdata/noterror/io_google.io.txt")
-					conn.Write(b)
-				default:
-					b, _ := os.ReadFile("../internal/whois/testdata/notfound/io_likexian-have-no-money-to-register.io.txt")
-					conn.Write(b)
-				}
-			}()
+	addr := testtool.ServeTCP(t, "127.0.0.1:0", func(conn net.Conn) {
+		q, _ := bufio.NewReader(conn).ReadString('\n')
+		switch q = strings.TrimSpace(q); q {
+		case "io":
+			fmt.Fprint(conn, "domain: IO\nrefer: whois.nic.io\n")
+		case "google.io":
+			b, _ := os.ReadFile("../internal/whois/testdata/noterror/io_google.io.txt")
+			conn.Write(b)
+		default:
+			b, _ := os.ReadFile("../internal/whois/testdata/notfound/io_likexian-have-no-money-to-register.io.txt")
+			conn.Write(b)
 		}
-	}()
+	})
 	dial := func(ctx context.Context, network, _ string) (net.Conn, error) {
-		return (&net.Dialer{}).DialContext(ctx, network, ln.Addr().String())
+		return (&net.Dialer{}).DialContext(ctx, network, addr)
 	}
 	w.resolver = &lookup.Resolver{
 		RDAP:     rdap.New(&http.Client{Transport: tr, Timeout: 5 * time.Second}, boot, 4, nil),

@@ -16,6 +16,7 @@ import (
 	"github.com/domaind/domaind/internal/outbox"
 	"github.com/domaind/domaind/internal/platform/platformtest"
 	"github.com/domaind/domaind/internal/requestid"
+	"github.com/domaind/domaind/internal/testtool"
 	"github.com/domaind/domaind/models"
 	"github.com/domaind/domaind/models/modelstest"
 	"github.com/domaind/domaind/tasks"
@@ -183,26 +184,11 @@ func TestConcurrentSweepersMakeOneTask(t *testing.T) {
 func TestASilentRedisLeavesTheErrorOnTheEntry(t *testing.T) {
 	t.Parallel()
 	db := modelstest.NewDB(t)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ln.Close() })
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			go func() { // reads every command, answers none, until the client hangs up
-				defer c.Close()
-				io.Copy(io.Discard, c)
-			}()
-		}
-	}()
+	// It reads every command and answers none, until the client hangs up.
+	addr := testtool.ServeTCP(t, "127.0.0.1:0", func(c net.Conn) { io.Copy(io.Discard, c) })
 	// go-redis waits out its read timeout whatever the context says: past
 	// the fast path's two seconds.
-	silent := redis.NewClient(&redis.Options{Addr: ln.Addr().String(), MaxRetries: -1, DialTimeout: time.Second,
+	silent := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1, DialTimeout: time.Second,
 		ReadTimeout: 3 * time.Second})
 	t.Cleanup(func() { silent.Close() })
 	ob := outbox.New(db, silent, quiet)

@@ -9,6 +9,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/domaind/domaind/internal/platform/platformtest"
+	"github.com/domaind/domaind/internal/testtool"
 )
 
 // events records what a listener tells, for a test to wait on.
@@ -27,20 +28,14 @@ func (e *events) handler() Handler {
 	}
 }
 
-// waitFor fails t unless ok holds within a deadline.
+// waitFor waits, with testtool.WaitFor's deadline, until ok holds of e.
 func (e *events) waitFor(t *testing.T, what string, ok func(e *events) bool) {
 	t.Helper()
-	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+	testtool.WaitFor(t, what, func() bool {
 		e.mu.Lock()
-		done := ok(e)
-		e.mu.Unlock()
-		if done {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no %s within 30 s", what)
-		}
-	}
+		defer e.mu.Unlock()
+		return ok(e)
+	})
 }
 
 // A listener delivers messages in order, hears the subscription made

@@ -4,7 +4,7 @@
 // curl): outside CI a test whose program is missing is skipped, saying
 // which and why; in CI (the CI environment variable set, as .ci/run sets
 // it) it fails, so that no test is left out of CI silently. WaitFor is a
-// wait with a deadline.
+// wait with a deadline; ServeTCP a server that stands in for one outside.
 package testtool
 
 import (
@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"sync"
 	"testing"
 	"time"
 )
@@ -44,6 +45,54 @@ func WaitFor(tb testing.TB, what string, cond func() bool) {
 			return
 		}
 	}
+}
+
+// ServeTCP listens on addr ("127.0.0.1:0", say) for tb's life and runs
+// handle on each connection it accepts, in a goroutine of its own, closing
+// the connection after. It returns the address it listens on. When tb ends
+// it closes the listener and the connections still open, and waits for
+// the handlers.
+func ServeTCP(tb testing.TB, addr string, handle func(net.Conn)) string {
+	tb.Helper()
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	var (
+		wg    sync.WaitGroup
+		mu    sync.Mutex
+		conns = map[net.Conn]bool{}
+	)
+	tb.Cleanup(func() {
+		ln.Close()
+		mu.Lock()
+		for c := range conns {
+			c.Close()
+		}
+		mu.Unlock()
+		wg.Wait()
+	})
+	wg.Go(func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			conns[c] = true
+			mu.Unlock()
+			wg.Go(func() {
+				defer func() {
+					c.Close()
+					mu.Lock()
+					delete(conns, c)
+					mu.Unlock()
+				}()
+				handle(c)
+			})
+		}
+	})
+	return ln.Addr().String()
 }
 
 // FreeAddr is a 127.0.0.1 address with a port free a moment ago, for a

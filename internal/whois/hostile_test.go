@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/domaind/domaind/internal/fetch"
+	"github.com/domaind/domaind/internal/testtool"
 )
 
 // hostNames resolves the hostile test's server names.
@@ -106,26 +107,11 @@ func thinAnswer(domain, referral string) string {
 // listen serves WHOIS on ip: one question a connection, answered by answer.
 func listen(tb testing.TB, ip string, answer func(question string) string) netip.AddrPort {
 	tb.Helper()
-	ln, err := net.Listen("tcp", ip+":0")
-	if err != nil {
-		tb.Fatal(err)
-	}
-	var wg sync.WaitGroup
-	tb.Cleanup(func() { ln.Close(); wg.Wait() })
-	wg.Go(func() {
-		for {
-			conn, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			wg.Go(func() {
-				defer conn.Close()
-				q, _ := bufio.NewReader(conn).ReadString('\n')
-				conn.Write([]byte(answer(strings.TrimSpace(q))))
-			})
-		}
+	addr := testtool.ServeTCP(tb, ip+":0", func(conn net.Conn) {
+		q, _ := bufio.NewReader(conn).ReadString('\n')
+		conn.Write([]byte(answer(strings.TrimSpace(q))))
 	})
-	return netip.MustParseAddrPort(ln.Addr().String())
+	return netip.MustParseAddrPort(addr)
 }
 
 func TestThrottleRefusesBeforeDialling(t *testing.T) {
