@@ -74,7 +74,7 @@ func (s *Service) SettleBatch(ctx context.Context, start, end time.Time, r IDRan
 					Lines: ledger.ReferralSettled(o.SalePriceCents, o.ReferralCents, o.RefundedCents)})
 			}
 		}
-		if err := tx.CreateInBatches(steps, len(steps)).Error; err != nil {
+		if err := models.InsertOrderSteps(tx.DB, steps); err != nil {
 			return fmt.Errorf("record the steps of %d settled orders: %w", len(steps), err)
 		}
 		if err := ledger.PostAll(tx.DB, now, referrals...); err != nil {

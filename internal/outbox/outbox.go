@@ -117,7 +117,7 @@ func (o *Outbox) Transaction(ctx context.Context, fn func(tx *Tx) error) error {
 		if len(tx.entries) == 0 {
 			return nil
 		}
-		if err := g.CreateInBatches(tx.entries, 500).Error; err != nil {
+		if err := models.InsertOutboxEntries(g, tx.entries); err != nil {
 			return fmt.Errorf("outbox: write %d entries: %w", len(tx.entries), err)
 		}
 		return nil

@@ -159,9 +159,6 @@ func Emit(tx *outbox.Tx, partnerID, env, subject, typ string, data any, now time
 	return evs[0], nil
 }
 
-// batch is how many rows one INSERT of EmitAll writes.
-const batch = 500
-
 // Emission is an event to emit: Emit's arguments.
 type Emission struct {
 	PartnerID, Environment, Subject, Type string
@@ -183,7 +180,7 @@ func EmitAll(tx *outbox.Tx, es []Emission, now time.Time) ([]models.Event, error
 			partners = append(partners, em.PartnerID)
 		}
 	}
-	if err := tx.CreateInBatches(evs, batch).Error; err != nil {
+	if err := models.InsertEvents(tx.DB, evs); err != nil {
 		return nil, fmt.Errorf("record %d events: %w", len(evs), err)
 	}
 	var endpoints []models.WebhookEndpoint
@@ -232,7 +229,7 @@ func EmitAll(tx *outbox.Tx, es []Emission, now time.Time) ([]models.Event, error
 			addTask(tx, d.ID)
 		}
 	}
-	if err := tx.CreateInBatches(deliveries, batch).Error; err != nil {
+	if err := models.InsertWebhookDeliveries(tx.DB, deliveries); err != nil {
 		return nil, fmt.Errorf("record %d deliveries: %w", len(deliveries), err)
 	}
 	return evs, nil

@@ -1,0 +1,191 @@
+package models
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"gorm.io/gorm"
+)
+
+// The rows written many at a time (a settlement run writes a step, an
+// event, a delivery and an outbox entry for each of a batch's hundreds of
+// orders) are inserted by the functions below. On Postgres a batch is one
+// INSERT … SELECT FROM unnest(…) whose parameters are one array per
+// column: a short statement whatever the batch's size, which gorm does not
+// reflect over and Postgres parses once, where gorm's own multi-row INSERT
+// has a parameter per value (3,500 for 500 steps). On SQLite, which has no
+// arrays, gorm writes them. Each writes every column of its model, its
+// serial key taken from the sequence first, and sets the key as gorm
+// would; TestBulkInsertsWriteEveryColumn holds them to it.
+
+// column is one column of a bulk insert: its name, its Postgres type and
+// a slice of one value per row.
+type column struct {
+	name, typ string
+	values    any
+}
+
+// execUnnest inserts the rows of cols into table in db's transaction or
+// connection, its errors translated as gorm's are.
+func execUnnest(db *gorm.DB, table string, cols []column) error {
+	names := make([]string, len(cols))
+	params := make([]string, len(cols))
+	args := make([]any, len(cols))
+	for i, c := range cols {
+		names[i] = c.name
+		params[i] = fmt.Sprintf("$%d::%s[]", i+1, c.typ)
+		args[i] = c.values
+	}
+	q := "INSERT INTO " + table + " (" + strings.Join(names, ", ") + ") SELECT * FROM unnest(" + strings.Join(params, ", ") + ")"
+	_, err := db.Statement.ConnPool.ExecContext(db.Statement.Context, q, args...)
+	return translate(db, err)
+}
+
+func translate(db *gorm.DB, err error) error {
+	if t, ok := db.Dialector.(gorm.ErrorTranslator); ok && err != nil {
+		return t.Translate(err)
+	}
+	return err
+}
+
+// InsertOrderSteps inserts steps, setting their IDs.
+func InsertOrderSteps(db *gorm.DB, steps []OrderStep) error {
+	if len(steps) == 0 {
+		return nil
+	}
+	if !IsPostgres(db) {
+		return db.CreateInBatches(steps, len(steps)).Error
+	}
+	n := len(steps)
+	ids, err := nextSerials(db, "order_steps", "id", n)
+	if err != nil {
+		return err
+	}
+	orderID, actor, status, event, note := make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n)
+	at, pushID := make([]time.Time, n), make([]*int64, n)
+	for i, s := range steps {
+		orderID[i], at[i], actor[i], status[i], event[i], note[i], pushID[i] = s.OrderID, s.At, s.Actor, s.Status, s.Event, s.Note, s.PushID
+	}
+	if err := execUnnest(db, "order_steps", []column{
+		{"id", "int8", ids}, {"order_id", "text", orderID}, {"at", "timestamptz", at}, {"actor", "text", actor},
+		{"status", "text", status}, {"event", "text", event}, {"note", "text", note}, {"push_id", "int8", pushID},
+	}); err != nil {
+		return err
+	}
+	for i := range steps {
+		steps[i].ID = ids[i]
+	}
+	return nil
+}
+
+// InsertEvents inserts evs, setting their Seq.
+func InsertEvents(db *gorm.DB, evs []Event) error {
+	if len(evs) == 0 {
+		return nil
+	}
+	if !IsPostgres(db) {
+		return db.CreateInBatches(evs, 500).Error
+	}
+	n := len(evs)
+	seqs, err := nextSerials(db, "events", "seq", n)
+	if err != nil {
+		return err
+	}
+	id, partner, env, typ := make([]string, n), make([]string, n), make([]string, n), make([]string, n)
+	data, created := make([][]byte, n), make([]time.Time, n)
+	for i, e := range evs {
+		id[i], partner[i], env[i], typ[i], data[i], created[i] = e.ID, e.PartnerID, e.Environment, e.Type, e.Data, e.CreatedAt
+	}
+	if err := execUnnest(db, "events", []column{
+		{"seq", "int8", seqs}, {"id", "text", id}, {"partner_id", "text", partner}, {"environment", "text", env},
+		{"type", "text", typ}, {"data", "bytea", data}, {"created_at", "timestamptz", created},
+	}); err != nil {
+		return err
+	}
+	for i := range evs {
+		evs[i].Seq = seqs[i]
+	}
+	return nil
+}
+
+// InsertWebhookDeliveries inserts ds.
+func InsertWebhookDeliveries(db *gorm.DB, ds []WebhookDelivery) error {
+	if len(ds) == 0 {
+		return nil
+	}
+	if !IsPostgres(db) {
+		return db.CreateInBatches(ds, 500).Error
+	}
+	n := len(ds)
+	id, endpoint, subject, state, lastError := make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n)
+	seq, followed, attempts, lastStatus := make([]int64, n), make([]bool, n), make([]int64, n), make([]int64, n)
+	created, delivered, finished := make([]time.Time, n), make([]*time.Time, n), make([]*time.Time, n)
+	for i, d := range ds {
+		id[i], seq[i], endpoint[i], subject[i], followed[i], state[i] = d.ID, d.EventSeq, d.EndpointID, d.Subject, d.Followed, d.State
+		attempts[i], lastStatus[i], lastError[i] = int64(d.Attempts), int64(d.LastStatus), d.LastError
+		created[i], delivered[i], finished[i] = d.CreatedAt, d.DeliveredAt, d.FinishedAt
+	}
+	return execUnnest(db, "webhook_deliveries", []column{
+		{"id", "text", id}, {"event_seq", "int8", seq}, {"endpoint_id", "text", endpoint}, {"subject", "text", subject},
+		{"followed", "bool", followed}, {"state", "text", state}, {"attempts", "int8", attempts}, {"last_status", "int8", lastStatus},
+		{"last_error", "text", lastError}, {"created_at", "timestamptz", created}, {"delivered_at", "timestamptz", delivered},
+		{"finished_at", "timestamptz", finished},
+	})
+}
+
+// InsertOutboxEntries inserts es; an entry without a CreatedAt gets
+// now's, as gorm would give it.
+func InsertOutboxEntries(db *gorm.DB, es []*OutboxEntry) error {
+	if len(es) == 0 {
+		return nil
+	}
+	if !IsPostgres(db) {
+		return db.CreateInBatches(es, 500).Error
+	}
+	n := len(es)
+	now := db.NowFunc()
+	id, taskType, queue, requestID, lastError := make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n)
+	payload, created, enqueued, attempts := make([][]byte, n), make([]time.Time, n), make([]*time.Time, n), make([]int64, n)
+	for i, e := range es {
+		if e.CreatedAt.IsZero() {
+			e.CreatedAt = now
+		}
+		id[i], taskType[i], payload[i], queue[i], requestID[i] = e.ID, e.TaskType, e.Payload, e.Queue, e.RequestID
+		created[i], enqueued[i], attempts[i], lastError[i] = e.CreatedAt, e.EnqueuedAt, int64(e.Attempts), e.LastError
+	}
+	return execUnnest(db, "outbox_entries", []column{
+		{"id", "uuid", id}, {"task_type", "text", taskType}, {"payload", "bytea", payload}, {"queue", "text", queue},
+		{"request_id", "text", requestID}, {"created_at", "timestamptz", created}, {"enqueued_at", "timestamptz", enqueued},
+		{"attempts", "int8", attempts}, {"last_error", "text", lastError},
+	})
+}
+
+// nextSerials takes n values of the sequence behind table's serial
+// column, in rising order, as n single-row inserts would: rows written
+// together keep the order they were given in.
+func nextSerials(db *gorm.DB, table, col string, n int) ([]int64, error) {
+	rows, err := db.Statement.ConnPool.QueryContext(db.Statement.Context,
+		"SELECT nextval(pg_get_serial_sequence($1, $2)) FROM generate_series(1, $3)", table, col, n)
+	if err != nil {
+		return nil, translate(db, err)
+	}
+	defer rows.Close()
+	vals := make([]int64, 0, n)
+	for rows.Next() {
+		var v int64
+		if err := rows.Scan(&v); err != nil {
+			return nil, err
+		}
+		vals = append(vals, v)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	if len(vals) != n {
+		return nil, fmt.Errorf("take %d values of %s.%s: got %d", n, table, col, len(vals))
+	}
+	slices.Sort(vals)
+	return vals, nil
+}
