@@ -66,6 +66,15 @@ func ForUpdate(tx *gorm.DB) *gorm.DB {
 	return tx
 }
 
+// ForUpdateSQL is ForUpdate for a query written out: the clause to end
+// its SELECT with, " FOR UPDATE" on Postgres and nothing on SQLite.
+func ForUpdateSQL(db *gorm.DB) string {
+	if IsPostgres(db) {
+		return " FOR UPDATE"
+	}
+	return ""
+}
+
 // ReplicaResolver names the database resolver of the read replica
 // (DOMAIND_DATABASE_REPLICA_URL), which platform registers.
 const ReplicaResolver = "replica"

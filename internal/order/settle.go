@@ -29,43 +29,35 @@ type IDRange struct{ After, Upto string }
 // Unsettled).
 func (s *Service) SettleBatch(ctx context.Context, start, end time.Time, r IDRange, limit int) (n int, last string, err error) {
 	err = s.outbox.Transaction(ctx, func(tx *outbox.Tx) error {
-		var orders []models.Order
-		// Starting after the last batch, rather than skipping past the rows
-		// settled before, keeps a run over n orders linear in n.
-		q := models.ForUpdate(tx.DB).Where("status = ? AND transfer_completed_at < ? AND public_id > ?", models.OrderTransferCompleted, end.UTC(), r.After)
+		now := s.now().UTC()
+		period := start.UTC()
+		// One statement picks the batch, locking its rows in id order (a
+		// run at once waits for them, then finds them settled), and
+		// settles it. Starting after the last batch, rather than skipping
+		// past the rows settled before, keeps a run over n orders linear
+		// in n.
+		upto, args := "", []any{models.OrderSettled, period, now, models.OrderTransferCompleted, end.UTC(), r.After}
 		if r.Upto != "" {
-			q = q.Where("public_id <= ?", r.Upto)
+			upto = " AND public_id <= ?"
+			args = append(args, r.Upto)
 		}
-		err := q.Order("public_id").Limit(limit).Find(&orders).Error
+		var orders []models.Order
+		err := tx.Raw(`UPDATE orders SET status = ?, settled_period = ?, updated_at = ? WHERE public_id IN (
+			SELECT public_id FROM orders WHERE status = ? AND transfer_completed_at < ? AND public_id > ?`+upto+`
+			ORDER BY public_id LIMIT ?`+models.ForUpdateSQL(tx.DB)+`) RETURNING *`, append(args, limit)...).Scan(&orders).Error
 		if err != nil {
-			return fmt.Errorf("find orders to settle: %w", err)
+			return fmt.Errorf("settle orders: %w", err)
 		}
 		if len(orders) == 0 {
 			return nil
 		}
-		now := s.now().UTC()
-		period := start.UTC()
-		ids := make([]string, len(orders))
-		for i := range orders {
-			ids[i] = orders[i].PublicID
-		}
-		// The rows are locked as read (a run at once waits for them, then
-		// finds them settled), so each is still TRANSFER_COMPLETED.
-		res := tx.Model(&models.Order{}).Where("public_id IN ? AND status = ?", ids, models.OrderTransferCompleted).
-			Updates(map[string]any{"status": models.OrderSettled, "settled_period": period, "updated_at": now})
-		if res.Error != nil {
-			return fmt.Errorf("settle %d orders: %w", len(ids), res.Error)
-		}
-		if res.RowsAffected != int64(len(ids)) {
-			return fmt.Errorf("settle %d orders: %d changed meanwhile; the batch is rolled back", len(ids), int64(len(ids))-res.RowsAffected)
-		}
+		slices.SortFunc(orders, func(a, b models.Order) int { return strings.Compare(a.PublicID, b.PublicID) })
 		note := fmt.Sprintf("settled in the period from %s", period.Format(time.RFC3339))
 		extra := map[string]any{"settlement": map[string]any{"period_start": period, "period_end": end.UTC()}}
 		steps := make([]models.OrderStep, len(orders))
 		events := make([]webhook.Emission, len(orders))
 		var referrals []ledger.Txn
 		for i, o := range orders {
-			o.Status, o.SettledPeriod, o.UpdatedAt = models.OrderSettled, &period, now
 			steps[i] = models.OrderStep{OrderID: o.PublicID, At: now, Status: o.Status, Actor: ActorSettlement, Event: EventSettled, Note: note}
 			events[i] = webhook.Emission{PartnerID: o.PartnerID, Environment: o.Environment, Subject: o.PublicID, Type: EventSettled,
 				Data: eventData(o, extra)}
@@ -83,7 +75,7 @@ func (s *Service) SettleBatch(ctx context.Context, start, end time.Time, r IDRan
 		if _, err := webhook.EmitAll(tx, events, now); err != nil {
 			return err
 		}
-		n, last = len(orders), ids[len(ids)-1]
+		n, last = len(orders), orders[len(orders)-1].PublicID
 		return nil
 	})
 	return n, last, err
