@@ -8,6 +8,7 @@ import (
 	"os"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -31,13 +32,22 @@ import (
 // 1,000,000, and reports the run's time and the process's peak heap for
 // each: a run streams batches, so the heap should not grow with the
 // orders. Run it with -benchtime 1x on real Postgres and Redis (make bench).
+// DOMAIND_BENCH_SETTLEMENT_ORDERS sets the large run's orders, to compare
+// two builds at a size that takes less time.
 func BenchmarkSettlementRun(b *testing.B) {
 	if os.Getenv("DOMAIND_TEST_DATABASE_URL") == "" {
 		b.Skip("the settlement benchmark needs real Postgres: make bench sets DOMAIND_TEST_DATABASE_URL")
 	}
+	n := 1_000_000
+	if v := os.Getenv("DOMAIND_BENCH_SETTLEMENT_ORDERS"); v != "" {
+		var err error
+		if n, err = strconv.Atoi(v); err != nil || n < 10_000 {
+			b.Fatalf("DOMAIND_BENCH_SETTLEMENT_ORDERS=%q: want a number of orders, at least 10000", v)
+		}
+	}
 	for b.Loop() {
 		small := settleOnce(b, 10_000, 1_000)
-		large := settleOnce(b, 1_000_000, 1_000)
+		large := settleOnce(b, n, 1_000)
 		b.ReportMetric(large.elapsed.Seconds(), "s/run-1M")
 		b.ReportMetric(float64(large.peakHeap)/float64(small.peakHeap), "heap-ratio-1M/10k")
 		fmt.Printf("settlement run (%d lanes): %d orders of %d partners in %.1f s (%.0f orders/s), peak heap %.1f MiB; %d orders in %.1f s, peak heap %.1f MiB; heap ratio %.2f\n",
