@@ -50,115 +50,106 @@ func translate(db *gorm.DB, err error) error {
 	return err
 }
 
-// InsertOrderSteps inserts steps, setting their IDs.
-func InsertOrderSteps(db *gorm.DB, steps []OrderStep) error {
-	if len(steps) == 0 {
+// insert writes rows into table: on SQLite through gorm, on Postgres as
+// the columns cols makes, one array each. When serial names the table's
+// serial column, its values are taken first, handed to cols in the rows'
+// order and set on the rows with setKey.
+func insert[T any](db *gorm.DB, table string, rows []T, serial string, setKey func(*T, int64), cols func(keys []int64) []column) error {
+	if len(rows) == 0 {
 		return nil
 	}
 	if !IsPostgres(db) {
-		return db.CreateInBatches(steps, len(steps)).Error
+		return db.CreateInBatches(rows, 500).Error
 	}
-	n := len(steps)
-	ids, err := nextSerials(db, "order_steps", "id", n)
-	if err != nil {
+	var keys []int64
+	if serial != "" {
+		var err error
+		if keys, err = nextSerials(db, table, serial, len(rows)); err != nil {
+			return err
+		}
+	}
+	if err := execUnnest(db, table, cols(keys)); err != nil {
 		return err
 	}
-	orderID, actor, status, event, note := make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n)
-	at, pushID := make([]time.Time, n), make([]*int64, n)
-	for i, s := range steps {
-		orderID[i], at[i], actor[i], status[i], event[i], note[i], pushID[i] = s.OrderID, s.At, s.Actor, s.Status, s.Event, s.Note, s.PushID
-	}
-	if err := execUnnest(db, "order_steps", []column{
-		{"id", "int8", ids}, {"order_id", "text", orderID}, {"at", "timestamptz", at}, {"actor", "text", actor},
-		{"status", "text", status}, {"event", "text", event}, {"note", "text", note}, {"push_id", "int8", pushID},
-	}); err != nil {
-		return err
-	}
-	for i := range steps {
-		steps[i].ID = ids[i]
+	for i, k := range keys {
+		setKey(&rows[i], k)
 	}
 	return nil
+}
+
+// InsertOrderSteps inserts steps, setting their IDs.
+func InsertOrderSteps(db *gorm.DB, steps []OrderStep) error {
+	return insert(db, "order_steps", steps, "id", func(s *OrderStep, id int64) { s.ID = id }, func(ids []int64) []column {
+		n := len(steps)
+		orderID, actor, status, event, note := make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n)
+		at, pushID := make([]time.Time, n), make([]*int64, n)
+		for i, s := range steps {
+			orderID[i], at[i], actor[i], status[i], event[i], note[i], pushID[i] = s.OrderID, s.At, s.Actor, s.Status, s.Event, s.Note, s.PushID
+		}
+		return []column{
+			{"id", "int8", ids}, {"order_id", "text", orderID}, {"at", "timestamptz", at}, {"actor", "text", actor},
+			{"status", "text", status}, {"event", "text", event}, {"note", "text", note}, {"push_id", "int8", pushID},
+		}
+	})
 }
 
 // InsertEvents inserts evs, setting their Seq.
 func InsertEvents(db *gorm.DB, evs []Event) error {
-	if len(evs) == 0 {
-		return nil
-	}
-	if !IsPostgres(db) {
-		return db.CreateInBatches(evs, 500).Error
-	}
-	n := len(evs)
-	seqs, err := nextSerials(db, "events", "seq", n)
-	if err != nil {
-		return err
-	}
-	id, partner, env, typ := make([]string, n), make([]string, n), make([]string, n), make([]string, n)
-	data, created := make([][]byte, n), make([]time.Time, n)
-	for i, e := range evs {
-		id[i], partner[i], env[i], typ[i], data[i], created[i] = e.ID, e.PartnerID, e.Environment, e.Type, e.Data, e.CreatedAt
-	}
-	if err := execUnnest(db, "events", []column{
-		{"seq", "int8", seqs}, {"id", "text", id}, {"partner_id", "text", partner}, {"environment", "text", env},
-		{"type", "text", typ}, {"data", "bytea", data}, {"created_at", "timestamptz", created},
-	}); err != nil {
-		return err
-	}
-	for i := range evs {
-		evs[i].Seq = seqs[i]
-	}
-	return nil
+	return insert(db, "events", evs, "seq", func(e *Event, seq int64) { e.Seq = seq }, func(seqs []int64) []column {
+		n := len(evs)
+		id, partner, env, typ := make([]string, n), make([]string, n), make([]string, n), make([]string, n)
+		data, created := make([][]byte, n), make([]time.Time, n)
+		for i, e := range evs {
+			id[i], partner[i], env[i], typ[i], data[i], created[i] = e.ID, e.PartnerID, e.Environment, e.Type, e.Data, e.CreatedAt
+		}
+		return []column{
+			{"seq", "int8", seqs}, {"id", "text", id}, {"partner_id", "text", partner}, {"environment", "text", env},
+			{"type", "text", typ}, {"data", "bytea", data}, {"created_at", "timestamptz", created},
+		}
+	})
 }
 
 // InsertWebhookDeliveries inserts ds.
 func InsertWebhookDeliveries(db *gorm.DB, ds []WebhookDelivery) error {
-	if len(ds) == 0 {
-		return nil
-	}
-	if !IsPostgres(db) {
-		return db.CreateInBatches(ds, 500).Error
-	}
-	n := len(ds)
-	id, endpoint, subject, state, lastError := make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n)
-	seq, followed, attempts, lastStatus := make([]int64, n), make([]bool, n), make([]int64, n), make([]int64, n)
-	created, delivered, finished := make([]time.Time, n), make([]*time.Time, n), make([]*time.Time, n)
-	for i, d := range ds {
-		id[i], seq[i], endpoint[i], subject[i], followed[i], state[i] = d.ID, d.EventSeq, d.EndpointID, d.Subject, d.Followed, d.State
-		attempts[i], lastStatus[i], lastError[i] = int64(d.Attempts), int64(d.LastStatus), d.LastError
-		created[i], delivered[i], finished[i] = d.CreatedAt, d.DeliveredAt, d.FinishedAt
-	}
-	return execUnnest(db, "webhook_deliveries", []column{
-		{"id", "text", id}, {"event_seq", "int8", seq}, {"endpoint_id", "text", endpoint}, {"subject", "text", subject},
-		{"followed", "bool", followed}, {"state", "text", state}, {"attempts", "int8", attempts}, {"last_status", "int8", lastStatus},
-		{"last_error", "text", lastError}, {"created_at", "timestamptz", created}, {"delivered_at", "timestamptz", delivered},
-		{"finished_at", "timestamptz", finished},
+	return insert(db, "webhook_deliveries", ds, "", nil, func([]int64) []column {
+		n := len(ds)
+		id, endpoint, subject, state, lastError := make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n)
+		seq, followed, attempts, lastStatus := make([]int64, n), make([]bool, n), make([]int64, n), make([]int64, n)
+		created, delivered, finished := make([]time.Time, n), make([]*time.Time, n), make([]*time.Time, n)
+		for i, d := range ds {
+			id[i], seq[i], endpoint[i], subject[i], followed[i], state[i] = d.ID, d.EventSeq, d.EndpointID, d.Subject, d.Followed, d.State
+			attempts[i], lastStatus[i], lastError[i] = int64(d.Attempts), int64(d.LastStatus), d.LastError
+			created[i], delivered[i], finished[i] = d.CreatedAt, d.DeliveredAt, d.FinishedAt
+		}
+		return []column{
+			{"id", "text", id}, {"event_seq", "int8", seq}, {"endpoint_id", "text", endpoint}, {"subject", "text", subject},
+			{"followed", "bool", followed}, {"state", "text", state}, {"attempts", "int8", attempts}, {"last_status", "int8", lastStatus},
+			{"last_error", "text", lastError}, {"created_at", "timestamptz", created}, {"delivered_at", "timestamptz", delivered},
+			{"finished_at", "timestamptz", finished},
+		}
 	})
 }
 
 // InsertOutboxEntries inserts es; an entry without a CreatedAt gets
 // now's, as gorm would give it.
 func InsertOutboxEntries(db *gorm.DB, es []*OutboxEntry) error {
-	if len(es) == 0 {
-		return nil
-	}
-	if !IsPostgres(db) {
-		return db.CreateInBatches(es, 500).Error
-	}
-	n := len(es)
-	now := db.NowFunc()
-	id, taskType, queue, requestID, lastError := make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n)
-	payload, created, enqueued, attempts := make([][]byte, n), make([]time.Time, n), make([]*time.Time, n), make([]int64, n)
-	for i, e := range es {
-		if e.CreatedAt.IsZero() {
-			e.CreatedAt = now
+	return insert(db, "outbox_entries", es, "", nil, func([]int64) []column {
+		n := len(es)
+		now := db.NowFunc()
+		id, taskType, queue, requestID, lastError := make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n)
+		payload, created, enqueued, attempts := make([][]byte, n), make([]time.Time, n), make([]*time.Time, n), make([]int64, n)
+		for i, e := range es {
+			if e.CreatedAt.IsZero() {
+				e.CreatedAt = now
+			}
+			id[i], taskType[i], payload[i], queue[i], requestID[i] = e.ID, e.TaskType, e.Payload, e.Queue, e.RequestID
+			created[i], enqueued[i], attempts[i], lastError[i] = e.CreatedAt, e.EnqueuedAt, int64(e.Attempts), e.LastError
 		}
-		id[i], taskType[i], payload[i], queue[i], requestID[i] = e.ID, e.TaskType, e.Payload, e.Queue, e.RequestID
-		created[i], enqueued[i], attempts[i], lastError[i] = e.CreatedAt, e.EnqueuedAt, int64(e.Attempts), e.LastError
-	}
-	return execUnnest(db, "outbox_entries", []column{
-		{"id", "uuid", id}, {"task_type", "text", taskType}, {"payload", "bytea", payload}, {"queue", "text", queue},
-		{"request_id", "text", requestID}, {"created_at", "timestamptz", created}, {"enqueued_at", "timestamptz", enqueued},
-		{"attempts", "int8", attempts}, {"last_error", "text", lastError},
+		return []column{
+			{"id", "uuid", id}, {"task_type", "text", taskType}, {"payload", "bytea", payload}, {"queue", "text", queue},
+			{"request_id", "text", requestID}, {"created_at", "timestamptz", created}, {"enqueued_at", "timestamptz", enqueued},
+			{"attempts", "int8", attempts}, {"last_error", "text", lastError},
+		}
 	})
 }
 
