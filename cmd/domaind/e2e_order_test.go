@@ -50,9 +50,11 @@ func TestEndToEndAPIKilledMidOrder(t *testing.T) {
 	}
 	client := partnerclient.New("http://"+api.addr, cred.KeyID, cred.Secret)
 	go client.Do(ctx, "POST", "/api/partner/v1/orders", nil, body, partnerclient.WithIdempotencyKey("first-try"))
+	// Seen by the lock it waits for, not by its SQL, which is the event
+	// insert's to choose (it takes the events' keys before it inserts).
 	c.waitFor("the order transaction to wait at its event", 30*time.Second, func() bool {
 		var n int64
-		c.db.Raw(`SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE 'INSERT INTO "events"%'`).Scan(&n)
+		c.db.Raw(`SELECT count(*) FROM pg_locks WHERE relation = 'events'::regclass AND NOT granted`).Scan(&n)
 		return n == 1
 	})
 	c.kill(api)
@@ -61,7 +63,8 @@ func TestEndToEndAPIKilledMidOrder(t *testing.T) {
 	}
 	c.waitFor("the killed api's transaction to end", 30*time.Second, func() bool {
 		var n int64
-		c.db.Raw(`SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND (state LIKE 'idle in transaction%' OR query LIKE 'INSERT INTO "events"%')`).Scan(&n)
+		c.db.Raw(`SELECT (SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND state LIKE 'idle in transaction%')
+			+ (SELECT count(*) FROM pg_locks WHERE relation = 'events'::regclass)`).Scan(&n)
 		return n == 0
 	})
 	count := func(model any, where string, args ...any) int64 {
