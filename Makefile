@@ -75,8 +75,8 @@ bench: testdb
 		$(GO) test -count=1 -run '^$$' -bench '$(BENCH)' -benchtime 1x ./worker ./api ./api/partner ./internal/seocrawl ./internal/settlement
 
 # How long a first `make run` takes, from nothing in the build cache to a
-# ready service, at COLDRUN_BASE and at the working tree, one after the
-# other on this machine (scripts/coldrun.sh).
+# ready service, at COLDRUN_BASE and at the working tree, each twice in
+# the order base, tree, tree, base on this machine (scripts/coldrun.sh).
 COLDRUN_BASE ?= 7f24015
 coldrun:
 	scripts/coldrun.sh $(COLDRUN_BASE)
