@@ -16,9 +16,9 @@ import (
 // column: a short statement whatever the batch's size, which gorm does not
 // reflect over and Postgres parses once, where gorm's own multi-row INSERT
 // has a parameter per value (3,500 for 500 steps). On SQLite, which has no
-// arrays, gorm writes them. Each writes every column of its model, its
-// serial key taken from the sequence first, and sets the key as gorm
-// would; TestBulkInsertsWriteEveryColumn holds them to it.
+// arrays, gorm writes them. Each writes every column of its model and
+// sets a serial key as gorm would, in the same one statement;
+// TestBulkInsertsWriteEveryColumn holds them to it.
 
 // column is one column of a bulk insert: its name, its Postgres type and
 // a slice of one value per row.
@@ -27,9 +27,12 @@ type column struct {
 	values    any
 }
 
-// execUnnest inserts the rows of cols into table in db's transaction or
-// connection, its errors translated as gorm's are.
-func execUnnest(db *gorm.DB, table string, cols []column) error {
+// unnestInsert is the statement that inserts the rows of cols into
+// table, and its arguments. When serial names the table's serial column,
+// the statement also takes one value of its sequence per row, gives them
+// to the rows in rising order (row i the i-th smallest, whatever order
+// Postgres writes the rows in) and returns them.
+func unnestInsert(table, serial string, cols []column) (string, []any) {
 	names := make([]string, len(cols))
 	params := make([]string, len(cols))
 	args := make([]any, len(cols))
@@ -38,9 +41,23 @@ func execUnnest(db *gorm.DB, table string, cols []column) error {
 		params[i] = fmt.Sprintf("$%d::%s[]", i+1, c.typ)
 		args[i] = c.values
 	}
-	q := "INSERT INTO " + table + " (" + strings.Join(names, ", ") + ") SELECT * FROM unnest(" + strings.Join(params, ", ") + ")"
-	_, err := db.Statement.ConnPool.ExecContext(db.Statement.Context, q, args...)
-	return translate(db, err)
+	if serial == "" {
+		return "INSERT INTO " + table + " (" + strings.Join(names, ", ") + ") SELECT * FROM unnest(" + strings.Join(params, ", ") + ")", args
+	}
+	aliases := make([]string, len(cols))
+	picks := make([]string, len(cols))
+	for i := range cols {
+		aliases[i] = fmt.Sprintf("c%d", i)
+		picks[i] = "u." + aliases[i]
+	}
+	q := fmt.Sprintf(`INSERT INTO %[1]s (%[2]s, %[3]s)
+		SELECT k.keys[u.ord], %[4]s FROM
+			(SELECT array_agg(v ORDER BY v) AS keys FROM
+				(SELECT nextval(pg_get_serial_sequence('%[1]s', '%[2]s')) AS v FROM generate_series(1, cardinality($1::%[5]s[]))) taken) k,
+			unnest(%[6]s) WITH ORDINALITY AS u(%[7]s, ord)
+		RETURNING %[2]s`,
+		table, serial, strings.Join(names, ", "), strings.Join(picks, ", "), cols[0].typ, strings.Join(params, ", "), strings.Join(aliases, ", "))
+	return q, args
 }
 
 func translate(db *gorm.DB, err error) error {
@@ -50,27 +67,30 @@ func translate(db *gorm.DB, err error) error {
 	return err
 }
 
-// insert writes rows into table: on SQLite through gorm, on Postgres as
-// the columns cols makes, one array each. When serial names the table's
-// serial column, its values are taken first, handed to cols in the rows'
-// order and set on the rows with setKey.
-func insert[T any](db *gorm.DB, table string, rows []T, serial string, setKey func(*T, int64), cols func(keys []int64) []column) error {
+// insert writes rows into table: on SQLite through gorm, on Postgres in
+// one statement, as the columns cols makes, one array each. When serial
+// names the table's serial column, the rows take its values in their
+// order, as one insert after another would, and setKey sets them.
+func insert[T any](db *gorm.DB, table string, rows []T, serial string, setKey func(*T, int64), cols func() []column) error {
 	if len(rows) == 0 {
 		return nil
 	}
 	if !IsPostgres(db) {
 		return db.CreateInBatches(rows, 500).Error
 	}
-	var keys []int64
-	if serial != "" {
-		var err error
-		if keys, err = nextSerials(db, table, serial, len(rows)); err != nil {
-			return err
-		}
+	q, args := unnestInsert(table, serial, cols())
+	if serial == "" {
+		_, err := db.Statement.ConnPool.ExecContext(db.Statement.Context, q, args...)
+		return translate(db, err)
 	}
-	if err := execUnnest(db, table, cols(keys)); err != nil {
+	keys, err := queryKeys(db, q, args)
+	if err != nil {
 		return err
 	}
+	if len(keys) != len(rows) {
+		return fmt.Errorf("insert %d rows into %s: %d written", len(rows), table, len(keys))
+	}
+	slices.Sort(keys) // row i took the i-th smallest
 	for i, k := range keys {
 		setKey(&rows[i], k)
 	}
@@ -79,7 +99,7 @@ func insert[T any](db *gorm.DB, table string, rows []T, serial string, setKey fu
 
 // InsertOrderSteps inserts steps, setting their IDs.
 func InsertOrderSteps(db *gorm.DB, steps []OrderStep) error {
-	return insert(db, "order_steps", steps, "id", func(s *OrderStep, id int64) { s.ID = id }, func(ids []int64) []column {
+	return insert(db, "order_steps", steps, "id", func(s *OrderStep, id int64) { s.ID = id }, func() []column {
 		n := len(steps)
 		orderID, actor, status, event, note := make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n)
 		at, pushID := make([]time.Time, n), make([]*int64, n)
@@ -87,15 +107,15 @@ func InsertOrderSteps(db *gorm.DB, steps []OrderStep) error {
 			orderID[i], at[i], actor[i], status[i], event[i], note[i], pushID[i] = s.OrderID, s.At, s.Actor, s.Status, s.Event, s.Note, s.PushID
 		}
 		return []column{
-			{"id", "int8", ids}, {"order_id", "text", orderID}, {"at", "timestamptz", at}, {"actor", "text", actor},
-			{"status", "text", status}, {"event", "text", event}, {"note", "text", note}, {"push_id", "int8", pushID},
+			{"order_id", "text", orderID}, {"at", "timestamptz", at}, {"actor", "text", actor}, {"status", "text", status},
+			{"event", "text", event}, {"note", "text", note}, {"push_id", "int8", pushID},
 		}
 	})
 }
 
 // InsertEvents inserts evs, setting their Seq.
 func InsertEvents(db *gorm.DB, evs []Event) error {
-	return insert(db, "events", evs, "seq", func(e *Event, seq int64) { e.Seq = seq }, func(seqs []int64) []column {
+	return insert(db, "events", evs, "seq", func(e *Event, seq int64) { e.Seq = seq }, func() []column {
 		n := len(evs)
 		id, partner, env, typ := make([]string, n), make([]string, n), make([]string, n), make([]string, n)
 		data, created := make([][]byte, n), make([]time.Time, n)
@@ -103,15 +123,15 @@ func InsertEvents(db *gorm.DB, evs []Event) error {
 			id[i], partner[i], env[i], typ[i], data[i], created[i] = e.ID, e.PartnerID, e.Environment, e.Type, e.Data, e.CreatedAt
 		}
 		return []column{
-			{"seq", "int8", seqs}, {"id", "text", id}, {"partner_id", "text", partner}, {"environment", "text", env},
-			{"type", "text", typ}, {"data", "bytea", data}, {"created_at", "timestamptz", created},
+			{"id", "text", id}, {"partner_id", "text", partner}, {"environment", "text", env}, {"type", "text", typ},
+			{"data", "bytea", data}, {"created_at", "timestamptz", created},
 		}
 	})
 }
 
 // InsertWebhookDeliveries inserts ds.
 func InsertWebhookDeliveries(db *gorm.DB, ds []WebhookDelivery) error {
-	return insert(db, "webhook_deliveries", ds, "", nil, func([]int64) []column {
+	return insert(db, "webhook_deliveries", ds, "", nil, func() []column {
 		n := len(ds)
 		id, endpoint, subject, state, lastError := make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n)
 		seq, followed, attempts, lastStatus := make([]int64, n), make([]bool, n), make([]int64, n), make([]int64, n)
@@ -133,7 +153,7 @@ func InsertWebhookDeliveries(db *gorm.DB, ds []WebhookDelivery) error {
 // InsertOutboxEntries inserts es; an entry without a CreatedAt gets
 // now's, as gorm would give it.
 func InsertOutboxEntries(db *gorm.DB, es []*OutboxEntry) error {
-	return insert(db, "outbox_entries", es, "", nil, func([]int64) []column {
+	return insert(db, "outbox_entries", es, "", nil, func() []column {
 		n := len(es)
 		now := db.NowFunc()
 		id, taskType, queue, requestID, lastError := make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n)
@@ -153,30 +173,20 @@ func InsertOutboxEntries(db *gorm.DB, es []*OutboxEntry) error {
 	})
 }
 
-// nextSerials takes n values of the sequence behind table's serial
-// column, in rising order, as n single-row inserts would: rows written
-// together keep the order they were given in.
-func nextSerials(db *gorm.DB, table, col string, n int) ([]int64, error) {
-	rows, err := db.Statement.ConnPool.QueryContext(db.Statement.Context,
-		"SELECT nextval(pg_get_serial_sequence($1, $2)) FROM generate_series(1, $3)", table, col, n)
+// queryKeys runs the insert q and returns the keys it returns.
+func queryKeys(db *gorm.DB, q string, args []any) ([]int64, error) {
+	rows, err := db.Statement.ConnPool.QueryContext(db.Statement.Context, q, args...)
 	if err != nil {
 		return nil, translate(db, err)
 	}
 	defer rows.Close()
-	vals := make([]int64, 0, n)
+	var keys []int64
 	for rows.Next() {
-		var v int64
-		if err := rows.Scan(&v); err != nil {
+		var k int64
+		if err := rows.Scan(&k); err != nil {
 			return nil, err
 		}
-		vals = append(vals, v)
+		keys = append(keys, k)
 	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	if len(vals) != n {
-		return nil, fmt.Errorf("take %d values of %s.%s: got %d", n, table, col, len(vals))
-	}
-	slices.Sort(vals)
-	return vals, nil
+	return keys, translate(db, rows.Err())
 }

@@ -51,7 +51,7 @@ func TestEndToEndAPIKilledMidOrder(t *testing.T) {
 	client := partnerclient.New("http://"+api.addr, cred.KeyID, cred.Secret)
 	go client.Do(ctx, "POST", "/api/partner/v1/orders", nil, body, partnerclient.WithIdempotencyKey("first-try"))
 	// Seen by the lock it waits for, not by its SQL, which is the event
-	// insert's to choose (it takes the events' keys before it inserts).
+	// insert's to choose.
 	c.waitFor("the order transaction to wait at its event", 30*time.Second, func() bool {
 		var n int64
 		c.db.Raw(`SELECT count(*) FROM pg_locks WHERE relation = 'events'::regclass AND NOT granted`).Scan(&n)
