@@ -73,13 +73,14 @@ func pushStep(p tasks.TransferPushPayload, event, text string) models.OrderStep 
 // attempt fails, it records transfer.failed with the reason, leaving the
 // order in TRANSFER_IN_PROGRESS for ops to retry or cancel. A push run
 // again after a crash repeats nothing it recorded (the registry is given
-// the same change id). A push that finds its order moved on before it
-// asked the registry (ops confirmed a delivery made by hand) is not made,
-// and says so in the timeline, without an event. An error is for asynq to
-// retry.
+// the same change id), and one that had asked before its order moved on
+// (ops confirmed a delivery by hand) still learns and records the
+// registry's answer, so that the push ends. A push that finds its order
+// moved on before it asked the registry is not made, and says so in the
+// timeline, without an event. An error is for asynq to retry.
 func (s *Service) Push(ctx context.Context, p tasks.TransferPushPayload, reg registry.Provider, final bool) error {
 	var o models.Order
-	var requested, settled bool
+	var requested, settled, ask bool
 	err := s.outbox.Transaction(ctx, func(tx *outbox.Tx) error {
 		var err error
 		if o, err = find(models.ForUpdate(tx.DB), p.OrderID); err != nil {
@@ -98,15 +99,17 @@ func (s *Service) Push(ctx context.Context, p tasks.TransferPushPayload, reg reg
 			tasks.FoundDone(ctx)
 			return nil
 		case requested: // asked before a crash: ask again, under the same change id
+			ask = true
 			return nil
 		case o.Status != models.OrderTransferInProgress: // delivered by hand (or refunded) before it ran
 			_, err = s.recordStep(tx, o, pushStep(p, "", "not made: the order is "+o.Status), nil)
 			return err
 		}
+		ask = true
 		_, err = s.recordStep(tx, o, pushStep(p, EventTransferRequested, "to "+p.Recipient), transferData(p, ""))
 		return err
 	})
-	if err != nil || settled || o.Status != models.OrderTransferInProgress {
+	if err != nil || !ask {
 		return err
 	}
 	change := fmt.Sprintf("%s-push-%d", o.PublicID, p.Push)

@@ -290,3 +290,42 @@ func TestAPushAfterAManualDeliveryIsNotMade(t *testing.T) {
 		t.Errorf("events %q, want %q", got, want)
 	}
 }
+
+// A push that asked the registry, then crashed, and whose order was
+// delivered by hand and settled before it ran again, still ends: it asks
+// again under the same change id and records the answer, without moving
+// the order. Left without its answer it would stay to do for ever.
+func TestAPushAskedBeforeAManualDeliveryEnds(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	ctx := context.Background()
+	p := startedTransfer(t, w, "askedfirst.com", "buyer-registrar")
+	reg := &flakyPusher{Provider: sandbox.New(w.db, 0), down: 1, pushes: map[string]int{}}
+	if err := w.s.Push(ctx, p, reg, false); err == nil {
+		t.Fatal("the push with the registry down succeeded")
+	}
+	if _, err := w.s.Move(ctx, p.OrderID, ConfirmDelivery, MoveInput{}); err != nil {
+		t.Fatal(err)
+	}
+	w.db.Model(&models.Order{}).Where("public_id = ?", p.OrderID).Update("status", models.OrderSettled)
+	for range 2 {
+		if err := w.s.Push(ctx, p, reg, false); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var steps []models.OrderStep
+	w.db.Where("push_id = ?", p.Push).Order("id").Find(&steps)
+	change := fmt.Sprintf("%s-push-%d", p.OrderID, p.Push)
+	if len(reg.pushes) != 1 || reg.pushes[change] != 2 || len(steps) != 2 || steps[0].Event != EventTransferRequested || steps[1].Event != EventTransferCompleted {
+		t.Errorf("pushes %v, steps of the push %+v; want one change asked twice, then requested and completed", reg.pushes, steps)
+	}
+	want := "order.recorded order.transfer_started transfer.requested order.transfer_completed transfer.completed"
+	if got := strings.Join(w.events(t, "prt_a"), " "); got != want {
+		t.Errorf("events %q, want %q", got, want)
+	}
+	var o models.Order
+	w.db.Take(&o, "public_id = ?", p.OrderID)
+	if o.Status != models.OrderSettled {
+		t.Errorf("order is %s after the push, want it left %s", o.Status, models.OrderSettled)
+	}
+}
