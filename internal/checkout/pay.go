@@ -67,8 +67,8 @@ func (s *Service) Open(ctx context.Context, token, ref string) (Page, error) {
 	p.PartnerName = partner.Name
 	if provider := s.opts.Providers[cs.Environment]; provider != nil {
 		p.TestMode = provider.TestMode()
-		if _, ok := provider.(payment.Redirector); ok {
-			p.Processor, p.ProcessorOrigin = processors[provider.Name()].Name, processors[provider.Name()].PageOrigin
+		if r, ok := provider.(payment.Redirector); ok {
+			p.Processor, p.ProcessorOrigin = r.Processor().Name, r.Processor().PageOrigin
 			if p.Pending, err = s.pendingOnPage(ctx, cs.ID); err != nil {
 				return Page{}, err
 			}

@@ -12,19 +12,6 @@ import (
 	"github.com/domaind/domaind/models"
 )
 
-// processor is a processor on whose page buyers pay, as this page
-// speaks of it.
-type processor struct {
-	// Name is as the page says it.
-	Name string
-	// PageOrigin is where its pages are: this page's form leads there.
-	PageOrigin string
-}
-
-// processors are the processors on whose pages buyers pay, by provider
-// name.
-var processors = map[string]processor{"stripe": {Name: "Stripe", PageOrigin: "https://checkout.stripe.com"}}
-
 // PaidParam is the query parameter the processor's page adds to this
 // page's link when it sends back a buyer who paid.
 const PaidParam = "paid"
@@ -58,7 +45,7 @@ func (s *Service) redirect(ctx context.Context, cs models.CheckoutSession, pr pa
 	cancel()
 	if err != nil {
 		return "", &fault.Error{Code: fault.Unavailable, Err: fmt.Errorf("open %s's page for payment %s: %w", pr.Name(), pay.ID, err),
-			Message: fmt.Sprintf("We could not reach %s, who takes the payment. Nothing was charged: try again in a minute.", processors[pr.Name()].Name)}
+			Message: fmt.Sprintf("We could not reach %s, who takes the payment. Nothing was charged: try again in a minute.", pr.Processor().Name)}
 	}
 	if err := payment.Redirected(s.db.WithContext(ctx), pay.ID, page, s.now().UTC()); err != nil {
 		return "", err

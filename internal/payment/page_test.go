@@ -11,6 +11,8 @@ import (
 	"github.com/domaind/domaind/tasks"
 )
 
+var _ Redirector = (*pages)(nil)
+
 // pages is a processor on whose pages buyers pay, answering Check with
 // the outcome the test set for each page.
 type pages struct {
@@ -23,6 +25,7 @@ func (*pages) Refund(context.Context, Refund) (string, error)               { re
 func (*pages) Lookup(context.Context, models.Payment) (string, bool, error) { return "", false, nil }
 func (*pages) Redirect(context.Context, Redirect) (Redirection, error)      { return Redirection{}, nil }
 func (*pages) ParseEvent([]byte, string) (Event, error)                     { return Event{}, ErrBadSignature }
+func (*pages) Processor() Processor                                         { return Processor{Name: "Pages", PageOrigin: "https://pay.test"} }
 func (p *pages) Check(_ context.Context, ref string) (Event, error) {
 	return Event{Kind: p.outcome[ref], Ref: ref, ChargeID: "pi_" + ref, AmountCents: 900, Currency: "USD"}, nil
 }

@@ -65,6 +65,9 @@ type CardTaker interface {
 type Redirector interface {
 	Provider
 	Notifier
+	// Processor is how our page speaks of the processor, and where its
+	// pages are.
+	Processor() Processor
 	// Redirect opens the processor's page for r and returns it. Two calls
 	// with one IdempotencyKey and the same request open one page.
 	Redirect(ctx context.Context, r Redirect) (Redirection, error)
@@ -72,6 +75,16 @@ type Redirector interface {
 	// EventPaid or EventExpired once the page is done with, or one of no
 	// kind while the buyer may still pay on it.
 	Check(ctx context.Context, ref string) (Event, error)
+}
+
+// Processor is a Redirector's processor as the checkout page speaks of
+// it.
+type Processor struct {
+	// Name is as the page says it ("Stripe").
+	Name string
+	// PageOrigin is where its pages are: the page's form leads there, and
+	// its Content-Security-Policy lets it.
+	PageOrigin string
 }
 
 // Redirect is a payment for the buyer to make on the processor's page.

@@ -46,6 +46,10 @@ type Options struct {
 	Timeout time.Duration
 }
 
+// Stripe is a processor on whose page buyers pay: the checkout finds it
+// out by a type assertion, which this keeps true.
+var _ payment.Redirector = (*Provider)(nil)
+
 // Provider is Stripe, for one account.
 type Provider struct {
 	api           *client
@@ -74,6 +78,12 @@ func (*Provider) Name() string { return Name }
 
 // TestMode implements payment.Provider: a test key moves no money.
 func (p *Provider) TestMode() bool { return p.test }
+
+// Processor implements payment.Redirector: buyers pay on Stripe
+// Checkout's pages.
+func (*Provider) Processor() payment.Processor {
+	return payment.Processor{Name: "Stripe", PageOrigin: "https://checkout.stripe.com"}
+}
 
 // metaPayment is the metadata key carrying our payment's id on the
 // Checkout Session and its PaymentIntent.
