@@ -11,7 +11,7 @@ import (
 
 // The rows written many at a time (a settlement run writes a step, an
 // event, a delivery and an outbox entry for each of a batch's hundreds of
-// orders) are inserted by the functions below. On Postgres a batch is one
+// orders; an order's ledger transaction has several lines) are inserted by the functions below. On Postgres a batch is one
 // INSERT … SELECT FROM unnest(…) whose parameters are one array per
 // column: a short statement whatever the batch's size, which gorm does not
 // reflect over and Postgres parses once, where gorm's own multi-row INSERT
@@ -169,6 +169,25 @@ func InsertOutboxEntries(db *gorm.DB, es []*OutboxEntry) error {
 			{"id", "uuid", id}, {"task_type", "text", taskType}, {"payload", "bytea", payload}, {"queue", "text", queue},
 			{"request_id", "text", requestID}, {"created_at", "timestamptz", created}, {"enqueued_at", "timestamptz", enqueued},
 			{"attempts", "int8", attempts}, {"last_error", "text", lastError},
+		}
+	})
+}
+
+// InsertLedgerEntries inserts es, setting their IDs.
+func InsertLedgerEntries(db *gorm.DB, es []LedgerEntry) error {
+	return insert(db, "ledger_entries", es, "id", func(e *LedgerEntry, id int64) { e.ID = id }, func() []column {
+		n := len(es)
+		txn, account, partner, env, currency, kind := make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n)
+		amount, created := make([]int64, n), make([]time.Time, n)
+		order, refund, payout, cs := make([]*string, n), make([]*string, n), make([]*string, n), make([]*string, n)
+		for i, e := range es {
+			txn[i], account[i], partner[i], env[i], currency[i], amount[i], kind[i] = e.TxnID, e.Account, e.PartnerID, e.Environment, e.Currency, e.AmountCents, e.Kind
+			order[i], refund[i], payout[i], cs[i], created[i] = e.OrderID, e.RefundID, e.PayoutID, e.CaseID, e.CreatedAt
+		}
+		return []column{
+			{"txn_id", "text", txn}, {"account", "text", account}, {"partner_id", "text", partner}, {"environment", "text", env},
+			{"currency", "text", currency}, {"amount_cents", "int8", amount}, {"kind", "text", kind}, {"order_id", "text", order},
+			{"refund_id", "text", refund}, {"payout_id", "text", payout}, {"case_id", "text", cs}, {"created_at", "timestamptz", created},
 		}
 	})
 }

@@ -37,6 +37,12 @@ func TestBulkInsertsWriteEveryColumn(t *testing.T) {
 	deliveries := filled[models.WebhookDelivery](t, 3)
 	check(t, db, "deliveries", models.InsertWebhookDeliveries(db, deliveries), deliveries, nil, "id")
 
+	lines := filled[models.LedgerEntry](t, 3)
+	for i := range lines {
+		lines[i].ID = 0
+	}
+	check(t, db, "ledger entries", models.InsertLedgerEntries(db, lines), lines, func(e models.LedgerEntry) int64 { return e.ID }, "id")
+
 	entries := filled[models.OutboxEntry](t, 3)
 	ptrs := make([]*models.OutboxEntry, len(entries))
 	for i := range entries {
@@ -117,8 +123,9 @@ func filled[T any](t *testing.T, n int) []T {
 	return rows
 }
 
-// fill sets f, field j of row i, to a value no other field or row has,
-// short enough for any column.
+// fill sets f, field j of row i (i < 100), to a value no other field or
+// row has, short enough for any column (three characters, as a currency
+// code).
 func fill(f reflect.Value, i, j int, base time.Time) bool {
 	switch {
 	case f.Type() == reflect.TypeFor[time.Time]():
@@ -130,7 +137,7 @@ func fill(f reflect.Value, i, j int, base time.Time) bool {
 		}
 		f.Set(p)
 	case f.Kind() == reflect.String:
-		f.SetString(fmt.Sprintf("%c%03d", 'a'+j, i))
+		f.SetString(fmt.Sprintf("%c%02d", 'a'+j, i))
 	case f.Kind() == reflect.Int || f.Kind() == reflect.Int64:
 		f.SetInt(int64(1000*(i+1) + j))
 	case f.Kind() == reflect.Bool:

@@ -118,10 +118,7 @@ func PostAll(tx *gorm.DB, now time.Time, txns ...Txn) error {
 			return fmt.Errorf("ledger: the lines of a %s transaction sum to %d cents, not zero: %+v", t.Ref.Kind, sum, t.Lines)
 		}
 	}
-	if len(entries) == 0 {
-		return nil
-	}
-	if err := tx.CreateInBatches(&entries, 500).Error; err != nil {
+	if err := models.InsertLedgerEntries(tx, entries); err != nil {
 		return fmt.Errorf("ledger: post %d transactions: %w", len(txns), err)
 	}
 	return nil
