@@ -11,10 +11,11 @@ import (
 
 // The rows written many at a time (a settlement run writes a step, an
 // event, a delivery and an outbox entry for each of a batch's hundreds of
-// orders; an order's ledger transaction has several lines) are inserted by the functions below. On Postgres a batch is one
-// INSERT … SELECT FROM unnest(…) whose parameters are one array per
-// column: a short statement whatever the batch's size, which gorm does not
-// reflect over and Postgres parses once, where gorm's own multi-row INSERT
+// orders; a ledger transaction has several lines) are inserted by the
+// functions below. On Postgres a batch is one INSERT … SELECT FROM
+// unnest(…) whose parameters are one array per column: a short statement
+// whatever the batch's size, which gorm does not reflect over and
+// Postgres parses once, where gorm's own multi-row INSERT
 // has a parameter per value (3,500 for 500 steps). On SQLite, which has no
 // arrays, gorm writes them. Each writes every column of its model and
 // sets a serial key as gorm would, in the same one statement;
@@ -177,12 +178,13 @@ func InsertOutboxEntries(db *gorm.DB, es []*OutboxEntry) error {
 func InsertLedgerEntries(db *gorm.DB, es []LedgerEntry) error {
 	return insert(db, "ledger_entries", es, "id", func(e *LedgerEntry, id int64) { e.ID = id }, func() []column {
 		n := len(es)
-		txn, account, partner, env, currency, kind := make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n)
-		amount, created := make([]int64, n), make([]time.Time, n)
+		txn, account, partner, env := make([]string, n), make([]string, n), make([]string, n), make([]string, n)
+		currency, kind, amount, created := make([]string, n), make([]string, n), make([]int64, n), make([]time.Time, n)
 		order, refund, payout, cs := make([]*string, n), make([]*string, n), make([]*string, n), make([]*string, n)
 		for i, e := range es {
-			txn[i], account[i], partner[i], env[i], currency[i], amount[i], kind[i] = e.TxnID, e.Account, e.PartnerID, e.Environment, e.Currency, e.AmountCents, e.Kind
-			order[i], refund[i], payout[i], cs[i], created[i] = e.OrderID, e.RefundID, e.PayoutID, e.CaseID, e.CreatedAt
+			txn[i], account[i], partner[i], env[i] = e.TxnID, e.Account, e.PartnerID, e.Environment
+			currency[i], kind[i], amount[i], created[i] = e.Currency, e.Kind, e.AmountCents, e.CreatedAt
+			order[i], refund[i], payout[i], cs[i] = e.OrderID, e.RefundID, e.PayoutID, e.CaseID
 		}
 		return []column{
 			{"txn_id", "text", txn}, {"account", "text", account}, {"partner_id", "text", partner}, {"environment", "text", env},
