@@ -124,7 +124,7 @@ type WebhookEndpoint struct {
 // history (GET /events) and delivered to its webhook endpoint. Seq orders
 // the history; ID is what partners see.
 type Event struct {
-	Seq         int64     `gorm:"primaryKey;autoIncrement"`
+	Seq         int64     `gorm:"primaryKey;autoIncrement;index:idx_events_partner_env_seq,priority:3"`
 	ID          string    `gorm:"size:40;not null;uniqueIndex"`
 	PartnerID   string    `gorm:"size:40;not null;index:idx_events_partner_env_seq,priority:1"`
 	Environment string    `gorm:"size:8;not null;index:idx_events_partner_env_seq,priority:2"`

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
@@ -16,6 +17,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"gorm.io/gorm"
 
 	"github.com/domaind/domaind/internal/fault"
 	"github.com/domaind/domaind/internal/hmacsig"
@@ -305,6 +308,69 @@ func TestHistoryWalk(t *testing.T) {
 	if _, err := w.s.History(ctx, "prt_1", models.EnvSandbox, other[0].ID, 50); codeOf(err) != fault.Validation {
 		t.Errorf("after another partner's event = %v, want validation_error", err)
 	}
+}
+
+// A page of the history reads the partner's own events and no other's:
+// a partner with three events among thousands of another's gets its page
+// from an index scan that skips nothing and sorts nothing.
+func TestHistoryPageReadsOnlyThePartnersEvents(t *testing.T) {
+	t.Parallel()
+	db := modelstest.NewDB(t)
+	if !models.IsPostgres(db) {
+		t.Skip("reads Postgres's plan; the query is the same on SQLite (TestHistoryWalk)")
+	}
+	now := time.Now().UTC()
+	var events []models.Event
+	for i := range 3000 {
+		partner := "prt_big"
+		if i%1000 == 0 {
+			partner = "prt_small"
+		}
+		events = append(events, models.Event{ID: fmt.Sprintf("evt_%d", i), PartnerID: partner, Environment: models.EnvSandbox,
+			Type: TypeTest, Data: []byte(`{}`), CreatedAt: now})
+	}
+	if err := models.InsertEvents(db, events); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Exec("ANALYZE events").Error; err != nil {
+		t.Fatal(err)
+	}
+	q := db.ToSQL(func(tx *gorm.DB) *gorm.DB {
+		return historyPage(tx, "prt_small", models.EnvSandbox, 0, 50).Find(&[]models.Event{})
+	})
+	var plan string
+	if err := db.Raw("EXPLAIN (ANALYZE, FORMAT JSON) " + q).Row().Scan(&plan); err != nil {
+		t.Fatal(err)
+	}
+	var nodes []struct {
+		Plan planNode `json:"Plan"`
+	}
+	if err := json.Unmarshal([]byte(plan), &nodes); err != nil || len(nodes) != 1 {
+		t.Fatalf("plan %s: %v", plan, err)
+	}
+	var walk func(n planNode)
+	walk = func(n planNode) {
+		if n.Type == "Sort" || n.RemovedByFilter > 0 || (n.Type == "Index Scan" && n.Index != "idx_events_partner_env_seq") {
+			t.Errorf("a node of the page's plan is %s on %q, %v rows skipped by its filter; want an index scan of idx_events_partner_env_seq skipping none\n%s",
+				n.Type, n.Index, n.RemovedByFilter, plan)
+		}
+		for _, c := range n.Plans {
+			walk(c)
+		}
+	}
+	walk(nodes[0].Plan)
+	if got := nodes[0].Plan.ActualRows; got != 3 {
+		t.Errorf("the page has %v rows, want the small partner's 3", got)
+	}
+}
+
+// planNode is a node of a plan EXPLAIN (FORMAT JSON) prints.
+type planNode struct {
+	Type            string     `json:"Node Type"`
+	Index           string     `json:"Index Name"`
+	RemovedByFilter float64    `json:"Rows Removed by Filter"`
+	ActualRows      float64    `json:"Actual Rows"`
+	Plans           []planNode `json:"Plans"`
 }
 
 func TestSendTest(t *testing.T) {
