@@ -20,7 +20,7 @@ var DomainStatuses = []string{DomainActive, DomainExpired, DomainRedemption}
 // applied it at the registry.
 type Domain struct {
 	ID          string                      `gorm:"primaryKey;size:36"`
-	Name        string                      `gorm:"size:253;not null;uniqueIndex"`
+	Name        string                      `gorm:"size:253;not null;uniqueIndex;index:idx_domains_user_name,priority:2"`
 	TLD         string                      `gorm:"size:63;not null"`
 	UserID      string                      `gorm:"size:36;not null;index:idx_domains_user_name,priority:1;index:idx_domains_user_expiry,priority:1"`
 	Locked      bool                        `gorm:"not null;default:false"`

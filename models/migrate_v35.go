@@ -2,17 +2,21 @@ package models
 
 import "gorm.io/gorm"
 
-// Step 35: a partner's events of one environment are paged in seq order
-// (the webhook history), and their index now ends in seq as its name
-// always said. Without seq the planner walked the primary key from the
-// page's start, skipping every other partner's events: a partner with
-// few events read the whole table for a page. The events are kept for
-// webhook.Retention, so the index is rebuilt over weeks of them, not
-// years.
+// Step 35: two indexes end in the column their pages are ordered by, as
+// their names always said; gorm had built each on its first columns
+// alone. A partner's events of one environment are paged in seq order
+// (the webhook history): without seq the planner walked the primary key
+// from the page's start, skipping every other partner's events, so a
+// partner with few events read the whole table for a page. A user's
+// domains are paged by name: without name each page sorted all of the
+// user's domains. The events are kept for webhook.Retention, so their
+// index is rebuilt over weeks of them, not years.
 
 func migrateV35(tx *gorm.DB) error {
 	return execAll(tx, []string{
 		`DROP INDEX IF EXISTS idx_events_partner_env_seq`,
 		`CREATE INDEX idx_events_partner_env_seq ON events (partner_id, environment, seq)`,
+		`DROP INDEX IF EXISTS idx_domains_user_name`,
+		`CREATE INDEX idx_domains_user_name ON domains (user_id, name)`,
 	})
 }

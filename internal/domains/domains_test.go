@@ -2,6 +2,7 @@ package domains
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
 	"slices"
@@ -209,4 +210,43 @@ func TestCart(t *testing.T) {
 	if left, _ := p.s.Cart(ctx, "ada"); len(left) != 1 {
 		t.Errorf("after removing one: %+v", left)
 	}
+}
+
+// A page of a person's domains is read in the order of the index of
+// their names: with thousands of domains, and nine times as many of
+// others' between them by name, a page by cursor sorts nothing and skips
+// nothing.
+func TestListPageReadsByTheIndex(t *testing.T) {
+	t.Parallel()
+	p := newPortfolio(t)
+	if !models.IsPostgres(p.db) {
+		t.Skip("reads Postgres's plan; the listing itself is TestListIsTheirsAndPages")
+	}
+	now := time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC)
+	var many []models.Domain
+	for i := range 30_000 {
+		user := "others"
+		if i%10 == 0 {
+			user = "many"
+		}
+		many = append(many, models.Domain{ID: models.NewID(), Name: fmt.Sprintf("n%05d.com", i), TLD: "com", UserID: user,
+			Status: models.DomainActive, ExpiresAt: now.AddDate(1, 0, 0), CreatedAt: now})
+	}
+	if err := p.db.CreateInBatches(many, 2000).Error; err != nil {
+		t.Fatal(err)
+	}
+	if err := p.db.Exec("ANALYZE domains").Error; err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	first, err := p.s.List(ctx, "many", Query{Limit: MaxLimit})
+	if err != nil || first.NextCursor == nil {
+		t.Fatalf("first page: %v", err)
+	}
+	queries := modelstest.CaptureQueries(t, p.db, "ORDER BY name")
+	page, err := p.s.List(ctx, "many", Query{Limit: 50, Cursor: *first.NextCursor})
+	if err != nil || len(page.Domains) != 50 || len(queries()) != 1 {
+		t.Fatalf("second page = %d domains, %v, by %q; want 50, by one query", len(page.Domains), err, queries())
+	}
+	modelstest.ReadsByIndex(t, p.db, queries()[0], "idx_domains_user_name")
 }

@@ -508,17 +508,11 @@ func (s *Service) History(ctx context.Context, partnerID, env, afterID string, l
 		after = ev.Seq
 	}
 	var events []models.Event
-	if err := historyPage(db, partnerID, env, after, limit).Find(&events).Error; err != nil {
+	err := db.Where("partner_id = ? AND environment = ? AND seq > ?", partnerID, env, after).Order("seq").Limit(limit).Find(&events).Error
+	if err != nil {
 		return nil, fmt.Errorf("list events: %w", err)
 	}
 	return events, nil
-}
-
-// historyPage is the query of a page of the history: the partner's
-// events in env after seq after, as idx_events_partner_env_seq holds
-// them, so that a page reads its own rows and no other partner's.
-func historyPage(db *gorm.DB, partnerID, env string, after int64, limit int) *gorm.DB {
-	return db.Where("partner_id = ? AND environment = ? AND seq > ?", partnerID, env, after).Order("seq").Limit(limit)
 }
 
 // Redeliver sends the partner's event id in env again, to its endpoint

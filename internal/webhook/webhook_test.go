@@ -18,8 +18,6 @@ import (
 	"testing"
 	"time"
 
-	"gorm.io/gorm"
-
 	"github.com/domaind/domaind/internal/fault"
 	"github.com/domaind/domaind/internal/hmacsig"
 	"github.com/domaind/domaind/internal/outbox"
@@ -315,7 +313,8 @@ func TestHistoryWalk(t *testing.T) {
 // from an index scan that skips nothing and sorts nothing.
 func TestHistoryPageReadsOnlyThePartnersEvents(t *testing.T) {
 	t.Parallel()
-	db := modelstest.NewDB(t)
+	w := newWorld(t)
+	db := w.s.db
 	if !models.IsPostgres(db) {
 		t.Skip("reads Postgres's plan; the query is the same on SQLite (TestHistoryWalk)")
 	}
@@ -335,42 +334,12 @@ func TestHistoryPageReadsOnlyThePartnersEvents(t *testing.T) {
 	if err := db.Exec("ANALYZE events").Error; err != nil {
 		t.Fatal(err)
 	}
-	q := db.ToSQL(func(tx *gorm.DB) *gorm.DB {
-		return historyPage(tx, "prt_small", models.EnvSandbox, 0, 50).Find(&[]models.Event{})
-	})
-	var plan string
-	if err := db.Raw("EXPLAIN (ANALYZE, FORMAT JSON) " + q).Row().Scan(&plan); err != nil {
-		t.Fatal(err)
+	queries := modelstest.CaptureQueries(t, db, `FROM "events"`)
+	page, err := w.s.History(context.Background(), "prt_small", models.EnvSandbox, "", 50)
+	if err != nil || len(page) != 3 || len(queries()) != 1 {
+		t.Fatalf("history = %d events, %v, by %q; want the small partner's 3, by one query", len(page), err, queries())
 	}
-	var nodes []struct {
-		Plan planNode `json:"Plan"`
-	}
-	if err := json.Unmarshal([]byte(plan), &nodes); err != nil || len(nodes) != 1 {
-		t.Fatalf("plan %s: %v", plan, err)
-	}
-	var walk func(n planNode)
-	walk = func(n planNode) {
-		if n.Type == "Sort" || n.RemovedByFilter > 0 || (n.Type == "Index Scan" && n.Index != "idx_events_partner_env_seq") {
-			t.Errorf("a node of the page's plan is %s on %q, %v rows skipped by its filter; want an index scan of idx_events_partner_env_seq skipping none\n%s",
-				n.Type, n.Index, n.RemovedByFilter, plan)
-		}
-		for _, c := range n.Plans {
-			walk(c)
-		}
-	}
-	walk(nodes[0].Plan)
-	if got := nodes[0].Plan.ActualRows; got != 3 {
-		t.Errorf("the page has %v rows, want the small partner's 3", got)
-	}
-}
-
-// planNode is a node of a plan EXPLAIN (FORMAT JSON) prints.
-type planNode struct {
-	Type            string     `json:"Node Type"`
-	Index           string     `json:"Index Name"`
-	RemovedByFilter float64    `json:"Rows Removed by Filter"`
-	ActualRows      float64    `json:"Actual Rows"`
-	Plans           []planNode `json:"Plans"`
+	modelstest.ReadsByIndex(t, db, queries()[0], "idx_events_partner_env_seq")
 }
 
 func TestSendTest(t *testing.T) {

@@ -1,0 +1,87 @@
+package modelstest
+
+import (
+	"encoding/json"
+	"strings"
+	"sync"
+	"testing"
+
+	"gorm.io/gorm"
+)
+
+// CaptureQueries records, from now on, the SELECTs db runs whose SQL
+// contains part, each with its values written in (as the logger writes
+// them), and returns what it has recorded so far: a test runs a service's
+// call and then reads the plan of the query it made (Explain).
+func CaptureQueries(tb testing.TB, db *gorm.DB, part string) func() []string {
+	tb.Helper()
+	var mu sync.Mutex
+	var seen []string
+	err := db.Callback().Query().After("gorm:query").Register("modelstest:capture", func(tx *gorm.DB) {
+		q := tx.Dialector.Explain(tx.Statement.SQL.String(), tx.Statement.Vars...)
+		if strings.Contains(q, part) {
+			mu.Lock()
+			seen = append(seen, q)
+			mu.Unlock()
+		}
+	})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return func() []string {
+		mu.Lock()
+		defer mu.Unlock()
+		return append([]string(nil), seen...)
+	}
+}
+
+// PlanNode is a node of a plan as EXPLAIN (ANALYZE, FORMAT JSON) prints
+// it on Postgres.
+type PlanNode struct {
+	Type            string     `json:"Node Type"`
+	Index           string     `json:"Index Name"`
+	RemovedByFilter float64    `json:"Rows Removed by Filter"`
+	ActualRows      float64    `json:"Actual Rows"`
+	Plans           []PlanNode `json:"Plans"`
+}
+
+// Explain runs query q under EXPLAIN (ANALYZE, FORMAT JSON) and returns
+// the root of its plan, and the plan as Postgres printed it.
+func Explain(tb testing.TB, db *gorm.DB, q string) (PlanNode, string) {
+	tb.Helper()
+	var out string
+	if err := db.Raw("EXPLAIN (ANALYZE, FORMAT JSON) " + q).Row().Scan(&out); err != nil {
+		tb.Fatalf("explain %s: %v", q, err)
+	}
+	var plans []struct {
+		Plan PlanNode `json:"Plan"`
+	}
+	if err := json.Unmarshal([]byte(out), &plans); err != nil || len(plans) != 1 {
+		tb.Fatalf("the plan of %s: %v\n%s", q, err, out)
+	}
+	return plans[0].Plan, out
+}
+
+// Walk calls fn for n and each node under it.
+func (n PlanNode) Walk(fn func(PlanNode)) {
+	fn(n)
+	for _, c := range n.Plans {
+		c.Walk(fn)
+	}
+}
+
+// ReadsByIndex fails tb unless the plan of q reads its rows in the order
+// of index alone: no sort, no row read and then filtered out, and every
+// index scan on index.
+func ReadsByIndex(tb testing.TB, db *gorm.DB, q, index string) PlanNode {
+	tb.Helper()
+	root, plan := Explain(tb, db, q)
+	root.Walk(func(n PlanNode) {
+		scan := strings.HasPrefix(n.Type, "Index") || strings.HasSuffix(n.Type, "Scan")
+		if n.Type == "Sort" || n.RemovedByFilter > 0 || (scan && n.Index != index) {
+			tb.Errorf("a node of the plan is %s on %q, %v rows filtered out; want a scan of %s alone, filtering out none\nquery: %s\n%s",
+				n.Type, n.Index, n.RemovedByFilter, index, q, plan)
+		}
+	})
+	return root
+}
