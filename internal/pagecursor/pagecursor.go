@@ -163,6 +163,10 @@ func Limit(limit, def, max int) (int, error) {
 // Older narrows q, a newest-first list ordered by (keyCol DESC, idCol
 // DESC) whose keys are times, to the rows after cursor's position; q as
 // it is when cursor is "". A cursor not sealed for query is ErrInvalid.
+// The position is one row comparison, which an index on the list's
+// filters and keyCol bounds: a page deep in the list reads its own rows,
+// where "keyCol < ? OR (keyCol = ? AND …)" was a filter that read every
+// newer row first.
 func Older(q *gorm.DB, secretKey []byte, cursor, query, keyCol, idCol string) (*gorm.DB, error) {
 	if cursor == "" {
 		return q, nil
@@ -171,6 +175,5 @@ func Older(q *gorm.DB, secretKey []byte, cursor, query, keyCol, idCol string) (*
 	if err != nil {
 		return nil, err
 	}
-	at := c.At()
-	return q.Where(keyCol+" < ? OR ("+keyCol+" = ? AND "+idCol+" < ?)", at, at, c.ID), nil
+	return q.Where("("+keyCol+", "+idCol+") < (?, ?)", c.At(), c.ID), nil
 }

@@ -17,15 +17,19 @@ func CaptureQueries(tb testing.TB, db *gorm.DB, part string) func() []string {
 	tb.Helper()
 	var mu sync.Mutex
 	var seen []string
-	err := db.Callback().Query().After("gorm:query").Register("modelstest:capture", func(tx *gorm.DB) {
+	capture := func(tx *gorm.DB) {
 		q := tx.Dialector.Explain(tx.Statement.SQL.String(), tx.Statement.Vars...)
-		if strings.Contains(q, part) {
+		if strings.HasPrefix(q, "SELECT") && strings.Contains(q, part) {
 			mu.Lock()
 			seen = append(seen, q)
 			mu.Unlock()
 		}
-	})
-	if err != nil {
+	}
+	// Find runs the query callbacks; Scan, Row and Rows the row ones.
+	if err := db.Callback().Query().After("gorm:query").Register("modelstest:capture", capture); err != nil {
+		tb.Fatal(err)
+	}
+	if err := db.Callback().Row().After("gorm:row").Register("modelstest:capture", capture); err != nil {
 		tb.Fatal(err)
 	}
 	return func() []string {
@@ -84,4 +88,18 @@ func ReadsByIndex(tb testing.TB, db *gorm.DB, q, index string) PlanNode {
 		}
 	})
 	return root
+}
+
+// RowsRead returns how many rows the scans of q's plan read: those they
+// passed on and those their filters threw away.
+func RowsRead(tb testing.TB, db *gorm.DB, q string) float64 {
+	tb.Helper()
+	root, _ := Explain(tb, db, q)
+	read := 0.0
+	root.Walk(func(n PlanNode) {
+		if strings.HasSuffix(n.Type, "Scan") && n.Type != "Bitmap Index Scan" {
+			read += n.ActualRows + n.RemovedByFilter
+		}
+	})
+	return read
 }
