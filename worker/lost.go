@@ -123,7 +123,7 @@ func (h *rescue) nextLost(ctx context.Context, now time.Time) ([]models.OutboxEn
 		Where("enqueued_at IS NOT NULL AND enqueued_at < ? AND enqueued_at >= ? AND task_type IN ?",
 			now.Add(-stallAfter), now.Add(-lostWindow), slices.Sorted(maps.Keys(stillToDo)))
 	if c := h.lostAfter; c != nil {
-		q = q.Where("(enqueued_at < ? OR (enqueued_at = ? AND id < ?))", c.EnqueuedAt, c.EnqueuedAt, c.ID)
+		q = q.Where("(enqueued_at, id) < (?, ?)", c.EnqueuedAt, c.ID) // bounds the index, as pagecursor.Older
 	}
 	var entries []models.OutboxEntry
 	if err := q.Order("enqueued_at DESC, id DESC").Limit(lostBatch).Find(&entries).Error; err != nil {

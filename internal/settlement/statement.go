@@ -64,9 +64,11 @@ func (s *Service) Statements(ctx context.Context, f StatementFilter) ([]Statemen
 			return nil, "", err
 		}
 		// The key is the last statement's period; its ID the rest of its
-		// sort key, partner, environment and currency.
+		// sort key, partner, environment and currency. The two run in
+		// opposite directions, so no row comparison says it; the first
+		// condition bounds the index of the periods.
 		at := c.At()
-		q = q.Where("o.settled_period < ? OR (o.settled_period = ? AND l.partner_id || ' ' || l.environment || ' ' || l.currency > ?)", at, at, c.ID)
+		q = q.Where("o.settled_period <= ? AND (o.settled_period < ? OR l.partner_id || ' ' || l.environment || ' ' || l.currency > ?)", at, at, c.ID)
 	}
 	out, err := sumStatements(q.Limit(f.Limit + 1))
 	if err != nil {
