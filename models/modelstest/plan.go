@@ -10,9 +10,10 @@ import (
 )
 
 // CaptureQueries records, from now on, the SELECTs db runs whose SQL
-// contains part, each with its values written in (as the logger writes
-// them), and returns what it has recorded so far: a test runs a service's
-// call and then reads the plan of the query it made (Explain).
+// contains part, each with its values written in as the logger writes
+// them (times without their zone, which the tests' UTC sessions read as
+// written), and returns what it has recorded so far: a test runs a
+// service's call and then reads the plan of the query it made (Explain).
 func CaptureQueries(tb testing.TB, db *gorm.DB, part string) func() []string {
 	tb.Helper()
 	var mu sync.Mutex
@@ -77,7 +78,7 @@ func (n PlanNode) Walk(fn func(PlanNode)) {
 // ReadsByIndex fails tb unless the plan of q reads its rows in the order
 // of index alone: no sort, no row read and then filtered out, and every
 // index scan on index.
-func ReadsByIndex(tb testing.TB, db *gorm.DB, q, index string) PlanNode {
+func ReadsByIndex(tb testing.TB, db *gorm.DB, q, index string) {
 	tb.Helper()
 	root, plan := Explain(tb, db, q)
 	root.Walk(func(n PlanNode) {
@@ -87,7 +88,6 @@ func ReadsByIndex(tb testing.TB, db *gorm.DB, q, index string) PlanNode {
 				n.Type, n.Index, n.RemovedByFilter, index, q, plan)
 		}
 	})
-	return root
 }
 
 // RowsRead returns how many rows the scans of q's plan read: those they
