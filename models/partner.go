@@ -100,7 +100,7 @@ type SandboxListing struct {
 	// re-quoting extends a hold up to a bound from then.
 	HeldSince *time.Time
 	SoldAt    *time.Time
-	CreatedAt time.Time
+	CreatedAt time.Time `gorm:"index"`
 }
 
 // WebhookEndpoint is where a partner receives the events of one

@@ -139,3 +139,48 @@ func TestImport(t *testing.T) {
 		t.Errorf("refused files listed names: %d listings", n)
 	}
 }
+
+// A page in the middle of the sandbox's listings reads about its own
+// rows: the listings' creation is indexed, as the live listings' is.
+func TestListMiddlePageReadsItsOwnRows(t *testing.T) {
+	t.Parallel()
+	db := modelstest.NewDB(t)
+	if !models.IsPostgres(db) {
+		t.Skip("reads Postgres's plan; the paging itself is TestListPagesNewestFirst")
+	}
+	s := New(db, testKey, time.Now)
+	t.Cleanup(s.Close)
+	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	var listings []models.SandboxListing
+	for i := range 3000 {
+		listings = append(listings, models.SandboxListing{ID: fmt.Sprintf("lst_%05d", i), Domain: fmt.Sprintf("n%05d.com", i), TLD: "com",
+			BINCents: cents(1000), Currency: "USD", CreatedAt: start.Add(time.Duration(i/2) * time.Second)})
+	}
+	if err := db.CreateInBatches(listings, 1000).Error; err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Exec("ANALYZE sandbox_listings").Error; err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	var cursors []string
+	for cursor := ""; ; {
+		_, next, err := s.List(ctx, models.EnvSandbox, "", cursor, 100)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cursor = next; cursor == "" {
+			break
+		}
+		cursors = append(cursors, cursor)
+	}
+	queries := modelstest.CaptureQueries(t, db, `FROM "sandbox_listings"`)
+	if _, _, err := s.List(ctx, models.EnvSandbox, "", cursors[len(cursors)/2], 100); err != nil || len(queries()) != 1 {
+		t.Fatalf("the middle page: %v, by %q", err, queries())
+	}
+	// The page and the next one's first, the rest of the cursor's second
+	// and the whole of the page's last second: 105.
+	if read := modelstest.RowsRead(t, db, queries()[0]); read > 110 {
+		t.Errorf("a page of 100 in the middle of the listings read %v rows; want at most 110", read)
+	}
+}
