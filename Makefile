@@ -18,7 +18,7 @@ export GOFLAGS := $(strip $(GOFLAGS) -tags=nomsgpack)
 # Built, then run as itself rather than under `go run`, which exits 1 on
 # Ctrl-C whatever the service does: Ctrl-C stops it cleanly.
 run:
-	@echo "Building domaind: the first build compiles every dependency (a few minutes on 2 cores), later ones take seconds."
+	@echo "Building domaind: the first build compiles every dependency (about a minute on 2 cores, after the modules download), later ones take seconds."
 	$(GO) build -ldflags='-s -w' -o $(BIN) ./cmd/domaind
 	./$(BIN) all
 
