@@ -56,7 +56,7 @@ var migrations = []migration{
 	{32, "developer keys' last use", migrateV32},
 	{33, "payments made on a processor's page, and the processors' notices", migrateV33},
 	{34, "partial indexes of the orders' and steps' rarely set columns", migrateV34},
-	{35, "a partner's events by seq, a user's domains by name, sandbox listings by creation", migrateV35},
+	{35, "a partner's events by seq, a user's domains by name, sandbox listings and deliveries by creation", migrateV35},
 }
 
 // SchemaMigration records an applied migration.

@@ -10,10 +10,11 @@ import "gorm.io/gorm"
 // partner with few events read the whole table for a page. A user's
 // domains are paged by name: without name each page sorted all of the
 // user's domains. The events are kept for webhook.Retention, so their
-// index is rebuilt over weeks of them, not years. And the sandbox's
-// listings, paged newest first by ops like the live ones, get the index
-// of their creation that the live listings have, rather than a sort of
-// all of them for each page.
+// index is rebuilt over weeks of them, not years. And two lists paged
+// newest first get the index of their rows' creation, rather than a sort
+// of all of them for each page: the sandbox's listings (ops' inventory;
+// the live listings have it) and the webhook deliveries (ops' webhooks
+// page, a partner's account page).
 
 func migrateV35(tx *gorm.DB) error {
 	return execAll(tx, []string{
@@ -22,5 +23,6 @@ func migrateV35(tx *gorm.DB) error {
 		`DROP INDEX IF EXISTS idx_domains_user_name`,
 		`CREATE INDEX idx_domains_user_name ON domains (user_id, name)`,
 		`CREATE INDEX IF NOT EXISTS idx_sandbox_listings_created_at ON sandbox_listings (created_at)`,
+		`CREATE INDEX IF NOT EXISTS idx_webhook_deliveries_created_at ON webhook_deliveries (created_at)`,
 	})
 }

@@ -153,12 +153,12 @@ type WebhookDelivery struct {
 	// events finds its subjects' pending deliveries a probe each.
 	Subject string `gorm:"size:80;not null;default:'';index:idx_deliveries_pending_subject,priority:1,where:state = 'pending'"`
 	// Followed says a later delivery of the subject may wait behind this one.
-	Followed    bool   `gorm:"not null;default:false"`
-	State       string `gorm:"size:16;not null"`
-	Attempts    int    `gorm:"not null;default:0"`
-	LastStatus  int    `gorm:"not null;default:0"`
-	LastError   string `gorm:"size:500"`
-	CreatedAt   time.Time
+	Followed    bool      `gorm:"not null;default:false"`
+	State       string    `gorm:"size:16;not null"`
+	Attempts    int       `gorm:"not null;default:0"`
+	LastStatus  int       `gorm:"not null;default:0"`
+	LastError   string    `gorm:"size:500"`
+	CreatedAt   time.Time `gorm:"index"`
 	DeliveredAt *time.Time
 	FinishedAt  *time.Time
 }

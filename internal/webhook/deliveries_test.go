@@ -2,10 +2,13 @@ package webhook
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"testing"
+	"time"
 
 	"github.com/domaind/domaind/models"
+	"github.com/domaind/domaind/models/modelstest"
 )
 
 // Ops look into deliveries newest first, filtered by partner, environment
@@ -53,5 +56,65 @@ func TestDeliveriesAsOpsSeeThem(t *testing.T) {
 	}
 	if _, _, err := w.s.Deliveries(ctx, DeliveryFilter{State: "lost"}); codeOf(err) != "validation_error" {
 		t.Errorf("a wrong state = %v, want a validation error", err)
+	}
+}
+
+// A page in the middle of every delivery, the ops view's default, reads
+// about its own rows: the deliveries' creation is indexed.
+func TestDeliveriesMiddlePageReadsItsOwnRows(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	db := w.s.db
+	if !models.IsPostgres(db) {
+		t.Skip("reads Postgres's plan; the paging itself is TestDeliveriesAsOpsSeeThem")
+	}
+	ctx := context.Background()
+	if _, err := w.s.Register(ctx, "prt_1", models.EnvSandbox, receiver(t, func(http.ResponseWriter, *http.Request) {}), receiverSecret); err != nil {
+		t.Fatal(err)
+	}
+	var endpoint models.WebhookEndpoint
+	if err := db.Take(&endpoint, "partner_id = ?", "prt_1").Error; err != nil {
+		t.Fatal(err)
+	}
+	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	events := make([]models.Event, 3000)
+	for i := range events {
+		events[i] = models.Event{ID: fmt.Sprintf("evt_%05d", i), PartnerID: "prt_1", Environment: models.EnvSandbox, Type: TypeTest,
+			Data: []byte(`{}`), CreatedAt: start.Add(time.Duration(i/2) * time.Second)}
+	}
+	if err := models.InsertEvents(db, events); err != nil {
+		t.Fatal(err)
+	}
+	deliveries := make([]models.WebhookDelivery, len(events))
+	for i, ev := range events {
+		deliveries[i] = models.WebhookDelivery{ID: fmt.Sprintf("dlv_%05d", i), EventSeq: ev.Seq, EndpointID: endpoint.ID, Subject: ev.ID,
+			State: models.DeliveryDelivered, CreatedAt: ev.CreatedAt}
+	}
+	if err := models.InsertWebhookDeliveries(db, deliveries); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Exec("ANALYZE webhook_deliveries; ANALYZE events").Error; err != nil {
+		t.Fatal(err)
+	}
+	var cursors []string
+	for cursor := ""; ; {
+		_, next, err := w.s.Deliveries(ctx, DeliveryFilter{Limit: 100, Cursor: cursor})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cursor = next; cursor == "" {
+			break
+		}
+		cursors = append(cursors, cursor)
+	}
+	queries := modelstest.CaptureQueries(t, db, "FROM webhook_deliveries")
+	if _, _, err := w.s.Deliveries(ctx, DeliveryFilter{Limit: 100, Cursor: cursors[len(cursors)/2]}); err != nil || len(queries()) != 1 {
+		t.Fatalf("the middle page: %v, by %q", err, queries())
+	}
+	// The page and the next one's first, the rest of the cursor's second
+	// and the whole of the page's last (105), and a row a loop of the
+	// endpoint and event each delivery is joined to.
+	if read := modelstest.RowsRead(t, db, queries()[0]); read > 115 {
+		t.Errorf("a page of 100 in the middle of the deliveries read %v rows; want at most 115", read)
 	}
 }
