@@ -18,6 +18,8 @@ import (
 	"testing"
 	"time"
 
+	"gorm.io/gorm"
+
 	"github.com/domaind/domaind/internal/fault"
 	"github.com/domaind/domaind/internal/hmacsig"
 	"github.com/domaind/domaind/internal/outbox"
@@ -42,6 +44,18 @@ func newWorld(t *testing.T) *world {
 	t.Cleanup(func() { ob.Close() })
 	s := New(db, []byte("test-secret-key-0123456789abcdef"), []netip.Prefix{netip.MustParsePrefix("127.0.0.2/32")}, time.Now)
 	return &world{s: s, ob: ob}
+}
+
+// newPostgresWorld is newWorld for a test that reads Postgres's plans,
+// and its database; elsewhere the test is skipped, saying where the rest
+// of what it checks is tested (covered).
+func newPostgresWorld(t *testing.T, covered string) (*world, *gorm.DB) {
+	t.Helper()
+	w := newWorld(t)
+	if !models.IsPostgres(w.s.db) {
+		t.Skip("reads Postgres's plan; " + covered)
+	}
+	return w, w.s.db
 }
 
 // receiver serves h on 127.0.0.2, the network the tests' guard allows.
@@ -313,11 +327,7 @@ func TestHistoryWalk(t *testing.T) {
 // from an index scan that skips nothing and sorts nothing.
 func TestHistoryPageReadsOnlyThePartnersEvents(t *testing.T) {
 	t.Parallel()
-	w := newWorld(t)
-	db := w.s.db
-	if !models.IsPostgres(db) {
-		t.Skip("reads Postgres's plan; the query is the same on SQLite (TestHistoryWalk)")
-	}
+	w, db := newPostgresWorld(t, "the query is the same on SQLite (TestHistoryWalk)")
 	now := time.Now().UTC()
 	var events []models.Event
 	for i := range 3000 {

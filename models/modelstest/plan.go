@@ -90,11 +90,17 @@ func ReadsByIndex(tb testing.TB, db *gorm.DB, q, index string) {
 	})
 }
 
-// RowsRead returns how many rows the scans of q's plan read: those they
-// passed on and those their filters threw away.
-func RowsRead(tb testing.TB, db *gorm.DB, q string) float64 {
+// RowsReadBy runs run, which must make one SELECT whose SQL contains
+// part (a page of a list, say), and returns how many rows the scans of
+// that query's plan read: those they passed on and those their filters
+// threw away.
+func RowsReadBy(tb testing.TB, db *gorm.DB, part string, run func() error) float64 {
 	tb.Helper()
-	root, _ := Explain(tb, db, q)
+	queries := CaptureQueries(tb, db, part)
+	if err := run(); err != nil || len(queries()) != 1 {
+		tb.Fatalf("run: %v, by %q; want one query of %s", err, queries(), part)
+	}
+	root, _ := Explain(tb, db, queries()[0])
 	read := 0.0
 	root.Walk(func(n PlanNode) {
 		if strings.HasSuffix(n.Type, "Scan") && n.Type != "Bitmap Index Scan" {
