@@ -14,6 +14,12 @@ const (
 	OrderCancelled          = "CANCELLED"
 )
 
+// OrdersUnsettled is the condition of the orders a settlement run
+// settles, as the predicate of their index (idx_orders_unsettled) says it.
+// Queries write it out rather than pass the status as a parameter: a
+// plan Postgres has cached for any status could not use the index.
+const OrdersUnsettled = "status = '" + OrderTransferCompleted + "'"
+
 // Manual review states of an order: none below the threshold, pending
 // until ops clear it, cleared after.
 const (
@@ -45,16 +51,18 @@ type Quote struct {
 
 // Order is a sale of a listing through a partner. Amounts are cents.
 type Order struct {
-	PublicID    string `gorm:"primaryKey;size:40;index:idx_orders_status_public_id,priority:2"`
+	// PublicID is also the key of the orders awaiting settlement, which a
+	// settlement run reads in id order, a batch at a time: the index
+	// holds only the orders in TRANSFER_COMPLETED, so a status move
+	// writes no entry into it but the one into that status.
+	PublicID    string `gorm:"primaryKey;size:40;index:idx_orders_unsettled,where:status = 'TRANSFER_COMPLETED'"`
 	PartnerID   string `gorm:"size:40;not null;index:idx_orders_partner_env_created,priority:1"`
 	Environment string `gorm:"size:8;not null;index:idx_orders_partner_env_created,priority:2"`
 	// ListingID is the listing sold (of Listing or SandboxListing, by
 	// Environment).
-	ListingID string `gorm:"size:36;not null;index"`
-	Domain    string `gorm:"size:253;not null;index"`
-	// Status leads an index with PublicID: a settlement run reads the
-	// orders of a status in id order, a batch at a time.
-	Status         string `gorm:"size:24;not null;index:idx_orders_status_public_id,priority:1"`
+	ListingID      string `gorm:"size:36;not null;index"`
+	Domain         string `gorm:"size:253;not null;index"`
+	Status         string `gorm:"size:24;not null"`
 	Review         string `gorm:"size:8;not null"`
 	SalePriceCents int64  `gorm:"not null"`
 	Currency       string `gorm:"size:3;not null"`
@@ -86,8 +94,8 @@ type Order struct {
 	ReferralCents       int64   `gorm:"not null;default:0"`
 	TransferCompletedAt *time.Time
 	// SettledPeriod is the start of the settlement period whose run settled
-	// the order.
-	SettledPeriod *time.Time `gorm:"index"`
+	// the order. Its index holds the settled orders only.
+	SettledPeriod *time.Time `gorm:"index:idx_orders_settled_period,where:settled_period IS NOT NULL"`
 	CreatedAt     time.Time  `gorm:"not null;index:idx_orders_partner_env_created,priority:3;index:idx_orders_referral_partner,priority:2"`
 	UpdatedAt     time.Time
 }

@@ -36,14 +36,14 @@ func (s *Service) SettleBatch(ctx context.Context, start, end time.Time, r IDRan
 		// settles it. Starting after the last batch, rather than skipping
 		// past the rows settled before, keeps a run over n orders linear
 		// in n.
-		upto, args := "", []any{models.OrderSettled, period, now, models.OrderTransferCompleted, end.UTC(), r.After}
+		upto, args := "", []any{models.OrderSettled, period, now, end.UTC(), r.After}
 		if r.Upto != "" {
 			upto = " AND public_id <= ?"
 			args = append(args, r.Upto)
 		}
 		var orders []models.Order
 		err := tx.Raw(`UPDATE orders SET status = ?, settled_period = ?, updated_at = ? WHERE public_id IN (
-			SELECT public_id FROM orders WHERE status = ? AND transfer_completed_at < ? AND public_id > ?`+upto+`
+			SELECT public_id FROM orders WHERE `+models.OrdersUnsettled+` AND transfer_completed_at < ? AND public_id > ?`+upto+`
 			ORDER BY public_id LIMIT ?`+models.ForUpdateSQL(tx.DB)+`) RETURNING *`, append(args, limit)...).Scan(&orders).Error
 		if err != nil {
 			return fmt.Errorf("settle orders: %w", err)
@@ -96,7 +96,7 @@ func (s *Service) SplitUnsettled(ctx context.Context, end time.Time, parts int) 
 	}
 	var bounds []string
 	err := db.Raw(`SELECT unnest(percentile_disc(?::float8[]) WITHIN GROUP (ORDER BY public_id)) FROM orders
-		WHERE status = ? AND transfer_completed_at < ?`, "{"+strings.Join(fractions, ",")+"}", models.OrderTransferCompleted, end.UTC()).Scan(&bounds).Error
+		WHERE `+models.OrdersUnsettled+` AND transfer_completed_at < ?`, "{"+strings.Join(fractions, ",")+"}", end.UTC()).Scan(&bounds).Error
 	if err != nil {
 		return nil, fmt.Errorf("split the unsettled orders: %w", err)
 	}
@@ -115,7 +115,7 @@ func (s *Service) SplitUnsettled(ctx context.Context, end time.Time, parts int) 
 func (s *Service) Unsettled(ctx context.Context, end time.Time) (int64, error) {
 	var n int64
 	err := s.db.WithContext(ctx).Model(&models.Order{}).
-		Where("status = ? AND transfer_completed_at < ?", models.OrderTransferCompleted, end.UTC()).Count(&n).Error
+		Where(models.OrdersUnsettled+" AND transfer_completed_at < ?", end.UTC()).Count(&n).Error
 	if err != nil {
 		return 0, fmt.Errorf("count unsettled orders: %w", err)
 	}

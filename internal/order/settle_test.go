@@ -1,0 +1,111 @@
+package order
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"strings"
+	"testing"
+	"time"
+
+	"gorm.io/gorm"
+
+	"github.com/domaind/domaind/internal/outbox"
+	"github.com/domaind/domaind/internal/platform/platformtest"
+	"github.com/domaind/domaind/models"
+	"github.com/domaind/domaind/models/modelstest"
+)
+
+// A batch among orders mostly settled before settles the unsettled ones
+// in id order, and its statement finds them by their own index even in a
+// plan Postgres made once for any values (a cached plan), reading no
+// settled order.
+func TestSettleBatchReadsOnlyTheUnsettled(t *testing.T) {
+	t.Parallel()
+	db := modelstest.NewDB(t)
+	ob := outbox.New(db, platformtest.NewRedis(t).Client, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	t.Cleanup(func() { ob.Close() })
+	start := time.Date(2026, 11, 16, 0, 0, 0, 0, time.UTC)
+	end := start.AddDate(0, 0, 7)
+	s := New(db, ob, []byte("test-secret-key-0123456789abcdef"), Options{}, func() time.Time { return end.Add(time.Hour) })
+	completed, earlier := start.Add(time.Hour), start.AddDate(0, 0, -7)
+	var orders []models.Order
+	var unsettled []string
+	for i := range 3000 {
+		o := models.Order{PublicID: fmt.Sprintf("ord_%06d", i), PartnerID: "prt_a", Environment: models.EnvLive,
+			ListingID: "lst", Domain: fmt.Sprintf("n%06d.com", i), Status: models.OrderSettled, Review: models.ReviewNone,
+			SalePriceCents: 1000, Currency: "USD", PaymentModel: models.PaymentPartnerCollected, BuyerEmail: "b@example.com",
+			BuyerName: "B", BuyerCountry: "US", TransferCompletedAt: &completed, SettledPeriod: &earlier, CreatedAt: start}
+		if i%30 == 7 {
+			o.Status, o.SettledPeriod = models.OrderTransferCompleted, nil
+			unsettled = append(unsettled, o.PublicID)
+		}
+		orders = append(orders, o)
+	}
+	if err := db.CreateInBatches(orders, 1000).Error; err != nil {
+		t.Fatal(err)
+	}
+
+	var statement string
+	var vars []any
+	err := db.Callback().Row().After("gorm:row").Register("test:settle-batch", func(tx *gorm.DB) {
+		if sql := tx.Statement.SQL.String(); strings.HasPrefix(sql, "UPDATE orders") {
+			statement, vars = sql, tx.Statement.Vars
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, last, err := s.SettleBatch(context.Background(), start, end, IDRange{}, 60)
+	if err != nil || n != 60 || last != unsettled[59] {
+		t.Fatalf("settled %d up to %s, %v; want 60 up to %s", n, last, err, unsettled[59])
+	}
+	var settled int64
+	db.Model(&models.Order{}).Where("status = ? AND settled_period = ?", models.OrderSettled, start).Count(&settled)
+	if settled != 60 {
+		t.Errorf("%d orders settled in the period, want 60", settled)
+	}
+	if !models.IsPostgres(db) {
+		return // the plan is Postgres's
+	}
+	if err := db.Exec("ANALYZE orders").Error; err != nil {
+		t.Fatal(err)
+	}
+
+	// The same statement for the next batch (after last), prepared and
+	// planned once for any values, then run and rolled back.
+	vars[len(vars)-2] = last
+	errRollback := errors.New("rolled back")
+	err = db.Transaction(func(tx *gorm.DB) error {
+		for _, q := range []string{"SET LOCAL plan_cache_mode = force_generic_plan", "PREPARE settle_batch AS " + statement} {
+			if err := tx.Exec(q).Error; err != nil {
+				return err
+			}
+		}
+		params := make([]string, len(vars))
+		for i := range vars {
+			params[i] = fmt.Sprintf("$%d", i+1)
+		}
+		execute := tx.Dialector.Explain("EXECUTE settle_batch("+strings.Join(params, ", ")+")", vars...)
+		root, plan := modelstest.Explain(t, tx, execute)
+		byIndex := false
+		root.Walk(func(n modelstest.PlanNode) {
+			if n.Index == "idx_orders_unsettled" {
+				byIndex = true
+			}
+			if strings.HasSuffix(n.Type, "Scan") && n.ActualRows+n.RemovedByFilter > 40 {
+				t.Errorf("a %s on %q read %v rows; want the 40 orders left unsettled at most\n%s",
+					n.Type, n.Index, n.ActualRows+n.RemovedByFilter, plan)
+			}
+		})
+		if !byIndex {
+			t.Errorf("the batch's generic plan does not read idx_orders_unsettled\n%s", plan)
+		}
+		return errRollback
+	})
+	if !errors.Is(err, errRollback) {
+		t.Fatal(err)
+	}
+}
