@@ -20,9 +20,11 @@ type LedgerEntry struct {
 	Kind     string  `gorm:"size:16;not null"`
 	OrderID  *string `gorm:"size:40;index"`
 	RefundID *string `gorm:"size:40"`
-	PayoutID *string `gorm:"size:40;index"`
+	// PayoutID and CaseID are set on payout and brokerage lines only;
+	// their indexes hold those, so a sale's lines write no entry in them.
+	PayoutID *string `gorm:"size:40;index:idx_ledger_entries_payout_id,where:payout_id IS NOT NULL"`
 	// CaseID is the brokerage case of a brokerage line.
-	CaseID    *string   `gorm:"size:40;index"`
+	CaseID    *string   `gorm:"size:40;index:idx_ledger_entries_case_id,where:case_id IS NOT NULL"`
 	CreatedAt time.Time `gorm:"not null;index:idx_ledger_partner_created,priority:3"`
 }
 

@@ -58,6 +58,7 @@ var migrations = []migration{
 	{34, "partial indexes of the orders' and steps' rarely set columns", migrateV34},
 	{35, "a partner's events by seq, a user's domains by name, sandbox listings and deliveries by creation", migrateV35},
 	{36, "the orders awaiting settlement and the settled orders indexed alone", migrateV36},
+	{37, "the ledger lines of payouts and brokerage cases indexed alone", migrateV37},
 }
 
 // SchemaMigration records an applied migration.
