@@ -59,8 +59,9 @@ type Order struct {
 	PartnerID   string `gorm:"size:40;not null;index:idx_orders_partner_env_created,priority:1"`
 	Environment string `gorm:"size:8;not null;index:idx_orders_partner_env_created,priority:2"`
 	// ListingID is the listing sold (of Listing or SandboxListing, by
-	// Environment).
-	ListingID      string `gorm:"size:36;not null;index"`
+	// Environment). No query looks orders up by it, so it has no index: a
+	// listing's sale is guarded by the listing's own row (sold_at).
+	ListingID      string `gorm:"size:36;not null"`
 	Domain         string `gorm:"size:253;not null;index"`
 	Status         string `gorm:"size:24;not null"`
 	Review         string `gorm:"size:8;not null"`
