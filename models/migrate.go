@@ -57,7 +57,7 @@ var migrations = []migration{
 	{33, "payments made on a processor's page, and the processors' notices", migrateV33},
 	{34, "partial indexes of the orders' and steps' rarely set columns", migrateV34},
 	{35, "a partner's events by seq, a user's domains by name, sandbox listings and deliveries by creation", migrateV35},
-	{36, "orders indexed only as read: awaiting settlement, settled, not by listing", migrateV36},
+	{36, "orders indexed as they are read: by settlement, by ops, by partners", migrateV36},
 	{37, "the ledger lines of payouts and brokerage cases indexed alone", migrateV37},
 }
 

@@ -54,16 +54,20 @@ type Order struct {
 	// PublicID is also the key of the orders awaiting settlement, which a
 	// settlement run reads in id order, a batch at a time: the index
 	// holds only the orders in TRANSFER_COMPLETED, so a status move
-	// writes no entry into it but the one into that status.
-	PublicID    string `gorm:"primaryKey;size:40;index:idx_orders_unsettled,where:status = 'TRANSFER_COMPLETED'"`
+	// writes no entry into it but the one into that status. It ends the
+	// indexes of the lists, newest first (see CreatedAt).
+	PublicID    string `gorm:"primaryKey;size:40;index:idx_orders_unsettled,where:status = 'TRANSFER_COMPLETED';index:idx_orders_partner_env_created,priority:4;index:idx_orders_created,priority:2;index:idx_orders_status_created,priority:3,where:status <> 'SETTLED'"`
 	PartnerID   string `gorm:"size:40;not null;index:idx_orders_partner_env_created,priority:1"`
 	Environment string `gorm:"size:8;not null;index:idx_orders_partner_env_created,priority:2"`
 	// ListingID is the listing sold (of Listing or SandboxListing, by
 	// Environment). No query looks orders up by it, so it has no index: a
 	// listing's sale is guarded by the listing's own row (sold_at).
-	ListingID      string `gorm:"size:36;not null"`
-	Domain         string `gorm:"size:253;not null;index"`
-	Status         string `gorm:"size:24;not null"`
+	ListingID string `gorm:"size:36;not null"`
+	Domain    string `gorm:"size:253;not null;index"`
+	// Status leads the index of the unsettled orders' lists by status;
+	// settled orders, most of them, are found in the index of all the
+	// orders by creation instead, so settling one writes no entry here.
+	Status         string `gorm:"size:24;not null;index:idx_orders_status_created,priority:1,where:status <> 'SETTLED'"`
 	Review         string `gorm:"size:8;not null"`
 	SalePriceCents int64  `gorm:"not null"`
 	Currency       string `gorm:"size:3;not null"`
@@ -97,8 +101,10 @@ type Order struct {
 	// SettledPeriod is the start of the settlement period whose run settled
 	// the order. Its index holds the settled orders only.
 	SettledPeriod *time.Time `gorm:"index:idx_orders_settled_period,where:settled_period IS NOT NULL"`
-	CreatedAt     time.Time  `gorm:"not null;index:idx_orders_partner_env_created,priority:3;index:idx_orders_referral_partner,priority:2"`
-	UpdatedAt     time.Time
+	// CreatedAt orders the lists, newest first: a partner's, ops' of
+	// every order, and ops' of one status.
+	CreatedAt time.Time `gorm:"not null;index:idx_orders_partner_env_created,priority:3;index:idx_orders_referral_partner,priority:2;index:idx_orders_created,priority:1;index:idx_orders_status_created,priority:2,where:status <> 'SETTLED'"`
+	UpdatedAt time.Time
 }
 
 // OrderStep is one line of an order's timeline: a status move or an event,

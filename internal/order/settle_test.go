@@ -2,15 +2,12 @@ package order
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"strings"
 	"testing"
 	"time"
-
-	"gorm.io/gorm"
 
 	"github.com/domaind/domaind/internal/outbox"
 	"github.com/domaind/domaind/internal/platform/platformtest"
@@ -48,16 +45,7 @@ func TestSettleBatchReadsOnlyTheUnsettled(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	var statement string
-	var vars []any
-	err := db.Callback().Row().After("gorm:row").Register("test:settle-batch", func(tx *gorm.DB) {
-		if sql := tx.Statement.SQL.String(); strings.HasPrefix(sql, "UPDATE orders") {
-			statement, vars = sql, tx.Statement.Vars
-		}
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	statements := modelstest.CaptureStatements(t, db, "UPDATE orders")
 	n, last, err := s.SettleBatch(context.Background(), start, end, IDRange{}, 60)
 	if err != nil || n != 60 || last != unsettled[59] {
 		t.Fatalf("settled %d up to %s, %v; want 60 up to %s", n, last, err, unsettled[59])
@@ -74,38 +62,25 @@ func TestSettleBatchReadsOnlyTheUnsettled(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	// The same statement for the next batch (after last), prepared and
-	// planned once for any values, then run and rolled back.
-	vars[len(vars)-2] = last
-	errRollback := errors.New("rolled back")
-	err = db.Transaction(func(tx *gorm.DB) error {
-		for _, q := range []string{"SET LOCAL plan_cache_mode = force_generic_plan", "PREPARE settle_batch AS " + statement} {
-			if err := tx.Exec(q).Error; err != nil {
-				return err
-			}
+	// The same statement for the next batch (after last), from a plan
+	// made for any values.
+	if len(statements()) != 1 {
+		t.Fatalf("the batch made %d statements updating the orders, want 1", len(statements()))
+	}
+	st := statements()[0]
+	st.Vars[len(st.Vars)-2] = last
+	root, plan := modelstest.ExplainGeneric(t, db, st)
+	byIndex := false
+	root.Walk(func(n modelstest.PlanNode) {
+		if n.Index == "idx_orders_unsettled" {
+			byIndex = true
 		}
-		params := make([]string, len(vars))
-		for i := range vars {
-			params[i] = fmt.Sprintf("$%d", i+1)
+		if strings.HasSuffix(n.Type, "Scan") && n.ActualRows+n.RemovedByFilter > 40 {
+			t.Errorf("a %s on %q read %v rows; want the 40 orders left unsettled at most\n%s",
+				n.Type, n.Index, n.ActualRows+n.RemovedByFilter, plan)
 		}
-		execute := tx.Dialector.Explain("EXECUTE settle_batch("+strings.Join(params, ", ")+")", vars...)
-		root, plan := modelstest.Explain(t, tx, execute)
-		byIndex := false
-		root.Walk(func(n modelstest.PlanNode) {
-			if n.Index == "idx_orders_unsettled" {
-				byIndex = true
-			}
-			if strings.HasSuffix(n.Type, "Scan") && n.ActualRows+n.RemovedByFilter > 40 {
-				t.Errorf("a %s on %q read %v rows; want the 40 orders left unsettled at most\n%s",
-					n.Type, n.Index, n.ActualRows+n.RemovedByFilter, plan)
-			}
-		})
-		if !byIndex {
-			t.Errorf("the batch's generic plan does not read idx_orders_unsettled\n%s", plan)
-		}
-		return errRollback
 	})
-	if !errors.Is(err, errRollback) {
-		t.Fatal(err)
+	if !byIndex {
+		t.Errorf("the batch's generic plan does not read idx_orders_unsettled\n%s", plan)
 	}
 }

@@ -2,6 +2,9 @@ package modelstest
 
 import (
 	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -16,13 +19,36 @@ import (
 // service's call and then reads the plan of the query it made (Explain).
 func CaptureQueries(tb testing.TB, db *gorm.DB, part string) func() []string {
 	tb.Helper()
+	statements := CaptureStatements(tb, db, part)
+	return func() []string {
+		var queries []string
+		for _, st := range statements() {
+			if q := db.Dialector.Explain(st.SQL, st.Vars...); strings.HasPrefix(q, "SELECT") {
+				queries = append(queries, q)
+			}
+		}
+		return queries
+	}
+}
+
+// Statement is a statement as gorm sent it: its SQL, with the dialect's
+// placeholders, and their values.
+type Statement struct {
+	SQL  string
+	Vars []any
+}
+
+// CaptureStatements records, from now on, the statements db runs for
+// rows (Find, Take, Scan, Row: an UPDATE … RETURNING read by Scan too)
+// whose SQL contains part, and returns what it has recorded so far.
+func CaptureStatements(tb testing.TB, db *gorm.DB, part string) func() []Statement {
+	tb.Helper()
 	var mu sync.Mutex
-	var seen []string
+	var seen []Statement
 	capture := func(tx *gorm.DB) {
-		q := tx.Dialector.Explain(tx.Statement.SQL.String(), tx.Statement.Vars...)
-		if strings.HasPrefix(q, "SELECT") && strings.Contains(q, part) {
+		if sql := tx.Statement.SQL.String(); strings.Contains(sql, part) {
 			mu.Lock()
-			seen = append(seen, q)
+			seen = append(seen, Statement{SQL: sql, Vars: slices.Clone(tx.Statement.Vars)})
 			mu.Unlock()
 		}
 	}
@@ -33,11 +59,45 @@ func CaptureQueries(tb testing.TB, db *gorm.DB, part string) func() []string {
 	if err := db.Callback().Row().After("gorm:row").Register("modelstest:capture", capture); err != nil {
 		tb.Fatal(err)
 	}
-	return func() []string {
+	return func() []Statement {
 		mu.Lock()
 		defer mu.Unlock()
-		return append([]string(nil), seen...)
+		return slices.Clone(seen)
 	}
+}
+
+// ExplainGeneric is Explain of st as Postgres runs it from a plan made
+// once for any values of its parameters, as it may for a statement a
+// connection has prepared and run a few times: st is prepared and run
+// under plan_cache_mode force_generic_plan, in a transaction rolled back
+// after, so that a write changes nothing. A plan that needs a value
+// written into the SQL (to use a partial index, say) shows it here.
+func ExplainGeneric(tb testing.TB, db *gorm.DB, st Statement) (PlanNode, string) {
+	tb.Helper()
+	var root PlanNode
+	var plan string
+	errRollback := errors.New("rolled back")
+	err := db.Transaction(func(tx *gorm.DB) error {
+		for _, q := range []string{"SET LOCAL plan_cache_mode = force_generic_plan", "PREPARE modelstest_generic AS " + st.SQL} {
+			if err := tx.Exec(q).Error; err != nil {
+				return err
+			}
+		}
+		params := make([]string, len(st.Vars))
+		for i := range st.Vars {
+			params[i] = fmt.Sprintf("$%d", i+1)
+		}
+		root, plan = Explain(tb, tx, tx.Dialector.Explain("EXECUTE modelstest_generic("+strings.Join(params, ", ")+")", st.Vars...))
+		// A prepared statement outlives the transaction: drop it.
+		if err := tx.Exec("DEALLOCATE modelstest_generic").Error; err != nil {
+			return err
+		}
+		return errRollback
+	})
+	if !errors.Is(err, errRollback) {
+		tb.Fatalf("explain %s generically: %v", st.SQL, err)
+	}
+	return root, plan
 }
 
 // PlanNode is a node of a plan as EXPLAIN (ANALYZE, FORMAT JSON) prints
@@ -92,8 +152,7 @@ func ReadsByIndex(tb testing.TB, db *gorm.DB, q, index string) {
 
 // RowsReadBy runs run, which must make one SELECT whose SQL contains
 // part (a page of a list, say), and returns how many rows the scans of
-// that query's plan read: those they passed on and those their filters
-// threw away.
+// that query's plan read (PlanNode.RowsRead).
 func RowsReadBy(tb testing.TB, db *gorm.DB, part string, run func() error) float64 {
 	tb.Helper()
 	queries := CaptureQueries(tb, db, part)
@@ -101,8 +160,14 @@ func RowsReadBy(tb testing.TB, db *gorm.DB, part string, run func() error) float
 		tb.Fatalf("run: %v, by %q; want one query of %s", err, queries(), part)
 	}
 	root, _ := Explain(tb, db, queries()[0])
+	return root.RowsRead()
+}
+
+// RowsRead is how many rows the scans of the plan under n read: those
+// they passed on and those their filters threw away.
+func (n PlanNode) RowsRead() float64 {
 	read := 0.0
-	root.Walk(func(n PlanNode) {
+	n.Walk(func(n PlanNode) {
 		if strings.HasSuffix(n.Type, "Scan") && n.Type != "Bitmap Index Scan" {
 			read += n.ActualRows + n.RemovedByFilter
 		}
