@@ -2,15 +2,10 @@ package order
 
 import (
 	"context"
-	"fmt"
-	"io"
-	"log/slog"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/domaind/domaind/internal/outbox"
-	"github.com/domaind/domaind/internal/platform/platformtest"
 	"github.com/domaind/domaind/models"
 	"github.com/domaind/domaind/models/modelstest"
 )
@@ -21,29 +16,18 @@ import (
 // settled order.
 func TestSettleBatchReadsOnlyTheUnsettled(t *testing.T) {
 	t.Parallel()
-	db := modelstest.NewDB(t)
-	ob := outbox.New(db, platformtest.NewRedis(t).Client, slog.New(slog.NewTextHandler(io.Discard, nil)))
-	t.Cleanup(func() { ob.Close() })
 	start := time.Date(2026, 11, 16, 0, 0, 0, 0, time.UTC)
 	end := start.AddDate(0, 0, 7)
-	s := New(db, ob, []byte("test-secret-key-0123456789abcdef"), Options{}, func() time.Time { return end.Add(time.Hour) })
+	s, db := newBareService(t, func() time.Time { return end.Add(time.Hour) })
 	completed, earlier := start.Add(time.Hour), start.AddDate(0, 0, -7)
-	var orders []models.Order
 	var unsettled []string
-	for i := range 3000 {
-		o := models.Order{PublicID: fmt.Sprintf("ord_%06d", i), PartnerID: "prt_a", Environment: models.EnvLive,
-			ListingID: "lst", Domain: fmt.Sprintf("n%06d.com", i), Status: models.OrderSettled, Review: models.ReviewNone,
-			SalePriceCents: 1000, Currency: "USD", PaymentModel: models.PaymentPartnerCollected, BuyerEmail: "b@example.com",
-			BuyerName: "B", BuyerCountry: "US", TransferCompletedAt: &completed, SettledPeriod: &earlier, CreatedAt: start}
+	seedOrders(t, db, 3000, func(i int, o *models.Order) {
+		o.Status, o.TransferCompletedAt, o.SettledPeriod, o.CreatedAt = models.OrderSettled, &completed, &earlier, start
 		if i%30 == 7 {
 			o.Status, o.SettledPeriod = models.OrderTransferCompleted, nil
 			unsettled = append(unsettled, o.PublicID)
 		}
-		orders = append(orders, o)
-	}
-	if err := db.CreateInBatches(orders, 1000).Error; err != nil {
-		t.Fatal(err)
-	}
+	})
 
 	statements := modelstest.CaptureStatements(t, db, "UPDATE orders")
 	n, last, err := s.SettleBatch(context.Background(), start, end, IDRange{}, 60)
