@@ -52,7 +52,7 @@ func TestSettleBatchReadsOnlyTheUnsettled(t *testing.T) {
 		t.Fatalf("the batch made %d statements updating the orders, want 1", len(statements()))
 	}
 	st := statements()[0]
-	st.Vars[len(st.Vars)-2] = last
+	st.Vars[len(st.Vars)-2] = last // the batch's values end with After and the limit (no Upto here)
 	root, plan := modelstest.ExplainGeneric(t, db, st)
 	byIndex := false
 	root.Walk(func(n modelstest.PlanNode) {

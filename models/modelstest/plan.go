@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"gorm.io/gorm"
@@ -38,9 +39,10 @@ type Statement struct {
 	Vars []any
 }
 
-// CaptureStatements records, from now on, the statements db runs for
-// rows (Find, Take, Scan, Row: an UPDATE … RETURNING read by Scan too)
-// whose SQL contains part, and returns what it has recorded so far.
+// CaptureStatements records, from now on and until the test ends, the
+// statements db runs for rows (Find, Take, Scan, Row: an UPDATE …
+// RETURNING read by Scan too) whose SQL contains part, and returns what
+// it has recorded so far, each a copy the caller may change.
 func CaptureStatements(tb testing.TB, db *gorm.DB, part string) func() []Statement {
 	tb.Helper()
 	var mu sync.Mutex
@@ -52,19 +54,33 @@ func CaptureStatements(tb testing.TB, db *gorm.DB, part string) func() []Stateme
 			mu.Unlock()
 		}
 	}
+	// gorm keeps one callback of a name: each capture has its own.
+	name := fmt.Sprintf("modelstest:capture:%d", serial.Add(1))
 	// Find runs the query callbacks; Scan, Row and Rows the row ones.
-	if err := db.Callback().Query().After("gorm:query").Register("modelstest:capture", capture); err != nil {
+	if err := db.Callback().Query().After("gorm:query").Register(name, capture); err != nil {
 		tb.Fatal(err)
 	}
-	if err := db.Callback().Row().After("gorm:row").Register("modelstest:capture", capture); err != nil {
+	if err := db.Callback().Row().After("gorm:row").Register(name, capture); err != nil {
 		tb.Fatal(err)
 	}
+	tb.Cleanup(func() {
+		db.Callback().Query().Remove(name)
+		db.Callback().Row().Remove(name)
+	})
 	return func() []Statement {
 		mu.Lock()
 		defer mu.Unlock()
-		return slices.Clone(seen)
+		out := make([]Statement, len(seen))
+		for i, st := range seen {
+			out[i] = Statement{SQL: st.SQL, Vars: slices.Clone(st.Vars)}
+		}
+		return out
 	}
 }
+
+// serial numbers the callbacks and prepared statements of this package,
+// whose names must not clash on one database or connection.
+var serial atomic.Int64
 
 // ExplainGeneric is Explain of st as Postgres runs it from a plan made
 // once for any values of its parameters, as it may for a statement a
@@ -76,23 +92,25 @@ func ExplainGeneric(tb testing.TB, db *gorm.DB, st Statement) (PlanNode, string)
 	tb.Helper()
 	var root PlanNode
 	var plan string
+	name := fmt.Sprintf("modelstest_generic_%d", serial.Add(1))
 	errRollback := errors.New("rolled back")
-	err := db.Transaction(func(tx *gorm.DB) error {
-		for _, q := range []string{"SET LOCAL plan_cache_mode = force_generic_plan", "PREPARE modelstest_generic AS " + st.SQL} {
-			if err := tx.Exec(q).Error; err != nil {
-				return err
+	err := db.Connection(func(conn *gorm.DB) error {
+		// A prepared statement outlives its transaction: drop it, on the
+		// connection it was made on, however the explain ends.
+		defer conn.Exec("DEALLOCATE " + name)
+		return conn.Transaction(func(tx *gorm.DB) error {
+			for _, q := range []string{"SET LOCAL plan_cache_mode = force_generic_plan", "PREPARE " + name + " AS " + st.SQL} {
+				if err := tx.Exec(q).Error; err != nil {
+					return err
+				}
 			}
-		}
-		params := make([]string, len(st.Vars))
-		for i := range st.Vars {
-			params[i] = fmt.Sprintf("$%d", i+1)
-		}
-		root, plan = Explain(tb, tx, tx.Dialector.Explain("EXECUTE modelstest_generic("+strings.Join(params, ", ")+")", st.Vars...))
-		// A prepared statement outlives the transaction: drop it.
-		if err := tx.Exec("DEALLOCATE modelstest_generic").Error; err != nil {
-			return err
-		}
-		return errRollback
+			params := make([]string, len(st.Vars))
+			for i := range st.Vars {
+				params[i] = fmt.Sprintf("$%d", i+1)
+			}
+			root, plan = Explain(tb, tx, tx.Dialector.Explain("EXECUTE "+name+"("+strings.Join(params, ", ")+")", st.Vars...))
+			return errRollback
+		})
 	})
 	if !errors.Is(err, errRollback) {
 		tb.Fatalf("explain %s generically: %v", st.SQL, err)
