@@ -20,6 +20,18 @@ const (
 // plan Postgres has cached for any status could not use the index.
 const OrdersUnsettled = "status = '" + OrderTransferCompleted + "'"
 
+// OrdersIn returns the condition of the orders in status, written out as
+// OrdersUnsettled is (the index of the orders by status is partial), and
+// false for a string that is none of the order statuses: only those
+// constants ever reach the SQL.
+func OrdersIn(status string) (string, bool) {
+	switch status {
+	case OrderExternallyPaid, OrderPaid, OrderTransferInProgress, OrderTransferCompleted, OrderSettled, OrderRefunded, OrderCancelled:
+		return "status = '" + status + "'", true
+	}
+	return "", false
+}
+
 // Manual review states of an order: none below the threshold, pending
 // until ops clear it, cleared after.
 const (
