@@ -59,6 +59,7 @@ var migrations = []migration{
 	{35, "a partner's events by seq, a user's domains by name, sandbox listings and deliveries by creation", migrateV35},
 	{36, "orders indexed as they are read: by settlement, by ops, by partners", migrateV36},
 	{37, "the ledger lines of payouts and brokerage cases indexed alone", migrateV37},
+	{38, "webhook deliveries by endpoint, newest first", migrateV38},
 }
 
 // SchemaMigration records an applied migration.

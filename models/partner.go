@@ -146,9 +146,11 @@ const (
 // a time in the order of their events: only the oldest pending one of a
 // subject has a task, and settling it gives the next one its task.
 type WebhookDelivery struct {
-	ID         string `gorm:"primaryKey;size:40"`
-	EventSeq   int64  `gorm:"not null;index;index:idx_deliveries_pending_subject,priority:3,where:state = 'pending'"`
-	EndpointID string `gorm:"size:40;not null;index;index:idx_deliveries_pending_subject,priority:2,where:state = 'pending'"`
+	ID       string `gorm:"primaryKey;size:40;index:idx_webhook_deliveries_endpoint_created,priority:3"`
+	EventSeq int64  `gorm:"not null;index;index:idx_deliveries_pending_subject,priority:3,where:state = 'pending'"`
+	// EndpointID leads the index of each endpoint's deliveries newest
+	// first, which a partner's pages read one range per endpoint.
+	EndpointID string `gorm:"size:40;not null;index:idx_webhook_deliveries_endpoint_created,priority:1;index:idx_deliveries_pending_subject,priority:2,where:state = 'pending'"`
 	// Subject leads the index of pending deliveries, so that a batch of
 	// events finds its subjects' pending deliveries a probe each.
 	Subject string `gorm:"size:80;not null;default:'';index:idx_deliveries_pending_subject,priority:1,where:state = 'pending'"`
@@ -158,7 +160,7 @@ type WebhookDelivery struct {
 	Attempts    int       `gorm:"not null;default:0"`
 	LastStatus  int       `gorm:"not null;default:0"`
 	LastError   string    `gorm:"size:500"`
-	CreatedAt   time.Time `gorm:"index"`
+	CreatedAt   time.Time `gorm:"index;index:idx_webhook_deliveries_endpoint_created,priority:2"`
 	DeliveredAt *time.Time
 	FinishedAt  *time.Time
 }

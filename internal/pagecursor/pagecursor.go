@@ -120,16 +120,12 @@ type Newest[T any] struct {
 // the list's filters, in a fixed order: a cursor of other filters is
 // ErrInvalid.
 func (l Newest[T]) Page(q *gorm.DB, secretKey []byte, cursor string, limit int, filters ...string) ([]T, string, error) {
-	limit, err := Limit(limit, DefaultLimit, MaxLimit)
+	q, limit, fingerprint, err := l.head(q, secretKey, cursor, limit, filters)
 	if err != nil {
 		return nil, "", err
 	}
-	fingerprint := Fingerprint(append([]string{l.Name}, filters...)...)
-	if q, err = Older(q, secretKey, cursor, fingerprint, l.KeyCol, l.IDCol); err != nil {
-		return nil, "", err
-	}
 	var rows []T
-	if err := q.Order(l.KeyCol + " DESC, " + l.IDCol + " DESC").Limit(limit + 1).Scan(&rows).Error; err != nil {
+	if err := q.Scan(&rows).Error; err != nil {
 		return nil, "", fmt.Errorf("list %s: %w", l.Name, err)
 	}
 	rows, next := Trim(secretKey, fingerprint, rows, limit, func(row T) (int64, string) {
@@ -137,6 +133,30 @@ func (l Newest[T]) Page(q *gorm.DB, secretKey []byte, cursor string, limit int, 
 		return at.UnixNano(), id
 	})
 	return rows, next, nil
+}
+
+// Head narrows q to the rows the page that cursor starts at reads: those
+// after the cursor's position, in the list's order, one more than limit
+// at most (Page's arguments, checked as Page checks them). Page reads it.
+// A list whose rows lie in several ranges of an index (a partner's
+// deliveries, one range per endpoint) bounds each range with Head in a
+// subquery, so that each reads about a page, and pages their union.
+func (l Newest[T]) Head(q *gorm.DB, secretKey []byte, cursor string, limit int, filters ...string) (*gorm.DB, error) {
+	q, _, _, err := l.head(q, secretKey, cursor, limit, filters)
+	return q, err
+}
+
+// head is Head, and the page's size and its cursors' fingerprint.
+func (l Newest[T]) head(q *gorm.DB, secretKey []byte, cursor string, limit int, filters []string) (*gorm.DB, int, string, error) {
+	limit, err := Limit(limit, DefaultLimit, MaxLimit)
+	if err != nil {
+		return nil, 0, "", err
+	}
+	fingerprint := Fingerprint(append([]string{l.Name}, filters...)...)
+	if q, err = Older(q, secretKey, cursor, fingerprint, l.KeyCol, l.IDCol); err != nil {
+		return nil, 0, "", err
+	}
+	return q.Order(l.KeyCol + " DESC, " + l.IDCol + " DESC").Limit(limit + 1), limit, fingerprint, nil
 }
 
 // TimeKey is a filter's value for a fingerprint: a time's Unix

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"slices"
 	"testing"
 	"time"
 
@@ -112,5 +113,82 @@ func TestDeliveriesMiddlePageReadsItsOwnRows(t *testing.T) {
 	})
 	if read > 115 {
 		t.Errorf("a page of 100 in the middle of the deliveries read %v rows; want at most 115", read)
+	}
+}
+
+// A partner's page of deliveries reads about its own rows: a page per
+// endpoint of the partner, from the index of each endpoint's deliveries,
+// not every delivery of the partner, sorted. Walking the pages gives each
+// of the partner's deliveries once, newest first.
+func TestAPartnersPageReadsItsOwnRows(t *testing.T) {
+	t.Parallel()
+	w, db := newPostgresWorld(t, "the paging itself is TestDeliveriesAsOpsSeeThem")
+	ctx := context.Background()
+	hook := receiver(t, func(http.ResponseWriter, *http.Request) {})
+	var endpoints []string // prt_0 has one in each environment
+	for i := range 100 {
+		envs := []string{models.EnvSandbox}
+		if i == 0 {
+			envs = append(envs, models.EnvLive)
+		}
+		for _, env := range envs {
+			e, err := w.s.Register(ctx, fmt.Sprintf("prt_%d", i), env, hook, receiverSecret)
+			if err != nil {
+				t.Fatal(err)
+			}
+			endpoints = append(endpoints, e.ID)
+		}
+	}
+	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	events := make([]models.Event, 20_000)
+	for i := range events {
+		events[i] = models.Event{ID: fmt.Sprintf("evt_%05d", i), PartnerID: "any", Environment: models.EnvSandbox, Type: TypeTest,
+			Data: []byte(`{}`), CreatedAt: start.Add(time.Duration(i/3) * time.Second)}
+	}
+	if err := models.InsertEvents(db, events); err != nil {
+		t.Fatal(err)
+	}
+	deliveries := make([]models.WebhookDelivery, len(events))
+	var want []string // prt_0's, newest first
+	for i, ev := range events {
+		endpoint := endpoints[i%len(endpoints)]
+		deliveries[i] = models.WebhookDelivery{ID: fmt.Sprintf("dlv_%05d", i), EventSeq: ev.Seq, EndpointID: endpoint, Subject: ev.ID,
+			State: models.DeliveryDelivered, CreatedAt: ev.CreatedAt}
+		if endpoint == endpoints[0] || endpoint == endpoints[1] {
+			want = append([]string{deliveries[i].ID}, want...)
+		}
+	}
+	if err := models.InsertWebhookDeliveries(db, deliveries); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Exec("ANALYZE webhook_deliveries; ANALYZE events; ANALYZE webhook_endpoints").Error; err != nil {
+		t.Fatal(err)
+	}
+	var got, cursors []string
+	for cursor := ""; ; {
+		page, next, err := w.s.Deliveries(ctx, DeliveryFilter{PartnerID: "prt_0", Limit: 25, Cursor: cursor})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, d := range page {
+			got = append(got, d.ID)
+		}
+		if cursor = next; cursor == "" {
+			break
+		}
+		cursors = append(cursors, cursor)
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("walked %d deliveries of prt_0; want its %d, newest first", len(got), len(want))
+	}
+	// Each endpoint's range: the page and the next one's first (26 rows
+	// each), the event of each, and the endpoints: 154 rows. Joined, the
+	// page read 1,416, every delivery of the partner among them, sorted.
+	read := modelstest.RowsReadBy(t, db, "JOIN events ev", func() error {
+		_, _, err := w.s.Deliveries(ctx, DeliveryFilter{PartnerID: "prt_0", Limit: 25, Cursor: cursors[len(cursors)/2]})
+		return err
+	})
+	if most := float64(2*26 + 2*26 + len(endpoints)); read > most {
+		t.Errorf("a page of 25 of prt_0's deliveries read %v rows; want at most %v", read, most)
 	}
 }
