@@ -151,7 +151,7 @@ func (o *Outbox) Sweep(ctx context.Context, grace time.Duration, limit int) (int
 			return fmt.Errorf("list pending outbox entries: %w", err)
 		}
 		ok := o.publish(ctx, tx, pending)
-		if err := mark(tx, ok); err != nil {
+		if err := models.MarkOutboxEnqueued(tx, ok, time.Now().UTC()); err != nil {
 			return err
 		}
 		n = len(ok)
@@ -246,19 +246,11 @@ func (o *Outbox) flushMarks() {
 					return err
 				}
 			}
-			return mark(tx, chunk)
+			return models.MarkOutboxEnqueued(tx, chunk, time.Now().UTC())
 		})
 		cancel()
 		if err != nil {
 			o.log.Warn("outbox mark enqueued failed; the sweep will meet these tasks again", "entries", len(chunk), "err", err)
 		}
 	}
-}
-
-// mark sets enqueued_at on the entries ids.
-func mark(db *gorm.DB, ids []string) error {
-	if len(ids) == 0 {
-		return nil
-	}
-	return db.Model(&models.OutboxEntry{}).Where("id IN ?", ids).Update("enqueued_at", time.Now().UTC()).Error
 }
