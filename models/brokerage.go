@@ -23,7 +23,7 @@ const (
 // partial unique index is what refuses a second case racing the first. The
 // fee and commission are recorded when a deal closes.
 type BrokerageCase struct {
-	ID          string `gorm:"primaryKey;size:40"`
+	ID          string `gorm:"primaryKey;size:40;index:idx_brokerage_partner,priority:4;index:idx_brokerage_cases_created,priority:2;index:idx_brokerage_cases_status_created,priority:3"`
 	PartnerID   string `gorm:"size:40;not null;index:idx_brokerage_partner,priority:1"`
 	Environment string `gorm:"size:8;not null;index:idx_brokerage_partner,priority:2;uniqueIndex:idx_brokerage_open_domain,priority:1,where:closed_at IS NULL"`
 	Domain      string `gorm:"size:253;not null;uniqueIndex:idx_brokerage_open_domain,priority:2,where:closed_at IS NULL"`
@@ -31,7 +31,7 @@ type BrokerageCase struct {
 	BuyerEmail  string `gorm:"size:254;not null"`
 	BudgetCents int64  `gorm:"not null"`
 	Currency    string `gorm:"size:3;not null"`
-	Status      string `gorm:"size:24;not null;index"`
+	Status      string `gorm:"size:24;not null;index:idx_brokerage_cases_status_created,priority:1"`
 	// PriceCents is the deal's price; FeeBPS and FeeCents the marketplace's
 	// fee of it; CommissionBPS and CommissionCents the partner's share of
 	// the fee. All are set when a deal closes, zero before.
@@ -40,7 +40,7 @@ type BrokerageCase struct {
 	FeeCents        int64     `gorm:"not null;default:0"`
 	CommissionBPS   int       `gorm:"not null;default:0"`
 	CommissionCents int64     `gorm:"not null;default:0"`
-	CreatedAt       time.Time `gorm:"not null;index:idx_brokerage_partner,priority:3"`
+	CreatedAt       time.Time `gorm:"not null;index:idx_brokerage_partner,priority:3;index:idx_brokerage_cases_created,priority:1;index:idx_brokerage_cases_status_created,priority:2"`
 	UpdatedAt       time.Time `gorm:"not null"`
 	ClosedAt        *time.Time
 }

@@ -60,6 +60,7 @@ var migrations = []migration{
 	{36, "orders indexed as they are read: by settlement, by ops, by partners", migrateV36},
 	{37, "the ledger lines of payouts and brokerage cases indexed alone", migrateV37},
 	{38, "webhook deliveries by endpoint, newest first", migrateV38},
+	{39, "brokerage cases by creation, of every partner, of a status and of one partner", migrateV39},
 }
 
 // SchemaMigration records an applied migration.
