@@ -61,6 +61,7 @@ var migrations = []migration{
 	{37, "the ledger lines of payouts and brokerage cases indexed alone", migrateV37},
 	{38, "webhook deliveries by endpoint, newest first", migrateV38},
 	{39, "brokerage cases by creation, of every partner, of a status and of one partner", migrateV39},
+	{40, "the failed webhook deliveries by creation", migrateV40},
 }
 
 // SchemaMigration records an applied migration.

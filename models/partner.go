@@ -140,13 +140,27 @@ const (
 	DeliveryFailed    = "failed"
 )
 
+// DeliveriesIn returns the condition of the deliveries in state, written
+// out rather than passed as a parameter (the indexes of the pending and
+// of the failed deliveries are partial, and a plan Postgres has cached
+// for any state could use neither), and false for a string that is none
+// of the delivery states: only those constants ever reach the SQL. The
+// column is unqualified; a query of several tables prefixes its alias.
+func DeliveriesIn(state string) (string, bool) {
+	switch state {
+	case DeliveryPending, DeliveryDelivered, DeliveryFailed:
+		return "state = '" + state + "'", true
+	}
+	return "", false
+}
+
 // WebhookDelivery is one event's delivery to one endpoint, through its
 // attempts (the webhook:deliver task retries it on a growing schedule).
 // Deliveries with a Subject (an order's, say) go to their endpoint one at
 // a time in the order of their events: only the oldest pending one of a
 // subject has a task, and settling it gives the next one its task.
 type WebhookDelivery struct {
-	ID       string `gorm:"primaryKey;size:40;index:idx_webhook_deliveries_endpoint_created,priority:3"`
+	ID       string `gorm:"primaryKey;size:40;index:idx_webhook_deliveries_endpoint_created,priority:3;index:idx_webhook_deliveries_failed,priority:2,where:state = 'failed'"`
 	EventSeq int64  `gorm:"not null;index;index:idx_deliveries_pending_subject,priority:3,where:state = 'pending'"`
 	// EndpointID leads the index of each endpoint's deliveries newest
 	// first, which a partner's pages read one range per endpoint.
@@ -160,7 +174,7 @@ type WebhookDelivery struct {
 	Attempts    int       `gorm:"not null;default:0"`
 	LastStatus  int       `gorm:"not null;default:0"`
 	LastError   string    `gorm:"size:500"`
-	CreatedAt   time.Time `gorm:"index;index:idx_webhook_deliveries_endpoint_created,priority:2"`
+	CreatedAt   time.Time `gorm:"index;index:idx_webhook_deliveries_endpoint_created,priority:2;index:idx_webhook_deliveries_failed,priority:1,where:state = 'failed'"`
 	DeliveredAt *time.Time
 	FinishedAt  *time.Time
 }
