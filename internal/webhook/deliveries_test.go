@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"gorm.io/gorm"
+
 	"github.com/domaind/domaind/models"
 	"github.com/domaind/domaind/models/modelstest"
 )
@@ -73,26 +75,9 @@ func TestDeliveriesMiddlePageReadsItsOwnRows(t *testing.T) {
 	if err := db.Take(&endpoint, "partner_id = ?", "prt_1").Error; err != nil {
 		t.Fatal(err)
 	}
-	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	events := make([]models.Event, 3000)
-	for i := range events {
-		events[i] = models.Event{ID: fmt.Sprintf("evt_%05d", i), PartnerID: "prt_1", Environment: models.EnvSandbox, Type: TypeTest,
-			Data: []byte(`{}`), CreatedAt: start.Add(time.Duration(i/2) * time.Second)}
-	}
-	if err := models.InsertEvents(db, events); err != nil {
-		t.Fatal(err)
-	}
-	deliveries := make([]models.WebhookDelivery, len(events))
-	for i, ev := range events {
-		deliveries[i] = models.WebhookDelivery{ID: fmt.Sprintf("dlv_%05d", i), EventSeq: ev.Seq, EndpointID: endpoint.ID, Subject: ev.ID,
-			State: models.DeliveryDelivered, CreatedAt: ev.CreatedAt}
-	}
-	if err := models.InsertWebhookDeliveries(db, deliveries); err != nil {
-		t.Fatal(err)
-	}
-	if err := db.Exec("ANALYZE webhook_deliveries; ANALYZE events").Error; err != nil {
-		t.Fatal(err)
-	}
+	seedDeliveries(t, db, 3000, func(i int, d *models.WebhookDelivery) {
+		d.EndpointID, d.CreatedAt = endpoint.ID, seedStart.Add(time.Duration(i/2)*time.Second)
+	})
 	var cursors []string
 	for cursor := ""; ; {
 		_, next, err := w.s.Deliveries(ctx, DeliveryFilter{Limit: 100, Cursor: cursor})
@@ -139,31 +124,13 @@ func TestAPartnersPageReadsItsOwnRows(t *testing.T) {
 			endpoints = append(endpoints, e.ID)
 		}
 	}
-	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	events := make([]models.Event, 20_000)
-	for i := range events {
-		events[i] = models.Event{ID: fmt.Sprintf("evt_%05d", i), PartnerID: "any", Environment: models.EnvSandbox, Type: TypeTest,
-			Data: []byte(`{}`), CreatedAt: start.Add(time.Duration(i/3) * time.Second)}
-	}
-	if err := models.InsertEvents(db, events); err != nil {
-		t.Fatal(err)
-	}
-	deliveries := make([]models.WebhookDelivery, len(events))
 	var want []string // prt_0's, newest first
-	for i, ev := range events {
-		endpoint := endpoints[i%len(endpoints)]
-		deliveries[i] = models.WebhookDelivery{ID: fmt.Sprintf("dlv_%05d", i), EventSeq: ev.Seq, EndpointID: endpoint, Subject: ev.ID,
-			State: models.DeliveryDelivered, CreatedAt: ev.CreatedAt}
-		if endpoint == endpoints[0] || endpoint == endpoints[1] {
-			want = append([]string{deliveries[i].ID}, want...)
+	seedDeliveries(t, db, 20_000, func(i int, d *models.WebhookDelivery) {
+		d.EndpointID, d.CreatedAt = endpoints[i%len(endpoints)], seedStart.Add(time.Duration(i/3)*time.Second)
+		if d.EndpointID == endpoints[0] || d.EndpointID == endpoints[1] {
+			want = append([]string{d.ID}, want...)
 		}
-	}
-	if err := models.InsertWebhookDeliveries(db, deliveries); err != nil {
-		t.Fatal(err)
-	}
-	if err := db.Exec("ANALYZE webhook_deliveries; ANALYZE events; ANALYZE webhook_endpoints").Error; err != nil {
-		t.Fatal(err)
-	}
+	})
 	var got, cursors []string
 	for cursor := ""; ; {
 		page, next, err := w.s.Deliveries(ctx, DeliveryFilter{PartnerID: "prt_0", Limit: 25, Cursor: cursor})
@@ -207,35 +174,17 @@ func TestFailedPageReadsItsOwnRows(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	events := make([]models.Event, 20_000)
-	for i := range events {
-		events[i] = models.Event{ID: fmt.Sprintf("evt_%05d", i), PartnerID: "prt_1", Environment: models.EnvSandbox, Type: TypeTest,
-			Data: []byte(`{}`), CreatedAt: start.Add(time.Duration(i) * time.Second)}
-	}
-	if err := models.InsertEvents(db, events); err != nil {
-		t.Fatal(err)
-	}
-	deliveries := make([]models.WebhookDelivery, len(events))
 	want := map[string][]string{} // by state, newest first
-	for i, ev := range events {
-		state := models.DeliveryDelivered
+	seedDeliveries(t, db, 20_000, func(i int, d *models.WebhookDelivery) {
+		d.EndpointID = e.ID
 		switch {
 		case i%200 == 3:
-			state = models.DeliveryFailed
+			d.State = models.DeliveryFailed
 		case i%500 == 7:
-			state = models.DeliveryPending
+			d.State = models.DeliveryPending
 		}
-		deliveries[i] = models.WebhookDelivery{ID: fmt.Sprintf("dlv_%05d", i), EventSeq: ev.Seq, EndpointID: e.ID, Subject: ev.ID,
-			State: state, CreatedAt: ev.CreatedAt}
-		want[state] = append([]string{deliveries[i].ID}, want[state]...)
-	}
-	if err := models.InsertWebhookDeliveries(db, deliveries); err != nil {
-		t.Fatal(err)
-	}
-	if err := db.Exec("ANALYZE webhook_deliveries; ANALYZE events").Error; err != nil {
-		t.Fatal(err)
-	}
+		want[d.State] = append([]string{d.ID}, want[d.State]...)
+	})
 	for _, state := range []string{models.DeliveryFailed, models.DeliveryPending} {
 		statements := modelstest.CaptureStatements(t, db, "JOIN events ev")
 		page, _, err := w.s.Deliveries(ctx, DeliveryFilter{State: state, Limit: 10})
@@ -270,5 +219,34 @@ func TestEveryStateIsWrittenOut(t *testing.T) {
 		if cond, ok := models.DeliveriesIn(bad); ok {
 			t.Errorf("DeliveriesIn(%q) = %q, want none", bad, cond)
 		}
+	}
+}
+
+// seedStart is when seedDeliveries' first delivery was made.
+var seedStart = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+
+// seedDeliveries writes n deliveries, each of an event of its own, as
+// shape makes delivery i from its defaults (delivered, made i seconds
+// after seedStart), and analyzes the tables.
+func seedDeliveries(t *testing.T, db *gorm.DB, n int, shape func(i int, d *models.WebhookDelivery)) {
+	t.Helper()
+	deliveries, events := make([]models.WebhookDelivery, n), make([]models.Event, n)
+	for i := range deliveries {
+		deliveries[i] = models.WebhookDelivery{ID: fmt.Sprintf("dlv_%05d", i), State: models.DeliveryDelivered, CreatedAt: seedStart.Add(time.Duration(i) * time.Second)}
+		shape(i, &deliveries[i])
+		events[i] = models.Event{ID: fmt.Sprintf("evt_%05d", i), PartnerID: "any", Environment: models.EnvSandbox, Type: TypeTest,
+			Data: []byte(`{}`), CreatedAt: deliveries[i].CreatedAt}
+	}
+	if err := models.InsertEvents(db, events); err != nil {
+		t.Fatal(err)
+	}
+	for i, ev := range events {
+		deliveries[i].EventSeq, deliveries[i].Subject = ev.Seq, ev.ID
+	}
+	if err := models.InsertWebhookDeliveries(db, deliveries); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Exec("ANALYZE webhook_deliveries; ANALYZE events; ANALYZE webhook_endpoints").Error; err != nil {
+		t.Fatal(err)
 	}
 }
