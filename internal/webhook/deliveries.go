@@ -4,6 +4,8 @@ import (
 	"context"
 	"time"
 
+	"gorm.io/gorm"
+
 	"github.com/domaind/domaind/internal/fault"
 	"github.com/domaind/domaind/internal/pagecursor"
 	"github.com/domaind/domaind/models"
@@ -57,14 +59,21 @@ func (s *Service) Deliveries(ctx context.Context, f DeliveryFilter) ([]DeliveryV
 	}
 	filters := []string{f.PartnerID, f.Environment, f.State}
 	db := s.db.WithContext(ctx)
-	from := db.Table("webhook_deliveries d").Joins("JOIN webhook_endpoints e ON e.id = d.endpoint_id")
+	// withEvents is the deliveries with their events' id and type; one
+	// whose event is gone is not listed.
+	withEvents := func() *gorm.DB {
+		return db.Table("webhook_deliveries d").Joins("JOIN events ev ON ev.seq = d.event_seq").
+			Select("d.*, ev.id AS event_id, ev.type AS event_type")
+	}
+	var q *gorm.DB
 	if f.PartnerID != "" && models.IsPostgres(db) {
 		// A partner's deliveries are one range of the endpoints' index
-		// per endpoint: each range is read for the page alone, and the
-		// page made of theirs. Joined, every delivery of the partner was
-		// read and sorted for each page. (SQLite has no LATERAL; its
-		// databases are small.)
-		each := db.Table("webhook_deliveries d").Where("d.endpoint_id = e.id")
+		// per endpoint: each range is read for the page alone (all of
+		// the page's conditions within it, so that it yields the page's
+		// rows), and the page made of theirs. Joined, every delivery of
+		// the partner was read and sorted for each page. (SQLite has no
+		// LATERAL; its databases are small.)
+		each := withEvents().Where("d.endpoint_id = e.id")
 		if f.State != "" {
 			each = each.Where("d." + inState)
 		}
@@ -72,11 +81,12 @@ func (s *Service) Deliveries(ctx context.Context, f DeliveryFilter) ([]DeliveryV
 		if err != nil {
 			return nil, "", err
 		}
-		from = db.Table("webhook_endpoints e").Joins("CROSS JOIN LATERAL (?) d", each)
+		q = db.Table("webhook_endpoints e").Joins("CROSS JOIN LATERAL (?) d", each)
+	} else {
+		q = db.Table("(?) d", withEvents()).Joins("JOIN webhook_endpoints e ON e.id = d.endpoint_id")
 	}
-	q := from.Joins("JOIN events ev ON ev.seq = d.event_seq").
-		Select(`d.id, e.partner_id, e.environment, e.url, ev.id AS event_id, ev.type AS event_type, d.state, d.attempts,
-			d.last_status, d.last_error, d.created_at, d.delivered_at, d.finished_at`)
+	q = q.Select(`d.id, e.partner_id, e.environment, e.url, d.event_id, d.event_type, d.state, d.attempts,
+		d.last_status, d.last_error, d.created_at, d.delivered_at, d.finished_at`)
 	if f.PartnerID != "" {
 		q = q.Where("e.partner_id = ?", f.PartnerID)
 	}
@@ -84,7 +94,7 @@ func (s *Service) Deliveries(ctx context.Context, f DeliveryFilter) ([]DeliveryV
 		q = q.Where("e.environment = ?", f.Environment)
 	}
 	if f.State != "" {
-		q = q.Where("d." + inState) // written out, for the partial indexes
+		q = q.Where("d." + inState) // written out, for the index of the failed
 	}
 	return deliveryPages.Page(q, s.secretKey, f.Cursor, f.Limit, filters...)
 }

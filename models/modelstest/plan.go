@@ -121,11 +121,13 @@ func ExplainGeneric(tb testing.TB, db *gorm.DB, st Statement) (PlanNode, string)
 // PlanNode is a node of a plan as EXPLAIN (ANALYZE, FORMAT JSON) prints
 // it on Postgres.
 type PlanNode struct {
-	Type            string     `json:"Node Type"`
-	Index           string     `json:"Index Name"`
-	RemovedByFilter float64    `json:"Rows Removed by Filter"`
-	ActualRows      float64    `json:"Actual Rows"`
-	Plans           []PlanNode `json:"Plans"`
+	Type            string  `json:"Node Type"`
+	Index           string  `json:"Index Name"`
+	RemovedByFilter float64 `json:"Rows Removed by Filter"`
+	ActualRows      float64 `json:"Actual Rows"`
+	// Loops is how many times the node ran; its rows are per loop.
+	Loops float64    `json:"Actual Loops"`
+	Plans []PlanNode `json:"Plans"`
 }
 
 // Explain runs query q under EXPLAIN (ANALYZE, FORMAT JSON) and returns
@@ -181,13 +183,14 @@ func RowsReadBy(tb testing.TB, db *gorm.DB, part string, run func() error) float
 	return root.RowsRead()
 }
 
-// RowsRead is how many rows the scans of the plan under n read: those
-// they passed on and those their filters threw away.
+// RowsRead is how many rows the scans of the plan under n read, over all
+// their loops: those they passed on and those their filters threw away.
+// A scan of a subquery's rows reads nothing of its own.
 func (n PlanNode) RowsRead() float64 {
 	read := 0.0
 	n.Walk(func(n PlanNode) {
-		if strings.HasSuffix(n.Type, "Scan") && n.Type != "Bitmap Index Scan" {
-			read += n.ActualRows + n.RemovedByFilter
+		if strings.HasSuffix(n.Type, "Scan") && n.Type != "Bitmap Index Scan" && n.Type != "Subquery Scan" {
+			read += (n.ActualRows + n.RemovedByFilter) * max(n.Loops, 1)
 		}
 	})
 	return read
