@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"math"
 	"time"
 
 	"gorm.io/gorm"
@@ -83,6 +84,12 @@ func (h *cleanup) Work(ctx context.Context, _ tasks.MaintenanceCleanupPayload) e
 		}},
 		{"partner events", func() *gorm.DB { // the history partners replay (GET /events)
 			return db.Where("created_at < ?", now.Add(-webhook.Retention)).Delete(&models.Event{})
+		}},
+		{"webhook deliveries without their event", func() *gorm.DB {
+			// A redelivery made between the two steps above has lost its
+			// event; those below the first event kept have none.
+			first := db.Model(&models.Event{}).Select("COALESCE(MIN(seq), ?)", int64(math.MaxInt64))
+			return db.Where("event_seq < (?)", first).Delete(&models.WebhookDelivery{})
 		}},
 		{"unused OAuth clients", func() *gorm.DB {
 			return db.Where("used_at IS NULL AND created_at < ?", now.Add(-unusedClientRetention)).Delete(&models.OAuthClient{})

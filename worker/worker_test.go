@@ -180,6 +180,47 @@ func TestCleanupDeletesOnlyExpiredRows(t *testing.T) {
 	}
 }
 
+// The cleanup deletes the expired events and their deliveries, and a
+// delivery whose event is gone already (a redelivery made while its event
+// was being deleted): none is left without its event.
+func TestCleanupLeavesNoDeliveryWithoutItsEvent(t *testing.T) {
+	t.Parallel()
+	db := modelstest.NewDB(t)
+	expired, recent := time.Now().UTC().Add(-31*24*time.Hour), time.Now().UTC().Add(-time.Hour)
+	events := []models.Event{{ID: "evt_gone"}, {ID: "evt_expired", CreatedAt: expired}, {ID: "evt_old_kept", CreatedAt: recent}, {ID: "evt_expired_later", CreatedAt: expired}}
+	for i := range events {
+		events[i].PartnerID, events[i].Environment, events[i].Type, events[i].Data = "prt_1", models.EnvSandbox, "test", []byte(`{}`)
+		if events[i].CreatedAt.IsZero() {
+			events[i].CreatedAt = recent
+		}
+	}
+	if err := models.InsertEvents(db, events); err != nil {
+		t.Fatal(err)
+	}
+	var deliveries []models.WebhookDelivery
+	for _, ev := range events {
+		deliveries = append(deliveries, models.WebhookDelivery{ID: "whd_of_" + ev.ID, EventSeq: ev.Seq, EndpointID: "whe_1", State: models.DeliveryDelivered})
+	}
+	if err := db.Create(&deliveries).Error; err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Delete(&models.Event{}, "id = ?", "evt_gone").Error; err != nil {
+		t.Fatal(err)
+	}
+	h := &cleanup{db: db, log: quiet}
+	for range 2 { // idempotent
+		if err := run(context.Background(), h, tasks.New(tasks.MaintenanceCleanupPayload{})); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var left, kept []string
+	db.Model(&models.Event{}).Order("seq").Pluck("id", &left)
+	db.Model(&models.WebhookDelivery{}).Order("id").Pluck("id", &kept)
+	if strings.Join(left, ",") != "evt_old_kept" || strings.Join(kept, ",") != "whd_of_evt_old_kept" {
+		t.Errorf("events left %v, deliveries left %v; want evt_old_kept and its delivery", left, kept)
+	}
+}
+
 // failures reads domaind_task_failures_total for typ from the registry.
 func failures(t *testing.T, m *metrics.Metrics, typ string) float64 {
 	t.Helper()
