@@ -194,23 +194,6 @@ func InsertLedgerEntries(db *gorm.DB, es []LedgerEntry) error {
 	})
 }
 
-// MarkOutboxEnqueued sets the enqueued_at of the outbox entries ids to
-// at. On Postgres the ids are one array: the statement is the same
-// whatever their number, where a list of parameters is a new statement,
-// and a new prepared statement on each connection, for each count (the
-// fast path marks what a tenth of a second enqueued).
-func MarkOutboxEnqueued(db *gorm.DB, ids []string, at time.Time) error {
-	if len(ids) == 0 {
-		return nil
-	}
-	if !IsPostgres(db) {
-		return db.Model(&OutboxEntry{}).Where("id IN ?", ids).Update("enqueued_at", at).Error
-	}
-	_, err := db.Statement.ConnPool.ExecContext(db.Statement.Context,
-		"UPDATE outbox_entries SET enqueued_at = $1 WHERE id = ANY($2::uuid[])", at, ids)
-	return translate(db, err)
-}
-
 // queryKeys runs the insert q and returns the keys it returns.
 func queryKeys(db *gorm.DB, q string, args []any) ([]int64, error) {
 	rows, err := db.Statement.ConnPool.QueryContext(db.Statement.Context, q, args...)

@@ -16,6 +16,7 @@ func migrateV39(tx *gorm.DB) error {
 		`DROP INDEX IF EXISTS idx_brokerage_cases_status`,
 		`DROP INDEX IF EXISTS idx_brokerage_cases_status_created`, // a database auto-migrated by a binary of the day has it
 		`CREATE INDEX idx_brokerage_cases_status_created ON brokerage_cases (status, created_at, id)`,
-		`CREATE INDEX IF NOT EXISTS idx_brokerage_cases_created ON brokerage_cases (created_at, id)`,
+		`DROP INDEX IF EXISTS idx_brokerage_cases_created`, // as idx_brokerage_cases_status_created
+		`CREATE INDEX idx_brokerage_cases_created ON brokerage_cases (created_at, id)`,
 	})
 }

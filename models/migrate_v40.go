@@ -7,7 +7,8 @@ import "gorm.io/gorm"
 // creation, reading every delivered one newer than the page's last: the
 // whole table when few have failed. A delivery takes an entry only when
 // it fails, so the index costs nothing to the deliveries that arrive.
-// (The pending ones have the index of their subjects, partial too.)
+// (The pending ones are the newest, or many when a receiver is down: the
+// walk of the creation index finds them soon.)
 
 func migrateV40(tx *gorm.DB) error {
 	return execAll(tx, []string{

@@ -141,11 +141,11 @@ const (
 )
 
 // DeliveriesIn returns the condition of the deliveries in state, written
-// out rather than passed as a parameter (the indexes of the pending and
-// of the failed deliveries are partial, and a plan Postgres has cached
-// for any state could use neither), and false for a string that is none
-// of the delivery states: only those constants ever reach the SQL. The
-// column is unqualified; a query of several tables prefixes its alias.
+// out rather than passed as a parameter (the index of the failed
+// deliveries is partial, and a plan Postgres has cached for any state
+// could not use it), and false for a string that is none of the delivery
+// states: only those constants ever reach the SQL. The column is
+// unqualified; a query of several tables prefixes its alias.
 func DeliveriesIn(state string) (string, bool) {
 	switch state {
 	case DeliveryPending, DeliveryDelivered, DeliveryFailed:

@@ -104,7 +104,8 @@ const (
 // Newest is a newest-first list of rows T: ordered by (KeyCol DESC,
 // IDCol DESC), whose keys are times, paged by cursors sealed for the list
 // and its filters. It is the one way the lists of orders, payouts,
-// payments, brokerage cases, referred sales and transactions page.
+// payments, brokerage cases, referred sales, transactions and webhook
+// deliveries page.
 type Newest[T any] struct {
 	// Name names the list and its version in its cursors ("orders/v1").
 	Name          string
