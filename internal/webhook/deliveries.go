@@ -63,7 +63,8 @@ func (s *Service) Deliveries(ctx context.Context, f DeliveryFilter) ([]DeliveryV
 	// whose event is gone is not listed.
 	withEvents := func() *gorm.DB {
 		return db.Table("webhook_deliveries d").Joins("JOIN events ev ON ev.seq = d.event_seq").
-			Select("d.*, ev.id AS event_id, ev.type AS event_type")
+			Select(`d.id, d.endpoint_id, d.state, d.attempts, d.last_status, d.last_error, d.created_at, d.delivered_at,
+				d.finished_at, ev.id AS event_id, ev.type AS event_type`)
 	}
 	var q *gorm.DB
 	if f.PartnerID != "" && models.IsPostgres(db) {

@@ -123,6 +123,7 @@ func ExplainGeneric(tb testing.TB, db *gorm.DB, st Statement) (PlanNode, string)
 type PlanNode struct {
 	Type            string  `json:"Node Type"`
 	Index           string  `json:"Index Name"`
+	Relation        string  `json:"Relation Name"`
 	RemovedByFilter float64 `json:"Rows Removed by Filter"`
 	ActualRows      float64 `json:"Actual Rows"`
 	// Loops is how many times the node ran; its rows are per loop.
@@ -183,13 +184,14 @@ func RowsReadBy(tb testing.TB, db *gorm.DB, part string, run func() error) float
 	return root.RowsRead()
 }
 
-// RowsRead is how many rows the scans of the plan under n read, over all
-// their loops: those they passed on and those their filters threw away.
-// A scan of a subquery's rows reads nothing of its own.
+// RowsRead is how many rows the scans of the plan's tables under n read,
+// over all their loops: those they passed on and those their filters
+// threw away. (Postgres prints a loop's rows as a rounded average, so a
+// scan that finds a row in some loops only counts about right.)
 func (n PlanNode) RowsRead() float64 {
 	read := 0.0
 	n.Walk(func(n PlanNode) {
-		if strings.HasSuffix(n.Type, "Scan") && n.Type != "Bitmap Index Scan" && n.Type != "Subquery Scan" {
+		if n.Relation != "" {
 			read += (n.ActualRows + n.RemovedByFilter) * max(n.Loops, 1)
 		}
 	})
