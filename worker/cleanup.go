@@ -86,8 +86,12 @@ func (h *cleanup) Work(ctx context.Context, _ tasks.MaintenanceCleanupPayload) e
 			return db.Where("created_at < ?", now.Add(-webhook.Retention)).Delete(&models.Event{})
 		}},
 		{"webhook deliveries without their event", func() *gorm.DB {
-			// A redelivery made between the two steps above has lost its
-			// event; those below the first event kept have none.
+			// A redelivery of an expiring event made between the two steps
+			// above (or while this one runs, for the next run) has lost its
+			// event; those below the first event kept have none. (One of an
+			// event whose seq is above a kept one's, as a seq taken before
+			// another's and committed after it may be, waits until the
+			// events below it expire.)
 			first := db.Model(&models.Event{}).Select("COALESCE(MIN(seq), ?)", int64(math.MaxInt64))
 			return db.Where("event_seq < (?)", first).Delete(&models.WebhookDelivery{})
 		}},

@@ -208,16 +208,35 @@ func TestCleanupLeavesNoDeliveryWithoutItsEvent(t *testing.T) {
 		t.Fatal(err)
 	}
 	h := &cleanup{db: db, log: quiet}
-	for range 2 { // idempotent
-		if err := run(context.Background(), h, tasks.New(tasks.MaintenanceCleanupPayload{})); err != nil {
+	clean := func() (events, deliveries string) {
+		t.Helper()
+		for range 2 { // idempotent
+			if err := run(context.Background(), h, tasks.New(tasks.MaintenanceCleanupPayload{})); err != nil {
+				t.Fatal(err)
+			}
+		}
+		var left, kept []string
+		if err := db.Model(&models.Event{}).Order("seq").Pluck("id", &left).Error; err != nil {
 			t.Fatal(err)
 		}
+		if err := db.Model(&models.WebhookDelivery{}).Order("id").Pluck("id", &kept).Error; err != nil {
+			t.Fatal(err)
+		}
+		return strings.Join(left, ","), strings.Join(kept, ",")
 	}
-	var left, kept []string
-	db.Model(&models.Event{}).Order("seq").Pluck("id", &left)
-	db.Model(&models.WebhookDelivery{}).Order("id").Pluck("id", &kept)
-	if strings.Join(left, ",") != "evt_old_kept" || strings.Join(kept, ",") != "whd_of_evt_old_kept" {
+	if left, kept := clean(); left != "evt_old_kept" || kept != "whd_of_evt_old_kept" {
 		t.Errorf("events left %v, deliveries left %v; want evt_old_kept and its delivery", left, kept)
+	}
+	// Once every event has expired, no delivery has one.
+	if err := db.Model(&models.Event{}).Where("id = ?", "evt_old_kept").Update("created_at", expired).Error; err != nil {
+		t.Fatal(err)
+	}
+	lost := models.WebhookDelivery{ID: "whd_lost", EventSeq: events[len(events)-1].Seq + 100, EndpointID: "whe_1", State: models.DeliveryPending}
+	if err := db.Create(&lost).Error; err != nil {
+		t.Fatal(err)
+	}
+	if left, kept := clean(); left != "" || kept != "" {
+		t.Errorf("events left %v, deliveries left %v; want none", left, kept)
 	}
 }
 
