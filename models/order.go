@@ -1,6 +1,9 @@
 package models
 
-import "time"
+import (
+	"slices"
+	"time"
+)
 
 // Order statuses (SPEC §3.1). An order paid on our hosted checkout starts
 // PAID; one the partner collected starts EXTERNALLY_PAID.
@@ -25,11 +28,18 @@ const OrdersUnsettled = "status = '" + OrderTransferCompleted + "'"
 // false for a string that is none of the order statuses: only those
 // constants ever reach the SQL.
 func OrdersIn(status string) (string, bool) {
-	switch status {
-	case OrderExternallyPaid, OrderPaid, OrderTransferInProgress, OrderTransferCompleted, OrderSettled, OrderRefunded, OrderCancelled:
-		return "status = '" + status + "'", true
+	return writtenOut("status", status, OrderExternallyPaid, OrderPaid, OrderTransferInProgress, OrderTransferCompleted,
+		OrderSettled, OrderRefunded, OrderCancelled)
+}
+
+// writtenOut returns the condition that column is value, the value
+// written into the SQL, when value is one of known (the package's
+// constants), and false for any other string.
+func writtenOut(column, value string, known ...string) (string, bool) {
+	if !slices.Contains(known, value) {
+		return "", false
 	}
-	return "", false
+	return column + " = '" + value + "'", true
 }
 
 // Manual review states of an order: none below the threshold, pending

@@ -147,11 +147,7 @@ const (
 // states: only those constants ever reach the SQL. The column is
 // unqualified; a query of several tables prefixes its alias.
 func DeliveriesIn(state string) (string, bool) {
-	switch state {
-	case DeliveryPending, DeliveryDelivered, DeliveryFailed:
-		return "state = '" + state + "'", true
-	}
-	return "", false
+	return writtenOut("state", state, DeliveryPending, DeliveryDelivered, DeliveryFailed)
 }
 
 // WebhookDelivery is one event's delivery to one endpoint, through its

@@ -163,16 +163,7 @@ func seedOrders(t *testing.T, db *gorm.DB, n int, shape func(i int, o *models.Or
 // Every order status a filter may name has its written-out condition,
 // and nothing else has one.
 func TestEveryStatusIsWrittenOut(t *testing.T) {
-	for _, st := range Statuses {
-		if cond, ok := models.OrdersIn(st); !ok || cond != "status = '"+st+"'" {
-			t.Errorf("OrdersIn(%q) = %q, %v", st, cond, ok)
-		}
-	}
-	for _, bad := range []string{"", "paid", "PAID'", "PAID' OR '1'='1"} {
-		if cond, ok := models.OrdersIn(bad); ok {
-			t.Errorf("OrdersIn(%q) = %q, want none", bad, cond)
-		}
-	}
+	modelstest.WrittenOut(t, models.OrdersIn, "status", Statuses)
 	if cond, _ := models.OrdersIn(models.OrderTransferCompleted); cond != models.OrdersUnsettled {
 		t.Errorf("the unsettled orders' condition is %q, the settlement's %q", cond, models.OrdersUnsettled)
 	}
