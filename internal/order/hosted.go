@@ -124,7 +124,7 @@ func (s *Service) ReserveHosted(ctx context.Context, p *HostedPayment) error {
 		if err != nil {
 			return err
 		}
-		now := s.now().UTC()
+		now := saleTime(s.now())
 		h := holder{partnerID: cs.PartnerID, sessionID: cs.ID}
 		if err := checkHostedPrice(l, h, p, now); err != nil {
 			return err
@@ -189,26 +189,28 @@ func checkHostedPrice(l listing, h holder, p *HostedPayment, now time.Time) erro
 // payment first, the name was sold meanwhile, an error) records no order:
 // the caller gives the charge back (Unrecorded).
 func (s *Service) RecordHosted(ctx context.Context, p HostedPayment) (View, error) {
-	var o models.Order
+	var v View
 	err := s.outbox.Transaction(ctx, func(tx *outbox.Tx) error {
 		cs, err := lockSession(tx.DB, p.Session.ID)
 		if err != nil {
 			return err
 		}
 		if cs.OrderID != nil {
-			if o, err = find(tx.DB, *cs.OrderID); err != nil {
+			o, err := find(tx.DB, *cs.OrderID)
+			if err != nil {
 				return err
 			}
 			if o.ExternalPaymentRef != p.ChargeID {
 				return fault.New(fault.Conflict, "this checkout was paid a moment ago by another payment")
 			}
-			return nil
+			v, err = withTimeline(tx.DB, newView(o))
+			return err
 		}
 		l, err := findListing(tx.DB, cs.Environment, cs.Domain, "domain")
 		if err != nil {
 			return err
 		}
-		now := s.now().UTC()
+		now := saleTime(s.now())
 		h := holder{partnerID: cs.PartnerID, sessionID: cs.ID}
 		if err := checkHostedPrice(l, h, &p, now); err != nil {
 			return err
@@ -224,7 +226,7 @@ func (s *Service) RecordHosted(ctx context.Context, p HostedPayment) (View, erro
 		if p.PriceCents >= s.opts.ReviewThresholdCents {
 			review = models.ReviewPending
 		}
-		o = models.Order{PublicID: secret.NewID("ord_"), PartnerID: cs.PartnerID, Environment: cs.Environment, ListingID: l.ID, Domain: l.Domain,
+		o := models.Order{PublicID: secret.NewID("ord_"), PartnerID: cs.PartnerID, Environment: cs.Environment, ListingID: l.ID, Domain: l.Domain,
 			Status: models.OrderPaid, Review: review, SalePriceCents: p.PriceCents, Currency: p.Currency,
 			PaymentModel: models.PaymentHosted, BuyerEmail: p.Buyer.Email, BuyerName: p.Buyer.Name, BuyerCountry: p.Buyer.Country,
 			ExternalPaymentRef: p.ChargeID, ReturnURL: cs.ReturnURL, CancelURL: cs.CancelURL, CreatedAt: now, UpdatedAt: now}
@@ -252,12 +254,13 @@ func (s *Service) RecordHosted(ctx context.Context, p HostedPayment) (View, erro
 		if review == models.ReviewPending {
 			note += fmt.Sprintf("; held for manual review (at or above %d cents)", s.opts.ReviewThresholdCents)
 		}
-		return s.record(tx, o, ActorBuyer, EventPaid, note, nil)
+		v, err = recordSale(tx, o, ActorBuyer, EventPaid, note)
+		return err
 	})
 	if err != nil {
 		return View{}, err
 	}
-	return withTimeline(s.db.WithContext(ctx), newView(o))
+	return v, nil
 }
 
 // Unrecorded gives back the charge of p, which RecordHosted could not

@@ -147,12 +147,18 @@ func withTimeline(db *gorm.DB, v View) (View, error) {
 	}
 	v.Timeline = make([]Step, len(steps))
 	for i, st := range steps {
-		v.Timeline[i] = Step{At: st.At.UTC(), Actor: st.Actor, Status: st.Status, Note: st.Note}
-		if st.Event != "" {
-			v.Timeline[i].Event = &st.Event
-		}
+		v.Timeline[i] = newStep(st)
 	}
 	return v, nil
+}
+
+// newStep is st as the timeline shows it.
+func newStep(st models.OrderStep) Step {
+	out := Step{At: st.At.UTC(), Actor: st.Actor, Status: st.Status, Note: st.Note}
+	if st.Event != "" {
+		out.Event = &st.Event
+	}
+	return out
 }
 
 // record writes a step of o's life and, when event is set, the event
@@ -165,16 +171,43 @@ func (s *Service) record(tx *outbox.Tx, o models.Order, actor, event, note strin
 // recordStep is record of a step st (its actor, event, note and push; the
 // rest is filled in), returning the step's id.
 func (s *Service) recordStep(tx *outbox.Tx, o models.Order, st models.OrderStep, extra map[string]any) (int64, error) {
-	now := s.now().UTC()
+	st, err := writeStep(tx, o, st, extra, s.now().UTC(), false)
+	return st.ID, err
+}
+
+// saleTime is now as an order made at now keeps it: to the microsecond,
+// as Postgres stores it, so that the view recordSale returns is the one
+// later reads make.
+func saleTime(now time.Time) time.Time { return now.UTC().Truncate(time.Microsecond) }
+
+// recordSale writes the first step of o, an order made in tx at
+// o.CreatedAt, and its event, and returns o's view with its timeline: that
+// one step, so nothing is read back after the commit. No delivery of the
+// new order's events can be waiting, so none is looked for.
+func recordSale(tx *outbox.Tx, o models.Order, actor, event, note string) (View, error) {
+	st, err := writeStep(tx, o, models.OrderStep{Actor: actor, Event: event, Note: note}, nil, o.CreatedAt, true)
+	if err != nil {
+		return View{}, err
+	}
+	v := newView(o)
+	v.Timeline = []Step{newStep(st)}
+	return v, nil
+}
+
+// writeStep writes st, a step of o at now (its actor, event, note and
+// push set; the rest is filled in), and its event when st has one; fresh
+// says o was made in tx. It returns the step written.
+func writeStep(tx *outbox.Tx, o models.Order, st models.OrderStep, extra map[string]any, now time.Time, fresh bool) (models.OrderStep, error) {
 	st.OrderID, st.At, st.Status, st.Note = o.PublicID, now, o.Status, models.Cut(st.Note, 500)
 	if err := tx.Create(&st).Error; err != nil {
-		return 0, fmt.Errorf("record a step of %s: %w", o.PublicID, err)
+		return st, fmt.Errorf("record a step of %s: %w", o.PublicID, err)
 	}
 	if st.Event == "" {
-		return st.ID, nil
+		return st, nil
 	}
-	_, err := webhook.Emit(tx, o.PartnerID, o.Environment, o.PublicID, st.Event, eventData(o, extra), now)
-	return st.ID, err
+	_, err := webhook.EmitAll(tx, []webhook.Emission{{PartnerID: o.PartnerID, Environment: o.Environment, Subject: o.PublicID,
+		Type: st.Event, Data: eventData(o, extra), New: fresh}}, now)
+	return st, err
 }
 
 // eventData is the data of an event about o: the order, and extra.

@@ -2,9 +2,11 @@ package order
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"log/slog"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -19,6 +21,7 @@ import (
 	"github.com/domaind/domaind/internal/platform/platformtest"
 	"github.com/domaind/domaind/models"
 	"github.com/domaind/domaind/models/modelstest"
+	"github.com/domaind/domaind/tasks"
 )
 
 // world is the sales of a fresh database, on a clock the test moves.
@@ -505,5 +508,53 @@ func failInserts(t *testing.T, db *gorm.DB, table, message string) (restore func
 				t.Fatal(err)
 			}
 		}
+	}
+}
+
+// Record answers with the order as later reads see it, without reading it
+// back: its times as the database keeps them, and its timeline the one
+// step written. The new order's first delivery has its task at once, and
+// the next event of the order waits behind it.
+func TestARecordedOrderIsAsReadLater(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	ctx := context.Background()
+	w.now = w.now.Add(123_456_789 * time.Nanosecond)
+	w.list(t, "atomic.com", 10_000)
+	endpoint := models.WebhookEndpoint{ID: "whe_a", PartnerID: "prt_a", Environment: models.EnvSandbox, URL: "https://shop.test/hooks",
+		SecretSealed: []byte("sealed"), Active: true, CreatedAt: w.now}
+	if err := w.db.Create(&endpoint).Error; err != nil {
+		t.Fatal(err)
+	}
+
+	recorded, err := w.s.Record(ctx, "prt_a", models.EnvSandbox, newOrder("atomic.com", 10_000, ""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	read, err := w.s.Get(ctx, "prt_a", models.EnvSandbox, recorded.PublicID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(recorded, read) {
+		t.Errorf("Record answered\n%+v\nand a read then gives\n%+v", recorded, read)
+	}
+
+	if _, err := w.s.Move(ctx, recorded.PublicID, StartTransfer, MoveInput{Recipient: "buyer-registrar"}); err != nil {
+		t.Fatal(err)
+	}
+	var ds []models.WebhookDelivery
+	w.db.Where("subject = ?", recorded.PublicID).Order("event_seq").Find(&ds)
+	var entries []models.OutboxEntry
+	w.db.Where("task_type = ?", tasks.TypeWebhookDeliver).Find(&entries)
+	tasked := map[string]int{}
+	for _, e := range entries {
+		var p tasks.WebhookDeliverPayload
+		if err := json.Unmarshal(e.Payload, &p); err != nil {
+			t.Fatal(err)
+		}
+		tasked[p.DeliveryID]++
+	}
+	if len(ds) != 2 || tasked[ds[0].ID] != 1 || !ds[0].Followed || tasked[ds[1].ID] != 0 {
+		t.Errorf("deliveries of the order = %+v, tasks %v; want the first with its task and followed, the second waiting without one", ds, tasked)
 	}
 }

@@ -127,13 +127,13 @@ func (s *Service) Record(ctx context.Context, partnerID, env string, n NewOrder)
 	if err := n.check(); err != nil {
 		return View{}, err
 	}
-	var o models.Order
+	var v View
 	err := s.outbox.Transaction(ctx, func(tx *outbox.Tx) error {
 		l, err := findListing(tx.DB, env, n.Domain, "domain")
 		if err != nil {
 			return err
 		}
-		now := s.now().UTC()
+		now := saleTime(s.now())
 		if err := l.buyable(holder{partnerID: partnerID}, now); err != nil {
 			return err
 		}
@@ -155,7 +155,7 @@ func (s *Service) Record(ctx context.Context, partnerID, env string, n NewOrder)
 		if price >= s.opts.ReviewThresholdCents {
 			review = models.ReviewPending
 		}
-		o = models.Order{PublicID: secret.NewID("ord_"), PartnerID: partnerID, Environment: env, ListingID: l.ID, Domain: l.Domain,
+		o := models.Order{PublicID: secret.NewID("ord_"), PartnerID: partnerID, Environment: env, ListingID: l.ID, Domain: l.Domain,
 			Status: models.OrderExternallyPaid, Review: review, SalePriceCents: price, Currency: currency,
 			PaymentModel: models.PaymentPartnerCollected, BuyerEmail: n.Buyer.Email, BuyerName: n.Buyer.Name, BuyerCountry: n.Buyer.Country,
 			QuoteID: quoteID, ExternalPaymentRef: n.ExternalPaymentRef, ReturnURL: n.ReturnURL, CancelURL: n.CancelURL,
@@ -167,12 +167,13 @@ func (s *Service) Record(ctx context.Context, partnerID, env string, n NewOrder)
 		if review == models.ReviewPending {
 			note += fmt.Sprintf("; held for manual review (at or above %d cents)", s.opts.ReviewThresholdCents)
 		}
-		return s.record(tx, o, ActorPartner, EventRecorded, note, nil)
+		v, err = recordSale(tx, o, ActorPartner, EventRecorded, note)
+		return err
 	})
 	if err != nil {
 		return View{}, err
 	}
-	return withTimeline(s.db.WithContext(ctx), newView(o))
+	return v, nil
 }
 
 // createSale records o, sold, with its partner's commission at today's

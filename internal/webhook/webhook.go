@@ -163,6 +163,10 @@ func Emit(tx *outbox.Tx, partnerID, env, subject, typ string, data any, now time
 type Emission struct {
 	PartnerID, Environment, Subject, Type string
 	Data                                  any
+	// New says the subject was made in this transaction (a new order's
+	// first event): no earlier delivery of it can be waiting, so none is
+	// looked for.
+	New bool
 }
 
 // EmitAll is Emit of each of es, in their order, in a few statements
@@ -197,7 +201,7 @@ func EmitAll(tx *outbox.Tx, es []Emission, now time.Time) ([]models.Event, error
 	}
 	var queues []queue
 	for _, em := range es {
-		if e, ok := endpointOf[key{em.PartnerID, em.Environment}]; ok && em.Subject != "" {
+		if e, ok := endpointOf[key{em.PartnerID, em.Environment}]; ok && em.Subject != "" && !em.New {
 			queues = append(queues, queue{e.ID, em.Subject})
 		}
 	}
