@@ -56,8 +56,12 @@ const (
 // again). Use it with gorm's Scopes; the Postgres counters of
 // CountPublicListings count the same rows.
 func PublicListings(db *gorm.DB) *gorm.DB {
-	return db.Model(&Listing{}).Where("approved AND marketplace_visible")
+	return db.Model(&Listing{}).Where(PublicListingSQL)
 }
+
+// PublicListingSQL is PublicListings' condition, for statements written
+// out.
+const PublicListingSQL = "approved AND marketplace_visible"
 
 // ShownOrSoldListings scopes a query of listings to the public ones and
 // those sold from the marketplace: the names a partner order or a name's

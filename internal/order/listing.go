@@ -1,6 +1,7 @@
 package order
 
 import (
+	"fmt"
 	"time"
 
 	"gorm.io/gorm"
@@ -100,13 +101,50 @@ func hold(tx *gorm.DB, env string, l listing, h holder, now, until time.Time, si
 // sell marks l sold to h (hidden from the marketplace for live), unless
 // it is sold already or held by someone else; it reports whether it did.
 func sell(tx *gorm.DB, env string, l listing, h holder, now time.Time) (bool, error) {
-	set := map[string]any{"sold_at": now, "locked_until": nil, "held_by": nil, "held_session": nil}
-	if env == models.EnvLive {
-		set["marketplace_visible"] = false
-	}
-	res := tx.Model(model(env)).Where("id = ? AND sold_at IS NULL AND "+mayTakeSQL, l.ID, now, h.partnerID, h.sessionID).
-		Updates(set)
+	q, args := sellSQL(env, "id = ?", l.ID, h, now)
+	res := tx.Exec(q, args...)
 	return res.RowsAffected == 1, res.Error
+}
+
+// take sells env's listing of domain to h at now, as sell does, and
+// returns it: one UPDATE … RETURNING finds the listing and claims it. When
+// it claims none, the listing is read to say why: not_found, or the
+// conflict buyable names. A malformed domain is a validation error naming
+// field.
+func take(tx *gorm.DB, env, domain, field string, h holder, now time.Time) (listing, error) {
+	name, err := domainname.Parse(domain)
+	if err != nil {
+		return listing{}, fault.InvalidErr(field, err)
+	}
+	q, args := sellSQL(env, "domain = ?", name.Registrable, h, now)
+	var sold []listing
+	if err := tx.Raw(q+" RETURNING id, domain, bin_cents, currency", args...).Scan(&sold).Error; err != nil {
+		return listing{}, fmt.Errorf("sell %s: %w", name.Registrable, err)
+	}
+	if len(sold) == 1 {
+		return sold[0], nil
+	}
+	l, err := findListing(tx, env, name.Registrable, field)
+	if err != nil {
+		return l, err
+	}
+	if err := l.buyable(h, now); err != nil {
+		return l, err
+	}
+	return l, fault.New(fault.Conflict, "%s was reserved or sold a moment ago", l.Domain)
+}
+
+// sellSQL is the UPDATE that marks the listing of env where key (a
+// condition of one argument, arg) sold to h at now, and its arguments: it
+// changes a listing only while it is for sale (for live, approved and on
+// the marketplace, which it leaves) and h may take it.
+func sellSQL(env, key string, arg any, h holder, now time.Time) (string, []any) {
+	set := "sold_at = ?, locked_until = NULL, held_by = NULL, held_session = NULL"
+	q := "UPDATE sandbox_listings SET " + set + " WHERE " + key
+	if env == models.EnvLive {
+		q = "UPDATE listings SET " + set + ", marketplace_visible = false WHERE " + key + " AND " + models.PublicListingSQL
+	}
+	return q + " AND sold_at IS NULL AND " + mayTakeSQL, []any{now, arg, now, h.partnerID, h.sessionID}
 }
 
 // putBackOnSale undoes sell after a refund or a cancellation.

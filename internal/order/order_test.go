@@ -558,3 +558,38 @@ func TestARecordedOrderIsAsReadLater(t *testing.T) {
 		t.Errorf("deliveries of the order = %+v, tasks %v; want the first with its task and followed, the second waiting without one", ds, tasked)
 	}
 }
+
+// A live sale takes only a listing the marketplace shows, and hides it;
+// one not approved, or withdrawn, is not found, and a sold one is sold.
+func TestALiveSaleTakesWhatTheMarketplaceShows(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	ctx := context.Background()
+	price := int64(5_000)
+	for _, l := range []models.Listing{
+		{Domain: "shown.com", Approved: true, MarketplaceVisible: true},
+		{Domain: "unapproved.com", Approved: false, MarketplaceVisible: true},
+		{Domain: "withdrawn.com", Approved: true, MarketplaceVisible: false},
+	} {
+		l.ID, l.TLD, l.BINCents, l.Currency, l.CreatedAt = models.NewID(), "com", &price, "USD", w.now
+		if err := w.db.Create(&l).Error; err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, domain := range []string{"unapproved.com", "withdrawn.com"} {
+		_, err := w.s.Record(ctx, "prt_a", models.EnvLive, newOrder(domain, price, ""))
+		wantCode(t, domain, err, fault.NotFound)
+	}
+	if _, err := w.s.Record(ctx, "prt_a", models.EnvLive, newOrder("shown.com", price, "")); err != nil {
+		t.Fatal(err)
+	}
+	var sold models.Listing
+	w.db.Take(&sold, "domain = ?", "shown.com")
+	if sold.SoldAt == nil || sold.MarketplaceVisible || sold.LockedUntil != nil {
+		t.Errorf("the listing sold = %+v, want sold and hidden", sold)
+	}
+	_, err := w.s.Record(ctx, "prt_b", models.EnvLive, newOrder("shown.com", price, ""))
+	if e := wantCode(t, "the name sold", err, fault.Conflict); !strings.Contains(e.Message, "is sold") {
+		t.Errorf("conflict = %q, want it to say the name is sold", e.Message)
+	}
+}

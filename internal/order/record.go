@@ -129,27 +129,18 @@ func (s *Service) Record(ctx context.Context, partnerID, env string, n NewOrder)
 	}
 	var v View
 	err := s.outbox.Transaction(ctx, func(tx *outbox.Tx) error {
-		l, err := findListing(tx.DB, env, n.Domain, "domain")
+		now := saleTime(s.now())
+		l, err := take(tx.DB, env, n.Domain, "domain", holder{partnerID: partnerID}, now)
 		if err != nil {
 			return err
 		}
-		now := saleTime(s.now())
-		if err := l.buyable(holder{partnerID: partnerID}, now); err != nil {
-			return err
-		}
+		// A refusal below rolls the sale back with the transaction.
 		price, currency, quoteID, err := s.priceOf(tx.DB, l, partnerID, env, n.QuoteID, now)
 		if err != nil {
 			return err
 		}
 		if currency != n.Currency || price != *n.ExpectedPrice {
 			return fault.New(fault.PriceMismatch, "expected_price %d %s differs from the price of %s, %d %s", *n.ExpectedPrice, n.Currency, l.Domain, price, currency)
-		}
-		sold, err := sell(tx.DB, env, l, holder{partnerID: partnerID}, now)
-		if err != nil {
-			return fmt.Errorf("sell %s: %w", l.Domain, err)
-		}
-		if !sold {
-			return fault.New(fault.Conflict, "%s was reserved or sold a moment ago", l.Domain)
 		}
 		review := models.ReviewNone
 		if price >= s.opts.ReviewThresholdCents {
