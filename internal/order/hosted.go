@@ -124,7 +124,7 @@ func (s *Service) ReserveHosted(ctx context.Context, p *HostedPayment) error {
 		if err != nil {
 			return err
 		}
-		now := saleTime(s.now())
+		now := s.now().UTC()
 		h := holder{partnerID: cs.PartnerID, sessionID: cs.ID}
 		if err := checkHostedPrice(l, h, p, now); err != nil {
 			return err

@@ -107,10 +107,10 @@ func sell(tx *gorm.DB, env string, l listing, h holder, now time.Time) (bool, er
 }
 
 // take sells env's listing of domain to h at now, as sell does, and
-// returns it: one UPDATE … RETURNING finds the listing and claims it. When
-// it claims none, the listing is read to say why: not_found, or the
-// conflict buyable names. A malformed domain is a validation error naming
-// field.
+// returns it: one UPDATE … RETURNING finds the listing (a domain is listed
+// once in either table) and claims it. When it claims none, the listing is
+// read to say why: not_found, or the conflict buyable names. A malformed
+// domain is a validation error naming field.
 func take(tx *gorm.DB, env, domain, field string, h holder, now time.Time) (listing, error) {
 	name, err := domainname.Parse(domain)
 	if err != nil {
