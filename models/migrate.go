@@ -62,6 +62,7 @@ var migrations = []migration{
 	{38, "webhook deliveries by endpoint, newest first", migrateV38},
 	{39, "brokerage cases by creation, of every partner, of a status and of one partner", migrateV39},
 	{40, "the failed webhook deliveries by creation", migrateV40},
+	{41, "each endpoint's failed webhook deliveries by creation", migrateV41},
 }
 
 // SchemaMigration records an applied migration.

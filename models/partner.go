@@ -156,11 +156,12 @@ func DeliveriesIn(state string) (string, bool) {
 // a time in the order of their events: only the oldest pending one of a
 // subject has a task, and settling it gives the next one its task.
 type WebhookDelivery struct {
-	ID       string `gorm:"primaryKey;size:40;index:idx_webhook_deliveries_endpoint_created,priority:3;index:idx_webhook_deliveries_failed,priority:2,where:state = 'failed'"`
+	ID       string `gorm:"primaryKey;size:40;index:idx_webhook_deliveries_endpoint_created,priority:3;index:idx_webhook_deliveries_failed,priority:2,where:state = 'failed';index:idx_webhook_deliveries_endpoint_failed,priority:3,where:state = 'failed'"`
 	EventSeq int64  `gorm:"not null;index;index:idx_deliveries_pending_subject,priority:3,where:state = 'pending'"`
-	// EndpointID leads the index of each endpoint's deliveries newest
-	// first, which a partner's pages read one range per endpoint.
-	EndpointID string `gorm:"size:40;not null;index:idx_webhook_deliveries_endpoint_created,priority:1;index:idx_deliveries_pending_subject,priority:2,where:state = 'pending'"`
+	// EndpointID leads the indexes of each endpoint's deliveries newest
+	// first, all and failed, which a partner's pages read one range per
+	// endpoint.
+	EndpointID string `gorm:"size:40;not null;index:idx_webhook_deliveries_endpoint_created,priority:1;index:idx_webhook_deliveries_endpoint_failed,priority:1,where:state = 'failed';index:idx_deliveries_pending_subject,priority:2,where:state = 'pending'"`
 	// Subject leads the index of pending deliveries, so that a batch of
 	// events finds its subjects' pending deliveries a probe each.
 	Subject string `gorm:"size:80;not null;default:'';index:idx_deliveries_pending_subject,priority:1,where:state = 'pending'"`
@@ -170,7 +171,7 @@ type WebhookDelivery struct {
 	Attempts    int       `gorm:"not null;default:0"`
 	LastStatus  int       `gorm:"not null;default:0"`
 	LastError   string    `gorm:"size:500"`
-	CreatedAt   time.Time `gorm:"index;index:idx_webhook_deliveries_endpoint_created,priority:2;index:idx_webhook_deliveries_failed,priority:1,where:state = 'failed'"`
+	CreatedAt   time.Time `gorm:"index;index:idx_webhook_deliveries_endpoint_created,priority:2;index:idx_webhook_deliveries_failed,priority:1,where:state = 'failed';index:idx_webhook_deliveries_endpoint_failed,priority:2,where:state = 'failed'"`
 	DeliveredAt *time.Time
 	FinishedAt  *time.Time
 }
