@@ -3,7 +3,8 @@
 // verifies the signatures of webhook deliveries.
 //
 // Create one Client per credential and share it; it is safe for concurrent
-// use:
+// use, and keeps up to MaxConns connections open to the service between
+// calls (calls past that many at once wait for one):
 //
 //	c := partnerclient.New("https://domaind.example", "pk_live_…", os.Getenv("DOMAIND_PARTNER_SECRET"))
 //	var res SearchResult
@@ -47,6 +48,14 @@ import (
 // maxResponseBytes bounds a response body read into memory.
 const maxResponseBytes = 16 << 20
 
+// MaxConns is how many connections a Client opens to the service at once,
+// and keeps open between calls: the server's cap per client address. Past
+// it, the server closes a new connection as soon as it accepts it; a
+// Client's calls wait for one of theirs instead. (Go's default transport
+// keeps two idle, so a Client busy with more than two calls at once would
+// open and close a connection, TLS handshake and all, for most of them.)
+const MaxConns = 64
+
 // Client calls the partner API with one credential.
 type Client struct {
 	base   *url.URL
@@ -63,7 +72,7 @@ type Client struct {
 type Option func(*Client)
 
 // WithHTTPClient sends requests with hc instead of a client with a 30-second
-// timeout per attempt.
+// timeout per attempt and MaxConns connections.
 func WithHTTPClient(hc *http.Client) Option { return func(c *Client) { c.http = hc } }
 
 // WithClock takes the time of X-Service-Timestamp from now instead of the
@@ -78,6 +87,14 @@ func WithNonces(next func() string) Option { return func(c *Client) { c.nonce = 
 // WithRetryPolicy replaces DefaultRetryPolicy.
 func WithRetryPolicy(p RetryPolicy) Option { return func(c *Client) { c.retry = p } }
 
+// transport is Go's default transport holding MaxConns connections to a
+// host, busy or idle.
+func transport() *http.Transport {
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.MaxConnsPerHost, t.MaxIdleConnsPerHost = MaxConns, MaxConns
+	return t
+}
+
 // New returns a client of the service at baseURL (scheme and host, e.g.
 // "https://domaind.example"; a path there is put before every call's path)
 // signing with the credential keyID and its secret. A baseURL that does not
@@ -87,7 +104,7 @@ func New(baseURL, keyID, secret string, opts ...Option) *Client {
 	c := &Client{
 		keyID:  keyID,
 		secret: []byte(secret),
-		http:   &http.Client{Timeout: 30 * time.Second},
+		http:   &http.Client{Timeout: 30 * time.Second, Transport: transport()},
 		now:    time.Now,
 		nonce:  uuid.NewString,
 		retry:  DefaultRetryPolicy,

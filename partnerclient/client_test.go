@@ -4,16 +4,19 @@ import (
 	"context"
 	"errors"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/domaind/domaind/internal/hmacsig"
 	"github.com/domaind/domaind/internal/hmacsig/hmacsigtest"
+	"github.com/domaind/domaind/internal/httpserver"
 )
 
 // received is one request as the server saw it.
@@ -330,5 +333,40 @@ func TestRetryAfter(t *testing.T) {
 				t.Errorf("retryAfter(%q) = %v, %v; want %v, %v", tt.header, got, ok, tt.want, tt.wantOK)
 			}
 		})
+	}
+}
+
+// A Client busy with more calls at once than the server lets one address
+// hold opens no more connections than that, and keeps them for the next
+// calls.
+func TestConnectionsStayWithinTheServersCap(t *testing.T) {
+	t.Parallel()
+	if MaxConns != httpserver.MaxConnsPerClient {
+		t.Fatalf("MaxConns = %d, want the server's cap per client address, %d", MaxConns, httpserver.MaxConnsPerClient)
+	}
+	var opened atomic.Int32
+	s := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "{}") }))
+	s.Config.ConnState = func(_ net.Conn, state http.ConnState) {
+		if state == http.StateNew {
+			opened.Add(1)
+		}
+	}
+	s.Start()
+	t.Cleanup(s.Close)
+	c := New(s.URL, "pk_test_1", "secret")
+	const calls = 3 * 2 * MaxConns // three waves of twice as many at once
+	for range 3 {
+		var wg sync.WaitGroup
+		for range 2 * MaxConns {
+			wg.Go(func() {
+				if err := c.GetJSON(context.Background(), "/api/partner/v1/pricing", nil, nil); err != nil {
+					t.Error(err)
+				}
+			})
+		}
+		wg.Wait()
+	}
+	if n := opened.Load(); n > MaxConns {
+		t.Errorf("%d calls opened %d connections; want at most %d", calls, n, MaxConns)
 	}
 }
