@@ -3,8 +3,8 @@
 // verifies the signatures of webhook deliveries.
 //
 // Create one Client per credential and share it; it is safe for concurrent
-// use, and keeps up to MaxConns connections open to the service between
-// calls (calls past that many at once wait for one):
+// use; the Clients of a process keep up to MaxConns connections open to
+// the service between calls (calls past that many at once wait for one):
 //
 //	c := partnerclient.New("https://domaind.example", "pk_live_…", os.Getenv("DOMAIND_PARTNER_SECRET"))
 //	var res SearchResult
@@ -38,6 +38,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/google/uuid"
@@ -48,12 +49,15 @@ import (
 // maxResponseBytes bounds a response body read into memory.
 const maxResponseBytes = 16 << 20
 
-// MaxConns is how many connections a Client opens to the service at once,
-// and keeps open between calls: the server's cap per client address. Past
-// it, the server closes a new connection as soon as it accepts it; a
-// Client's calls wait for one of theirs instead. (Go's default transport
-// keeps two idle, so a Client busy with more than two calls at once would
-// open and close a connection, TLS handshake and all, for most of them.)
+// MaxConns is how many connections the Clients of a process open to the
+// service at once, and keep open between calls: the server's cap per
+// client address. Past it, the server closes a new connection as soon as
+// it accepts it; the Clients' calls wait for one instead (the wait counts
+// in the attempt's 30 seconds). Go's default transport keeps two idle, so
+// a Client busy with more than two calls at once would open and close a
+// connection, TLS handshake and all, for most of them. A Client given its
+// own http.Client (WithHTTPClient), or made in a program that replaced
+// http.DefaultTransport with a RoundTripper of another type, uses that.
 const MaxConns = 64
 
 // Client calls the partner API with one credential.
@@ -87,12 +91,29 @@ func WithNonces(next func() string) Option { return func(c *Client) { c.nonce = 
 // WithRetryPolicy replaces DefaultRetryPolicy.
 func WithRetryPolicy(p RetryPolicy) Option { return func(c *Client) { c.retry = p } }
 
-// transport is Go's default transport holding MaxConns connections to a
-// host, busy or idle.
-func transport() *http.Transport {
-	t := http.DefaultTransport.(*http.Transport).Clone()
-	t.MaxConnsPerHost, t.MaxIdleConnsPerHost = MaxConns, MaxConns
-	return t
+// shared is the transport every Client of the process uses unless given
+// an http.Client: a clone of http.DefaultTransport holding at most
+// MaxConns connections to a host, busy or idle, so that the cap holds for
+// the process however many Clients it makes.
+var shared struct {
+	sync.Mutex
+	base, t *http.Transport // t is cloned from base, http.DefaultTransport then
+}
+
+// transport is the shared transport. A program that replaced
+// http.DefaultTransport with a RoundTripper of its own keeps it (nil).
+func transport() http.RoundTripper {
+	base, ok := http.DefaultTransport.(*http.Transport)
+	if !ok {
+		return nil
+	}
+	shared.Lock()
+	defer shared.Unlock()
+	if shared.base != base {
+		shared.base, shared.t = base, base.Clone()
+		shared.t.MaxConnsPerHost, shared.t.MaxIdleConnsPerHost = MaxConns, MaxConns
+	}
+	return shared.t
 }
 
 // New returns a client of the service at baseURL (scheme and host, e.g.
@@ -104,7 +125,6 @@ func New(baseURL, keyID, secret string, opts ...Option) *Client {
 	c := &Client{
 		keyID:  keyID,
 		secret: []byte(secret),
-		http:   &http.Client{Timeout: 30 * time.Second, Transport: transport()},
 		now:    time.Now,
 		nonce:  uuid.NewString,
 		retry:  DefaultRetryPolicy,
@@ -118,6 +138,9 @@ func New(baseURL, keyID, secret string, opts ...Option) *Client {
 	}
 	for _, o := range opts {
 		o(c)
+	}
+	if c.http == nil {
+		c.http = &http.Client{Timeout: 30 * time.Second, Transport: transport()}
 	}
 	return c
 }

@@ -336,9 +336,9 @@ func TestRetryAfter(t *testing.T) {
 	}
 }
 
-// A Client busy with more calls at once than the server lets one address
-// hold opens no more connections than that, and keeps them for the next
-// calls.
+// Clients busy with more calls at once than the server lets one address
+// hold open no more connections together than that, and keep them for the
+// next calls.
 func TestConnectionsStayWithinTheServersCap(t *testing.T) {
 	t.Parallel()
 	if MaxConns != httpserver.MaxConnsPerClient {
@@ -353,16 +353,20 @@ func TestConnectionsStayWithinTheServersCap(t *testing.T) {
 	}
 	s.Start()
 	t.Cleanup(s.Close)
-	c := New(s.URL, "pk_test_1", "secret")
-	const calls = 3 * 2 * MaxConns // three waves of twice as many at once
+	// A partner's two environments, in three waves of twice as many calls
+	// at once from each.
+	clients := []*Client{New(s.URL, "pk_test_1", "secret"), New(s.URL, "pk_live_1", "secret")}
+	const calls = 3 * 2 * 2 * MaxConns
 	for range 3 {
 		var wg sync.WaitGroup
-		for range 2 * MaxConns {
-			wg.Go(func() {
-				if err := c.GetJSON(context.Background(), "/api/partner/v1/pricing", nil, nil); err != nil {
-					t.Error(err)
-				}
-			})
+		for _, c := range clients {
+			for range 2 * MaxConns {
+				wg.Go(func() {
+					if err := c.GetJSON(context.Background(), "/api/partner/v1/pricing", nil, nil); err != nil {
+						t.Error(err)
+					}
+				})
+			}
 		}
 		wg.Wait()
 	}
@@ -370,3 +374,27 @@ func TestConnectionsStayWithinTheServersCap(t *testing.T) {
 		t.Errorf("%d calls opened %d connections; want at most %d", calls, n, MaxConns)
 	}
 }
+
+// A program that wrapped http.DefaultTransport (to trace its calls, say)
+// has its Clients' calls go through its wrapper. (Not parallel: it
+// replaces http.DefaultTransport while it runs.)
+func TestAWrappedDefaultTransportIsKept(t *testing.T) {
+	s := newServer(t, &answer{status: 200, body: "{}"})
+	base := http.DefaultTransport
+	var through atomic.Int32
+	http.DefaultTransport = roundTripper(func(r *http.Request) (*http.Response, error) {
+		through.Add(1)
+		return base.RoundTrip(r)
+	})
+	t.Cleanup(func() { http.DefaultTransport = base })
+	if err := New(s.URL, "pk_test_1", "secret").GetJSON(context.Background(), "/api/partner/v1/pricing", nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	if through.Load() != 1 {
+		t.Errorf("%d calls went through the program's transport, want 1", through.Load())
+	}
+}
+
+type roundTripper func(*http.Request) (*http.Response, error)
+
+func (f roundTripper) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
