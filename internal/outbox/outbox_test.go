@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -201,5 +202,35 @@ func TestASilentRedisLeavesTheErrorOnTheEntry(t *testing.T) {
 	}
 	if e.EnqueuedAt != nil || e.Attempts != 1 || e.LastError == "" {
 		t.Fatalf("entry after a silent Redis = enqueued %v attempts %d error %q; want pending, 1 attempt, the error", e.EnqueuedAt, e.Attempts, e.LastError)
+	}
+}
+
+// Entries made later have greater ids, so that the entries' primary key
+// grows at its right edge (random ids put each entry into a random page
+// of it): three transactions' entries, in the order of their times, are
+// in the order of their ids.
+func TestEntryIDsRiseAsTheyAreMade(t *testing.T) {
+	t.Parallel()
+	db := modelstest.NewDB(t)
+	ob := outbox.New(db, platformtest.NewRedis(t).Client, quiet)
+	defer ob.Close()
+	ctx := context.Background()
+	for range 3 {
+		err := ob.Transaction(ctx, func(tx *outbox.Tx) error {
+			for range 50 {
+				tx.Add(tasks.CanaryRunPayload{CanaryID: models.NewID()})
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	var ids []string
+	if err := db.Model(&models.OutboxEntry{}).Order("created_at, id").Pluck("id", &ids).Error; err != nil {
+		t.Fatal(err)
+	}
+	if len(ids) != 150 || !slices.IsSorted(ids) {
+		t.Errorf("%d entries' ids in the order they were made: %v; want 150, rising", len(ids), ids)
 	}
 }
