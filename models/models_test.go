@@ -3,7 +3,10 @@ package models
 import (
 	"errors"
 	"testing"
+	"time"
 	"unicode/utf8"
+
+	"github.com/domaind/domaind/internal/secret"
 )
 
 func TestErrorTextKeepsCharactersWhole(t *testing.T) {
@@ -21,6 +24,34 @@ func TestErrorTextKeepsCharactersWhole(t *testing.T) {
 		got := ErrorText(errors.New(tc.msg), tc.max)
 		if got != tc.want || !utf8.ValidString(got) || len(got) > tc.max {
 			t.Errorf("%s: ErrorText(%q, %d) = %q, want %q", tc.name, tc.msg, tc.max, got, tc.want)
+		}
+	}
+}
+
+// A sorted id has secret.NewID's form, ids made in later milliseconds
+// sort after, and ids made in one are still unique.
+func TestSortedIDsRiseWithTime(t *testing.T) {
+	const prefix = "evt_"
+	millisecond := func(id string) string { return id[:len(prefix)+12] }
+	firsts := []string{NewSortedID(prefix)} // the first id of each millisecond seen
+	if !secret.IsID(firsts[0], prefix) {
+		t.Fatalf("%q is not an id of secret.NewID's form", firsts[0])
+	}
+	seen := map[string]bool{firsts[0]: true}
+	for deadline := time.Now().Add(time.Second); len(firsts) < 6; {
+		id := NewSortedID(prefix)
+		if seen[id] {
+			t.Fatalf("%s made twice", id)
+		}
+		seen[id] = true
+		if last := firsts[len(firsts)-1]; millisecond(id) != millisecond(last) {
+			if id <= last {
+				t.Fatalf("%s, made in a millisecond after %s's, does not sort after it", id, last)
+			}
+			firsts = append(firsts, id)
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("ids of %d milliseconds within a second (%d made); want 6", len(firsts), len(seen))
 		}
 	}
 }

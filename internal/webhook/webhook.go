@@ -179,7 +179,7 @@ func EmitAll(tx *outbox.Tx, es []Emission, now time.Time) ([]models.Event, error
 		if err != nil {
 			return nil, fmt.Errorf("encode %s data: %w", em.Type, err)
 		}
-		evs[i] = models.Event{ID: secret.NewID("evt_"), PartnerID: em.PartnerID, Environment: em.Environment, Type: em.Type, Data: b, CreatedAt: now.UTC()}
+		evs[i] = models.Event{ID: models.NewSortedID("evt_"), PartnerID: em.PartnerID, Environment: em.Environment, Type: em.Type, Data: b, CreatedAt: now.UTC()}
 		if !slices.Contains(partners, em.PartnerID) {
 			partners = append(partners, em.PartnerID)
 		}
@@ -226,7 +226,7 @@ func EmitAll(tx *outbox.Tx, es []Emission, now time.Time) ([]models.Event, error
 			}
 			last[q] = len(deliveries)
 		}
-		d := models.WebhookDelivery{ID: secret.NewID("whd_"), EventSeq: evs[i].Seq, EndpointID: e.ID, Subject: em.Subject,
+		d := models.WebhookDelivery{ID: models.NewSortedID("whd_"), EventSeq: evs[i].Seq, EndpointID: e.ID, Subject: em.Subject,
 			State: models.DeliveryPending, CreatedAt: now.UTC()}
 		deliveries = append(deliveries, d)
 		if !wait {
@@ -288,7 +288,7 @@ func markFollowed(tx *outbox.Tx, queues []queue) (map[queue]bool, error) {
 // addDelivery records a delivery of ev to e about subject, with its task
 // unless it waits for an earlier delivery, and returns its id.
 func addDelivery(tx *outbox.Tx, ev models.Event, e models.WebhookEndpoint, subject string, wait bool, now time.Time) (string, error) {
-	d := models.WebhookDelivery{ID: secret.NewID("whd_"), EventSeq: ev.Seq, EndpointID: e.ID, Subject: subject,
+	d := models.WebhookDelivery{ID: models.NewSortedID("whd_"), EventSeq: ev.Seq, EndpointID: e.ID, Subject: subject,
 		State: models.DeliveryPending, CreatedAt: now.UTC()}
 	if err := tx.Create(&d).Error; err != nil {
 		return "", fmt.Errorf("record delivery of %s: %w", ev.ID, err)
