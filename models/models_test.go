@@ -29,7 +29,8 @@ func TestErrorTextKeepsCharactersWhole(t *testing.T) {
 }
 
 // A sorted id has secret.NewID's form, ids made in later milliseconds
-// sort after, and ids made in one are still unique.
+// sort after, and ids made in one are still unique. (The milliseconds are
+// the wall clock's: a clock set back while it runs fails the test.)
 func TestSortedIDsRiseWithTime(t *testing.T) {
 	const prefix = "evt_"
 	millisecond := func(id string) string { return id[:len(prefix)+12] }
