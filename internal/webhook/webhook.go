@@ -21,6 +21,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"net/http"
 	"net/netip"
@@ -173,17 +174,18 @@ type Emission struct {
 // however many they are (a settlement run emits an event per order).
 func EmitAll(tx *outbox.Tx, es []Emission, now time.Time) ([]models.Event, error) {
 	evs := make([]models.Event, len(es))
-	partners := make([]string, 0, len(es))
+	// A settlement batch's emissions are of hundreds of partners: a set,
+	// not a search of the list for each.
+	partnerSet := make(map[string]struct{}, len(es))
 	for i, em := range es {
 		b, err := json.Marshal(em.Data)
 		if err != nil {
 			return nil, fmt.Errorf("encode %s data: %w", em.Type, err)
 		}
 		evs[i] = models.Event{ID: models.NewSortedID("evt_"), PartnerID: em.PartnerID, Environment: em.Environment, Type: em.Type, Data: b, CreatedAt: now.UTC()}
-		if !slices.Contains(partners, em.PartnerID) {
-			partners = append(partners, em.PartnerID)
-		}
+		partnerSet[em.PartnerID] = struct{}{}
 	}
+	partners := slices.Collect(maps.Keys(partnerSet))
 	if err := models.InsertEvents(tx.DB, evs); err != nil {
 		return nil, fmt.Errorf("record %d events: %w", len(evs), err)
 	}
