@@ -63,6 +63,7 @@ var migrations = []migration{
 	{39, "brokerage cases by creation, of every partner, of a status and of one partner", migrateV39},
 	{40, "the failed webhook deliveries by creation", migrateV40},
 	{41, "each endpoint's failed webhook deliveries by creation", migrateV41},
+	{42, "payments, payouts and referred sales indexed as their lists read them", migrateV42},
 }
 
 // SchemaMigration records an applied migration.

@@ -78,9 +78,9 @@ type Order struct {
 	// holds only the orders in TRANSFER_COMPLETED, so a status move
 	// writes no entry into it but the one into that status. It ends the
 	// indexes of the lists, newest first (see CreatedAt).
-	PublicID    string `gorm:"primaryKey;size:40;index:idx_orders_unsettled,where:status = 'TRANSFER_COMPLETED';index:idx_orders_partner_env_created,priority:4;index:idx_orders_created,priority:2;index:idx_orders_status_created,priority:3,where:status <> 'SETTLED'"`
+	PublicID    string `gorm:"primaryKey;size:40;index:idx_orders_unsettled,where:status = 'TRANSFER_COMPLETED';index:idx_orders_partner_env_created,priority:4;index:idx_orders_created,priority:2;index:idx_orders_status_created,priority:3,where:status <> 'SETTLED';index:idx_orders_referral_partner,priority:4,where:referral_partner_id IS NOT NULL"`
 	PartnerID   string `gorm:"size:40;not null;index:idx_orders_partner_env_created,priority:1"`
-	Environment string `gorm:"size:8;not null;index:idx_orders_partner_env_created,priority:2"`
+	Environment string `gorm:"size:8;not null;index:idx_orders_partner_env_created,priority:2;index:idx_orders_referral_partner,priority:2,where:referral_partner_id IS NOT NULL"`
 	// ListingID is the listing sold (of Listing or SandboxListing, by
 	// Environment). No query looks orders up by it, so it has no index: a
 	// listing's sale is guarded by the listing's own row (sold_at).
@@ -125,7 +125,7 @@ type Order struct {
 	SettledPeriod *time.Time `gorm:"index:idx_orders_settled_period,where:settled_period IS NOT NULL"`
 	// CreatedAt orders the lists, newest first: a partner's, ops' of
 	// every order, and ops' of one status.
-	CreatedAt time.Time `gorm:"not null;index:idx_orders_partner_env_created,priority:3;index:idx_orders_referral_partner,priority:2;index:idx_orders_created,priority:1;index:idx_orders_status_created,priority:2,where:status <> 'SETTLED'"`
+	CreatedAt time.Time `gorm:"not null;index:idx_orders_partner_env_created,priority:3;index:idx_orders_referral_partner,priority:3,where:referral_partner_id IS NOT NULL;index:idx_orders_created,priority:1;index:idx_orders_status_created,priority:2,where:status <> 'SETTLED'"`
 	UpdatedAt time.Time
 }
 

@@ -21,7 +21,9 @@ const (
 // order it paid, or, when no order could be recorded, a refund of all of
 // it on its way (its task is queued in the transaction that says so).
 type Payment struct {
-	ID string `gorm:"primaryKey;size:40"`
+	// ID ends the indexes of finance's lists, newest first: of every
+	// payment and of one status.
+	ID string `gorm:"primaryKey;size:40;index:idx_payments_status_created,priority:3;index:idx_payments_created,priority:2"`
 	// Provider is the processor's name (sandbox, stripe).
 	Provider    string `gorm:"size:16;not null"`
 	SessionID   string `gorm:"size:40;not null;index"`
@@ -58,7 +60,7 @@ type Payment struct {
 	// page is recorded with when the processor confirms it (the buyer and
 	// the referral, as JSON; internal/order writes and reads it).
 	PendingOrder string    `gorm:"type:text;not null;default:''"`
-	CreatedAt    time.Time `gorm:"not null;index:idx_payments_status_created,priority:2;index:idx_payments_created"`
+	CreatedAt    time.Time `gorm:"not null;index:idx_payments_status_created,priority:2;index:idx_payments_created,priority:1"`
 	UpdatedAt    time.Time `gorm:"not null"`
 }
 
