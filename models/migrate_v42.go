@@ -14,8 +14,11 @@ import "gorm.io/gorm"
 //     the order's id, walked the creation of every order instead (468
 //     rows for 25, when a third of the orders were referred).
 //
-// Each index replaces one its list read, whose columns it keeps first
-// for that index's other readers.
+// The payments' two indexes and the payouts' of status and of partner
+// take the id at their end; ops' payouts have a new index of period and
+// id (the unique one of period, partner, environment and currency stays);
+// the referred orders' takes the environment after the affiliate, which
+// every reader of it filters on, and the order's id at its end.
 
 func migrateV42(tx *gorm.DB) error {
 	return execAll(tx, []string{

@@ -124,7 +124,7 @@ type Order struct {
 	// the order. Its index holds the settled orders only.
 	SettledPeriod *time.Time `gorm:"index:idx_orders_settled_period,where:settled_period IS NOT NULL"`
 	// CreatedAt orders the lists, newest first: a partner's, ops' of
-	// every order, and ops' of one status.
+	// every order, ops' of one status, and an affiliate's referred sales.
 	CreatedAt time.Time `gorm:"not null;index:idx_orders_partner_env_created,priority:3;index:idx_orders_referral_partner,priority:3,where:referral_partner_id IS NOT NULL;index:idx_orders_created,priority:1;index:idx_orders_status_created,priority:2,where:status <> 'SETTLED'"`
 	UpdatedAt time.Time
 }

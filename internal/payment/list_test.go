@@ -3,10 +3,12 @@ package payment
 import (
 	"context"
 	"fmt"
-	"slices"
+	"io"
+	"log/slog"
 	"testing"
 	"time"
 
+	"github.com/domaind/domaind/internal/pagecursor/pagecursortest"
 	"github.com/domaind/domaind/models"
 	"github.com/domaind/domaind/models/modelstest"
 )
@@ -17,7 +19,8 @@ import (
 // not every newer payment first.
 func TestPaymentPagesReadTheirOwnRows(t *testing.T) {
 	t.Parallel()
-	bk := newBooks(t)
+	db := modelstest.NewDB(t)
+	b := NewBook(db, nil, nil, []byte("test-secret-key-0123456789abcdef"), slog.New(slog.NewTextHandler(io.Discard, nil)), time.Now)
 	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	const n = 3000
 	var payments []models.Payment
@@ -31,28 +34,11 @@ func TestPaymentPagesReadTheirOwnRows(t *testing.T) {
 			IdempotencyKey: fmt.Sprintf("key_%05d", i), AmountCents: 900, Currency: "USD", Status: status,
 			CreatedAt: start.Add(time.Duration(i/2) * time.Second), UpdatedAt: start})
 	}
-	if err := bk.db.CreateInBatches(payments, 500).Error; err != nil {
+	if err := db.CreateInBatches(payments, 500).Error; err != nil {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
 
-	// walk returns the ids of f's pages in their order and the cursors of
-	// the pages after the first.
-	walk := func(f Filter) (ids, cursors []string) {
-		for {
-			page, next, err := bk.b.List(ctx, f)
-			if err != nil {
-				t.Fatal(err)
-			}
-			for _, p := range page {
-				ids = append(ids, p.ID)
-			}
-			if f.Cursor = next; next == "" {
-				return ids, cursors
-			}
-			cursors = append(cursors, next)
-		}
-	}
 	// The newest first: the later of two made in the same second is the
 	// one whose id sorts last, as pay_%05d numbers them.
 	newestFirst := func(status string) []string {
@@ -64,35 +50,20 @@ func TestPaymentPagesReadTheirOwnRows(t *testing.T) {
 		}
 		return want
 	}
-	all, cursors := walk(Filter{Limit: 100})
-	failed, failedCursors := walk(Filter{Status: models.PaymentFailed, Limit: 30})
-	for _, w := range []struct {
-		what      string
-		got, want []string
-	}{{"every payment", all, newestFirst("")}, {"the failed payments", failed, newestFirst(models.PaymentFailed)}} {
-		if !slices.Equal(w.got, w.want) {
-			t.Errorf("walking %s gave %d payments, want %d, each once, newest first", w.what, len(w.got), len(w.want))
-		}
-	}
-	if !models.IsPostgres(bk.db) {
-		return // the plans are Postgres's
-	}
-	if err := bk.db.Exec("ANALYZE payments").Error; err != nil {
-		t.Fatal(err)
-	}
-	// A page and the next one's first.
-	read := modelstest.RowsReadBy(t, bk.db, `FROM "payments"`, func() error {
-		_, _, err := bk.b.List(ctx, Filter{Limit: 100, Cursor: cursors[len(cursors)/2]})
-		return err
-	})
-	if read > 101 {
-		t.Errorf("a page of 100 in the middle of every payment read %v rows; want at most 101", read)
-	}
-	read = modelstest.RowsReadBy(t, bk.db, `FROM "payments"`, func() error {
-		_, _, err := bk.b.List(ctx, Filter{Status: models.PaymentFailed, Limit: 30, Cursor: failedCursors[len(failedCursors)/2]})
-		return err
-	})
-	if read > 31 {
-		t.Errorf("a page of 30 in the middle of the failed payments read %v rows; want at most 31", read)
+	for _, l := range []struct {
+		name   string
+		filter Filter
+		read   float64 // the most rows a page in the middle may read: the page and the next one's first
+	}{
+		{"every payment", Filter{Limit: 100}, 101},
+		{"the failed payments", Filter{Status: models.PaymentFailed, Limit: 30}, 31},
+	} {
+		pagecursortest.Check(t, db, "payments", pagecursortest.List[View]{
+			Name: l.name, Want: newestFirst(l.filter.Status), Read: l.read, ID: func(v View) string { return v.ID },
+			Page: func(cursor string) ([]View, string, error) {
+				f := l.filter
+				f.Cursor = cursor
+				return b.List(ctx, f)
+			}})
 	}
 }

@@ -185,7 +185,7 @@ func EmitAll(tx *outbox.Tx, es []Emission, now time.Time) ([]models.Event, error
 		evs[i] = models.Event{ID: models.NewSortedID("evt_"), PartnerID: em.PartnerID, Environment: em.Environment, Type: em.Type, Data: b, CreatedAt: now.UTC()}
 		partnerSet[em.PartnerID] = struct{}{}
 	}
-	partners := slices.Collect(maps.Keys(partnerSet))
+	partners := slices.Sorted(maps.Keys(partnerSet)) // the same query arguments for the same batch
 	if err := models.InsertEvents(tx.DB, evs); err != nil {
 		return nil, fmt.Errorf("record %d events: %w", len(evs), err)
 	}
