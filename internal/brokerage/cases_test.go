@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/domaind/domaind/internal/pagecursor/pagecursortest"
 	"github.com/domaind/domaind/models"
 	"github.com/domaind/domaind/models/modelstest"
 )
@@ -38,24 +39,16 @@ func TestCasePagesReadTheirOwnRows(t *testing.T) {
 				want++
 			}
 		}
-		seen := map[string]bool{}
-		var cursors []string
-		for cursor := ""; ; {
+		page, cursors := pagecursortest.Walk(t, func(cursor string) ([]View, string, error) {
 			f.Limit, f.Cursor = 25, cursor
-			page, next, err := s.List(ctx, f)
-			if err != nil {
-				t.Fatal(err)
+			return s.List(ctx, f)
+		})
+		seen := map[string]bool{}
+		for _, v := range page {
+			if seen[v.CaseID] {
+				t.Fatalf("%+v: case %s on two pages", f, v.CaseID)
 			}
-			for _, v := range page {
-				if seen[v.CaseID] {
-					t.Fatalf("%+v: case %s on two pages", f, v.CaseID)
-				}
-				seen[v.CaseID] = true
-			}
-			if cursor = next; cursor == "" {
-				break
-			}
-			cursors = append(cursors, cursor)
+			seen[v.CaseID] = true
 		}
 		if len(seen) != want {
 			t.Fatalf("%+v: walked %d cases, want %d", f, len(seen), want)

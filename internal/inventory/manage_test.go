@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/domaind/domaind/internal/fault"
+	"github.com/domaind/domaind/internal/pagecursor/pagecursortest"
 	"github.com/domaind/domaind/models"
 	"github.com/domaind/domaind/models/modelstest"
 )
@@ -163,17 +164,9 @@ func TestListMiddlePageReadsItsOwnRows(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	var cursors []string
-	for cursor := ""; ; {
-		_, next, err := s.List(ctx, models.EnvSandbox, "", cursor, 100)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if cursor = next; cursor == "" {
-			break
-		}
-		cursors = append(cursors, cursor)
-	}
+	_, cursors := pagecursortest.Walk(t, func(cursor string) ([]Managed, string, error) {
+		return s.List(ctx, models.EnvSandbox, "", cursor, 100)
+	})
 	// The page and the next one's first, the rest of the cursor's second
 	// and the whole of the page's last second: 105.
 	read := modelstest.RowsReadBy(t, db, `FROM "sandbox_listings"`, func() error {

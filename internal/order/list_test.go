@@ -11,6 +11,7 @@ import (
 	"gorm.io/gorm"
 
 	"github.com/domaind/domaind/internal/outbox"
+	"github.com/domaind/domaind/internal/pagecursor/pagecursortest"
 	"github.com/domaind/domaind/internal/platform/platformtest"
 	"github.com/domaind/domaind/models"
 	"github.com/domaind/domaind/models/modelstest"
@@ -27,20 +28,12 @@ func TestListDeepPageReadsItsOwnRows(t *testing.T) {
 		o.PartnerID, o.Environment, o.CreatedAt = fmt.Sprintf("prt_%d", i%100), models.EnvSandbox, start.Add(time.Duration(i/200)*time.Second)
 	})
 	ctx := context.Background()
+	page, cursors := pagecursortest.Walk(t, func(cursor string) ([]View, string, error) {
+		return s.List(ctx, Filter{PartnerID: "prt_0", Environment: models.EnvSandbox, Limit: 25, Cursor: cursor})
+	})
 	seen := map[string]int{}
-	var cursors []string
-	for cursor := ""; ; {
-		page, next, err := s.List(ctx, Filter{PartnerID: "prt_0", Environment: models.EnvSandbox, Limit: 25, Cursor: cursor})
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, o := range page {
-			seen[o.PublicID]++
-		}
-		if cursor = next; cursor == "" {
-			break
-		}
-		cursors = append(cursors, cursor)
+	for _, o := range page {
+		seen[o.PublicID]++
 	}
 	if len(seen) != 200 {
 		t.Errorf("walked %d orders, want the partner's 200", len(seen))
@@ -83,21 +76,11 @@ func TestOpsPagesReadTheirOwnRows(t *testing.T) {
 		}
 	})
 	ctx := context.Background()
-	var cursors []string
-	walked := 0
-	for cursor := ""; ; {
-		page, next, err := s.List(ctx, Filter{Limit: 100, Cursor: cursor})
-		if err != nil {
-			t.Fatal(err)
-		}
-		walked += len(page)
-		if cursor = next; cursor == "" {
-			break
-		}
-		cursors = append(cursors, cursor)
-	}
-	if walked != 3000 {
-		t.Errorf("walked %d orders, want 3000", walked)
+	all, cursors := pagecursortest.Walk(t, func(cursor string) ([]View, string, error) {
+		return s.List(ctx, Filter{Limit: 100, Cursor: cursor})
+	})
+	if len(all) != 3000 {
+		t.Errorf("walked %d orders, want 3000", len(all))
 	}
 	page, _, err := s.List(ctx, Filter{Status: models.OrderTransferInProgress, Limit: 10})
 	if err != nil || len(page) != 10 {

@@ -10,6 +10,7 @@ import (
 
 	"gorm.io/gorm"
 
+	"github.com/domaind/domaind/internal/pagecursor/pagecursortest"
 	"github.com/domaind/domaind/models"
 	"github.com/domaind/domaind/models/modelstest"
 )
@@ -78,17 +79,9 @@ func TestDeliveriesMiddlePageReadsItsOwnRows(t *testing.T) {
 	seedDeliveries(t, db, 3000, func(i int, d *models.WebhookDelivery) {
 		d.EndpointID, d.CreatedAt = endpoint.ID, seedStart.Add(time.Duration(i/2)*time.Second)
 	})
-	var cursors []string
-	for cursor := ""; ; {
-		_, next, err := w.s.Deliveries(ctx, DeliveryFilter{Limit: 100, Cursor: cursor})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if cursor = next; cursor == "" {
-			break
-		}
-		cursors = append(cursors, cursor)
-	}
+	_, cursors := pagecursortest.Walk(t, func(cursor string) ([]DeliveryView, string, error) {
+		return w.s.Deliveries(ctx, DeliveryFilter{Limit: 100, Cursor: cursor})
+	})
 	// The page and the next one's first, the rest of the cursor's second
 	// and the whole of the page's last (105 deliveries), the event of each
 	// delivery kept (103) and the endpoint: 209 rows.
@@ -150,22 +143,16 @@ func TestAPartnersPageReadsItsOwnRows(t *testing.T) {
 	var cursors []string
 	for _, f := range []DeliveryFilter{{}, {Environment: models.EnvSandbox}, {Environment: models.EnvLive, State: models.DeliveryFailed}} {
 		f.PartnerID = "prt_0"
-		var got []string
-		for cursor := ""; ; {
+		page, walked := pagecursortest.Walk(t, func(cursor string) ([]DeliveryView, string, error) {
 			f.Limit, f.Cursor = 25, cursor
-			page, next, err := w.s.Deliveries(ctx, f)
-			if err != nil {
-				t.Fatal(err)
-			}
-			for _, d := range page {
-				got = append(got, d.ID)
-			}
-			if cursor = next; cursor == "" {
-				break
-			}
-			if f.Environment == "" {
-				cursors = append(cursors, cursor)
-			}
+			return w.s.Deliveries(ctx, f)
+		})
+		var got []string
+		for _, d := range page {
+			got = append(got, d.ID)
+		}
+		if f.Environment == "" {
+			cursors = append(cursors, walked...)
 		}
 		if w := want[f.State+f.Environment]; !slices.Equal(got, w) {
 			t.Fatalf("%+v: walked %d deliveries of prt_0; want its %d, newest first", f, len(got), len(w))
