@@ -73,6 +73,9 @@ var Specs = map[string]Spec{
 	// A receiver has 5 s to answer; a failed delivery is retried for about
 	// three days on a growing schedule.
 	TypeWebhookDeliver: {Queue: QueueWebhooks, MaxRetry: len(WebhookSchedule), Timeout: 30 * time.Second, Schedule: WebhookSchedule},
+	// A fan-out is a read of its deliveries and their enqueues; a Redis or
+	// database that is down is retried for about 17 minutes (1 s, 2 s, 4 s …).
+	TypeWebhookFanOut: {Queue: QueueWebhooks, MaxRetry: 10, Timeout: time.Minute, Backoff: time.Second},
 	// A push is one registry call; a registry that is down is retried for
 	// about 40 minutes (10 s, 20 s, 40 s …) before the push fails.
 	TypeTransferPush: {Queue: QueueBulk, MaxRetry: 8, Timeout: 2 * time.Minute, Backoff: 10 * time.Second},
@@ -122,21 +125,21 @@ func Options(typ string) []asynq.Option {
 var Payloads = []Payload{
 	OutboxSweepPayload{}, MaintenanceCleanupPayload{}, JobsRescuePayload{}, CanaryRunPayload{}, TLDSyncPayload{},
 	LookupRunPayload{}, RDAPBootstrapRefreshPayload{}, BulkRunPayload{}, ToolRunPayload{}, WebhookDeliverPayload{},
-	TransferPushPayload{}, BrokerageProbePayload{}, SettlementRunPayload{}, SettlementSchedulePayload{},
-	LedgerRollupPayload{}, PaymentRefundPayload{}, PaymentReturnPayload{}, PaymentReconcilePayload{},
-	PaymentEventPayload{},
+	WebhookFanOutPayload{}, TransferPushPayload{}, BrokerageProbePayload{}, SettlementRunPayload{},
+	SettlementSchedulePayload{}, LedgerRollupPayload{}, PaymentRefundPayload{}, PaymentReturnPayload{},
+	PaymentReconcilePayload{}, PaymentEventPayload{},
 }
 
-// Payload is what tasks of one type carry: a struct of strings and
-// numbers that names its type, so that a task is made from its payload
+// Payload is what tasks of one type carry: a struct of strings, numbers
+// and lists of them that names its type, so that a task is made from its payload
 // alone (New) and decoded into it once (Decode).
 type Payload interface {
 	// TaskType is the type of the tasks that carry the payload.
 	TaskType() string
 }
 
-// New makes the task that carries p. Payloads are structs of strings and
-// numbers, which always encode (TestEveryPayloadEncodes), so making a
+// New makes the task that carries p. Payloads are structs of strings,
+// numbers and lists of them, which always encode (TestEveryPayloadEncodes), so making a
 // task cannot fail.
 func New(p Payload) *asynq.Task {
 	b, err := json.Marshal(p)

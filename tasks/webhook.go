@@ -14,6 +14,22 @@ type WebhookDeliverPayload struct {
 // TaskType implements Payload.
 func (WebhookDeliverPayload) TaskType() string { return TypeWebhookDeliver }
 
+// TypeWebhookFanOut gives the deliveries one transaction recorded (a
+// settlement batch's order.settled events) their webhook:deliver tasks:
+// one outbox entry stands for all of them, where a task each would cost
+// the transaction an entry, an enqueue and a mark per delivery.
+const TypeWebhookFanOut = "webhook:fanout"
+
+// WebhookFanOutPayload names the deliveries. Each gets a webhook:deliver
+// task whose id is the delivery's id, so that a fan-out run again makes
+// none twice.
+type WebhookFanOutPayload struct {
+	DeliveryIDs []string `json:"delivery_ids"`
+}
+
+// TaskType implements Payload.
+func (WebhookFanOutPayload) TaskType() string { return TypeWebhookFanOut }
+
 // WebhookSchedule is the wait before each retry of a failed delivery
 // (jittered ±10 % by the worker): the first within 15 s, then growing
 // gaps, for about three days in all. The same event id goes each time.

@@ -116,12 +116,13 @@ func (h *rescue) handBack(ctx context.Context, now time.Time) (int, error) {
 }
 
 // nextLost reads the next page of handed-over entries of the types
-// stillToDo knows, going on after h.lostAfter; at the end of the window it
+// stillToDo knows and of fan-outs, going on after h.lostAfter; at the end of the window it
 // starts again from the newest.
 func (h *rescue) nextLost(ctx context.Context, now time.Time) ([]models.OutboxEntry, error) {
+	types := append(slices.Sorted(maps.Keys(stillToDo)), tasks.TypeWebhookFanOut)
 	q := h.db.WithContext(ctx).Select("id", "task_type", "payload", "queue", "enqueued_at").
 		Where("enqueued_at IS NOT NULL AND enqueued_at < ? AND enqueued_at >= ? AND task_type IN ?",
-			now.Add(-stallAfter), now.Add(-lostWindow), slices.Sorted(maps.Keys(stillToDo)))
+			now.Add(-stallAfter), now.Add(-lostWindow), types)
 	if c := h.lostAfter; c != nil {
 		q = q.Where("(enqueued_at, id) < (?, ?)", c.EnqueuedAt, c.ID) // bounds the index, as pagecursor.Older
 	}
@@ -146,24 +147,13 @@ func (h *rescue) handBackPage(ctx context.Context, entries []models.OutboxEntry)
 	}
 	handed := 0
 	for typ, es := range byType {
-		payloads := make([][]byte, len(es))
-		for i, e := range es {
-			payloads[i] = e.Payload
-		}
-		todo, err := stillToDo[typ](db, payloads)
+		lost, err := h.lost(db, typ, es)
 		if err != nil {
-			return handed, fmt.Errorf("is the work of %s tasks still to do: %w", typ, err)
+			return handed, err
 		}
 		for i, e := range es {
-			if !todo[i] {
-				continue
-			}
-			lost, err := h.taskLost(e)
-			if err != nil {
-				return handed, err
-			}
-			if !lost {
-				continue // waiting, running or retrying
+			if !lost[i] {
+				continue // work done, or its task waiting, running or retrying
 			}
 			res := db.Model(&models.OutboxEntry{}).Where("id = ? AND enqueued_at IS NOT NULL", e.ID).
 				Updates(map[string]any{"enqueued_at": nil, "last_error": "its task was lost by Redis; handed back to the sweep"})
@@ -176,21 +166,99 @@ func (h *rescue) handBackPage(ctx context.Context, entries []models.OutboxEntry)
 	return handed, nil
 }
 
-// taskLost reports whether asynq has e's task neither waiting, running nor
-// retrying; an archived or completed one is deleted, so that the sweep
-// can enqueue the entry again under its id.
-func (h *rescue) taskLost(e models.OutboxEntry) (bool, error) {
-	info, err := h.inspector.GetTaskInfo(e.Queue, e.ID)
+// lost says which of es, entries of typ's tasks, have work still to do
+// and no task for it in asynq.
+func (h *rescue) lost(db *gorm.DB, typ string, es []models.OutboxEntry) ([]bool, error) {
+	if typ == tasks.TypeWebhookFanOut {
+		return h.fanOutsLost(db, es)
+	}
+	payloads := make([][]byte, len(es))
+	for i, e := range es {
+		payloads[i] = e.Payload
+	}
+	todo, err := stillToDo[typ](db, payloads)
+	if err != nil {
+		return nil, fmt.Errorf("is the work of %s tasks still to do: %w", typ, err)
+	}
+	lost := make([]bool, len(es))
+	for i, e := range es {
+		if todo[i] {
+			if lost[i], err = h.taskLost(e.Queue, e.ID); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return lost, nil
+}
+
+// fanOutsLost says which of es, fan-out entries, have a pending delivery
+// whose task asynq lost while the fan-out's own task, which would enqueue
+// it, is gone too. Handed back, the fan-out runs again and enqueues the
+// missing tasks (webhook.Service.FanOut).
+func (h *rescue) fanOutsLost(db *gorm.DB, es []models.OutboxEntry) ([]bool, error) {
+	ids := make([][]string, len(es))
+	var all []string
+	for i, e := range es {
+		var p tasks.WebhookFanOutPayload
+		if json.Unmarshal(e.Payload, &p) == nil { // not a payload of ours: nothing to rescue
+			ids[i] = p.DeliveryIDs
+			all = append(all, p.DeliveryIDs...)
+		}
+	}
+	pending := map[string]bool{}
+	for chunk := range slices.Chunk(all, fanOutLookup) {
+		var found []string
+		if err := db.Model(&models.WebhookDelivery{}).Where("id IN ? AND state = ?", chunk, models.DeliveryPending).Pluck("id", &found).Error; err != nil {
+			return nil, fmt.Errorf("find the pending deliveries of %d fan-outs: %w", len(es), err)
+		}
+		for _, id := range found {
+			pending[id] = true
+		}
+	}
+	queue := tasks.SpecOf(tasks.TypeWebhookDeliver).Queue
+	lost := make([]bool, len(es))
+	for i, e := range es {
+		waiting := slices.DeleteFunc(ids[i], func(id string) bool { return !pending[id] })
+		if len(waiting) == 0 {
+			continue
+		}
+		gone, err := h.taskLost(e.Queue, e.ID)
+		if err != nil {
+			return nil, err
+		}
+		if !gone {
+			continue // the fan-out, waiting, running or retrying, enqueues them itself
+		}
+		for _, id := range waiting { // each looked at: an archived task is freed for the fan-out
+			gone, err := h.taskLost(queue, id)
+			if err != nil {
+				return nil, err
+			}
+			lost[i] = lost[i] || gone
+		}
+	}
+	return lost, nil
+}
+
+// fanOutLookup caps the ids of one query of fanOutsLost, well below
+// Postgres's 65,535 parameters.
+const fanOutLookup = 5000
+
+// taskLost reports whether asynq has task id in queue neither waiting,
+// running nor retrying; an archived or completed one is deleted, so that
+// it can be enqueued again under its id.
+func (h *rescue) taskLost(queue, id string) (bool, error) {
+	info, err := h.inspector.GetTaskInfo(queue, id)
 	switch {
 	case errors.Is(err, asynq.ErrTaskNotFound), errors.Is(err, asynq.ErrQueueNotFound):
 		return true, nil
 	case err != nil:
-		return false, fmt.Errorf("look up task %s: %w", e.ID, err)
+		return false, fmt.Errorf("look up task %s: %w", id, err)
 	case info.State != asynq.TaskStateArchived && info.State != asynq.TaskStateCompleted:
 		return false, nil
 	}
-	if err := h.inspector.DeleteTask(e.Queue, e.ID); err != nil && !errors.Is(err, asynq.ErrTaskNotFound) {
-		return false, fmt.Errorf("free task id %s: %w", e.ID, err)
+	if err := h.inspector.DeleteTask(queue, id); err != nil && !errors.Is(err, asynq.ErrTaskNotFound) {
+		return false, fmt.Errorf("free task id %s: %w", id, err)
 	}
 	return true, nil
 }

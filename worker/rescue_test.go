@@ -3,6 +3,7 @@ package worker
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -15,6 +16,7 @@ import (
 	"github.com/domaind/domaind/internal/order"
 	"github.com/domaind/domaind/internal/outbox"
 	"github.com/domaind/domaind/internal/platform/platformtest"
+	"github.com/domaind/domaind/internal/webhook"
 	"github.com/domaind/domaind/models"
 	"github.com/domaind/domaind/models/modelstest"
 	"github.com/domaind/domaind/tasks"
@@ -234,5 +236,101 @@ func TestRescueLooksPastTheNewestPage(t *testing.T) {
 	db.Take(&lost, "id = ?", entries[0].ID)
 	if err != nil || handed != 1 || lost.EnqueuedAt != nil {
 		t.Errorf("handBack = %d, %v, the lost entry enqueued at %v; want it alone handed back", handed, err, lost.EnqueuedAt)
+	}
+}
+
+// A fan-out's entry stands for its deliveries' tasks: it is handed back
+// when one of its deliveries is pending and asynq has neither that
+// delivery's task nor the fan-out's, which would enqueue it. Run again,
+// the fan-out enqueues just the missing tasks.
+func TestRescueHandsBackAFanOutWhoseDeliveryLostItsTask(t *testing.T) {
+	t.Parallel()
+	db := modelstest.NewDB(t)
+	r := platformtest.NewRedis(t)
+	log := slog.New(slog.DiscardHandler)
+	client := asynq.NewClientFromRedisClient(r.Client)
+	ob := outbox.New(db, r.Client, log)
+	t.Cleanup(func() { ob.Close() })
+	inspector := asynq.NewInspectorFromRedisClient(r.Client)
+	handed := time.Now().UTC().Add(-5 * time.Minute)
+
+	pending := func(ids ...string) []string {
+		for _, id := range ids {
+			db.Create(&models.WebhookDelivery{ID: id, EndpointID: "whe_1", State: models.DeliveryPending})
+		}
+		return ids
+	}
+	db.Create(&models.WebhookDelivery{ID: "whd_sent", EndpointID: "whe_1", State: models.DeliveryDelivered})
+	deliver := func(id string) *asynq.Task { return tasks.New(tasks.WebhookDeliverPayload{DeliveryID: id}) }
+	entry := map[string]models.OutboxEntry{}
+	for _, q := range []struct {
+		key        string
+		deliveries []string
+		// queued: the delivery tasks asynq has (archived: and then archives)
+		queued, archived []string
+		fanOutQueued     bool
+	}{
+		{key: "lost", deliveries: append(pending("whd_l1", "whd_l2"), "whd_sent"), queued: []string{"whd_l2"}},
+		{key: "all queued", deliveries: pending("whd_q1", "whd_q2"), queued: []string{"whd_q1", "whd_q2"}},
+		{key: "all sent", deliveries: []string{"whd_sent"}},
+		{key: "fan-out waiting", deliveries: pending("whd_w1"), fanOutQueued: true},
+		{key: "archived", deliveries: pending("whd_a1"), queued: []string{"whd_a1"}, archived: []string{"whd_a1"}},
+	} {
+		task := tasks.New(tasks.WebhookFanOutPayload{DeliveryIDs: q.deliveries})
+		e := models.OutboxEntry{ID: models.NewID(), TaskType: task.Type(), Payload: task.Payload(), Queue: tasks.QueueWebhooks,
+			CreatedAt: handed, EnqueuedAt: &handed}
+		db.Create(&e)
+		entry[q.key] = e
+		for _, id := range q.queued {
+			if _, err := client.Enqueue(deliver(id), asynq.Queue(tasks.QueueWebhooks), asynq.TaskID(id)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for _, id := range q.archived {
+			if err := inspector.ArchiveTask(tasks.QueueWebhooks, id); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if q.fanOutQueued {
+			if _, err := client.Enqueue(task, asynq.Queue(tasks.QueueWebhooks), asynq.TaskID(e.ID)); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+
+	h := &rescue{db: db, outbox: ob, inspector: inspector, log: log}
+	if n, err := h.handBack(context.Background(), time.Now().UTC()); err != nil || n != 2 {
+		t.Fatalf("handBack = %d, %v; want the two fan-outs with a lost delivery task", n, err)
+	}
+	for key, wantHanded := range map[string]bool{"lost": true, "archived": true, "all queued": false, "all sent": false, "fan-out waiting": false} {
+		var e models.OutboxEntry
+		db.Take(&e, "id = ?", entry[key].ID)
+		if got := e.EnqueuedAt == nil; got != wantHanded {
+			t.Errorf("%s: handed back %v, want %v", key, got, wantHanded)
+		}
+	}
+	if _, err := inspector.GetTaskInfo(tasks.QueueWebhooks, "whd_a1"); !errors.Is(err, asynq.ErrTaskNotFound) {
+		t.Errorf("the archived delivery task: %v; want it deleted, so that the fan-out can enqueue it again", err)
+	}
+
+	// The handed-back fan-outs, run again, enqueue what is missing.
+	webhooks := webhook.New(db, []byte("test-secret-key-0123456789abcdef"), nil, time.Now)
+	fanOut := &webhookFanOut{webhooks: webhooks, outbox: ob}
+	for _, key := range []string{"lost", "archived"} {
+		p, err := tasks.Decode[tasks.WebhookFanOutPayload](asynq.NewTask(tasks.TypeWebhookFanOut, entry[key].Payload))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := fanOut.Work(context.Background(), p); err != nil {
+			t.Fatalf("%s: fan-out run again: %v", key, err)
+		}
+	}
+	for _, id := range []string{"whd_l1", "whd_l2", "whd_a1"} {
+		if info, err := inspector.GetTaskInfo(tasks.QueueWebhooks, id); err != nil || info.State != asynq.TaskStatePending {
+			t.Errorf("delivery %s: task %+v, %v; want it pending under its own id", id, info, err)
+		}
+	}
+	if _, err := inspector.GetTaskInfo(tasks.QueueWebhooks, "whd_sent"); !errors.Is(err, asynq.ErrTaskNotFound) {
+		t.Errorf("the delivered delivery: %v; want no task", err)
 	}
 }

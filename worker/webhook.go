@@ -29,3 +29,14 @@ func (h *webhookDeliver) Work(ctx context.Context, p tasks.WebhookDeliverPayload
 	}
 	return err
 }
+
+// webhookFanOut gives the deliveries of a batch their webhook:deliver
+// tasks (webhook.Service.FanOut); a retry enqueues those still missing.
+type webhookFanOut struct {
+	webhooks *webhook.Service
+	outbox   *outbox.Outbox
+}
+
+func (h *webhookFanOut) Work(ctx context.Context, p tasks.WebhookFanOutPayload) error {
+	return h.webhooks.FanOut(ctx, h.outbox, p.DeliveryIDs)
+}

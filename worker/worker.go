@@ -147,6 +147,7 @@ func New(d Deps) *Worker {
 	Handle(mux, &toolRun{db: d.DB, tools: d.Tools})
 	Handle(mux, &bulkRun{db: d.DB, registry: d.Registry, concurrency: BulkConcurrency, backoff: itemBackoff})
 	Handle(mux, &webhookDeliver{webhooks: d.Webhooks, outbox: d.Outbox})
+	Handle(mux, &webhookFanOut{webhooks: d.Webhooks, outbox: d.Outbox})
 	Handle(mux, &transferPush{orders: d.Orders, registry: d.Registry})
 	Handle(mux, &cardRefund{orders: d.Orders, providers: d.Payments})
 	Handle(mux, &paymentReturn{book: d.PaymentBook})

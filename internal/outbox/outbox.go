@@ -166,10 +166,66 @@ func (o *Outbox) Sweep(ctx context.Context, grace time.Duration, limit int) (int
 	return n, err
 }
 
-// publish enqueues entries concurrently, announces their queues and returns
-// the ids asynq accepted (or already had). Failures are logged and counted
-// on their entries through db.
+// publish enqueues entries, announces their queues and returns the ids
+// asynq accepted (or already had). Failures are logged and counted on
+// their entries through db.
 func (o *Outbox) publish(ctx context.Context, db *gorm.DB, entries []*models.OutboxEntry) []string {
+	errs := o.enqueueAll(ctx, entries)
+	// Failures are written with a deadline of their own: the enqueues may
+	// have used up ctx's (a Redis that accepts and never answers).
+	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), publishTimeout)
+	defer cancel()
+	var ok []string
+	for i, e := range entries {
+		if errs[i] == nil {
+			ok = append(ok, e.ID)
+			continue
+		}
+		o.log.WarnContext(ctx, "outbox enqueue failed; the sweep will retry", "entry", e.ID, "task_type", e.TaskType, "err", errs[i])
+		db.WithContext(wctx).Model(&models.OutboxEntry{}).Where("id = ?", e.ID).
+			Updates(map[string]any{"attempts": gorm.Expr("attempts + 1"), "last_error": models.ErrorText(errs[i], 500)})
+	}
+	return ok
+}
+
+// Keyed is a task to enqueue under an id of its own (Enqueue).
+type Keyed struct {
+	// ID is the task's id: the key of the row its work is recorded in.
+	ID      string
+	Payload tasks.Payload
+}
+
+// Enqueue enqueues ts now, outside any transaction, each under its own id
+// (a task asynq has already under that id is left as it is). It is for
+// tasks an outbox entry stands for already: a fan-out's, whose work rows
+// name, and which the fan-out, retried, enqueues again until all are in.
+// It returns an error when any failed, with the first failure.
+func (o *Outbox) Enqueue(ctx context.Context, ts []Keyed) error {
+	entries := make([]*models.OutboxEntry, len(ts))
+	for i, k := range ts {
+		t := tasks.New(k.Payload)
+		entries[i] = &models.OutboxEntry{ID: k.ID, TaskType: t.Type(), Payload: t.Payload(), Queue: tasks.SpecOf(t.Type()).Queue,
+			RequestID: requestid.From(ctx)}
+	}
+	var first error
+	failed := 0
+	for i, err := range o.enqueueAll(ctx, entries) {
+		if err != nil && failed == 0 {
+			first = fmt.Errorf("%s: %w", entries[i].ID, err)
+		}
+		if err != nil {
+			failed++
+		}
+	}
+	if failed > 0 {
+		return fmt.Errorf("outbox: %d of %d tasks not enqueued, the first %w", failed, len(ts), first)
+	}
+	return nil
+}
+
+// enqueueAll enqueues entries concurrently, announces the queues of those
+// asynq took, and returns each entry's error.
+func (o *Outbox) enqueueAll(ctx context.Context, entries []*models.OutboxEntry) []error {
 	// The enqueues of a chunk leave in one pipeline (see pipelined); a
 	// chunk bounds the goroutines that wait for it.
 	const chunk = 128
@@ -180,23 +236,11 @@ func (o *Outbox) publish(ctx context.Context, db *gorm.DB, entries []*models.Out
 			errs[from+i] = o.enqueue(ctx, part[i])
 		})
 	}
-
-	// Failures are written with a deadline of their own: the enqueues may
-	// have used up ctx's (a Redis that accepts and never answers).
-	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), publishTimeout)
-	defer cancel()
-	var ok, queues []string
+	var queues []string
 	for i, e := range entries {
-		if errs[i] == nil {
-			ok = append(ok, e.ID)
-			if !slices.Contains(queues, e.Queue) {
-				queues = append(queues, e.Queue)
-			}
-			continue
+		if errs[i] == nil && !slices.Contains(queues, e.Queue) {
+			queues = append(queues, e.Queue)
 		}
-		o.log.WarnContext(ctx, "outbox enqueue failed; the sweep will retry", "entry", e.ID, "task_type", e.TaskType, "err", errs[i])
-		db.WithContext(wctx).Model(&models.OutboxEntry{}).Where("id = ?", e.ID).
-			Updates(map[string]any{"attempts": gorm.Expr("attempts + 1"), "last_error": models.ErrorText(errs[i], 500)})
 	}
 	if len(queues) > 0 {
 		// A lost announcement delays the tasks to the workers' next recheck.
@@ -204,7 +248,7 @@ func (o *Outbox) publish(ctx context.Context, db *gorm.DB, entries []*models.Out
 			o.log.WarnContext(ctx, "outbox could not announce enqueued tasks; idle workers find them at their next recheck", "queues", queues, "err", err)
 		}
 	}
-	return ok
+	return errs
 }
 
 func (o *Outbox) enqueue(ctx context.Context, e *models.OutboxEntry) error {

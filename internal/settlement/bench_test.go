@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hibiken/asynq"
+	"github.com/redis/go-redis/v9"
 	"gorm.io/gorm"
 
 	"github.com/domaind/domaind/internal/ledger"
@@ -22,8 +24,10 @@ import (
 	"github.com/domaind/domaind/internal/pagecursor"
 	"github.com/domaind/domaind/internal/period"
 	"github.com/domaind/domaind/internal/platform/platformtest"
+	"github.com/domaind/domaind/internal/webhook"
 	"github.com/domaind/domaind/models"
 	"github.com/domaind/domaind/models/modelstest"
+	"github.com/domaind/domaind/tasks"
 )
 
 // BenchmarkSettlementRun settles a week of completed orders from 1,000
@@ -53,6 +57,8 @@ func BenchmarkSettlementRun(b *testing.B) {
 		fmt.Printf("settlement run (%d lanes): %d orders of %d partners in %.1f s (%.0f orders/s), peak heap %.1f MiB; %d orders in %.1f s, peak heap %.1f MiB; heap ratio %.2f\n",
 			Lanes, large.orders, large.partners, large.elapsed.Seconds(), float64(large.orders)/large.elapsed.Seconds(), mib(large.peakHeap),
 			small.orders, small.elapsed.Seconds(), mib(small.peakHeap), float64(large.peakHeap)/float64(small.peakHeap))
+		fmt.Printf("after the run, two workers' fan-outs enqueued the %d deliveries' tasks in %.1f s (%.0f tasks/s)\n",
+			large.orders, large.fanOut.Seconds(), float64(large.orders)/large.fanOut.Seconds())
 	}
 }
 
@@ -60,6 +66,8 @@ type runFigures struct {
 	orders, partners int
 	elapsed          time.Duration
 	peakHeap         uint64
+	// fanOut is how long the fan-outs of the run's deliveries took after it.
+	fanOut time.Duration
 }
 
 func mib(n uint64) float64 { return float64(n) / (1 << 20) }
@@ -110,6 +118,8 @@ func settleOnce(b *testing.B, n, partners int) runFigures {
 	close(stop)
 	<-sampled
 
+	fanOut := fanOutAll(b, db, ob, r.Client, n)
+
 	var settled int64
 	db.Model(&models.Order{}).Where("status = ? AND settled_period = ?", models.OrderSettled, week.Start).Count(&settled)
 	statements, err := s.PeriodStatements(context.Background(), week.Start)
@@ -117,7 +127,49 @@ func settleOnce(b *testing.B, n, partners int) runFigures {
 	if err != nil || settled != int64(n) || len(totals) != 1 || totals[0].Orders != n || totals[0].GrossCents != int64(n)*benchPrice {
 		b.Fatalf("settled %d of %d orders; totals %+v, %v", settled, n, totals, err)
 	}
-	return runFigures{orders: n, partners: partners, elapsed: elapsed, peakHeap: peak.Load()}
+	return runFigures{orders: n, partners: partners, elapsed: elapsed, peakHeap: peak.Load(), fanOut: fanOut}
+}
+
+// fanOutAll does the work of the run's fan-out tasks, as two workers
+// would, and returns how long it took; it fails unless each of the n
+// orders' deliveries got its task.
+func fanOutAll(b *testing.B, db *gorm.DB, ob *outbox.Outbox, rdb redis.UniversalClient, n int) time.Duration {
+	b.Helper()
+	var entries []models.OutboxEntry
+	if err := db.Where("task_type = ?", tasks.TypeWebhookFanOut).Find(&entries).Error; err != nil {
+		b.Fatal(err)
+	}
+	webhooks := webhook.New(db, []byte("test-secret-key-0123456789abcdef"), nil, time.Now)
+	var next atomic.Int64
+	errs := make(chan error, 2)
+	start := time.Now()
+	for range 2 {
+		go func() {
+			for i := int(next.Add(1)) - 1; i < len(entries); i = int(next.Add(1)) - 1 {
+				p, err := tasks.Decode[tasks.WebhookFanOutPayload](asynq.NewTask(entries[i].TaskType, entries[i].Payload))
+				if err == nil {
+					err = webhooks.FanOut(context.Background(), ob, p.DeliveryIDs)
+				}
+				if err != nil {
+					errs <- err
+					return
+				}
+			}
+			errs <- nil
+		}()
+	}
+	for range 2 {
+		if err := <-errs; err != nil {
+			b.Fatal(err)
+		}
+	}
+	took := time.Since(start)
+	// The fan-outs' own tasks wait in the queue too: no worker ran them.
+	info, err := asynq.NewInspectorFromRedisClient(rdb).GetQueueInfo(tasks.QueueWebhooks)
+	if err != nil || info.Pending != n+len(entries) {
+		b.Fatalf("after the fan-outs the webhook queue holds %+v, %v; want the %d deliveries' tasks and the %d fan-outs'", info, err, n, len(entries))
+	}
+	return took
 }
 
 // benchPrice is every benchmark order's price.

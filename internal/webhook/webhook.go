@@ -171,7 +171,9 @@ type Emission struct {
 }
 
 // EmitAll is Emit of each of es, in their order, in a few statements
-// however many they are (a settlement run emits an event per order).
+// however many they are (a settlement run emits an event per order). When
+// more than one of the deliveries takes a task now, one fan-out task per
+// MaxFanOut of them stands for theirs (see FanOut).
 func EmitAll(tx *outbox.Tx, es []Emission, now time.Time) ([]models.Event, error) {
 	evs := make([]models.Event, len(es))
 	// A settlement batch's emissions are of hundreds of partners: a set,
@@ -212,6 +214,7 @@ func EmitAll(tx *outbox.Tx, es []Emission, now time.Time) ([]models.Event, error
 		return nil, err
 	}
 	var deliveries []models.WebhookDelivery
+	var released []string   // the deliveries that take a task now
 	last := map[queue]int{} // the index of each queue's latest delivery here
 	for i, em := range es {
 		e, ok := endpointOf[key{em.PartnerID, em.Environment}]
@@ -232,13 +235,48 @@ func EmitAll(tx *outbox.Tx, es []Emission, now time.Time) ([]models.Event, error
 			State: models.DeliveryPending, CreatedAt: now.UTC()}
 		deliveries = append(deliveries, d)
 		if !wait {
-			addTask(tx, d.ID)
+			released = append(released, d.ID)
 		}
 	}
 	if err := models.InsertWebhookDeliveries(tx.DB, deliveries); err != nil {
 		return nil, fmt.Errorf("record %d deliveries: %w", len(deliveries), err)
 	}
+	if len(released) == 1 {
+		addTask(tx, released[0])
+	}
+	if len(released) > 1 {
+		for ids := range slices.Chunk(released, MaxFanOut) {
+			tx.Add(tasks.WebhookFanOutPayload{DeliveryIDs: ids})
+		}
+	}
 	return evs, nil
+}
+
+// MaxFanOut caps the deliveries of one fan-out task, and so its payload
+// (about 30 bytes a delivery).
+const MaxFanOut = 1000
+
+// FanOut gives each of the deliveries ids that is still pending its
+// webhook:deliver task, under the delivery's id, through ob: the work of
+// a tasks.TypeWebhookFanOut task. A delivery whose task asynq has already
+// is left as it is, so a fan-out run again after a crash, or handed back
+// by the rescue after Redis lost some of its tasks, enqueues only what is
+// missing.
+func (s *Service) FanOut(ctx context.Context, ob *outbox.Outbox, ids []string) error {
+	var pending []string
+	err := s.db.WithContext(ctx).Model(&models.WebhookDelivery{}).Where("id IN ? AND state = ?", ids, models.DeliveryPending).
+		Order("id").Pluck("id", &pending).Error
+	if err != nil {
+		return fmt.Errorf("find the pending of %d deliveries: %w", len(ids), err)
+	}
+	if len(pending) < len(ids) {
+		tasks.FoundDone(ctx) // some delivered already: this fan-out ran before
+	}
+	keyed := make([]outbox.Keyed, len(pending))
+	for i, id := range pending {
+		keyed[i] = outbox.Keyed{ID: id, Payload: tasks.WebhookDeliverPayload{DeliveryID: id}}
+	}
+	return ob.Enqueue(ctx, keyed)
 }
 
 // queue is the deliveries of one subject to one endpoint, which go in

@@ -18,6 +18,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+	"github.com/hibiken/asynq"
+	"github.com/redis/go-redis/v9"
 	"gorm.io/gorm"
 
 	"github.com/domaind/domaind/internal/fault"
@@ -32,8 +35,9 @@ import (
 const receiverSecret = "whsec-0123456789abcdef"
 
 type world struct {
-	s  *Service
-	ob *outbox.Outbox
+	s     *Service
+	ob    *outbox.Outbox
+	redis *platformtest.Redis
 }
 
 func newWorld(t *testing.T) *world {
@@ -43,7 +47,7 @@ func newWorld(t *testing.T) *world {
 	ob := outbox.New(db, r.Client, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	t.Cleanup(func() { ob.Close() })
 	s := New(db, []byte("test-secret-key-0123456789abcdef"), []netip.Prefix{netip.MustParsePrefix("127.0.0.2/32")}, time.Now)
-	return &world{s: s, ob: ob}
+	return &world{s: s, ob: ob, redis: r}
 }
 
 // newPostgresWorld is newWorld for a test that reads Postgres's plans,
@@ -426,25 +430,51 @@ func TestDeliveriesOfASubjectGoInOrder(t *testing.T) {
 	w.wantTasks(t, "after the last of ord_a", a1, b1, loose, a2, a3)
 }
 
-// wantTasks fails unless the outbox holds one webhook:deliver task for
-// each of the deliveries named, and no other.
+// wantTasks fails unless the outbox holds one task for each of the
+// deliveries named, and no other: a webhook:deliver task of its own, or
+// a place in a fan-out.
 func (w *world) wantTasks(t *testing.T, when string, ids ...string) {
 	t.Helper()
-	var entries []models.OutboxEntry
-	w.s.db.Where("task_type = ?", tasks.TypeWebhookDeliver).Find(&entries)
 	var got []string
-	for _, e := range entries {
+	for _, e := range w.entries(t, tasks.TypeWebhookDeliver) {
 		var p tasks.WebhookDeliverPayload
 		if err := json.Unmarshal(e.Payload, &p); err != nil {
 			t.Fatal(err)
 		}
 		got = append(got, p.DeliveryID)
 	}
+	for _, p := range w.fanOuts(t) {
+		got = append(got, p.DeliveryIDs...)
+	}
 	slices.Sort(got)
 	want := slices.Sorted(slices.Values(ids))
 	if !slices.Equal(got, want) {
 		t.Errorf("%s: tasks for %v, want %v", when, got, want)
 	}
+}
+
+// entries are the outbox's entries of typ.
+func (w *world) entries(t *testing.T, typ string) []models.OutboxEntry {
+	t.Helper()
+	var entries []models.OutboxEntry
+	if err := w.s.db.Where("task_type = ?", typ).Order("id").Find(&entries).Error; err != nil {
+		t.Fatal(err)
+	}
+	return entries
+}
+
+// fanOuts are the payloads of the outbox's fan-out entries.
+func (w *world) fanOuts(t *testing.T) []tasks.WebhookFanOutPayload {
+	t.Helper()
+	var ps []tasks.WebhookFanOutPayload
+	for _, e := range w.entries(t, tasks.TypeWebhookFanOut) {
+		var p tasks.WebhookFanOutPayload
+		if err := json.Unmarshal(e.Payload, &p); err != nil {
+			t.Fatal(err)
+		}
+		ps = append(ps, p)
+	}
+	return ps
 }
 
 // An event of the subject that comes while its delivery is on the wire
@@ -517,4 +547,85 @@ func TestEmitAllKeepsTheOrderOfEachSubject(t *testing.T) {
 		}
 	}
 	w.wantTasks(t, "after the first of each is delivered", a1, b1, a2, b2)
+}
+
+// The deliveries of one EmitAll that take a task now share one fan-out
+// entry; a delivery that waits is not in it, and one alone takes its own
+// task. FanOut gives each pending delivery of the fan-out a task under
+// its own id, skips those settled, and run again makes none twice.
+func TestABatchsDeliveriesShareOneFanOut(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	url := receiver(t, func(rw http.ResponseWriter, r *http.Request) { rw.WriteHeader(http.StatusOK) })
+	ctx := context.Background()
+	if _, err := w.s.Register(ctx, "prt_1", models.EnvLive, url, receiverSecret); err != nil {
+		t.Fatal(err)
+	}
+	delivery := func(ev models.Event) string { return w.deliveries(t, ev)[0].ID }
+	a1 := delivery(w.emitAbout(t, "prt_1", models.EnvLive, "ord_a", "order.recorded"))
+	var evs []models.Event
+	err := w.ob.Transaction(ctx, func(tx *outbox.Tx) error {
+		var err error
+		evs, err = EmitAll(tx, []Emission{
+			{PartnerID: "prt_1", Environment: models.EnvLive, Subject: "ord_a", Type: "order.settled"}, // behind a1
+			{PartnerID: "prt_1", Environment: models.EnvLive, Subject: "ord_b", Type: "order.settled"},
+			{PartnerID: "prt_1", Environment: models.EnvLive, Subject: "ord_c", Type: "order.settled"},
+			{PartnerID: "prt_1", Environment: models.EnvLive, Subject: "ord_d", Type: "order.settled"},
+			{PartnerID: "prt_1", Environment: models.EnvLive, Subject: "ord_d", Type: "order.refunded"}, // behind the one before
+		}, time.Now())
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, c, d := delivery(evs[1]), delivery(evs[2]), delivery(evs[3])
+	fanOuts := w.fanOuts(t)
+	if want := [][]string{{b, c, d}}; len(fanOuts) != 1 || !slices.Equal(fanOuts[0].DeliveryIDs, want[0]) {
+		t.Fatalf("fan-outs %+v, want one of %v", fanOuts, want)
+	}
+	w.wantTasks(t, "after EmitAll", a1, b, c, d)
+
+	if err := w.s.Deliver(ctx, w.ob, c, false); err != nil { // c's task ran before the fan-out's retry
+		t.Fatal(err)
+	}
+	inspector := asynq.NewInspectorFromRedisClient(w.redis.Client)
+	queued := func() map[string]string { // the delivery each task carries, by task id
+		infos, err := inspector.ListPendingTasks(tasks.QueueWebhooks, asynq.PageSize(100))
+		if err != nil {
+			t.Fatal(err)
+		}
+		carries := map[string]string{}
+		for _, info := range infos {
+			p, err := tasks.Decode[tasks.WebhookDeliverPayload](asynq.NewTask(info.Type, info.Payload))
+			if info.Type != tasks.TypeWebhookDeliver || err != nil {
+				continue
+			}
+			carries[info.ID] = p.DeliveryID
+		}
+		return carries
+	}
+	want := queued() // a1's, under its outbox entry's id
+	want[b], want[d] = b, d
+	for run := range 2 {
+		if err := w.s.FanOut(ctx, w.ob, fanOuts[0].DeliveryIDs); err != nil {
+			t.Fatalf("fan-out, run %d: %v", run+1, err)
+		}
+		if diff := cmp.Diff(want, queued()); diff != "" {
+			t.Errorf("after fan-out run %d, the delivery tasks (task id: delivery; c delivered already) differ (-want +got):\n%s", run+1, diff)
+		}
+	}
+}
+
+// A fan-out that cannot reach Redis fails, for asynq to retry it.
+func TestAFanOutWithoutRedisFails(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	db := w.s.db
+	db.Create(&models.WebhookDelivery{ID: "whd_1", EndpointID: "whe_1", State: models.DeliveryPending})
+	down := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1", MaxRetries: -1})
+	ob := outbox.New(db, down, slog.New(slog.DiscardHandler))
+	t.Cleanup(func() { ob.Close() })
+	if err := w.s.FanOut(context.Background(), ob, []string{"whd_1"}); err == nil || !strings.Contains(err.Error(), "whd_1") {
+		t.Errorf("fan-out to a Redis that is down = %v, want an error naming the delivery", err)
+	}
 }
