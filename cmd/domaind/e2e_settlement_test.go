@@ -1,8 +1,13 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"net/netip"
+	"sync"
 	"testing"
 	"time"
 
@@ -10,14 +15,17 @@ import (
 	"github.com/domaind/domaind/internal/order"
 	"github.com/domaind/domaind/internal/period"
 	"github.com/domaind/domaind/internal/settlement"
+	"github.com/domaind/domaind/internal/webhook"
 	"github.com/domaind/domaind/models"
+	"github.com/domaind/domaind/tasks"
 )
 
 // TestEndToEndSettlementRunKilledMidway SIGKILLs the worker while a
 // settlement run is half-way through last week's 5,000 completed orders:
 // a new worker resumes the run (once asynq gives the task back), every
-// order is settled exactly once, and the statement has the totals of all
-// of them.
+// order is settled exactly once, the statement has the totals of all of
+// them, and every order's order.settled event reaches the partner's
+// receiver, through the batches' fan-out tasks.
 func TestEndToEndSettlementRunKilledMidway(t *testing.T) {
 	c := newCluster(t)
 	c.run("migrate")
@@ -26,6 +34,21 @@ func TestEndToEndSettlementRunKilledMidway(t *testing.T) {
 	partnerID := "prt_e2e_settlement"
 	if err := c.db.Create(&models.Partner{ID: partnerID, Name: "Settled Ltd", ContactEmail: "f@settled.example", Status: models.PartnerApproved,
 		CommissionBPS: 1500, CreatedAt: week.Start}).Error; err != nil {
+		t.Fatal(err)
+	}
+	var seenMu sync.Mutex
+	seen := map[string]bool{} // the order.settled events the receiver got
+	receiver := httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, req *http.Request) {
+		var ev webhook.Envelope
+		if json.NewDecoder(req.Body).Decode(&ev) == nil && ev.Type == order.EventSettled {
+			seenMu.Lock()
+			seen[ev.ID] = true
+			seenMu.Unlock()
+		}
+	}))
+	t.Cleanup(receiver.Close)
+	hooks := webhook.New(c.db, []byte(c.getenv("DOMAIND_SECRET_KEY")), []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}, time.Now)
+	if _, err := hooks.Register(context.Background(), partnerID, models.EnvLive, receiver.URL+"/hook", "whsec-e2e-settlement-receiver"); err != nil {
 		t.Fatal(err)
 	}
 	completed := week.Start.Add(time.Hour)
@@ -83,6 +106,21 @@ func TestEndToEndSettlementRunKilledMidway(t *testing.T) {
 	c.db.Model(&models.OrderStep{}).Select("order_id, count(*) AS n").Where("event = ?", order.EventSettled).Group("order_id").Having("count(*) <> 1").Scan(&steps)
 	if k := settled(); k != n || len(steps) != 0 {
 		t.Errorf("%d of %d orders settled; orders with other than one order.settled step: %v", k, n, steps)
+	}
+	c.waitFor("every order.settled event at the receiver", 2*time.Minute, func() bool {
+		seenMu.Lock()
+		defer seenMu.Unlock()
+		return len(seen) >= n
+	})
+	var fanOuts, ownTasks int64
+	c.db.Model(&models.OutboxEntry{}).Where("task_type = ?", tasks.TypeWebhookFanOut).Count(&fanOuts)
+	c.db.Model(&models.OutboxEntry{}).Where("task_type = ?", tasks.TypeWebhookDeliver).Count(&ownTasks)
+	seenMu.Lock()
+	reached := len(seen)
+	seenMu.Unlock()
+	if reached != n || fanOuts < n/settlement.Batch || ownTasks != 0 {
+		t.Errorf("%d order.settled events reached the receiver, through %d fan-outs and %d tasks of their own; want %d, through fan-outs alone",
+			reached, fanOuts, ownTasks, n)
 	}
 	_, body = opsDo(t, "GET", "http://"+api.addr+"/api/ops/settlements/runs/"+run.ID, "", "ops", "e2e-ops-password")
 	var got struct {
