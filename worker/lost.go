@@ -13,6 +13,7 @@ import (
 	"gorm.io/gorm"
 
 	"github.com/domaind/domaind/internal/order"
+	"github.com/domaind/domaind/internal/webhook"
 	"github.com/domaind/domaind/models"
 	"github.com/domaind/domaind/tasks"
 )
@@ -207,9 +208,9 @@ func (h *rescue) fanOutsLost(db *gorm.DB, es []models.OutboxEntry) ([]bool, erro
 	}
 	pending := map[string]bool{}
 	for chunk := range slices.Chunk(all, fanOutLookup) {
-		var found []string
-		if err := db.Model(&models.WebhookDelivery{}).Where("id IN ? AND state = ?", chunk, models.DeliveryPending).Pluck("id", &found).Error; err != nil {
-			return nil, fmt.Errorf("find the pending deliveries of %d fan-outs: %w", len(es), err)
+		found, err := webhook.PendingOf(db, chunk)
+		if err != nil {
+			return nil, err
 		}
 		for _, id := range found {
 			pending[id] = true

@@ -264,3 +264,23 @@ func seedDeliveries(t *testing.T, db *gorm.DB, n int, shape func(i int, d *model
 		t.Fatal(err)
 	}
 }
+
+// A fan-out reads its own deliveries, by their keys, however many others
+// are pending: a settlement run makes its deliveries pending faster than
+// the statistics follow, and a look-up by state as well as by key was
+// then planned on the pending ones' index and read all of them, for
+// each fan-out.
+func TestFanOutReadsOnlyItsDeliveries(t *testing.T) {
+	t.Parallel()
+	w, db := newPostgresWorld(t, "TestABatchsDeliveriesShareOneFanOut checks what a fan-out enqueues")
+	seedDeliveries(t, db, 4000, func(int, *models.WebhookDelivery) {})
+	// Pending since the statistics were taken, as a run's deliveries are.
+	if err := db.Exec("UPDATE webhook_deliveries SET state = ? WHERE id >= 'dlv_02000'", models.DeliveryPending).Error; err != nil {
+		t.Fatal(err)
+	}
+	ids := []string{"dlv_00007", "dlv_02001", "dlv_02500", "dlv_03999"}
+	read := modelstest.RowsReadBy(t, db, "webhook_deliveries", func() error { return w.s.FanOut(context.Background(), w.ob, ids) })
+	if read > float64(len(ids)) {
+		t.Errorf("a fan-out of %d deliveries read %.0f rows; want at most its own", len(ids), read)
+	}
+}

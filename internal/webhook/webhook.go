@@ -263,11 +263,9 @@ const MaxFanOut = 1000
 // by the rescue after Redis lost some of its tasks, enqueues only what is
 // missing.
 func (s *Service) FanOut(ctx context.Context, ob *outbox.Outbox, ids []string) error {
-	var pending []string
-	err := s.db.WithContext(ctx).Model(&models.WebhookDelivery{}).Where("id IN ? AND state = ?", ids, models.DeliveryPending).
-		Order("id").Pluck("id", &pending).Error
+	pending, err := PendingOf(s.db.WithContext(ctx), ids)
 	if err != nil {
-		return fmt.Errorf("find the pending of %d deliveries: %w", len(ids), err)
+		return err
 	}
 	if len(pending) < len(ids) {
 		tasks.FoundDone(ctx) // some delivered already: this fan-out ran before
@@ -277,6 +275,25 @@ func (s *Service) FanOut(ctx context.Context, ob *outbox.Outbox, ids []string) e
 		keyed[i] = outbox.Keyed{ID: id, Payload: tasks.WebhookDeliverPayload{DeliveryID: id}}
 	}
 	return ob.Enqueue(ctx, keyed)
+}
+
+// PendingOf returns those of the deliveries ids that are pending, in id
+// order. It reads them by their keys alone: a settlement run makes its
+// deliveries pending faster than the table's statistics follow, and a
+// look-up by state too was planned on the index of the pending ones,
+// reading every one of them.
+func PendingOf(db *gorm.DB, ids []string) ([]string, error) {
+	var ds []models.WebhookDelivery
+	if err := db.Select("id", "state").Where("id IN ?", ids).Order("id").Find(&ds).Error; err != nil {
+		return nil, fmt.Errorf("find the pending of %d deliveries: %w", len(ids), err)
+	}
+	var pending []string
+	for _, d := range ds {
+		if d.State == models.DeliveryPending {
+			pending = append(pending, d.ID)
+		}
+	}
+	return pending, nil
 }
 
 // queue is the deliveries of one subject to one endpoint, which go in
