@@ -131,16 +131,16 @@ var Payloads = []Payload{
 }
 
 // Payload is what tasks of one type carry: a struct of strings, numbers
-// and lists of them that names its type, so that a task is made from its payload
-// alone (New) and decoded into it once (Decode).
+// and lists of them that names its type, so that a task is made from its
+// payload alone (New) and decoded into it once (Decode).
 type Payload interface {
 	// TaskType is the type of the tasks that carry the payload.
 	TaskType() string
 }
 
 // New makes the task that carries p. Payloads are structs of strings,
-// numbers and lists of them, which always encode (TestEveryPayloadEncodes), so making a
-// task cannot fail.
+// numbers and lists of them, which always encode
+// (TestEveryPayloadEncodes), so making a task cannot fail.
 func New(p Payload) *asynq.Task {
 	b, err := json.Marshal(p)
 	if err != nil {

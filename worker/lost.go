@@ -19,12 +19,14 @@ import (
 )
 
 // The look of handBack over the handed-over outbox entries: a pass reads
-// up to lostPages pages of lostBatch entries, newest first, among those
-// handed over within lostWindow, and the next pass goes on from where it
-// stopped (starting again from the newest once it has seen them all).
+// pages of lostBatch entries, newest first, among those handed over
+// within lostWindow, until it has looked at lostLooks pieces of work (an
+// entry each, a fan-out one per delivery it names), and the next pass
+// goes on from where it stopped (starting again from the newest once it
+// has seen them all).
 const (
 	lostBatch  = 500
-	lostPages  = 20
+	lostLooks  = 20 * lostBatch
 	lostWindow = 24 * time.Hour
 )
 
@@ -101,13 +103,16 @@ func rowIn[P tasks.Payload, K comparable](id func(P) K, model any, key, cond str
 func (h *rescue) handBack(ctx context.Context, now time.Time) (int, error) {
 	h.lostMu.Lock() // one pass at a time walks the entries
 	defer h.lostMu.Unlock()
-	handed := 0
-	for range lostPages {
+	handed, looks := 0, 0
+	for looks < lostLooks {
 		entries, err := h.nextLost(ctx, now)
 		if err != nil || len(entries) == 0 {
 			return handed, err
 		}
-		n, err := h.handBackPage(ctx, entries)
+		entries, n := within(entries, lostLooks-looks)
+		looks += n
+		h.lostAfter = &entries[len(entries)-1]
+		n, err = h.handBackPage(ctx, entries)
 		handed += n
 		if err != nil {
 			return handed, err
@@ -116,9 +121,30 @@ func (h *rescue) handBack(ctx context.Context, now time.Time) (int, error) {
 	return handed, nil
 }
 
+// within returns the first of entries whose work weighs at most budget
+// (at least one entry, whatever it weighs), and their weight: an entry
+// weighs one, a fan-out one per delivery it names.
+func within(entries []models.OutboxEntry, budget int) ([]models.OutboxEntry, int) {
+	weight := 0
+	for i, e := range entries {
+		w := 1
+		if e.TaskType == tasks.TypeWebhookFanOut {
+			var p tasks.WebhookFanOutPayload
+			if json.Unmarshal(e.Payload, &p) == nil {
+				w = max(len(p.DeliveryIDs), 1)
+			}
+		}
+		if i > 0 && weight+w > budget {
+			return entries[:i], weight
+		}
+		weight += w
+	}
+	return entries, weight
+}
+
 // nextLost reads the next page of handed-over entries of the types
-// stillToDo knows and of fan-outs, going on after h.lostAfter; at the end of the window it
-// starts again from the newest.
+// stillToDo knows and of fan-outs, going on after h.lostAfter; at the end
+// of the window it starts again from the newest.
 func (h *rescue) nextLost(ctx context.Context, now time.Time) ([]models.OutboxEntry, error) {
 	types := append(slices.Sorted(maps.Keys(stillToDo)), tasks.TypeWebhookFanOut)
 	q := h.db.WithContext(ctx).Select("id", "task_type", "payload", "queue", "enqueued_at").
@@ -131,9 +157,8 @@ func (h *rescue) nextLost(ctx context.Context, now time.Time) ([]models.OutboxEn
 	if err := q.Order("enqueued_at DESC, id DESC").Limit(lostBatch).Find(&entries).Error; err != nil {
 		return nil, fmt.Errorf("find handed-over outbox entries: %w", err)
 	}
-	h.lostAfter = nil // the end of the window: from the newest again next time
-	if len(entries) > 0 {
-		h.lostAfter = &entries[len(entries)-1]
+	if len(entries) == 0 {
+		h.lostAfter = nil // the end of the window: from the newest again next time
 	}
 	return entries, nil
 }
@@ -148,7 +173,7 @@ func (h *rescue) handBackPage(ctx context.Context, entries []models.OutboxEntry)
 	}
 	handed := 0
 	for typ, es := range byType {
-		lost, err := h.lost(db, typ, es)
+		lost, err := h.lost(ctx, db, typ, es)
 		if err != nil {
 			return handed, err
 		}
@@ -169,9 +194,9 @@ func (h *rescue) handBackPage(ctx context.Context, entries []models.OutboxEntry)
 
 // lost says which of es, entries of typ's tasks, have work still to do
 // and no task for it in asynq.
-func (h *rescue) lost(db *gorm.DB, typ string, es []models.OutboxEntry) ([]bool, error) {
+func (h *rescue) lost(ctx context.Context, db *gorm.DB, typ string, es []models.OutboxEntry) ([]bool, error) {
 	if typ == tasks.TypeWebhookFanOut {
-		return h.fanOutsLost(db, es)
+		return h.fanOutsLost(ctx, db, es)
 	}
 	payloads := make([][]byte, len(es))
 	for i, e := range es {
@@ -183,10 +208,14 @@ func (h *rescue) lost(db *gorm.DB, typ string, es []models.OutboxEntry) ([]bool,
 	}
 	lost := make([]bool, len(es))
 	for i, e := range es {
-		if todo[i] {
-			if lost[i], err = h.taskLost(e.Queue, e.ID); err != nil {
-				return nil, err
-			}
+		if !todo[i] {
+			continue
+		}
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		if lost[i], err = h.taskLost(e.Queue, e.ID); err != nil {
+			return nil, err
 		}
 	}
 	return lost, nil
@@ -195,8 +224,10 @@ func (h *rescue) lost(db *gorm.DB, typ string, es []models.OutboxEntry) ([]bool,
 // fanOutsLost says which of es, fan-out entries, have a pending delivery
 // whose task asynq lost while the fan-out's own task, which would enqueue
 // it, is gone too. Handed back, the fan-out runs again and enqueues the
-// missing tasks (webhook.Service.FanOut).
-func (h *rescue) fanOutsLost(db *gorm.DB, es []models.OutboxEntry) ([]bool, error) {
+// missing tasks (webhook.Service.FanOut). A delivery whose task is gone
+// is asked about again after the look-up: one that settled meanwhile
+// took its finished task with it, and is not lost.
+func (h *rescue) fanOutsLost(ctx context.Context, db *gorm.DB, es []models.OutboxEntry) ([]bool, error) {
 	ids := make([][]string, len(es))
 	var all []string
 	for i, e := range es {
@@ -206,15 +237,9 @@ func (h *rescue) fanOutsLost(db *gorm.DB, es []models.OutboxEntry) ([]bool, erro
 			all = append(all, p.DeliveryIDs...)
 		}
 	}
-	pending := map[string]bool{}
-	for chunk := range slices.Chunk(all, fanOutLookup) {
-		found, err := webhook.PendingOf(db, chunk)
-		if err != nil {
-			return nil, err
-		}
-		for _, id := range found {
-			pending[id] = true
-		}
+	pending, err := pendingSet(db, all)
+	if err != nil {
+		return nil, err
 	}
 	queue := tasks.SpecOf(tasks.TypeWebhookDeliver).Queue
 	lost := make([]bool, len(es))
@@ -230,15 +255,41 @@ func (h *rescue) fanOutsLost(db *gorm.DB, es []models.OutboxEntry) ([]bool, erro
 		if !gone {
 			continue // the fan-out, waiting, running or retrying, enqueues them itself
 		}
-		for _, id := range waiting { // each looked at: an archived task is freed for the fan-out
+		var without []string // each looked at: an archived task is freed for the fan-out
+		for _, id := range waiting {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
 			gone, err := h.taskLost(queue, id)
 			if err != nil {
 				return nil, err
 			}
-			lost[i] = lost[i] || gone
+			if gone {
+				without = append(without, id)
+			}
 		}
+		still, err := pendingSet(db, without)
+		if err != nil {
+			return nil, err
+		}
+		lost[i] = len(still) > 0
 	}
 	return lost, nil
+}
+
+// pendingSet is the set of those of the deliveries ids that are pending.
+func pendingSet(db *gorm.DB, ids []string) (map[string]bool, error) {
+	pending := map[string]bool{}
+	for chunk := range slices.Chunk(ids, fanOutLookup) {
+		found, err := webhook.PendingOf(db, chunk)
+		if err != nil {
+			return nil, err
+		}
+		for _, id := range found {
+			pending[id] = true
+		}
+	}
+	return pending, nil
 }
 
 // fanOutLookup caps the ids of one query of fanOutsLost, well below

@@ -334,3 +334,40 @@ func TestRescueHandsBackAFanOutWhoseDeliveryLostItsTask(t *testing.T) {
 		t.Errorf("the delivered delivery: %v; want no task", err)
 	}
 }
+
+// A pass looks at lostLooks deliveries' worth of fan-outs at most, and
+// the next pass goes on from there: fan-outs of a large run cost each
+// pass a bounded look, and a lost task behind them is still found.
+func TestRescueLooksAtABoundedShareOfFanOuts(t *testing.T) {
+	t.Parallel()
+	db := modelstest.NewDB(t)
+	r := platformtest.NewRedis(t)
+	log := slog.New(slog.DiscardHandler)
+	ob := outbox.New(db, r.Client, log)
+	t.Cleanup(func() { ob.Close() })
+	now := time.Now().UTC()
+	big := lostLooks * 2 / 5 // two fit in a pass, not three
+	var entries []models.OutboxEntry
+	for i := range 4 {
+		ids := make([]string, big) // deliveries kept no longer: nothing to do
+		for j := range ids {
+			ids[j] = fmt.Sprintf("whd_gone_%d_%d", i, j)
+		}
+		if i == 3 { // the oldest names one pending delivery without a task
+			ids = []string{"whd_lost"}
+			db.Create(&models.WebhookDelivery{ID: "whd_lost", EndpointID: "whe_1", State: models.DeliveryPending})
+		}
+		task := tasks.New(tasks.WebhookFanOutPayload{DeliveryIDs: ids})
+		handed := now.Add(-5 * time.Minute).Add(-time.Duration(i) * time.Second)
+		entries = append(entries, models.OutboxEntry{ID: models.NewID(), TaskType: task.Type(), Payload: task.Payload(),
+			Queue: tasks.QueueWebhooks, CreatedAt: handed, EnqueuedAt: &handed})
+	}
+	db.Create(&entries)
+
+	h := &rescue{db: db, outbox: ob, inspector: asynq.NewInspectorFromRedisClient(r.Client), log: log}
+	for pass, want := range []int{0, 1} {
+		if handed, err := h.handBack(context.Background(), now); err != nil || handed != want {
+			t.Errorf("pass %d handed back %d, %v; want %d", pass+1, handed, err, want)
+		}
+	}
+}

@@ -2,7 +2,8 @@
 // is first an OutboxEntry written in the caller's transaction; after commit it
 // is enqueued at once (fast path), and a periodic sweep enqueues whatever the
 // fast path missed (Redis down, process killed between commit and enqueue).
-// The asynq TaskID is the entry id, so a task is never in the queue twice.
+// The asynq TaskID is the entry id, so a task is never in the queue twice
+// (tasks enqueued with Enqueue, outside any entry, take their row's id).
 //
 // The fast path marks entries as enqueued in batches, a few times a second,
 // so a busy API does not pay a second commit per request. The mark is what
@@ -195,10 +196,10 @@ type Keyed struct {
 	Payload tasks.Payload
 }
 
-// Enqueue enqueues ts now, outside any transaction, each under its own id
-// (a task asynq has already under that id is left as it is). It is for
-// tasks an outbox entry stands for already: a fan-out's, whose work rows
-// name, and which the fan-out, retried, enqueues again until all are in.
+// Enqueue enqueues ts now, outside any transaction, each under its own
+// id; a task asynq has under that id already, in any state, counts as
+// enqueued. It is for the tasks of a fan-out: its own entry is what makes
+// them durable, and the fan-out, retried, enqueues them until all are in.
 // It returns an error when any failed, with the first failure.
 func (o *Outbox) Enqueue(ctx context.Context, ts []Keyed) error {
 	entries := make([]*models.OutboxEntry, len(ts))
@@ -210,11 +211,11 @@ func (o *Outbox) Enqueue(ctx context.Context, ts []Keyed) error {
 	var first error
 	failed := 0
 	for i, err := range o.enqueueAll(ctx, entries) {
-		if err != nil && failed == 0 {
-			first = fmt.Errorf("%s: %w", entries[i].ID, err)
+		if err == nil {
+			continue
 		}
-		if err != nil {
-			failed++
+		if failed++; first == nil {
+			first = fmt.Errorf("%s: %w", entries[i].ID, err)
 		}
 	}
 	if failed > 0 {

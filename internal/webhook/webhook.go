@@ -259,16 +259,18 @@ const MaxFanOut = 1000
 // FanOut gives each of the deliveries ids that is still pending its
 // webhook:deliver task, under the delivery's id, through ob: the work of
 // a tasks.TypeWebhookFanOut task. A delivery whose task asynq has already
-// is left as it is, so a fan-out run again after a crash, or handed back
-// by the rescue after Redis lost some of its tasks, enqueues only what is
+// (waiting, running, retrying, or archived: the rescue frees those) is
+// left as it is, so a fan-out run again after a crash, or handed back by
+// the rescue after Redis lost some of its tasks, enqueues only what is
 // missing.
 func (s *Service) FanOut(ctx context.Context, ob *outbox.Outbox, ids []string) error {
 	pending, err := PendingOf(s.db.WithContext(ctx), ids)
 	if err != nil {
 		return err
 	}
-	if len(pending) < len(ids) {
-		tasks.FoundDone(ctx) // some delivered already: this fan-out ran before
+	if len(pending) == 0 {
+		tasks.FoundDone(ctx) // every delivery settled: this fan-out ran before
+		return nil
 	}
 	keyed := make([]outbox.Keyed, len(pending))
 	for i, id := range pending {
