@@ -5,13 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"log/slog"
 	"slices"
 	"testing"
 	"time"
 
 	"github.com/hibiken/asynq"
+	"gorm.io/gorm"
 
 	"github.com/domaind/domaind/internal/order"
 	"github.com/domaind/domaind/internal/outbox"
@@ -24,12 +23,8 @@ import (
 
 func TestRescueGivesWorkWhoseTaskIsGoneANewOne(t *testing.T) {
 	t.Parallel()
-	db := modelstest.NewDB(t)
-	r := platformtest.NewRedis(t)
-	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	db, r, ob := newRescueDeps(t)
 	client := asynq.NewClientFromRedisClient(r.Client)
-	ob := outbox.New(db, r.Client, log)
-	t.Cleanup(func() { ob.Close() })
 	inspector := asynq.NewInspectorFromRedisClient(r.Client)
 	now := time.Now().UTC()
 	ago := func(d time.Duration) *time.Time { t := now.Add(-d); return &t }
@@ -84,7 +79,7 @@ func TestRescueGivesWorkWhoseTaskIsGoneANewOne(t *testing.T) {
 	}
 	db.Create(&jobs)
 
-	h := &rescue{db: db, outbox: ob, inspector: inspector, log: log}
+	h := &rescue{db: db, outbox: ob, inspector: inspector, log: quiet}
 	for range 2 { // the second run finds the new tasks queued
 		if err := run(context.Background(), h, tasks.New(tasks.JobsRescuePayload{})); err != nil {
 			t.Fatal(err)
@@ -118,12 +113,8 @@ func TestRescueGivesWorkWhoseTaskIsGoneANewOne(t *testing.T) {
 // entries handed over a moment ago are left alone.
 func TestRescueHandsTasksRedisLostBackToTheSweep(t *testing.T) {
 	t.Parallel()
-	db := modelstest.NewDB(t)
-	r := platformtest.NewRedis(t)
-	log := slog.New(slog.DiscardHandler)
+	db, r, ob := newRescueDeps(t)
 	client := asynq.NewClientFromRedisClient(r.Client)
-	ob := outbox.New(db, r.Client, log)
-	t.Cleanup(func() { ob.Close() })
 	inspector := asynq.NewInspectorFromRedisClient(r.Client)
 	now := time.Now().UTC()
 	ago := func(d time.Duration) *time.Time { t := now.Add(-d); return &t }
@@ -180,7 +171,7 @@ func TestRescueHandsTasksRedisLostBackToTheSweep(t *testing.T) {
 		}
 	}
 
-	h := &rescue{db: db, outbox: ob, inspector: inspector, log: log}
+	h := &rescue{db: db, outbox: ob, inspector: inspector, log: quiet}
 	if err := h.Work(context.Background(), tasks.JobsRescuePayload{}); err != nil {
 		t.Fatal(err)
 	}
@@ -208,11 +199,7 @@ func TestRescueHandsTasksRedisLostBackToTheSweep(t *testing.T) {
 // is still found: handBack pages on, newest first, through the window.
 func TestRescueLooksPastTheNewestPage(t *testing.T) {
 	t.Parallel()
-	db := modelstest.NewDB(t)
-	r := platformtest.NewRedis(t)
-	log := slog.New(slog.DiscardHandler)
-	ob := outbox.New(db, r.Client, log)
-	t.Cleanup(func() { ob.Close() })
+	db, r, ob := newRescueDeps(t)
 	now := time.Now().UTC()
 	var deliveries []models.WebhookDelivery
 	var entries []models.OutboxEntry
@@ -230,7 +217,7 @@ func TestRescueLooksPastTheNewestPage(t *testing.T) {
 	db.CreateInBatches(deliveries, 200)
 	db.CreateInBatches(entries, 200)
 
-	h := &rescue{db: db, outbox: ob, inspector: asynq.NewInspectorFromRedisClient(r.Client), log: log}
+	h := &rescue{db: db, outbox: ob, inspector: asynq.NewInspectorFromRedisClient(r.Client), log: quiet}
 	handed, err := h.handBack(context.Background(), now)
 	var lost models.OutboxEntry
 	db.Take(&lost, "id = ?", entries[0].ID)
@@ -245,12 +232,8 @@ func TestRescueLooksPastTheNewestPage(t *testing.T) {
 // the fan-out enqueues just the missing tasks.
 func TestRescueHandsBackAFanOutWhoseDeliveryLostItsTask(t *testing.T) {
 	t.Parallel()
-	db := modelstest.NewDB(t)
-	r := platformtest.NewRedis(t)
-	log := slog.New(slog.DiscardHandler)
+	db, r, ob := newRescueDeps(t)
 	client := asynq.NewClientFromRedisClient(r.Client)
-	ob := outbox.New(db, r.Client, log)
-	t.Cleanup(func() { ob.Close() })
 	inspector := asynq.NewInspectorFromRedisClient(r.Client)
 	handed := time.Now().UTC().Add(-5 * time.Minute)
 
@@ -298,7 +281,7 @@ func TestRescueHandsBackAFanOutWhoseDeliveryLostItsTask(t *testing.T) {
 		}
 	}
 
-	h := &rescue{db: db, outbox: ob, inspector: inspector, log: log}
+	h := &rescue{db: db, outbox: ob, inspector: inspector, log: quiet}
 	if n, err := h.handBack(context.Background(), time.Now().UTC()); err != nil || n != 2 {
 		t.Fatalf("handBack = %d, %v; want the two fan-outs with a lost delivery task", n, err)
 	}
@@ -340,11 +323,7 @@ func TestRescueHandsBackAFanOutWhoseDeliveryLostItsTask(t *testing.T) {
 // pass a bounded look, and a lost task behind them is still found.
 func TestRescueLooksAtABoundedShareOfFanOuts(t *testing.T) {
 	t.Parallel()
-	db := modelstest.NewDB(t)
-	r := platformtest.NewRedis(t)
-	log := slog.New(slog.DiscardHandler)
-	ob := outbox.New(db, r.Client, log)
-	t.Cleanup(func() { ob.Close() })
+	db, r, ob := newRescueDeps(t)
 	now := time.Now().UTC()
 	big := lostLooks * 2 / 5 // two fit in a pass, not three
 	var entries []models.OutboxEntry
@@ -364,10 +343,20 @@ func TestRescueLooksAtABoundedShareOfFanOuts(t *testing.T) {
 	}
 	db.Create(&entries)
 
-	h := &rescue{db: db, outbox: ob, inspector: asynq.NewInspectorFromRedisClient(r.Client), log: log}
+	h := &rescue{db: db, outbox: ob, inspector: asynq.NewInspectorFromRedisClient(r.Client), log: quiet}
 	for pass, want := range []int{0, 1} {
 		if handed, err := h.handBack(context.Background(), now); err != nil || handed != want {
 			t.Errorf("pass %d handed back %d, %v; want %d", pass+1, handed, err, want)
 		}
 	}
+}
+
+// newRescueDeps returns a database, a Redis and an outbox of the test's own.
+func newRescueDeps(t *testing.T) (*gorm.DB, *platformtest.Redis, *outbox.Outbox) {
+	t.Helper()
+	db := modelstest.NewDB(t)
+	r := platformtest.NewRedis(t)
+	ob := outbox.New(db, r.Client, quiet)
+	t.Cleanup(func() { ob.Close() })
+	return db, r, ob
 }

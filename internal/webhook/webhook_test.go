@@ -101,6 +101,16 @@ func (w *world) deliveries(t *testing.T, ev models.Event) []models.WebhookDelive
 	return ds
 }
 
+// delivery is the id of ev's one delivery.
+func (w *world) delivery(t *testing.T, ev models.Event) string {
+	t.Helper()
+	ds := w.deliveries(t, ev)
+	if len(ds) != 1 {
+		t.Fatalf("event %s has %d deliveries, want one", ev.ID, len(ds))
+	}
+	return ds[0].ID
+}
+
 func codeOf(err error) fault.Code {
 	if e, ok := fault.As(err); ok {
 		return e.Code
@@ -398,12 +408,11 @@ func TestDeliveriesOfASubjectGoInOrder(t *testing.T) {
 	if _, err := w.s.Register(ctx, "prt_1", models.EnvLive, url, receiverSecret); err != nil {
 		t.Fatal(err)
 	}
-	delivery := func(ev models.Event) string { return w.deliveries(t, ev)[0].ID }
-	a1 := delivery(w.emitAbout(t, "prt_1", models.EnvLive, "ord_a", "order.recorded"))
-	a2 := delivery(w.emitAbout(t, "prt_1", models.EnvLive, "ord_a", "order.refunded"))
-	b1 := delivery(w.emitAbout(t, "prt_1", models.EnvLive, "ord_b", "order.recorded"))
-	a3 := delivery(w.emitAbout(t, "prt_1", models.EnvLive, "ord_a", "order.refunded"))
-	loose := delivery(w.emit(t, "prt_1", models.EnvLive, TypeTest))
+	a1 := w.delivery(t, w.emitAbout(t, "prt_1", models.EnvLive, "ord_a", "order.recorded"))
+	a2 := w.delivery(t, w.emitAbout(t, "prt_1", models.EnvLive, "ord_a", "order.refunded"))
+	b1 := w.delivery(t, w.emitAbout(t, "prt_1", models.EnvLive, "ord_b", "order.recorded"))
+	a3 := w.delivery(t, w.emitAbout(t, "prt_1", models.EnvLive, "ord_a", "order.refunded"))
+	loose := w.delivery(t, w.emit(t, "prt_1", models.EnvLive, TypeTest))
 	w.wantTasks(t, "after the events", a1, b1, loose)
 
 	status.Store(http.StatusServiceUnavailable)
@@ -451,6 +460,27 @@ func (w *world) wantTasks(t *testing.T, when string, ids ...string) {
 	if !slices.Equal(got, want) {
 		t.Errorf("%s: tasks for %v, want %v", when, got, want)
 	}
+}
+
+// registerOK registers prt_1's live endpoint at a receiver that takes
+// every delivery.
+func (w *world) registerOK(t *testing.T) {
+	t.Helper()
+	url := receiver(t, func(rw http.ResponseWriter, r *http.Request) { rw.WriteHeader(http.StatusOK) })
+	if _, err := w.s.Register(context.Background(), "prt_1", models.EnvLive, url, receiverSecret); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// emitAll is EmitAll of es in a transaction of its own.
+func (w *world) emitAll(es []Emission) ([]models.Event, error) {
+	var evs []models.Event
+	err := w.ob.Transaction(context.Background(), func(tx *outbox.Tx) error {
+		var err error
+		evs, err = EmitAll(tx, es, time.Now())
+		return err
+	})
+	return evs, err
 }
 
 // entries are the outbox's entries of typ.
@@ -508,25 +538,15 @@ func TestAnEventDuringADeliveryWaitsForIt(t *testing.T) {
 // waits; partners without an endpoint get events and no deliveries.
 func TestEmitAllKeepsTheOrderOfEachSubject(t *testing.T) {
 	t.Parallel()
-	w := newWorld(t)
-	url := receiver(t, func(rw http.ResponseWriter, r *http.Request) { rw.WriteHeader(http.StatusOK) })
-	ctx := context.Background()
-	if _, err := w.s.Register(ctx, "prt_1", models.EnvLive, url, receiverSecret); err != nil {
-		t.Fatal(err)
-	}
-	delivery := func(ev models.Event) string { return w.deliveries(t, ev)[0].ID }
-	a1 := delivery(w.emitAbout(t, "prt_1", models.EnvLive, "ord_a", "order.recorded"))
-	var evs []models.Event
-	err := w.ob.Transaction(ctx, func(tx *outbox.Tx) error {
-		var err error
-		evs, err = EmitAll(tx, []Emission{
-			{PartnerID: "prt_1", Environment: models.EnvLive, Subject: "ord_a", Type: "order.settled"},    // behind a1
-			{PartnerID: "prt_1", Environment: models.EnvLive, Subject: "ord_b", Type: "order.settled"},    // free
-			{PartnerID: "prt_1", Environment: models.EnvLive, Subject: "ord_b", Type: "order.refunded"},   // behind the one before
-			{PartnerID: "prt_2", Environment: models.EnvLive, Subject: "ord_c", Type: "order.settled"},    // no endpoint
-			{PartnerID: "prt_1", Environment: models.EnvSandbox, Subject: "ord_d", Type: "order.settled"}, // no endpoint there
-		}, time.Now())
-		return err
+	w, ctx := newWorld(t), context.Background()
+	w.registerOK(t)
+	a1 := w.delivery(t, w.emitAbout(t, "prt_1", models.EnvLive, "ord_a", "order.recorded"))
+	evs, err := w.emitAll([]Emission{
+		{PartnerID: "prt_1", Environment: models.EnvLive, Subject: "ord_a", Type: "order.settled"},    // behind a1
+		{PartnerID: "prt_1", Environment: models.EnvLive, Subject: "ord_b", Type: "order.settled"},    // free
+		{PartnerID: "prt_1", Environment: models.EnvLive, Subject: "ord_b", Type: "order.refunded"},   // behind the one before
+		{PartnerID: "prt_2", Environment: models.EnvLive, Subject: "ord_c", Type: "order.settled"},    // no endpoint
+		{PartnerID: "prt_1", Environment: models.EnvSandbox, Subject: "ord_d", Type: "order.settled"}, // no endpoint there
 	})
 	if err != nil || len(evs) != 5 {
 		t.Fatalf("EmitAll = %d events, %v", len(evs), err)
@@ -539,7 +559,7 @@ func TestEmitAllKeepsTheOrderOfEachSubject(t *testing.T) {
 	if n := len(w.deliveries(t, evs[3])) + len(w.deliveries(t, evs[4])); n != 0 {
 		t.Errorf("%d deliveries without an endpoint", n)
 	}
-	a2, b1, b2 := delivery(evs[0]), delivery(evs[1]), delivery(evs[2])
+	a2, b1, b2 := w.delivery(t, evs[0]), w.delivery(t, evs[1]), w.delivery(t, evs[2])
 	w.wantTasks(t, "after EmitAll", a1, b1)
 	for _, d := range []struct{ id, next string }{{a1, a2}, {b1, b2}} {
 		if err := w.s.Deliver(ctx, w.ob, d.id, false); err != nil {
@@ -555,30 +575,20 @@ func TestEmitAllKeepsTheOrderOfEachSubject(t *testing.T) {
 // its own id, skips those settled, and run again makes none twice.
 func TestABatchsDeliveriesShareOneFanOut(t *testing.T) {
 	t.Parallel()
-	w := newWorld(t)
-	url := receiver(t, func(rw http.ResponseWriter, r *http.Request) { rw.WriteHeader(http.StatusOK) })
-	ctx := context.Background()
-	if _, err := w.s.Register(ctx, "prt_1", models.EnvLive, url, receiverSecret); err != nil {
-		t.Fatal(err)
-	}
-	delivery := func(ev models.Event) string { return w.deliveries(t, ev)[0].ID }
-	a1 := delivery(w.emitAbout(t, "prt_1", models.EnvLive, "ord_a", "order.recorded"))
-	var evs []models.Event
-	err := w.ob.Transaction(ctx, func(tx *outbox.Tx) error {
-		var err error
-		evs, err = EmitAll(tx, []Emission{
-			{PartnerID: "prt_1", Environment: models.EnvLive, Subject: "ord_a", Type: "order.settled"}, // behind a1
-			{PartnerID: "prt_1", Environment: models.EnvLive, Subject: "ord_b", Type: "order.settled"},
-			{PartnerID: "prt_1", Environment: models.EnvLive, Subject: "ord_c", Type: "order.settled"},
-			{PartnerID: "prt_1", Environment: models.EnvLive, Subject: "ord_d", Type: "order.settled"},
-			{PartnerID: "prt_1", Environment: models.EnvLive, Subject: "ord_d", Type: "order.refunded"}, // behind the one before
-		}, time.Now())
-		return err
+	w, ctx := newWorld(t), context.Background()
+	w.registerOK(t)
+	a1 := w.delivery(t, w.emitAbout(t, "prt_1", models.EnvLive, "ord_a", "order.recorded"))
+	evs, err := w.emitAll([]Emission{
+		{PartnerID: "prt_1", Environment: models.EnvLive, Subject: "ord_a", Type: "order.settled"}, // behind a1
+		{PartnerID: "prt_1", Environment: models.EnvLive, Subject: "ord_b", Type: "order.settled"},
+		{PartnerID: "prt_1", Environment: models.EnvLive, Subject: "ord_c", Type: "order.settled"},
+		{PartnerID: "prt_1", Environment: models.EnvLive, Subject: "ord_d", Type: "order.settled"},
+		{PartnerID: "prt_1", Environment: models.EnvLive, Subject: "ord_d", Type: "order.refunded"}, // behind the one before
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, c, d := delivery(evs[1]), delivery(evs[2]), delivery(evs[3])
+	b, c, d := w.delivery(t, evs[1]), w.delivery(t, evs[2]), w.delivery(t, evs[3])
 	fanOuts := w.fanOuts(t)
 	if want := [][]string{{b, c, d}}; len(fanOuts) != 1 || !slices.Equal(fanOuts[0].DeliveryIDs, want[0]) {
 		t.Fatalf("fan-outs %+v, want one of %v", fanOuts, want)
