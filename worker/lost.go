@@ -109,10 +109,10 @@ func (h *rescue) handBack(ctx context.Context, now time.Time) (int, error) {
 		if err != nil || len(entries) == 0 {
 			return handed, err
 		}
-		entries, n := within(entries, lostLooks-looks)
-		looks += n
+		entries, weight := within(entries, lostLooks-looks)
+		looks += weight
 		h.lostAfter = &entries[len(entries)-1]
-		n, err = h.handBackPage(ctx, entries)
+		n, err := h.handBackPage(ctx, entries)
 		handed += n
 		if err != nil {
 			return handed, err
