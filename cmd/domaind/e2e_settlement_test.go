@@ -75,6 +75,10 @@ func TestEndToEndSettlementRunKilledMidway(t *testing.T) {
 
 	api := c.start("api")
 	worker := c.start("worker")
+	// The kill can fall between a batch's commit and the enqueue of its
+	// fan-out; the scheduler's outbox sweep enqueues it then, as in a
+	// deployment.
+	c.start("scheduler")
 	code, body := opsDo(t, "POST", "http://"+api.addr+"/api/ops/settlements/runs",
 		`{"period_start":"`+week.Start.Format(time.RFC3339)+`"}`, "ops", "e2e-ops-password")
 	var run struct{ ID string }
