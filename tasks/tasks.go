@@ -59,7 +59,7 @@ var Specs = map[string]Spec{
 	TypeOutboxSweep:        {Queue: QueueMaintenance, MaxRetry: 0, Timeout: time.Minute},
 	TypeMaintenanceCleanup: {Queue: QueueMaintenance, MaxRetry: 3, Timeout: 10 * time.Minute},
 	TypeJobsRescue:         {Queue: QueueMaintenance, MaxRetry: 0, Timeout: time.Minute},
-	TypeCanaryRun:          {Queue: QueueMaintenance, MaxRetry: 10, Timeout: 10 * time.Minute},
+	TypeCanaryRun:          {Queue: QueueMaintenance, MaxRetry: 10, Timeout: 10 * time.Minute, Backoff: 10 * time.Second}, // about three hours of retries
 	TypeTLDSync:            {Queue: QueueMaintenance, MaxRetry: 5, Timeout: 15 * time.Minute},
 	// A lookup retries its registries within the task (worker.LookupRetries);
 	// asynq runs it again only when its worker died or its database failed.
@@ -98,6 +98,42 @@ var Specs = map[string]Spec{
 // HeaderRequestID is the task header carrying the id of the HTTP request
 // that caused the task, so worker logs can be joined with API logs.
 const HeaderRequestID = "request_id"
+
+// Jitter is how far a retry of a Schedule may stray from its step, as a
+// fraction of it, so that tasks that failed together do not all come back
+// at once.
+const Jitter = 0.1
+
+// Delay is the wait before retry n (from 0) of a task of s: the
+// Schedule's step, stretched by jitter (between -Jitter and Jitter), or
+// the Backoff doubled n times (at most ten). It answers false when s sets
+// neither and asynq's default applies.
+func (s Spec) Delay(n int, jitter float64) (time.Duration, bool) {
+	switch {
+	case len(s.Schedule) > 0:
+		d := s.Schedule[min(n, len(s.Schedule)-1)]
+		return d + time.Duration(jitter*float64(d)), true
+	case s.Backoff > 0:
+		return s.Backoff << min(n, 10), true
+	}
+	return 0, false
+}
+
+// Lifetime is the longest a task of s can stay in asynq after its first
+// run starts: every attempt running to its Timeout, every retry waiting
+// its longest Delay. It answers false when asynq's default decides the
+// delays.
+func (s Spec) Lifetime() (time.Duration, bool) {
+	life := time.Duration(s.MaxRetry+1) * s.Timeout
+	for n := range s.MaxRetry {
+		d, ok := s.Delay(n, Jitter)
+		if !ok {
+			return 0, false
+		}
+		life += d
+	}
+	return life, true
+}
 
 // SpecOf returns the Spec of typ. Every type has one
 // (TestEveryPayloadHasASpec), so a type without is a bug: it panics.

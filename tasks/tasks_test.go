@@ -9,6 +9,7 @@ import (
 	"reflect"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/hibiken/asynq"
 )
@@ -73,4 +74,48 @@ func TestATypeWithoutASpecPanics(t *testing.T) {
 		}
 	}()
 	SpecOf("no:such")
+}
+
+// A Spec's retries wait as its Schedule, jittered, or its Backoff, doubled,
+// say; its Lifetime adds every attempt's Timeout and every retry's longest
+// wait, and is unknown when asynq's default decides the waits.
+func TestSpecDelaysAndLifetime(t *testing.T) {
+	scheduled := Spec{MaxRetry: 3, Timeout: 10 * time.Second, Schedule: []time.Duration{time.Minute, time.Hour}}
+	backoff := Spec{MaxRetry: 3, Timeout: time.Minute, Backoff: 5 * time.Second}
+	tests := []struct {
+		name   string
+		spec   Spec
+		n      int
+		jitter float64
+		want   time.Duration
+	}{
+		{"first step", scheduled, 0, 0, time.Minute},
+		{"second step, stretched", scheduled, 1, Jitter, time.Hour + 6*time.Minute},
+		{"past the schedule, the last step shortened", scheduled, 2, -Jitter, time.Hour - 6*time.Minute},
+		{"first backoff", backoff, 0, Jitter, 5 * time.Second},
+		{"third backoff", backoff, 2, 0, 20 * time.Second},
+		{"backoff doubled ten times at most", backoff, 14, 0, 5 * time.Second << 10},
+	}
+	for _, tc := range tests {
+		if got, ok := tc.spec.Delay(tc.n, tc.jitter); !ok || got != tc.want {
+			t.Errorf("%s: Delay = %v, %v; want %v", tc.name, got, ok, tc.want)
+		}
+	}
+	lifetimes := []struct {
+		name string
+		spec Spec
+		want time.Duration
+	}{
+		{"scheduled", scheduled, 4*10*time.Second + 66*time.Second + 2*66*time.Minute},
+		{"backoff", backoff, 4*time.Minute + 35*time.Second},
+		{"no retries", Spec{Timeout: time.Minute}, time.Minute},
+	}
+	for _, tc := range lifetimes {
+		if got, ok := tc.spec.Lifetime(); !ok || got != tc.want {
+			t.Errorf("%s: Lifetime = %v, %v; want %v", tc.name, got, ok, tc.want)
+		}
+	}
+	if d, ok := (Spec{MaxRetry: 3, Timeout: time.Minute}).Lifetime(); ok {
+		t.Errorf("a Spec on asynq's default delays has Lifetime %v, want none", d)
+	}
 }

@@ -189,6 +189,7 @@ func TestLookupRunUnknownIsNotRetried(t *testing.T) {
 func TestRetryDelay(t *testing.T) {
 	lookupTask := tasks.New(tasks.LookupRunPayload{LookupID: "x"})
 	canaryTask := tasks.New(tasks.CanaryRunPayload{CanaryID: "x"})
+	syncTask := tasks.New(tasks.TLDSyncPayload{})
 	tests := []struct {
 		name string
 		n    int
@@ -205,7 +206,7 @@ func TestRetryDelay(t *testing.T) {
 			t.Errorf("%s: %v, want %v", tc.name, got, tc.want)
 		}
 	}
-	if got := retryDelay(0, errors.New("x"), canaryTask); got < 10*time.Second {
-		t.Errorf("canary retry in %v, want asynq's default (at least 10 s)", got)
+	if got := retryDelay(0, errors.New("x"), syncTask); got < 10*time.Second {
+		t.Errorf("TLD sync retry in %v, want asynq's default (at least 10 s)", got)
 	}
 }

@@ -25,10 +25,33 @@ import (
 // goes on from where it stopped (starting again from the newest once it
 // has seen them all).
 const (
-	lostBatch  = 500
-	lostLooks  = 20 * lostBatch
-	lostWindow = 24 * time.Hour
+	lostBatch = 500
+	lostLooks = 20 * lostBatch
 )
+
+// lostWindow is how long after its hand-over a task is looked for: the
+// longest a task handBack knows can live in asynq (a fan-out's retries,
+// then its deliveries': about three and a half days), and lostQueueing
+// more for the time it waits behind others in its queue. A task Redis
+// loses on its last retry is still found.
+var lostWindow = longestLife() + lostQueueing
+
+const lostQueueing = 24 * time.Hour
+
+// longestLife is the longest tasks.Spec.Lifetime of the types stillToDo
+// knows and of a fan-out followed by the deliveries it enqueues. Every
+// one has a bounded lifetime (TestLostWindowOutlivesEveryRescuedTask).
+func longestLife() time.Duration {
+	life := func(typ string) time.Duration {
+		d, _ := tasks.SpecOf(typ).Lifetime()
+		return d
+	}
+	longest := life(tasks.TypeWebhookFanOut) + life(tasks.TypeWebhookDeliver)
+	for typ := range stillToDo {
+		longest = max(longest, life(typ))
+	}
+	return longest
+}
 
 // stillToDo says, for a task type, which of the payloads of its tasks name
 // work still to be done: a row that has not reached the state its task

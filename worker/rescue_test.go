@@ -124,6 +124,8 @@ func TestRescueHandsTasksRedisLostBackToTheSweep(t *testing.T) {
 		{ID: "whd_waiting", EndpointID: "whe_1", State: models.DeliveryPending},
 		{ID: "whd_done", EndpointID: "whe_1", State: models.DeliveryDelivered},
 		{ID: "whd_fresh", EndpointID: "whe_1", State: models.DeliveryPending},
+		{ID: "whd_late", EndpointID: "whe_1", State: models.DeliveryPending},
+		{ID: "whd_forgotten", EndpointID: "whe_1", State: models.DeliveryPending},
 	})
 	db.Create(&models.Lookup{ID: "lk_archived", Domain: "example.com", State: models.LookupPending})
 	db.Create(&models.SiteCheck{Domain: "probed.example", Status: models.SiteCheckPending, RequestedAt: now})
@@ -148,6 +150,9 @@ func TestRescueHandsTasksRedisLostBackToTheSweep(t *testing.T) {
 		{"waiting", tasks.WebhookDeliverPayload{DeliveryID: "whd_waiting"}, 5 * time.Minute, true, false},
 		{"done", tasks.WebhookDeliverPayload{DeliveryID: "whd_done"}, 5 * time.Minute, false, false},
 		{"fresh", tasks.WebhookDeliverPayload{DeliveryID: "whd_fresh"}, 10 * time.Second, false, false},
+		// on the third day of its retries
+		{"late", tasks.WebhookDeliverPayload{DeliveryID: "whd_late"}, 60 * time.Hour, false, false},
+		{"forgotten", tasks.WebhookDeliverPayload{DeliveryID: "whd_forgotten"}, lostWindow + time.Hour, false, false},
 		{"archived", tasks.LookupRunPayload{LookupID: "lk_archived"}, 5 * time.Minute, true, true},
 		{"push lost", tasks.TransferPushPayload{OrderID: "ord_1", Push: pushAsked, Recipient: "r"}, 5 * time.Minute, false, false},
 		{"push done", tasks.TransferPushPayload{OrderID: "ord_1", Push: pushDone, Recipient: "r"}, 5 * time.Minute, false, false},
@@ -175,8 +180,8 @@ func TestRescueHandsTasksRedisLostBackToTheSweep(t *testing.T) {
 	if err := h.Work(context.Background(), tasks.JobsRescuePayload{}); err != nil {
 		t.Fatal(err)
 	}
-	handedBack := map[string]bool{"lost": true, "archived": true, "push lost": true, "probe lost": true,
-		"waiting": false, "done": false, "fresh": false, "push done": false}
+	handedBack := map[string]bool{"lost": true, "archived": true, "push lost": true, "probe lost": true, "late": true,
+		"waiting": false, "done": false, "fresh": false, "push done": false, "forgotten": false}
 	for key, wantHanded := range handedBack {
 		var e models.OutboxEntry
 		db.Take(&e, "id = ?", entry[key].ID)
@@ -184,10 +189,10 @@ func TestRescueHandsTasksRedisLostBackToTheSweep(t *testing.T) {
 			t.Errorf("%s: handed back %v, want %v", key, handed, wantHanded)
 		}
 	}
-	if n, err := ob.Sweep(context.Background(), 0, 100); err != nil || n != 4 {
-		t.Fatalf("sweep = %d, %v; want the four handed back enqueued", n, err)
+	if n, err := ob.Sweep(context.Background(), 0, 100); err != nil || n != 5 {
+		t.Fatalf("sweep = %d, %v; want the five handed back enqueued", n, err)
 	}
-	for _, key := range []string{"lost", "archived", "push lost", "probe lost"} {
+	for _, key := range []string{"lost", "archived", "push lost", "probe lost", "late"} {
 		e := entry[key]
 		if info, err := inspector.GetTaskInfo(e.Queue, e.ID); err != nil || info.State != asynq.TaskStatePending {
 			t.Errorf("%s: task %+v, %v; want it pending again under its own id", key, info, err)
@@ -359,4 +364,31 @@ func newRescueDeps(t *testing.T) (*gorm.DB, *platformtest.Redis, *outbox.Outbox)
 	ob := outbox.New(db, r.Client, quiet)
 	t.Cleanup(func() { ob.Close() })
 	return db, r, ob
+}
+
+// The rescue looks for a task as long as asynq can hold it: every type it
+// knows has a bounded lifetime within lostWindow (a fan-out's followed by
+// its deliveries'), and the entries are kept longer than that.
+func TestLostWindowOutlivesEveryRescuedTask(t *testing.T) {
+	life := func(typ string) time.Duration {
+		d, ok := tasks.SpecOf(typ).Lifetime()
+		if !ok {
+			t.Errorf("%s retries on asynq's default: its lifetime is unknown", typ)
+		}
+		return d
+	}
+	for typ := range stillToDo {
+		if d := life(typ); d > lostWindow {
+			t.Errorf("a %s task can live %v, past the rescue's window of %v", typ, d, lostWindow)
+		}
+	}
+	if d := life(tasks.TypeWebhookFanOut) + life(tasks.TypeWebhookDeliver); d+lostQueueing > lostWindow {
+		t.Errorf("a fan-out and its deliveries can live %v, and wait %v in queues, past the window of %v", d, lostQueueing, lostWindow)
+	}
+	if d := life(tasks.TypeWebhookDeliver); d < 72*time.Hour {
+		t.Errorf("a delivery's lifetime is %v, want its three days of retries", d)
+	}
+	if lostWindow >= outboxRetention {
+		t.Errorf("the window of %v reaches past the entries' retention of %v", lostWindow, outboxRetention)
+	}
 }

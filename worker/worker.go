@@ -236,18 +236,14 @@ func (s *gatedServer) shutdown() {
 
 // retryDelay retries a task whose worker died (lease expired) at once, since
 // nothing is wrong with the task itself; other failures wait as the type's
-// Schedule says (jittered ±10 %), or back off exponentially, from the
-// type's Backoff when it has one.
+// Spec says (tasks.Spec.Delay, jittered), or as asynq's default when it
+// says nothing.
 func retryDelay(n int, err error, t *asynq.Task) time.Duration {
 	if errors.Is(err, asynq.ErrLeaseExpired) {
 		return time.Second
 	}
-	if s := tasks.Specs[t.Type()].Schedule; len(s) > 0 {
-		d := s[min(n, len(s)-1)]
-		return d + time.Duration((rand.Float64()*0.2-0.1)*float64(d))
-	}
-	if b := tasks.Specs[t.Type()].Backoff; b > 0 {
-		return b << min(n, 10)
+	if d, ok := tasks.Specs[t.Type()].Delay(n, (rand.Float64()*2-1)*tasks.Jitter); ok {
+		return d
 	}
 	return asynq.DefaultRetryDelayFunc(n, err, t)
 }
