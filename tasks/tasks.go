@@ -119,10 +119,12 @@ func (s Spec) Delay(n int, jitter float64) (time.Duration, bool) {
 	return 0, false
 }
 
-// Lifetime is the longest a task of s can stay in asynq after its first
-// run starts: every attempt running to its Timeout, every retry waiting
-// its longest Delay. It answers false when asynq's default decides the
-// delays.
+// Lifetime is the longest from a task's first run to the end of its last
+// attempt, barring worker deaths and restarts (a retry after a lease
+// expires starts up to two minutes past the Timeout; a graceful shutdown
+// requeues a task without counting a retry): every attempt running to
+// its Timeout, every retry waiting its longest Delay. It answers false
+// when asynq's default decides the delays.
 func (s Spec) Lifetime() (time.Duration, bool) {
 	life := time.Duration(s.MaxRetry+1) * s.Timeout
 	for n := range s.MaxRetry {

@@ -200,6 +200,7 @@ func TestRetryDelay(t *testing.T) {
 		{"worker died", 3, asynq.ErrLeaseExpired, canaryTask, time.Second},
 		{"first lookup retry", 0, errors.New("x"), lookupTask, time.Second},
 		{"third lookup retry", 2, errors.New("x"), lookupTask, 4 * time.Second},
+		{"first canary retry", 0, errors.New("x"), canaryTask, 10 * time.Second},
 	}
 	for _, tc := range tests {
 		if got := retryDelay(tc.n, tc.err, tc.task); got != tc.want {

@@ -77,7 +77,9 @@ func TestEndToEndSettlementRunKilledMidway(t *testing.T) {
 	worker := c.start("worker")
 	// The kill can fall between a batch's commit and the enqueue of its
 	// fan-out; the scheduler's outbox sweep enqueues it then, as in a
-	// deployment.
+	// deployment. (Its weekly settlement:schedule may make the week's run
+	// first; the request below then answers with that run, and the test
+	// follows it the same way.)
 	c.start("scheduler")
 	code, body := opsDo(t, "POST", "http://"+api.addr+"/api/ops/settlements/runs",
 		`{"period_start":"`+week.Start.Format(time.RFC3339)+`"}`, "ops", "e2e-ops-password")
