@@ -38,19 +38,33 @@ var lostWindow = longestLife() + lostQueueing
 
 const lostQueueing = 24 * time.Hour
 
-// longestLife is the longest tasks.Spec.Lifetime of the types stillToDo
-// knows and of a fan-out followed by the deliveries it enqueues. Every
-// one has a bounded lifetime (TestLostWindowOutlivesEveryRescuedTask).
+// longestLife is the longest lifetime of the types handBack looks at.
+// Every one is bounded (TestLostWindowOutlivesEveryRescuedTask).
 func longestLife() time.Duration {
-	life := func(typ string) time.Duration {
-		d, _ := tasks.SpecOf(typ).Lifetime()
-		return d
-	}
-	longest := life(tasks.TypeWebhookFanOut) + life(tasks.TypeWebhookDeliver)
-	for typ := range stillToDo {
-		longest = max(longest, life(typ))
+	var longest time.Duration
+	for _, typ := range lostTypes() {
+		d, _ := lifetime(typ)
+		longest = max(longest, d)
 	}
 	return longest
+}
+
+// lostTypes are the task types handBack looks at: those stillToDo knows,
+// and fan-outs.
+func lostTypes() []string {
+	return append(slices.Sorted(maps.Keys(stillToDo)), tasks.TypeWebhookFanOut)
+}
+
+// lifetime is tasks.Spec.Lifetime of typ; a fan-out's is followed by that
+// of the deliveries it enqueues. It answers false when asynq's default
+// decides the delays.
+func lifetime(typ string) (time.Duration, bool) {
+	d, ok := tasks.SpecOf(typ).Lifetime()
+	if typ == tasks.TypeWebhookFanOut {
+		deliveries, known := lifetime(tasks.TypeWebhookDeliver)
+		d, ok = d+deliveries, ok && known
+	}
+	return d, ok
 }
 
 // stillToDo says, for a task type, which of the payloads of its tasks name
@@ -169,10 +183,9 @@ func within(entries []models.OutboxEntry, budget int) ([]models.OutboxEntry, int
 // stillToDo knows and of fan-outs, going on after h.lostAfter; at the end
 // of the window it starts again from the newest.
 func (h *rescue) nextLost(ctx context.Context, now time.Time) ([]models.OutboxEntry, error) {
-	types := append(slices.Sorted(maps.Keys(stillToDo)), tasks.TypeWebhookFanOut)
 	q := h.db.WithContext(ctx).Select("id", "task_type", "payload", "queue", "enqueued_at").
 		Where("enqueued_at IS NOT NULL AND enqueued_at < ? AND enqueued_at >= ? AND task_type IN ?",
-			now.Add(-stallAfter), now.Add(-lostWindow), types)
+			now.Add(-stallAfter), now.Add(-lostWindow), lostTypes())
 	if c := h.lostAfter; c != nil {
 		q = q.Where("(enqueued_at, id) < (?, ?)", c.EnqueuedAt, c.ID) // bounds the index, as pagecursor.Older
 	}
