@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/hibiken/asynq"
@@ -19,34 +20,39 @@ import (
 )
 
 // The look of handBack over the handed-over outbox entries: a pass reads
-// pages of lostBatch entries, newest first, among those handed over
-// within lostWindow, until it has looked at lostLooks pieces of work (an
-// entry each, a fan-out one per delivery it names), and the next pass
-// goes on from where it stopped (starting again from the newest once it
-// has seen them all).
+// pages of lostBatch entries, newest first, among those still within
+// their type's window (lostWindows), until it has looked at lostLooks
+// pieces of work (an entry each, a fan-out one per delivery it names),
+// and the next pass goes on from where it stopped (starting again from
+// the newest once it has seen them all).
 const (
 	lostBatch = 500
 	lostLooks = 20 * lostBatch
 )
 
-// lostWindow is how long after its hand-over a task is looked for: the
-// longest a task handBack knows can live in asynq (a fan-out's retries,
-// then its deliveries': about three and a half days), and lostQueueing
-// more for the time it waits behind others in its queue. A task Redis
-// loses on its last retry is still found.
-var lostWindow = longestLife() + lostQueueing
+// lostWindows is, for each type handBack looks at, how long after its
+// hand-over a task of that type is looked for: the longest it can live
+// in asynq (lifetime: minutes for a lookup, about three and a half days
+// for a fan-out and its deliveries), and lostQueueing more for the time
+// it waits behind others in its queue. A task Redis loses on its last
+// retry is still found, and a short-lived type's old entries are not
+// walked over for as long as a delivery's.
+var lostWindows = windows()
+
+// lostWindow is the longest of lostWindows: how far back a pass reads.
+var lostWindow = slices.Max(slices.Collect(maps.Values(lostWindows)))
 
 const lostQueueing = 24 * time.Hour
 
-// longestLife is the longest lifetime of the types handBack looks at.
-// Every one is bounded (TestLostWindowOutlivesEveryRescuedTask).
-func longestLife() time.Duration {
-	var longest time.Duration
+// windows builds lostWindows. Every lifetime is bounded
+// (TestLostWindowsOutliveEveryRescuedTask).
+func windows() map[string]time.Duration {
+	w := map[string]time.Duration{}
 	for _, typ := range lostTypes() {
 		d, _ := lifetime(typ)
-		longest = max(longest, d)
+		w[typ] = d + lostQueueing
 	}
-	return longest
+	return w
 }
 
 // lostTypes are the task types handBack looks at: those stillToDo knows,
@@ -180,12 +186,14 @@ func within(entries []models.OutboxEntry, budget int) ([]models.OutboxEntry, int
 }
 
 // nextLost reads the next page of handed-over entries of the types
-// stillToDo knows and of fan-outs, going on after h.lostAfter; at the end
-// of the window it starts again from the newest.
+// stillToDo knows and of fan-outs, each within its type's window, going
+// on after h.lostAfter; at the end of the longest window it starts again
+// from the newest.
 func (h *rescue) nextLost(ctx context.Context, now time.Time) ([]models.OutboxEntry, error) {
+	inWindow, args := withinWindows(now)
 	q := h.db.WithContext(ctx).Select("id", "task_type", "payload", "queue", "enqueued_at").
-		Where("enqueued_at IS NOT NULL AND enqueued_at < ? AND enqueued_at >= ? AND task_type IN ?",
-			now.Add(-stallAfter), now.Add(-lostWindow), lostTypes())
+		Where("enqueued_at IS NOT NULL AND enqueued_at < ? AND enqueued_at >= ?", now.Add(-stallAfter), now.Add(-lostWindow)).
+		Where(inWindow, args...)
 	if c := h.lostAfter; c != nil {
 		q = q.Where("(enqueued_at, id) < (?, ?)", c.EnqueuedAt, c.ID) // bounds the index, as pagecursor.Older
 	}
@@ -197,6 +205,18 @@ func (h *rescue) nextLost(ctx context.Context, now time.Time) ([]models.OutboxEn
 		h.lostAfter = nil // the end of the window: from the newest again next time
 	}
 	return entries, nil
+}
+
+// withinWindows is the condition, and its arguments, that an entry was
+// handed over within its type's window at now: one term per type.
+func withinWindows(now time.Time) (string, []any) {
+	var terms []string
+	var args []any
+	for _, typ := range lostTypes() {
+		terms = append(terms, "(task_type = ? AND enqueued_at >= ?)")
+		args = append(args, typ, now.Add(-lostWindows[typ]))
+	}
+	return strings.Join(terms, " OR "), args
 }
 
 // handBackPage hands back those of entries whose work is still to do and

@@ -127,7 +127,10 @@ func TestRescueHandsTasksRedisLostBackToTheSweep(t *testing.T) {
 		{ID: "whd_late", EndpointID: "whe_1", State: models.DeliveryPending},
 		{ID: "whd_forgotten", EndpointID: "whe_1", State: models.DeliveryPending},
 	})
-	db.Create(&models.Lookup{ID: "lk_archived", Domain: "example.com", State: models.LookupPending})
+	db.Create(&[]models.Lookup{
+		{ID: "lk_archived", Domain: "example.com", State: models.LookupPending},
+		{ID: "lk_old", Domain: "example.org", State: models.LookupPending},
+	})
 	db.Create(&models.SiteCheck{Domain: "probed.example", Status: models.SiteCheckPending, RequestedAt: now})
 	pushed := func(events ...string) int64 { // a push's start step, and the steps it recorded
 		start := models.OrderStep{OrderID: "ord_1", At: now, Actor: "ops", Status: models.OrderTransferInProgress, Event: "order.transfer_started"}
@@ -154,6 +157,8 @@ func TestRescueHandsTasksRedisLostBackToTheSweep(t *testing.T) {
 		{"late", tasks.WebhookDeliverPayload{DeliveryID: "whd_late"}, 60 * time.Hour, false, false},
 		{"forgotten", tasks.WebhookDeliverPayload{DeliveryID: "whd_forgotten"}, lostWindow + time.Hour, false, false},
 		{"archived", tasks.LookupRunPayload{LookupID: "lk_archived"}, 5 * time.Minute, true, true},
+		// younger than a delivery's window, past a lookup's
+		{"old lookup", tasks.LookupRunPayload{LookupID: "lk_old"}, lostWindows[tasks.TypeLookupRun] + time.Hour, false, false},
 		{"push lost", tasks.TransferPushPayload{OrderID: "ord_1", Push: pushAsked, Recipient: "r"}, 5 * time.Minute, false, false},
 		{"push done", tasks.TransferPushPayload{OrderID: "ord_1", Push: pushDone, Recipient: "r"}, 5 * time.Minute, false, false},
 		{"probe lost", tasks.BrokerageProbePayload{Domain: "probed.example"}, 5 * time.Minute, false, false},
@@ -181,7 +186,8 @@ func TestRescueHandsTasksRedisLostBackToTheSweep(t *testing.T) {
 		t.Fatal(err)
 	}
 	handedBack := map[string]bool{"lost": true, "archived": true, "push lost": true, "probe lost": true, "late": true,
-		"waiting": false, "done": false, "fresh": false, "push done": false, "forgotten": false}
+		"waiting": false, "done": false, "fresh": false, "push done": false, "forgotten": false,
+		"old lookup": false}
 	for key, wantHanded := range handedBack {
 		var e models.OutboxEntry
 		db.Take(&e, "id = ?", entry[key].ID)
@@ -366,17 +372,18 @@ func newRescueDeps(t *testing.T) (*gorm.DB, *platformtest.Redis, *outbox.Outbox)
 	return db, r, ob
 }
 
-// The rescue looks for a task as long as asynq can hold it: every type it
-// knows has a bounded lifetime within lostWindow (a fan-out's followed by
-// its deliveries'), and the entries are kept longer than that.
-func TestLostWindowOutlivesEveryRescuedTask(t *testing.T) {
+// The rescue looks for a task as long as asynq can hold it, and not much
+// longer: every type it knows has a bounded lifetime, its window holds
+// that and a day of queueing (a fan-out's lifetime followed by its
+// deliveries'), and the entries are kept longer than the longest window.
+func TestLostWindowsOutliveEveryRescuedTask(t *testing.T) {
 	for _, typ := range lostTypes() {
 		d, ok := lifetime(typ)
 		if !ok {
 			t.Errorf("%s retries on asynq's default: its lifetime is unknown", typ)
 		}
-		if d+lostQueueing > lostWindow {
-			t.Errorf("a %s task can live %v, and wait %v in queues, past the rescue's window of %v", typ, d, lostQueueing, lostWindow)
+		if w := lostWindows[typ]; d+lostQueueing > w {
+			t.Errorf("a %s task can live %v, and wait %v in queues, past its window of %v", typ, d, lostQueueing, w)
 		}
 	}
 	// By hand: the schedule's waits, 75 h 48 min 40 s, stretched by 10 %,
@@ -384,8 +391,11 @@ func TestLostWindowOutlivesEveryRescuedTask(t *testing.T) {
 	if d, _ := lifetime(tasks.TypeWebhookDeliver); d != 83*time.Hour+32*time.Minute+2*time.Second {
 		t.Errorf("a delivery's lifetime is %v, want 83h32m2s", d)
 	}
-	if lostWindow < 108*time.Hour {
-		t.Errorf("the window is %v, want four and a half days", lostWindow)
+	if w := lostWindows[tasks.TypeWebhookFanOut]; w < 108*time.Hour {
+		t.Errorf("a fan-out's window is %v, want four and a half days", w)
+	}
+	if w := lostWindows[tasks.TypeLookupRun]; w > 25*time.Hour {
+		t.Errorf("a lookup's window is %v, want about a day: it lives minutes", w)
 	}
 	if lostWindow >= outboxRetention {
 		t.Errorf("the window of %v reaches past the entries' retention of %v", lostWindow, outboxRetention)
