@@ -384,6 +384,9 @@ var ErrRetry = errors.New("webhook: delivery failed")
 // delivery is settled (delivered, failed for good, or settled already by
 // an earlier run), or an error wrapping ErrRetry for an attempt to retry;
 // final says this is the last attempt, after which a failure is for good.
+// An attempt is the last, too, once the delivery has failed as many times
+// as tasks.WebhookSchedule retries: a task the rescue hands back starts
+// asynq's count of retries again, and the delivery's own count ends it.
 // Settling a delivery gives the next one of its subject its task, through
 // ob.
 func (s *Service) Deliver(ctx context.Context, ob *outbox.Outbox, id string, final bool) error {
@@ -403,7 +406,7 @@ func (s *Service) Deliver(ctx context.Context, ob *outbox.Outbox, id string, fin
 	if status >= 200 && status < 300 {
 		return s.settle(ctx, ob, d, e, models.DeliveryDelivered, status, "")
 	}
-	if final {
+	if final || d.Attempts >= len(tasks.WebhookSchedule) {
 		return s.settle(ctx, ob, d, e, models.DeliveryFailed, status, why)
 	}
 	if err := s.db.WithContext(ctx).Model(&models.WebhookDelivery{ID: d.ID}).Where("state = ?", models.DeliveryPending).
@@ -427,7 +430,7 @@ func (s *Service) load(ctx context.Context, id string) (attempt, error) {
 	var a attempt
 	res := s.db.WithContext(ctx).Raw(`SELECT
 		d.id AS d_id, d.event_seq AS d_event_seq, d.endpoint_id AS d_endpoint_id, d.subject AS d_subject,
-		d.followed AS d_followed, d.state AS d_state,
+		d.followed AS d_followed, d.state AS d_state, d.attempts AS d_attempts,
 		e.id AS e_id, e.url AS e_url, e.secret_sealed AS e_secret_sealed, e.active AS e_active, e.failures AS e_failures,
 		v.seq AS v_seq, v.id AS v_id, v.partner_id AS v_partner_id, v.environment AS v_environment,
 		v.type AS v_type, v.data AS v_data, v.created_at AS v_created_at

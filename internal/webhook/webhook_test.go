@@ -260,6 +260,34 @@ func TestAHangingReceiverFailsTheAttempt(t *testing.T) {
 	}
 }
 
+// A delivery that has failed as many times as its schedule retries fails
+// for good on its next failure, though its task counts no retry yet: the
+// rescue handed the task back to Redis, and asynq's count began again.
+func TestADeliveryOutOfAttemptsFailsForGoodWhateverItsTaskCounts(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	url := receiver(t, func(rw http.ResponseWriter, r *http.Request) { rw.WriteHeader(http.StatusServiceUnavailable) })
+	ctx := context.Background()
+	w.s.Register(ctx, "prt_1", models.EnvLive, url, receiverSecret)
+	w.s.Register(ctx, "prt_2", models.EnvLive, url, receiverSecret)
+	worn, fresh := w.delivery(t, w.emit(t, "prt_1", models.EnvLive, TypeTest)), w.delivery(t, w.emit(t, "prt_2", models.EnvLive, TypeTest))
+	w.s.db.Model(&models.WebhookDelivery{}).Where("id = ?", worn).Update("attempts", len(tasks.WebhookSchedule))
+	w.s.db.Model(&models.WebhookDelivery{}).Where("id = ?", fresh).Update("attempts", len(tasks.WebhookSchedule)-1)
+	if err := w.s.Deliver(ctx, w.ob, worn, false); err != nil {
+		t.Errorf("an attempt past the schedule = %v, want the delivery settled", err)
+	}
+	if err := w.s.Deliver(ctx, w.ob, fresh, false); !errors.Is(err, ErrRetry) {
+		t.Errorf("an attempt within the schedule = %v, want a retry", err)
+	}
+	for id, want := range map[string]string{worn: models.DeliveryFailed, fresh: models.DeliveryPending} {
+		var d models.WebhookDelivery
+		w.s.db.Take(&d, "id = ?", id)
+		if d.State != want || d.LastStatus != http.StatusServiceUnavailable {
+			t.Errorf("delivery %s is %s after a 503 (last status %d), want %s", id, d.State, d.LastStatus, want)
+		}
+	}
+}
+
 // Deliveries that fail for good, MaxFailures in a row, set the endpoint
 // inactive: later events are kept for the history but not delivered, until
 // the partner registers the endpoint again.
