@@ -155,7 +155,7 @@ func TestRescueHandsTasksRedisLostBackToTheSweep(t *testing.T) {
 		{"fresh", tasks.WebhookDeliverPayload{DeliveryID: "whd_fresh"}, 10 * time.Second, false, false},
 		// on the third day of its retries
 		{"late", tasks.WebhookDeliverPayload{DeliveryID: "whd_late"}, 60 * time.Hour, false, false},
-		{"forgotten", tasks.WebhookDeliverPayload{DeliveryID: "whd_forgotten"}, lostWindow + time.Hour, false, false},
+		{"forgotten", tasks.WebhookDeliverPayload{DeliveryID: "whd_forgotten"}, lostWindows[tasks.TypeWebhookDeliver] + time.Hour, false, false},
 		{"archived", tasks.LookupRunPayload{LookupID: "lk_archived"}, 5 * time.Minute, true, true},
 		// younger than a delivery's window, past a lookup's
 		{"old lookup", tasks.LookupRunPayload{LookupID: "lk_old"}, lostWindows[tasks.TypeLookupRun] + time.Hour, false, false},
