@@ -36,7 +36,7 @@ const (
 // for a fan-out and its deliveries), and lostQueueing more for the time
 // it waits behind others in its queue. A task Redis loses on its last
 // retry is still found, and a short-lived type's old entries are not
-// walked over for as long as a delivery's.
+// looked up (the walk reads them back to lostWindow, and drops them).
 var lostWindows = windows()
 
 // lostWindow is the longest of lostWindows: how far back a pass reads.

@@ -155,7 +155,8 @@ func TestRescueHandsTasksRedisLostBackToTheSweep(t *testing.T) {
 		{"fresh", tasks.WebhookDeliverPayload{DeliveryID: "whd_fresh"}, 10 * time.Second, false, false},
 		// on the third day of its retries
 		{"late", tasks.WebhookDeliverPayload{DeliveryID: "whd_late"}, 60 * time.Hour, false, false},
-		{"forgotten", tasks.WebhookDeliverPayload{DeliveryID: "whd_forgotten"}, lostWindows[tasks.TypeWebhookDeliver] + time.Hour, false, false},
+		// past a delivery's window, within the longest (a fan-out's)
+		{"forgotten", tasks.WebhookDeliverPayload{DeliveryID: "whd_forgotten"}, lostWindows[tasks.TypeWebhookDeliver] + time.Minute, false, false},
 		{"archived", tasks.LookupRunPayload{LookupID: "lk_archived"}, 5 * time.Minute, true, true},
 		// younger than a delivery's window, past a lookup's
 		{"old lookup", tasks.LookupRunPayload{LookupID: "lk_old"}, lostWindows[tasks.TypeLookupRun] + time.Hour, false, false},
@@ -393,6 +394,10 @@ func TestLostWindowsOutliveEveryRescuedTask(t *testing.T) {
 	}
 	if w := lostWindows[tasks.TypeWebhookFanOut]; w < 108*time.Hour {
 		t.Errorf("a fan-out's window is %v, want four and a half days", w)
+	}
+	if lostWindows[tasks.TypeWebhookDeliver]+time.Minute >= lostWindow {
+		t.Errorf("a delivery's window, %v, is not a minute short of the longest, %v: the forgotten delivery's case tests nothing of its own",
+			lostWindows[tasks.TypeWebhookDeliver], lostWindow)
 	}
 	if w := lostWindows[tasks.TypeLookupRun]; w > 25*time.Hour {
 		t.Errorf("a lookup's window is %v, want about a day: it lives minutes", w)
