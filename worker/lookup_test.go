@@ -3,6 +3,7 @@ package worker
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"strings"
 	"testing"
@@ -13,6 +14,7 @@ import (
 	"github.com/domaind/domaind/internal/domaininfo"
 	"github.com/domaind/domaind/internal/lookup"
 	"github.com/domaind/domaind/internal/platform/platformtest"
+	"github.com/domaind/domaind/internal/webhook"
 	"github.com/domaind/domaind/models"
 	"github.com/domaind/domaind/models/modelstest"
 	"github.com/domaind/domaind/tasks"
@@ -209,5 +211,23 @@ func TestRetryDelay(t *testing.T) {
 	}
 	if got := retryDelay(0, errors.New("x"), syncTask); got < 10*time.Second {
 		t.Errorf("TLD sync retry in %v, want asynq's default (at least 10 s)", got)
+	}
+	// A delivery's wait follows the larger of asynq's count and its own,
+	// within the jitter: the rescue hands a task back with asynq's at 0.
+	deliverTask := tasks.New(tasks.WebhookDeliverPayload{DeliveryID: "x"})
+	for _, tc := range []struct {
+		name string
+		n    int
+		err  error
+		want time.Duration
+	}{
+		{"first delivery retry", 0, &webhook.RetryError{}, tasks.WebhookSchedule[0]},
+		{"a handed-back delivery's retry", 0, fmt.Errorf("wrapped: %w", &webhook.RetryError{Failures: 12}), tasks.WebhookSchedule[12]},
+		{"a delivery's retry asynq counts further", 12, &webhook.RetryError{Failures: 3}, tasks.WebhookSchedule[12]},
+	} {
+		got := retryDelay(tc.n, tc.err, deliverTask)
+		if lo, hi := tc.want-tc.want/10, tc.want+tc.want/10; got < lo || got > hi {
+			t.Errorf("%s: %v, want %v ±10 %%", tc.name, got, tc.want)
+		}
 	}
 }

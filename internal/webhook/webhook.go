@@ -380,9 +380,25 @@ func NewEnvelope(ev models.Event) Envelope {
 // ErrRetry is a delivery attempt that failed and may be retried.
 var ErrRetry = errors.New("webhook: delivery failed")
 
+// RetryError is the error of a failed attempt that may be retried; it
+// wraps ErrRetry. Failures counts the delivery's failed attempts before
+// this one: asynq's count of the task's retries too, unless the rescue
+// handed the task back to Redis and asynq's count began again. The wait
+// before the next attempt follows the larger of the two (the worker's
+// retryDelay), so a handed-back delivery keeps to tasks.WebhookSchedule.
+type RetryError struct {
+	URL, Why string
+	Failures int
+}
+
+func (e *RetryError) Error() string { return fmt.Sprintf("%v: %s: %s", ErrRetry, e.URL, e.Why) }
+
+// Unwrap is ErrRetry.
+func (e *RetryError) Unwrap() error { return ErrRetry }
+
 // Deliver makes one attempt at delivery id. It returns nil when the
 // delivery is settled (delivered, failed for good, or settled already by
-// an earlier run), or an error wrapping ErrRetry for an attempt to retry;
+// an earlier run), or a *RetryError for an attempt to retry;
 // final says this is the last attempt, after which a failure is for good.
 // An attempt is the last, too, once the delivery has failed as many times
 // as tasks.WebhookSchedule retries: a task the rescue hands back starts
@@ -413,7 +429,7 @@ func (s *Service) Deliver(ctx context.Context, ob *outbox.Outbox, id string, fin
 		Updates(map[string]any{"attempts": gorm.Expr("attempts + 1"), "last_status": status, "last_error": models.Cut(why, 500)}).Error; err != nil {
 		return fmt.Errorf("record attempt of %s: %w", id, err)
 	}
-	return fmt.Errorf("%w: %s: %s", ErrRetry, e.URL, why)
+	return &RetryError{URL: e.URL, Why: why, Failures: d.Attempts}
 }
 
 // attempt is what one delivery attempt works with.

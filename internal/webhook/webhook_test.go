@@ -263,6 +263,8 @@ func TestAHangingReceiverFailsTheAttempt(t *testing.T) {
 // A delivery that has failed as many times as its schedule retries fails
 // for good on its next failure, though its task counts no retry yet: the
 // rescue handed the task back to Redis, and asynq's count began again.
+// One a failure short is retried, its error saying its failures, which
+// set the next wait.
 func TestADeliveryOutOfAttemptsFailsForGoodWhateverItsTaskCounts(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t)
@@ -276,8 +278,9 @@ func TestADeliveryOutOfAttemptsFailsForGoodWhateverItsTaskCounts(t *testing.T) {
 	if err := w.s.Deliver(ctx, w.ob, worn, false); err != nil {
 		t.Errorf("an attempt past the schedule = %v, want the delivery settled", err)
 	}
-	if err := w.s.Deliver(ctx, w.ob, fresh, false); !errors.Is(err, ErrRetry) {
-		t.Errorf("an attempt within the schedule = %v, want a retry", err)
+	var retry *RetryError
+	if err := w.s.Deliver(ctx, w.ob, fresh, false); !errors.As(err, &retry) || !errors.Is(err, ErrRetry) || retry.Failures != len(tasks.WebhookSchedule)-1 {
+		t.Errorf("an attempt within the schedule = %#v, want a retry after %d failures", err, len(tasks.WebhookSchedule)-1)
 	}
 	for id, want := range map[string]string{worn: models.DeliveryFailed, fresh: models.DeliveryPending} {
 		var d models.WebhookDelivery
