@@ -104,6 +104,17 @@ const HeaderRequestID = "request_id"
 // at once.
 const Jitter = 0.1
 
+// Counted is the error of a failed attempt whose work counts its own
+// failures (a webhook delivery's row). asynq's count of a task's retries
+// begins again when the rescue hands the task back to Redis; the work's
+// does not, and the worker's wait before the next retry follows the larger
+// of the two.
+type Counted interface {
+	error
+	// FailedBefore is how many attempts at the work failed before this one.
+	FailedBefore() int
+}
+
 // Delay is the wait before retry n (from 0) of a task of s: the
 // Schedule's step, stretched by jitter (between -Jitter and Jitter), or
 // the Backoff doubled n times (at most ten). It answers false when s sets

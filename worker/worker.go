@@ -237,14 +237,15 @@ func (s *gatedServer) shutdown() {
 // retryDelay retries a task whose worker died (lease expired) at once, since
 // nothing is wrong with the task itself; other failures wait as the type's
 // Spec says (tasks.Spec.Delay, jittered), or as asynq's default when it
-// says nothing. A webhook delivery counts its failures itself: a task the
-// rescue handed back starts asynq's count n again, not the delivery's.
+// says nothing. Work that counts its own failures (tasks.Counted) waits
+// by the larger count: a task the rescue handed back starts asynq's n
+// again.
 func retryDelay(n int, err error, t *asynq.Task) time.Duration {
 	if errors.Is(err, asynq.ErrLeaseExpired) {
 		return time.Second
 	}
-	if failed := (*webhook.RetryError)(nil); errors.As(err, &failed) {
-		n = max(n, failed.Failures)
+	if counted := tasks.Counted(nil); errors.As(err, &counted) {
+		n = max(n, counted.FailedBefore())
 	}
 	if d, ok := tasks.Specs[t.Type()].Delay(n, (rand.Float64()*2-1)*tasks.Jitter); ok {
 		return d

@@ -382,10 +382,8 @@ var ErrRetry = errors.New("webhook: delivery failed")
 
 // RetryError is the error of a failed attempt that may be retried; it
 // wraps ErrRetry. Failures counts the delivery's failed attempts before
-// this one: asynq's count of the task's retries too, unless the rescue
-// handed the task back to Redis and asynq's count began again. The wait
-// before the next attempt follows the larger of the two (the worker's
-// retryDelay), so a handed-back delivery keeps to tasks.WebhookSchedule.
+// this one, and it is tasks.Counted: a delivery the rescue handed back
+// keeps to tasks.WebhookSchedule.
 type RetryError struct {
 	URL, Why string
 	Failures int
@@ -396,13 +394,17 @@ func (e *RetryError) Error() string { return fmt.Sprintf("%v: %s: %s", ErrRetry,
 // Unwrap is ErrRetry.
 func (e *RetryError) Unwrap() error { return ErrRetry }
 
+// FailedBefore is Failures (tasks.Counted).
+func (e *RetryError) FailedBefore() int { return e.Failures }
+
 // Deliver makes one attempt at delivery id. It returns nil when the
 // delivery is settled (delivered, failed for good, or settled already by
 // an earlier run), or a *RetryError for an attempt to retry;
 // final says this is the last attempt, after which a failure is for good.
 // An attempt is the last, too, once the delivery has failed as many times
-// as tasks.WebhookSchedule retries: a task the rescue hands back starts
-// asynq's count of retries again, and the delivery's own count ends it.
+// as its task retries (tasks.Spec's MaxRetry): a task the rescue hands
+// back starts asynq's count of retries again, and the delivery's own count
+// ends it.
 // Settling a delivery gives the next one of its subject its task, through
 // ob.
 func (s *Service) Deliver(ctx context.Context, ob *outbox.Outbox, id string, final bool) error {
@@ -422,7 +424,7 @@ func (s *Service) Deliver(ctx context.Context, ob *outbox.Outbox, id string, fin
 	if status >= 200 && status < 300 {
 		return s.settle(ctx, ob, d, e, models.DeliveryDelivered, status, "")
 	}
-	if final || d.Attempts >= len(tasks.WebhookSchedule) {
+	if final || d.Attempts >= tasks.SpecOf(tasks.TypeWebhookDeliver).MaxRetry {
 		return s.settle(ctx, ob, d, e, models.DeliveryFailed, status, why)
 	}
 	if err := s.db.WithContext(ctx).Model(&models.WebhookDelivery{ID: d.ID}).Where("state = ?", models.DeliveryPending).
