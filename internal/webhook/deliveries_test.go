@@ -24,12 +24,8 @@ func TestDeliveriesAsOpsSeeThem(t *testing.T) {
 	ctx := context.Background()
 	ok := receiver(t, func(rw http.ResponseWriter, r *http.Request) {})
 	down := receiver(t, func(rw http.ResponseWriter, r *http.Request) { rw.WriteHeader(http.StatusBadGateway) })
-	if _, err := w.s.Register(ctx, "prt_1", models.EnvSandbox, ok, receiverSecret); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := w.s.Register(ctx, "prt_2", models.EnvSandbox, down, receiverSecret); err != nil {
-		t.Fatal(err)
-	}
+	w.register(t, "prt_1", models.EnvSandbox, ok)
+	w.register(t, "prt_2", models.EnvSandbox, down)
 	delivered := w.emit(t, "prt_1", models.EnvSandbox, TypeTest)
 	failing := w.emit(t, "prt_2", models.EnvSandbox, TypeTest)
 	for _, ev := range []models.Event{delivered, failing} {
@@ -69,9 +65,7 @@ func TestDeliveriesMiddlePageReadsItsOwnRows(t *testing.T) {
 	t.Parallel()
 	w, db := newPostgresWorld(t, "the paging itself is TestDeliveriesAsOpsSeeThem")
 	ctx := context.Background()
-	if _, err := w.s.Register(ctx, "prt_1", models.EnvSandbox, receiver(t, func(http.ResponseWriter, *http.Request) {}), receiverSecret); err != nil {
-		t.Fatal(err)
-	}
+	w.register(t, "prt_1", models.EnvSandbox, receiver(t, func(http.ResponseWriter, *http.Request) {}))
 	var endpoint models.WebhookEndpoint
 	if err := db.Take(&endpoint, "partner_id = ?", "prt_1").Error; err != nil {
 		t.Fatal(err)
@@ -110,10 +104,7 @@ func TestAPartnersPageReadsItsOwnRows(t *testing.T) {
 			envs = append(envs, models.EnvLive)
 		}
 		for _, env := range envs {
-			e, err := w.s.Register(ctx, fmt.Sprintf("prt_%d", i), env, hook, receiverSecret)
-			if err != nil {
-				t.Fatal(err)
-			}
+			e := w.register(t, fmt.Sprintf("prt_%d", i), env, hook)
 			endpoints = append(endpoints, e.ID)
 		}
 	}
@@ -193,10 +184,7 @@ func TestFailedPageReadsItsOwnRows(t *testing.T) {
 	t.Parallel()
 	w, db := newPostgresWorld(t, "the paging itself is TestDeliveriesAsOpsSeeThem")
 	ctx := context.Background()
-	e, err := w.s.Register(ctx, "prt_1", models.EnvSandbox, receiver(t, func(http.ResponseWriter, *http.Request) {}), receiverSecret)
-	if err != nil {
-		t.Fatal(err)
-	}
+	e := w.register(t, "prt_1", models.EnvSandbox, receiver(t, func(http.ResponseWriter, *http.Request) {}))
 	want := map[string][]string{} // by state, newest first
 	seedDeliveries(t, db, 20_000, func(i int, d *models.WebhookDelivery) {
 		d.EndpointID = e.ID

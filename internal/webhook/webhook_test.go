@@ -75,6 +75,17 @@ func receiver(t *testing.T, h http.HandlerFunc) string {
 	return srv.URL + "/hook"
 }
 
+// register registers url as partner's endpoint in env, signed with
+// receiverSecret, and fails the test if it cannot.
+func (w *world) register(t *testing.T, partner, env, url string) models.WebhookEndpoint {
+	t.Helper()
+	e, err := w.s.Register(context.Background(), partner, env, url, receiverSecret)
+	if err != nil {
+		t.Fatalf("register %s's %s endpoint %s: %v", partner, env, url, err)
+	}
+	return e
+}
+
 func (w *world) emit(t *testing.T, partner, env, typ string) models.Event {
 	t.Helper()
 	return w.emitAbout(t, partner, env, "", typ)
@@ -170,9 +181,7 @@ func TestDeliveryRetriesWithTheSameEvent(t *testing.T) {
 		}
 	})
 	ctx := context.Background()
-	if _, err := w.s.Register(ctx, "prt_1", models.EnvSandbox, url, receiverSecret); err != nil {
-		t.Fatal(err)
-	}
+	w.register(t, "prt_1", models.EnvSandbox, url)
 	ev := w.emit(t, "prt_1", models.EnvSandbox, TypeTest)
 	ds := w.deliveries(t, ev)
 	if len(ds) != 1 {
@@ -224,7 +233,7 @@ func TestARedirectFailsTheAttempt(t *testing.T) {
 		http.Redirect(rw, r, "/elsewhere", http.StatusFound)
 	})
 	ctx := context.Background()
-	w.s.Register(ctx, "prt_1", models.EnvLive, url, receiverSecret)
+	w.register(t, "prt_1", models.EnvLive, url)
 	ev := w.emit(t, "prt_1", models.EnvLive, TypeTest)
 	err := w.s.Deliver(ctx, w.ob, w.deliveries(t, ev)[0].ID, false)
 	if !errors.Is(err, ErrRetry) || !strings.Contains(err.Error(), "302") {
@@ -248,7 +257,7 @@ func TestAHangingReceiverFailsTheAttempt(t *testing.T) {
 	})
 	defer close(release)
 	ctx := context.Background()
-	w.s.Register(ctx, "prt_1", models.EnvLive, url, receiverSecret)
+	w.register(t, "prt_1", models.EnvLive, url)
 	ev := w.emit(t, "prt_1", models.EnvLive, TypeTest)
 	start := time.Now()
 	err := w.s.Deliver(ctx, w.ob, w.deliveries(t, ev)[0].ID, false)
@@ -270,8 +279,8 @@ func TestADeliveryOutOfAttemptsFailsForGoodWhateverItsTaskCounts(t *testing.T) {
 	w := newWorld(t)
 	url := receiver(t, func(rw http.ResponseWriter, r *http.Request) { rw.WriteHeader(http.StatusServiceUnavailable) })
 	ctx := context.Background()
-	w.s.Register(ctx, "prt_1", models.EnvLive, url, receiverSecret)
-	w.s.Register(ctx, "prt_2", models.EnvLive, url, receiverSecret)
+	w.register(t, "prt_1", models.EnvLive, url)
+	w.register(t, "prt_2", models.EnvLive, url)
 	worn, fresh := w.delivery(t, w.emit(t, "prt_1", models.EnvLive, TypeTest)), w.delivery(t, w.emit(t, "prt_2", models.EnvLive, TypeTest))
 	w.s.db.Model(&models.WebhookDelivery{}).Where("id = ?", worn).Update("attempts", len(tasks.WebhookSchedule))
 	w.s.db.Model(&models.WebhookDelivery{}).Where("id = ?", fresh).Update("attempts", len(tasks.WebhookSchedule)-1)
@@ -299,7 +308,7 @@ func TestAnEndpointThatKeepsFailingGoesInactive(t *testing.T) {
 	w := newWorld(t)
 	url := receiver(t, func(rw http.ResponseWriter, r *http.Request) { rw.WriteHeader(http.StatusInternalServerError) })
 	ctx := context.Background()
-	w.s.Register(ctx, "prt_1", models.EnvLive, url, receiverSecret)
+	w.register(t, "prt_1", models.EnvLive, url)
 	for i := range MaxFailures {
 		ev := w.emit(t, "prt_1", models.EnvLive, TypeTest)
 		if err := w.s.Deliver(ctx, w.ob, w.deliveries(t, ev)[0].ID, true); err != nil {
@@ -317,9 +326,7 @@ func TestAnEndpointThatKeepsFailingGoesInactive(t *testing.T) {
 	if _, err := w.s.Redeliver(ctx, w.ob, "prt_1", models.EnvLive, ev.ID); codeOf(err) != fault.Conflict {
 		t.Errorf("redeliver to an inactive endpoint = %v, want conflict", err)
 	}
-	if _, err := w.s.Register(ctx, "prt_1", models.EnvLive, url, receiverSecret); err != nil {
-		t.Fatal(err)
-	}
+	w.register(t, "prt_1", models.EnvLive, url)
 	id, err := w.s.Redeliver(ctx, w.ob, "prt_1", models.EnvLive, ev.ID)
 	if err != nil || id == "" {
 		t.Errorf("redeliver after registering again = %q, %v", id, err)
@@ -410,9 +417,7 @@ func TestSendTest(t *testing.T) {
 		t.Errorf("a refused test event left %d events", n)
 	}
 	url := receiver(t, func(http.ResponseWriter, *http.Request) {})
-	if _, err := w.s.Register(ctx, "prt_1", models.EnvSandbox, url, receiverSecret); err != nil {
-		t.Fatal(err)
-	}
+	w.register(t, "prt_1", models.EnvSandbox, url)
 	ev, err := w.s.SendTest(ctx, w.ob, "prt_1", models.EnvSandbox)
 	if err != nil || ev.Type != TypeTest || ev.Environment != models.EnvSandbox {
 		t.Fatalf("SendTest = %+v, %v", ev, err)
@@ -436,9 +441,7 @@ func TestDeliveriesOfASubjectGoInOrder(t *testing.T) {
 	var status atomic.Int32
 	url := receiver(t, func(rw http.ResponseWriter, r *http.Request) { rw.WriteHeader(int(status.Load())) })
 	ctx := context.Background()
-	if _, err := w.s.Register(ctx, "prt_1", models.EnvLive, url, receiverSecret); err != nil {
-		t.Fatal(err)
-	}
+	w.register(t, "prt_1", models.EnvLive, url)
 	a1 := w.delivery(t, w.emitAbout(t, "prt_1", models.EnvLive, "ord_a", "order.recorded"))
 	a2 := w.delivery(t, w.emitAbout(t, "prt_1", models.EnvLive, "ord_a", "order.refunded"))
 	b1 := w.delivery(t, w.emitAbout(t, "prt_1", models.EnvLive, "ord_b", "order.recorded"))
@@ -498,9 +501,7 @@ func (w *world) wantTasks(t *testing.T, when string, ids ...string) {
 func (w *world) registerOK(t *testing.T) {
 	t.Helper()
 	url := receiver(t, func(rw http.ResponseWriter, r *http.Request) { rw.WriteHeader(http.StatusOK) })
-	if _, err := w.s.Register(context.Background(), "prt_1", models.EnvLive, url, receiverSecret); err != nil {
-		t.Fatal(err)
-	}
+	w.register(t, "prt_1", models.EnvLive, url)
 }
 
 // emitAll is EmitAll of es in a transaction of its own.
@@ -550,9 +551,7 @@ func TestAnEventDuringADeliveryWaitsForIt(t *testing.T) {
 		}
 	})
 	ctx := context.Background()
-	if _, err := w.s.Register(ctx, "prt_1", models.EnvLive, url, receiverSecret); err != nil {
-		t.Fatal(err)
-	}
+	w.register(t, "prt_1", models.EnvLive, url)
 	first := w.deliveries(t, w.emitAbout(t, "prt_1", models.EnvLive, "ord_a", "order.recorded"))[0].ID
 	if err := w.s.Deliver(ctx, w.ob, first, false); err != nil {
 		t.Fatalf("delivering the first = %v", err)
