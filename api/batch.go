@@ -152,10 +152,10 @@ func (s *Server) runBatch(c *gin.Context) error {
 }
 
 // saysRetryLater reports whether an operation's answer is one a retry may
-// change: a refusal for now (429), a failure of ours (5xx), or a lookup
-// that failed.
+// change: a refusal for now (429), a failure of ours (5xx), one cut short
+// because the client left (499), or a lookup that failed.
 func saysRetryLater(r batchResult) bool {
-	if r.Status == http.StatusTooManyRequests || r.Status >= 500 {
+	if r.Status == http.StatusTooManyRequests || r.Status >= 500 || r.Status == httpjson.StatusClientClosed {
 		return true
 	}
 	raw, ok := r.Body.(json.RawMessage)

@@ -57,7 +57,7 @@ func (s *Server) idempotent(c *gin.Context) {
 	ctx := c.Request.Context()
 	scope := callerScope(c)
 	fp := idempotency.Fingerprint(c.Request.Method, c.Request.URL.Path, body)
-	prior, claimed, err := s.idem.Begin(ctx, scope, key, fp)
+	prior, claimed, err := s.svc.Idempotency.Begin(ctx, scope, key, fp)
 	switch {
 	case err != nil:
 		s.resp.Error(c, err)
@@ -81,18 +81,21 @@ func (s *Server) idempotent(c *gin.Context) {
 	done := context.WithoutCancel(ctx)
 	defer func() {
 		if r := recover(); r != nil {
-			s.idem.Release(done, scope, key)
+			s.svc.Idempotency.Release(done, scope, key)
 			panic(r)
 		}
 	}()
 	c.Next()
 	// Not stored, so that a retry runs again: a refusal for now (429), a
 	// failure of ours (5xx), an answer that says to retry later, and an
-	// answer cut short because the client left (a stream half sent, a 499
-	// nobody received).
+	// answer cut short because the client left (a 499 nobody received, a
+	// stream half sent). An answer the handler finished is stored though
+	// its client has left: the change it reports has been made, and the
+	// client that gave up is the one most likely to retry.
 	status := rec.Status()
-	if status == http.StatusTooManyRequests || status >= 500 || httpjson.SaysRetryLater(c) || httpjson.Written(c) == fault.LookupFailed || ctx.Err() != nil {
-		if err := s.idem.Release(done, scope, key); err != nil {
+	cut := status == httpjson.StatusClientClosed || (rec.streamed && ctx.Err() != nil)
+	if status == http.StatusTooManyRequests || status >= 500 || httpjson.SaysRetryLater(c) || httpjson.Written(c) == fault.LookupFailed || cut {
+		if err := s.svc.Idempotency.Release(done, scope, key); err != nil {
 			s.log.WarnContext(ctx, "idempotency release failed", "err", err)
 		}
 		return
@@ -117,9 +120,9 @@ func (s *Server) idempotent(c *gin.Context) {
 func (s *Server) store(c *gin.Context, scope, key string, r idempotency.Record) error {
 	ctx := context.WithoutCancel(c.Request.Context())
 	if vouched(c) {
-		return s.idem.Complete(ctx, scope, key, r)
+		return s.svc.Idempotency.Complete(ctx, scope, key, r)
 	}
-	return s.idem.CompleteWithin(ctx, scope, key, r, httpjson.Client(c), idempotency.Anonymous)
+	return s.svc.Idempotency.CompleteWithin(ctx, scope, key, r, httpjson.Client(c), idempotency.Anonymous)
 }
 
 // vouched says the request's caller proved who it is: a partner's
@@ -168,7 +171,7 @@ func (s *Server) replay(c *gin.Context, prior idempotency.Record) {
 // each other's answers.
 func callerScope(c *gin.Context) string {
 	if id, ok := partnerapi.KeyID(c); ok {
-		return "partner:" + id
+		return idempotency.PartnerScope(id)
 	}
 	if u, ok := currentUser(c); ok {
 		return "user:" + u.ID
@@ -185,7 +188,13 @@ func callerScope(c *gin.Context) string {
 // recorder keeps a copy of what a handler writes, streaming included.
 type recorder struct {
 	gin.ResponseWriter
-	body bytes.Buffer
+	body     bytes.Buffer
+	streamed bool // flushed before the end: sent in parts
+}
+
+func (r *recorder) Flush() {
+	r.streamed = true
+	r.ResponseWriter.Flush()
 }
 
 func (r *recorder) Write(b []byte) (int, error) {

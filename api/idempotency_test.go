@@ -123,6 +123,64 @@ func TestRetryLaterAnswersAreNotStored(t *testing.T) {
 	}
 }
 
+// A request whose client left after its change was made keeps its answer:
+// the retry with the key replays it instead of making the change again. One
+// whose handler saw the client leave before it answered (a 499), or a
+// stream the client left in the middle of, is run again.
+func TestAnAnswerFinishedAfterTheClientLeftIsStored(t *testing.T) {
+	t.Parallel()
+	env := newTestEnv(t)
+	runs := 0
+	leave := func() {}
+	env.srv.engine.POST("/test/commit", env.srv.idempotent, env.srv.resp.Handle(func(c *gin.Context) error {
+		runs++
+		leave() // after the commit, before the answer reaches the client
+		c.JSON(201, gin.H{"run": runs})
+		return nil
+	}))
+	env.srv.engine.POST("/test/abandoned", env.srv.idempotent, env.srv.resp.Handle(func(c *gin.Context) error {
+		runs++
+		leave()
+		return c.Request.Context().Err() // the handler's work ended with its client
+	}))
+	env.srv.engine.POST("/test/stream", env.srv.idempotent, func(c *gin.Context) {
+		runs++
+		c.Writer.WriteString("{\"part\":1}\n")
+		c.Writer.Flush()
+		leave() // mid-stream
+		c.Writer.WriteString("{\"part\":2}\n")
+	})
+	left := func(path, key string) {
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		leave = cancel
+		r := httptest.NewRequest("POST", path, strings.NewReader(`{}`)).WithContext(ctx)
+		r.Header.Set("Content-Type", "application/json")
+		r.Header.Set("Idempotency-Key", key)
+		env.srv.ServeHTTP(httptest.NewRecorder(), r)
+		leave = func() {}
+	}
+
+	left("/test/commit", "made")
+	retry := env.request("POST", "/test/commit", `{}`, "Idempotency-Key", "made")
+	if retry.Code != 201 || retry.Header().Get(HeaderIdempotentReplayed) != "true" || runs != 1 {
+		t.Errorf("retry after the client left = %d (replayed %q), runs %d; want the first answer replayed, one run",
+			retry.Code, retry.Header().Get(HeaderIdempotentReplayed), runs)
+	}
+	runs = 0
+	left("/test/abandoned", "cut")
+	if retry := env.request("POST", "/test/abandoned", `{}`, "Idempotency-Key", "cut"); retry.Header().Get(HeaderIdempotentReplayed) != "" || runs != 2 {
+		t.Errorf("retry after an answer cut short = %d (replayed %q), runs %d; want it run again",
+			retry.Code, retry.Header().Get(HeaderIdempotentReplayed), runs)
+	}
+	runs = 0
+	left("/test/stream", "streamed")
+	if retry := env.request("POST", "/test/stream", `{}`, "Idempotency-Key", "streamed"); retry.Header().Get(HeaderIdempotentReplayed) != "" || runs != 2 {
+		t.Errorf("retry after a stream cut short = %d (replayed %q), runs %d; want it run again",
+			retry.Code, retry.Header().Get(HeaderIdempotentReplayed), runs)
+	}
+}
+
 // A replay spends no rate-limit unit, and its RateLimit headers are the
 // limit's current state, not the ones stored with the answer.
 func TestReplaySpendsNothingAndShowsTheCurrentLimit(t *testing.T) {

@@ -15,11 +15,9 @@ import (
 
 	"github.com/domaind/domaind/api/httpjson"
 	"github.com/domaind/domaind/internal/config"
-	"github.com/domaind/domaind/internal/idempotency"
 	"github.com/domaind/domaind/internal/metrics"
 	"github.com/domaind/domaind/internal/opsauth"
 	"github.com/domaind/domaind/internal/outbox"
-	"github.com/domaind/domaind/internal/secret"
 	"github.com/domaind/domaind/internal/services"
 	"github.com/domaind/domaind/internal/tools"
 )
@@ -53,7 +51,6 @@ type Server struct {
 	redis   redis.UniversalClient
 	tools   *tools.Registry
 	outbox  *outbox.Outbox
-	idem    *idempotency.Store
 	metrics *metrics.Metrics
 	log     *slog.Logger
 	resp    httpjson.Responder
@@ -80,7 +77,6 @@ func New(d Deps) *Server {
 		monitoring:   d.Monitoring != nil,
 		tools:        d.Tools,
 		outbox:       d.Outbox,
-		idem:         idempotency.New(d.Redis, secret.NewSealer(d.Config.SecretKey, "idempotency records")),
 		metrics:      d.Metrics,
 		log:          d.Log,
 		resp:         httpjson.Responder{Log: d.Log},
@@ -89,7 +85,6 @@ func New(d Deps) *Server {
 		ops:          opsauth.Credentials{User: d.Config.OpsUser, Password: d.Config.OpsPassword},
 		deprecations: maps.Clone(deprecations),
 	}
-	s.idem.Now = now
 	gin.SetMode(gin.ReleaseMode)
 	e := gin.New()
 	e.HandleMethodNotAllowed = true

@@ -64,6 +64,7 @@ var migrations = []migration{
 	{40, "the failed webhook deliveries by creation", migrateV40},
 	{41, "each endpoint's failed webhook deliveries by creation", migrateV41},
 	{42, "payments, payouts and referred sales indexed as their lists read them", migrateV42},
+	{43, "partners' idempotency records", migrateV43},
 }
 
 // SchemaMigration records an applied migration.

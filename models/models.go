@@ -146,5 +146,6 @@ func All() []any {
 		&BrokerageCase{}, &BrokerageStep{}, &SiteCheck{},
 		&ReferralLink{}, &ReferralClick{},
 		&Payment{}, &SandboxCharge{}, &SandboxRefund{}, &PaymentEvent{},
+		&IdempotencyRecord{},
 	}
 }

@@ -68,6 +68,9 @@ func (h *cleanup) Work(ctx context.Context, _ tasks.MaintenanceCleanupPayload) e
 			live := db.Model(&models.OAuthToken{}).Select("1").Where("family = oauth_codes.hash")
 			return db.Where("expires_at < ? AND NOT EXISTS (?)", now.Add(-expiredRetention), live).Delete(&models.OAuthCode{})
 		}},
+		{"partners' idempotency records", func() *gorm.DB { // a day's answers, a few minutes' claims
+			return db.Where("expires_at < ?", now).Delete(&models.IdempotencyRecord{})
+		}},
 		{"tool jobs", func() *gorm.DB { // kept 24 h (ToolJob.ExpiresAt)
 			return db.Where("expires_at < ?", now).Delete(&models.ToolJob{})
 		}},

@@ -137,6 +137,8 @@ func TestCleanupDeletesOnlyExpiredRows(t *testing.T) {
 	db.Create(&models.OAuthClient{ID: "unused-old", RedirectURIs: []string{}, CreatedAt: twoDaysAgo})
 	db.Create(&models.OAuthClient{ID: "unused-new", RedirectURIs: []string{}, CreatedAt: hourAgo})
 	db.Create(&models.OAuthClient{ID: "used-old", RedirectURIs: []string{}, CreatedAt: twoDaysAgo, UsedAt: &twoDaysAgo})
+	db.Create(&models.IdempotencyRecord{ID: "idem-expired", Record: []byte("x"), ExpiresAt: recent})
+	db.Create(&models.IdempotencyRecord{ID: "idem-live", Record: []byte("x"), ExpiresAt: time.Now().UTC().Add(time.Hour)})
 
 	h := &cleanup{db: db, log: quiet}
 	for range 2 { // idempotent
@@ -177,6 +179,11 @@ func TestCleanupDeletesOnlyExpiredRows(t *testing.T) {
 	if strings.Join(tokens, ",") != "just-expired" || strings.Join(codes, ",") != "live-family" ||
 		strings.Join(clients, ",") != "unused-new,used-old" {
 		t.Errorf("OAuth left: tokens %v, codes %v, clients %v; want just-expired, live-family, unused-new and used-old", tokens, codes, clients)
+	}
+	var keys []string
+	db.Model(&models.IdempotencyRecord{}).Pluck("id", &keys)
+	if strings.Join(keys, ",") != "idem-live" {
+		t.Errorf("idempotency records left = %v, want the unexpired one", keys)
 	}
 }
 

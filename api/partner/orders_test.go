@@ -222,6 +222,38 @@ func TestRefundsOverTheAPI(t *testing.T) {
 	}
 }
 
+// A partner's Idempotency-Keys are kept in the database: a refund retried
+// after Redis lost its data replays its first answer, and no second
+// refund is made.
+func TestARefundRetriedAfterRedisLostItsDataRunsOnce(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.addSandbox("refundonce.com", 10_000)
+	c := e.client(e.credential(models.EnvSandbox, "buy"), 0)
+	var o orderAnswer
+	post(t, c, "/api/partner/v1/orders", orderBody("refundonce.com", 10_000, ""), "o1", &o)
+	refund := []byte(`{"order_id":"` + o.PublicID + `","reason":"wrong name","amount_cents":2500}`)
+	var first, again struct {
+		ID string `json:"id"`
+	}
+	if res := post(t, c, "/api/partner/v1/refunds", refund, "r1", &first); res.StatusCode != 201 {
+		t.Fatalf("refund = %d", res.StatusCode)
+	}
+	if err := e.redis.Client.FlushAll(context.Background()).Err(); err != nil {
+		t.Fatal(err)
+	}
+	res := post(t, c, "/api/partner/v1/refunds", refund, "r1", &again)
+	if res.StatusCode != 201 || res.Header.Get("Idempotent-Replayed") != "true" || again.ID != first.ID {
+		t.Errorf("the retry after Redis lost its data = %d (replayed %q), refund %s; want %s replayed",
+			res.StatusCode, res.Header.Get("Idempotent-Replayed"), again.ID, first.ID)
+	}
+	var refunds []models.Refund
+	e.db.Where("order_id = ?", o.PublicID).Find(&refunds)
+	if len(refunds) != 1 {
+		t.Errorf("%d refunds of the order, want one", len(refunds))
+	}
+}
+
 // TestOrderListFilters walks and filters the list.
 func TestOrderListFilters(t *testing.T) {
 	t.Parallel()

@@ -1,8 +1,11 @@
 // Package idempotency stores the responses of requests sent with an
 // Idempotency-Key, so a retry gets the first answer instead of a second
-// execution. Records live in Redis for 24 hours, scoped per caller, and
-// sealed: a stored answer may carry a secret shown once (a new developer
-// key's), which Redis must not hold in the clear.
+// execution. Records live for 24 hours, scoped per caller, and sealed: a
+// stored answer may carry a secret shown once (a new developer key's),
+// which neither Redis nor the database may hold in the clear. A partner's
+// records (PartnerScope) are kept in the database, where orders and
+// refunds are, so that a Redis that lost its data cannot make a retried
+// sale or refund run twice; everyone else's are kept in Redis.
 package idempotency
 
 import (
@@ -13,9 +16,11 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"gorm.io/gorm"
 
 	"github.com/domaind/domaind/internal/ratelimit"
 	"github.com/domaind/domaind/internal/secret"
@@ -40,17 +45,44 @@ type Record struct {
 	Limit *ratelimit.Policy `json:"limit,omitempty"`
 }
 
-// Store keeps records in Redis.
+// Store keeps records in Redis, and partners' in the database.
 type Store struct {
-	rdb  redis.UniversalClient
-	seal *secret.Sealer
-	// Now is the clock of the budgets' hours.
+	rdb     redis.UniversalClient
+	keys    keyStore // Redis's
+	durable keyStore // the database's
+	seal    *secret.Sealer
+	// Now is the clock of the budgets' hours and of the database's expiry.
 	Now func() time.Time
 }
 
-// New returns a store on rdb sealing records with seal.
-func New(rdb redis.UniversalClient, seal *secret.Sealer) *Store {
-	return &Store{rdb: rdb, seal: seal, Now: time.Now}
+// New returns a store on rdb and db sealing records with seal.
+func New(rdb redis.UniversalClient, db *gorm.DB, seal *secret.Sealer) *Store {
+	s := &Store{rdb: rdb, keys: redisKeys{rdb}, seal: seal, Now: time.Now}
+	s.durable = tableKeys{db: db, now: func() time.Time { return s.Now() }}
+	return s
+}
+
+// PartnerScope is the scope of the keys of the partner credential keyID,
+// whose records the Store keeps in the database.
+func PartnerScope(keyID string) string { return partnerPrefix + keyID }
+
+const partnerPrefix = "partner:"
+
+// keyStore is where a Store keeps the records of one kind of scope, each
+// under its key k, as sealed bytes that expire after a while.
+type keyStore interface {
+	// claim stores v under k for ttl unless a record is there; otherwise
+	// it answers the record.
+	claim(ctx context.Context, k string, v []byte, ttl time.Duration) (claimed bool, prior []byte, err error)
+	set(ctx context.Context, k string, v []byte, ttl time.Duration) error
+	del(ctx context.Context, k string) error
+}
+
+func (s *Store) storeOf(scope string) keyStore {
+	if strings.HasPrefix(scope, partnerPrefix) {
+		return s.durable
+	}
+	return s.keys
 }
 
 // Fingerprint identifies a request body for one method and path.
@@ -65,34 +97,17 @@ func Fingerprint(method, path string, body []byte) string {
 // true when the caller should run the request and then Complete or Release;
 // otherwise prior is the record already there (running, or completed).
 func (s *Store) Begin(ctx context.Context, scope, key, fp string) (prior Record, claimed bool, err error) {
-	k := redisKey(scope, key)
-	running := s.encode(Record{Running: true, Fingerprint: fp})
-	for range 3 {
-		ok, err := s.rdb.SetNX(ctx, k, running, lockTTL).Result()
-		if err != nil {
-			return Record{}, false, fmt.Errorf("idempotency claim: %w", err)
-		}
-		if ok {
-			return Record{}, true, nil
-		}
-		b, err := s.rdb.Get(ctx, k).Bytes()
-		if errors.Is(err, redis.Nil) {
-			continue // expired between the two calls; claim again
-		}
-		if err != nil {
-			return Record{}, false, fmt.Errorf("idempotency read: %w", err)
-		}
-		if prior, err = s.decode(b); err != nil {
-			return Record{}, false, err
-		}
-		return prior, false, nil
+	claimed, b, err := s.storeOf(scope).claim(ctx, recordKey(scope, key), s.encode(Record{Running: true, Fingerprint: fp}), lockTTL)
+	if err != nil || claimed {
+		return Record{}, claimed, err
 	}
-	return Record{}, false, errors.New("idempotency claim: key keeps changing")
+	prior, err = s.decode(b)
+	return prior, false, err
 }
 
 // Complete stores the response of a claimed key for TTL.
 func (s *Store) Complete(ctx context.Context, scope, key string, r Record) error {
-	return s.rdb.Set(ctx, redisKey(scope, key), s.encode(r), TTL).Err()
+	return s.storeOf(scope).set(ctx, recordKey(scope, key), s.encode(r), TTL)
 }
 
 // Budget bounds what the keys of callers nobody vouches for may store:
@@ -129,7 +144,8 @@ end
 return 1`)
 
 // CompleteWithin stores the response of a claimed key as Complete does, for
-// b.TTL and counted against owner's budget b. A record larger than
+// b.TTL and counted against owner's budget b, in Redis (it is for the
+// callers nobody vouches for, partners never). A record larger than
 // b.MaxRecord, or one that would take owner past b.PerHour, is not stored:
 // the key is released (a retry runs again) and the answer is ErrOverBudget.
 func (s *Store) CompleteWithin(ctx context.Context, scope, key string, r Record, owner string, b Budget) error {
@@ -146,7 +162,7 @@ func (s *Store) CompleteWithin(ctx context.Context, scope, key string, r Record,
 	if ok == 0 {
 		return errors.Join(ErrOverBudget, s.Release(ctx, scope, key))
 	}
-	return s.rdb.Set(ctx, redisKey(scope, key), v, b.TTL).Err()
+	return s.keys.set(ctx, recordKey(scope, key), v, b.TTL)
 }
 
 func (s *Store) encode(r Record) []byte {
@@ -169,10 +185,40 @@ func (s *Store) decode(b []byte) (Record, error) {
 // Release frees a claimed key without storing a response (the request
 // failed in a way a retry may fix).
 func (s *Store) Release(ctx context.Context, scope, key string) error {
-	return s.rdb.Del(ctx, redisKey(scope, key)).Err()
+	return s.storeOf(scope).del(ctx, recordKey(scope, key))
 }
 
-func redisKey(scope, key string) string {
+func recordKey(scope, key string) string {
 	sum := sha256.Sum256([]byte(key))
 	return "idem:" + scope + ":" + hex.EncodeToString(sum[:16])
 }
+
+// redisKeys keeps records in Redis, each under its key with a TTL.
+type redisKeys struct{ rdb redis.UniversalClient }
+
+func (r redisKeys) claim(ctx context.Context, k string, v []byte, ttl time.Duration) (bool, []byte, error) {
+	for range 3 {
+		ok, err := r.rdb.SetNX(ctx, k, v, ttl).Result()
+		if err != nil {
+			return false, nil, fmt.Errorf("idempotency claim: %w", err)
+		}
+		if ok {
+			return true, nil, nil
+		}
+		b, err := r.rdb.Get(ctx, k).Bytes()
+		if errors.Is(err, redis.Nil) {
+			continue // expired between the two calls; claim again
+		}
+		if err != nil {
+			return false, nil, fmt.Errorf("idempotency read: %w", err)
+		}
+		return false, b, nil
+	}
+	return false, nil, errors.New("idempotency claim: key keeps changing")
+}
+
+func (r redisKeys) set(ctx context.Context, k string, v []byte, ttl time.Duration) error {
+	return r.rdb.Set(ctx, k, v, ttl).Err()
+}
+
+func (r redisKeys) del(ctx context.Context, k string) error { return r.rdb.Del(ctx, k).Err() }

@@ -8,57 +8,144 @@ import (
 	"testing"
 	"time"
 
+	"gorm.io/gorm"
+
 	"github.com/domaind/domaind/internal/idempotency"
 	"github.com/domaind/domaind/internal/platform/platformtest"
 	"github.com/domaind/domaind/internal/secret"
+	"github.com/domaind/domaind/models"
+	"github.com/domaind/domaind/models/modelstest"
 )
 
+// Both kinds of scope, Redis's and a partner's in the database, claim a
+// key once, answer the running record while it runs, replay the stored
+// answer, sealed where it is kept, and keep one caller's keys from
+// another's.
 func TestBeginCompleteReplay(t *testing.T) {
-	r := platformtest.NewRedis(t)
-	s := newStore(r)
+	t.Parallel()
+	w := newWorld(t)
 	ctx := context.Background()
 	fp := idempotency.Fingerprint("POST", "/api/x", []byte(`{"a":1}`))
-
-	_, claimed, err := s.Begin(ctx, "client-a", "k1", fp)
-	if err != nil || !claimed {
-		t.Fatalf("first Begin = %v, %v; want claimed", claimed, err)
+	for _, scope := range []string{"user:a", idempotency.PartnerScope("pk_a")} {
+		_, claimed, err := w.s.Begin(ctx, scope, "k1", fp)
+		if err != nil || !claimed {
+			t.Fatalf("%s: first Begin = %v, %v; want claimed", scope, claimed, err)
+		}
+		prior, claimed, err := w.s.Begin(ctx, scope, "k1", fp)
+		if err != nil || claimed || !prior.Running || prior.Fingerprint != fp {
+			t.Fatalf("%s: Begin while running = %+v, %v, %v; want the running record", scope, prior, claimed, err)
+		}
+		rec := idempotency.Record{Fingerprint: fp, Status: 201, Header: http.Header{"Content-Type": {"application/json"}}, Body: []byte(`{"ok":true,"secret":"dks_shown-once"}`)}
+		if err := w.s.Complete(ctx, scope, "k1", rec); err != nil {
+			t.Fatal(err)
+		}
+		prior, claimed, err = w.s.Begin(ctx, scope, "k1", fp)
+		if err != nil || claimed || prior.Running || prior.Status != 201 || string(prior.Body) != string(rec.Body) || prior.Header.Get("Content-Type") != "application/json" {
+			t.Fatalf("%s: Begin after Complete = %+v, %v, %v; want the stored response", scope, prior, claimed, err)
+		}
+		if _, claimed, _ := w.s.Begin(ctx, scope+"-other", "k1", fp); !claimed {
+			t.Errorf("%s: another caller's key was not free", scope)
+		}
 	}
-	prior, claimed, err := s.Begin(ctx, "client-a", "k1", fp)
-	if err != nil || claimed || !prior.Running {
-		t.Fatalf("Begin while running = %+v, %v, %v; want the running record", prior, claimed, err)
-	}
-	rec := idempotency.Record{Fingerprint: fp, Status: 201, Header: http.Header{"Content-Type": {"application/json"}}, Body: []byte(`{"ok":true,"secret":"dks_shown-once"}`)}
-	if err := s.Complete(ctx, "client-a", "k1", rec); err != nil {
-		t.Fatal(err)
-	}
-	for _, k := range r.Keys(t, "*") {
-		if v, _ := r.Client.Get(ctx, k).Result(); strings.Contains(v, "dks_shown-once") || strings.Contains(v, "application/json") {
+	for _, k := range w.redis.Keys(t, "*") {
+		if v, _ := w.redis.Client.Get(ctx, k).Result(); strings.Contains(v, "dks_shown-once") || strings.Contains(v, "application/json") {
 			t.Errorf("Redis holds a stored answer in the clear under %s", k)
 		}
 	}
-	prior, claimed, err = s.Begin(ctx, "client-a", "k1", fp)
-	if err != nil || claimed || prior.Running || prior.Status != 201 || string(prior.Body) != string(rec.Body) || prior.Header.Get("Content-Type") != "application/json" {
-		t.Fatalf("Begin after Complete = %+v, %v, %v; want the stored response", prior, claimed, err)
+	var rows []models.IdempotencyRecord
+	w.db.Find(&rows)
+	if len(rows) != 2 { // the partner's key and the other partner's
+		t.Errorf("the database holds %d records, want the two partners' keys", len(rows))
 	}
-	// The same key from another client is another key.
-	if _, claimed, _ := s.Begin(ctx, "client-b", "k1", fp); !claimed {
-		t.Errorf("another client's key was not free")
+	for _, r := range rows {
+		if strings.Contains(string(r.Record), "dks_shown-once") || strings.Contains(string(r.Record), "application/json") {
+			t.Errorf("the database holds a stored answer in the clear under %s", r.ID)
+		}
 	}
 }
 
-func newStore(r *platformtest.Redis) *idempotency.Store {
-	return idempotency.New(r.Client, secret.NewSealer([]byte("test-secret-key-0123456789abcdef"), "idempotency"))
+// A partner's key outlives Redis: after a FLUSHALL its answer is still
+// replayed, and a key still running is still held.
+func TestAPartnersKeysSurviveRedisLosingItsData(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	ctx := context.Background()
+	scope := idempotency.PartnerScope("pk_a")
+	w.s.Begin(ctx, scope, "refund-1", "fp")
+	if err := w.s.Complete(ctx, scope, "refund-1", idempotency.Record{Fingerprint: "fp", Status: 201, Body: []byte(`{"id":"rfd_1"}`)}); err != nil {
+		t.Fatal(err)
+	}
+	w.s.Begin(ctx, scope, "refund-2", "fp")
+	if err := w.redis.Client.FlushDB(ctx).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if prior, claimed, err := w.s.Begin(ctx, scope, "refund-1", "fp"); err != nil || claimed || string(prior.Body) != `{"id":"rfd_1"}` {
+		t.Errorf("a completed key after Redis lost its data = %+v, claimed %v, %v; want its answer", prior, claimed, err)
+	}
+	if prior, claimed, err := w.s.Begin(ctx, scope, "refund-2", "fp"); err != nil || claimed || !prior.Running {
+		t.Errorf("a running key after Redis lost its data = %+v, claimed %v, %v; want it held", prior, claimed, err)
+	}
+}
+
+// A claim whose request never ended (its process died) frees its key
+// after the claim's few minutes, in both stores; a completed answer is
+// replayed for a day, then the key is free.
+func TestKeysFreeThemselvesWhenTheyExpire(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	now := time.Date(2026, 11, 28, 10, 0, 0, 0, time.UTC)
+	w.s.Now = func() time.Time { return now }
+	ctx := context.Background()
+	scope := idempotency.PartnerScope("pk_a")
+	w.s.Begin(ctx, scope, "died", "fp")
+	w.s.Begin(ctx, scope, "done", "fp")
+	w.s.Complete(ctx, scope, "done", idempotency.Record{Fingerprint: "fp", Status: 201})
+
+	now = now.Add(4 * time.Minute)
+	if _, claimed, _ := w.s.Begin(ctx, scope, "died", "fp2"); claimed {
+		t.Errorf("a running claim was taken over after 4 minutes")
+	}
+	now = now.Add(2 * time.Minute)
+	if _, claimed, err := w.s.Begin(ctx, scope, "died", "fp2"); err != nil || !claimed {
+		t.Errorf("a running claim 6 minutes old = %v, %v; want it taken over", claimed, err)
+	}
+	if prior, claimed, _ := w.s.Begin(ctx, scope, "done", "fp"); claimed || prior.Status != 201 {
+		t.Errorf("an answer 6 minutes old = %+v, claimed %v; want it replayed", prior, claimed)
+	}
+	now = now.Add(idempotency.TTL)
+	if _, claimed, err := w.s.Begin(ctx, scope, "done", "fp"); err != nil || !claimed {
+		t.Errorf("an answer a day old = %v, %v; want the key free", claimed, err)
+	}
+}
+
+type world struct {
+	s     *idempotency.Store
+	db    *gorm.DB
+	redis *platformtest.Redis
+}
+
+func newWorld(t *testing.T) *world {
+	t.Helper()
+	r, db := platformtest.NewRedis(t), modelstest.NewDB(t)
+	return &world{s: newStore(r, db), db: db, redis: r}
+}
+
+func newStore(r *platformtest.Redis, db *gorm.DB) *idempotency.Store {
+	return idempotency.New(r.Client, db, secret.NewSealer([]byte("test-secret-key-0123456789abcdef"), "idempotency"))
 }
 
 func TestReleaseFreesTheKey(t *testing.T) {
-	s := newStore(platformtest.NewRedis(t))
+	t.Parallel()
+	w := newWorld(t)
 	ctx := context.Background()
-	s.Begin(ctx, "c", "k", "fp")
-	if err := s.Release(ctx, "c", "k"); err != nil {
-		t.Fatal(err)
-	}
-	if _, claimed, err := s.Begin(ctx, "c", "k", "fp2"); err != nil || !claimed {
-		t.Errorf("Begin after Release = %v, %v; want claimed", claimed, err)
+	for _, scope := range []string{"c", idempotency.PartnerScope("pk_a")} {
+		w.s.Begin(ctx, scope, "k", "fp")
+		if err := w.s.Release(ctx, scope, "k"); err != nil {
+			t.Fatal(err)
+		}
+		if _, claimed, err := w.s.Begin(ctx, scope, "k", "fp2"); err != nil || !claimed {
+			t.Errorf("%s: Begin after Release = %v, %v; want claimed", scope, claimed, err)
+		}
 	}
 }
 
@@ -83,8 +170,8 @@ func TestFingerprintCoversMethodPathAndBody(t *testing.T) {
 // hour, and frees the key of a refused one; owners and hours count apart.
 func TestCompleteWithinKeepsToTheBudget(t *testing.T) {
 	t.Parallel()
-	r := platformtest.NewRedis(t)
-	s := newStore(r)
+	w := newWorld(t)
+	r, s := w.redis, w.s
 	now := time.Date(2026, 11, 26, 10, 15, 0, 0, time.UTC)
 	s.Now = func() time.Time { return now }
 	ctx := context.Background()

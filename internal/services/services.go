@@ -19,6 +19,7 @@ import (
 	"github.com/domaind/domaind/internal/checkout"
 	"github.com/domaind/domaind/internal/config"
 	"github.com/domaind/domaind/internal/domains"
+	"github.com/domaind/domaind/internal/idempotency"
 	"github.com/domaind/domaind/internal/inventory"
 	"github.com/domaind/domaind/internal/lookup"
 	"github.com/domaind/domaind/internal/market"
@@ -34,6 +35,7 @@ import (
 	"github.com/domaind/domaind/internal/referral"
 	"github.com/domaind/domaind/internal/registry"
 	"github.com/domaind/domaind/internal/search"
+	"github.com/domaind/domaind/internal/secret"
 	"github.com/domaind/domaind/internal/settlement"
 	"github.com/domaind/domaind/internal/tools"
 	"github.com/domaind/domaind/internal/webhook"
@@ -117,6 +119,9 @@ type Set struct {
 	Brokerage *brokerage.Service
 	// Referrals is the affiliate program: links, clicks, attribution.
 	Referrals *referral.Service
+	// Idempotency keeps the answers of requests sent with an
+	// Idempotency-Key, partners' in the database.
+	Idempotency *idempotency.Store
 }
 
 // New builds the services of d.
@@ -152,6 +157,8 @@ func New(d Deps) *Set {
 		Payments:   payment.NewBook(d.DB, d.Outbox, d.Payments, key, d.Log, now),
 		Orders:     order.New(d.DB, d.Outbox, key, order.Options{QuoteTTL: cfg.QuoteTTL, ReviewThresholdCents: cfg.ReviewThresholdCents, QuoteHoldLimit: cfg.QuoteHoldLimit}, now),
 	}
+	s.Idempotency = idempotency.New(d.Redis, d.DB, secret.NewSealer(key, "idempotency records"))
+	s.Idempotency.Now = now
 	s.Inventory.Share(d.Redis, d.Log) // every replica's partner search sees a listing change at once
 	s.Whois = lookup.NewQueue(d.DB, d.Outbox, s.Lookups)
 	s.Domains = domains.New(d.DB, d.Outbox, s.Catalog, key, d.Log, now)
