@@ -43,7 +43,7 @@ func (s *Service) ReturnToCard(ctx context.Context, providers map[string]payment
 	note := fmt.Sprintf("refund %s: %d cents given back to the buyer's card (%s)", rf.ID, rf.AmountCents, refundID)
 	return s.settleCardRefund(ctx, o, rf.ID, map[string]any{"card_status": models.CardRefundSent, "card_refund_id": refundID, "card_error": ""}, note,
 		func(tx *outbox.Tx) error {
-			return payment.CardRefunded(tx.DB, o.PublicID, rf.AmountCents, refundID, s.now().UTC())
+			return payment.CardRefunded(tx.DB, o.PublicID, refundID, s.now().UTC())
 		})
 }
 

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/domaind/domaind/internal/payment"
 	"github.com/domaind/domaind/models"
@@ -124,4 +125,61 @@ func TestHostedRefundsGoBackToTheCardOnce(t *testing.T) {
 	if rf.CardStatus != "" || queued != 2 {
 		t.Errorf("a partner-collected refund: card status %q, %d refund tasks; want none", rf.CardStatus, queued)
 	}
+}
+
+// A card refund the processor's notice reported before its task recorded
+// it (the task failed after the provider's refund, and ran again) is
+// counted once on the payment; the payment is refunded in full only when
+// the refunds add up to the charge, and a late notice lowers nothing.
+func TestACardRefundTheProcessorReportedFirstCountsOnce(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	ctx := context.Background()
+	w.list(t, "noticed.com", 50_000)
+	v, err := w.s.RecordHosted(ctx, w.reserved(t, w.session(t, "prt_a", "noticed.com"), 50_000))
+	if err != nil {
+		t.Fatal(err)
+	}
+	providers := map[string]payment.Provider{models.EnvSandbox: payment.NewSandbox(w.db, payment.SandboxOptions{})}
+	var pay models.Payment
+	w.db.Take(&pay, "order_id = ?", v.PublicID)
+	counts := func(step string, cents int64, status string) {
+		t.Helper()
+		var p models.Payment
+		w.db.Take(&p, "order_id = ?", v.PublicID)
+		if p.RefundedCents != cents || p.Status != status {
+			t.Errorf("%s: the payment counts %d cents refunded, %s; want %d, %s", step, p.RefundedCents, p.Status, cents, status)
+		}
+	}
+
+	part, err := w.s.Refund(ctx, "prt_a", models.EnvSandbox, NewRefund{OrderID: v.PublicID, Reason: "part", AmountCents: new(int64(20_000))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := paymentNotice(w, *pay.ChargeID, 20_000); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.s.ReturnToCard(ctx, providers, part.ID); err != nil {
+		t.Fatal(err)
+	}
+	counts("the notice first, then the task", 20_000, models.PaymentPartiallyRefunded)
+
+	rest, err := w.s.Refund(ctx, "prt_a", models.EnvSandbox, NewRefund{OrderID: v.PublicID, Reason: "the rest"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.s.ReturnToCard(ctx, providers, rest.ID); err != nil {
+		t.Fatal(err)
+	}
+	counts("the rest, its task first", 50_000, models.PaymentRefunded)
+	if _, err := paymentNotice(w, *pay.ChargeID, 20_000); err != nil {
+		t.Fatal(err)
+	}
+	counts("a late notice of the first refund", 50_000, models.PaymentRefunded)
+}
+
+// paymentNotice records the processor's notice that refunded cents of
+// charge went back to the card.
+func paymentNotice(w *world, charge string, refunded int64) (bool, error) {
+	return payment.ChargeRefunded(w.db, charge, refunded, time.Now().UTC())
 }

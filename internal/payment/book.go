@@ -150,13 +150,19 @@ func Unrecorded(tx *outbox.Tx, id string, c Charged, why string, now time.Time) 
 	return nil
 }
 
-// CardRefunded records in tx that amount of the charge that paid order
-// orderID went back to the card (the provider's refundID): the payment is
-// refunded, or partially.
-func CardRefunded(tx *gorm.DB, orderID string, amount int64, refundID string, now time.Time) error {
+// CardRefunded records in tx that a refund of order orderID went back to
+// the card (the provider's refundID): the payment counts as refunded what
+// the order's refunds sent to the card add up to (the refund just marked
+// sent included), or what the processor's notices said if that is more
+// (ChargeRefunded; a refund made in its dashboard). Counting the sum, not
+// adding this refund to it, keeps a refund the processor's notice
+// recorded first from being counted twice.
+func CardRefunded(tx *gorm.DB, orderID, refundID string, now time.Time) error {
+	sent := tx.Session(&gorm.Session{NewDB: true}).Model(&models.Refund{}).Select("COALESCE(SUM(amount_cents), 0)").
+		Where("order_id = ? AND card_status = ?", orderID, models.CardRefundSent)
 	err := tx.Model(&models.Payment{}).Where("order_id = ?", orderID).Updates(map[string]any{
-		"refunded_cents": gorm.Expr("refunded_cents + ?", amount),
-		"status": gorm.Expr("CASE WHEN refunded_cents + ? >= amount_cents THEN ? ELSE ? END", amount,
+		"refunded_cents": gorm.Expr("CASE WHEN refunded_cents < (?) THEN (?) ELSE refunded_cents END", sent, sent),
+		"status": gorm.Expr("CASE WHEN (?) >= amount_cents OR refunded_cents >= amount_cents THEN ? ELSE ? END", sent,
 			models.PaymentRefunded, models.PaymentPartiallyRefunded),
 		"refund_id": refundID, "updated_at": now}).Error
 	if err != nil {

@@ -134,9 +134,9 @@ func Noted(db *gorm.DB, id, why string, now time.Time) error {
 }
 
 // ChargeRefunded records that refunded cents in all of charge chargeID
-// went back to the card, as the processor counts them: a refund of ours
-// (recorded already when it was made) or one made in the processor's
-// dashboard. It never lowers what a payment counts as refunded, and
+// went back to the card, as the processor counts them: refunds of ours
+// (recorded when they were made, or to be: CardRefunded counts them
+// without adding to this) or ones made in the processor's dashboard. It never lowers what a payment counts as refunded, and
 // reports whether a payment has the charge.
 func ChargeRefunded(db *gorm.DB, chargeID string, refunded int64, now time.Time) (bool, error) {
 	res := db.Model(&models.Payment{}).Where("charge_id = ? AND status IN ?", chargeID,
