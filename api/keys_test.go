@@ -124,6 +124,7 @@ func TestMarketAvailability(t *testing.T) {
 		{"no key", "/api/v1/domains/available?domain=a.com", "", k.Secret, 401},
 		{"no secret", "/api/v1/domains/available?domain=a.com", k.Key, "", 401},
 		{"unknown key", "/api/v1/domains/available?domain=a.com", "dk_000000000000000000000000", k.Secret, 401},
+		{"key not UTF-8", "/api/v1/domains/available?domain=a.com", "dk_\xff", k.Secret, 401}, // Postgres refuses to look it up
 		{"wrong secret", "/api/v1/domains/available?domain=a.com", k.Key, k.Secret + "x", 401},
 	}
 	var unknownKeyBody, wrongSecretBody string

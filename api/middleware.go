@@ -1,18 +1,24 @@
 package api
 
 import (
+	"bytes"
 	"fmt"
+	"io"
 	"log/slog"
+	"mime"
 	"net"
 	"net/http"
 	"net/netip"
+	"net/url"
 	"runtime/debug"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/gin-gonic/gin"
 
 	"github.com/domaind/domaind/api/httpjson"
+	"github.com/domaind/domaind/internal/fault"
 	"github.com/domaind/domaind/internal/httpserver"
 	"github.com/domaind/domaind/internal/requestid"
 )
@@ -110,6 +116,57 @@ func (s *Server) bodyLimit(n int64) gin.HandlerFunc {
 		c.Request.Body = http.MaxBytesReader(c.Writer, c.Request.Body, n)
 		c.Next()
 	}
+}
+
+// utf8Only refuses a request whose path, query or form body, decoded, is
+// not UTF-8 (400, in the route's error shape): every text the service stores or looks up is, and
+// Postgres refuses to compare a column with bytes that are not (a failed
+// query, a 500, where the caller sent a malformed request). JSON bodies
+// need no check: the decoder makes every string UTF-8. It runs after the
+// body limit, and leaves a form body in place for the handler.
+func (s *Server) utf8Only(c *gin.Context) {
+	field := ""
+	switch {
+	case !utf8.ValidString(c.Request.URL.Path):
+		field = "path"
+	case !utf8Values(c.Request.URL.Query()):
+		field = "query"
+	case isForm(c.Request):
+		body, err := io.ReadAll(c.Request.Body)
+		if err != nil {
+			s.resp.Error(c, err)
+			return
+		}
+		c.Request.Body = io.NopCloser(bytes.NewReader(body))
+		if form, err := url.ParseQuery(string(body)); err == nil && !utf8Values(form) {
+			field = "body"
+		}
+	}
+	if field != "" { // on a page's route too, where a browser gets a page
+		s.browsableError(c, fault.Invalid(field, "must be UTF-8 once its percent-escapes are decoded"))
+		return
+	}
+	c.Next()
+}
+
+func isForm(r *http.Request) bool {
+	ct, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	return ct == "application/x-www-form-urlencoded"
+}
+
+// utf8Values reports whether every name and value of vs is UTF-8.
+func utf8Values(vs url.Values) bool {
+	for k, v := range vs {
+		if !utf8.ValidString(k) {
+			return false
+		}
+		for _, x := range v {
+			if !utf8.ValidString(x) {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // writeTimeout gives a route's answer d from now to be written, in place of

@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"net/http/httptest"
 	"net/netip"
 	"strconv"
@@ -215,6 +216,35 @@ func TestIdempotencyKey(t *testing.T) {
 
 	if w := env.request("POST", "/test/idem", `{}`, "Idempotency-Key", strings.Repeat("k", 256)); w.Code != 400 {
 		t.Errorf("oversized key = %d, want 400", w.Code)
+	}
+}
+
+// A path, query or form body that is not UTF-8 once decoded is a 400 in
+// the route's error shape, before any handler looks it up (Postgres
+// refuses such bytes: the lookups answered 500); a form that is UTF-8
+// still reaches its handler whole.
+func TestTextThatIsNotUTF8IsRefused(t *testing.T) {
+	t.Parallel()
+	env := newTestEnv(t)
+	form := func(path, body string) *httptest.ResponseRecorder {
+		r := httptest.NewRequest("POST", path, strings.NewReader(body))
+		r.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		return env.do(r)
+	}
+	for name, w := range map[string]*httptest.ResponseRecorder{
+		"query":   env.request("GET", "/api/domains?folder=%FF", ""),
+		"path":    env.request("GET", "/api/tlds/%FF/metadata", ""),
+		"page":    env.request("GET", "/oauth/authorize?response_type=code&client_id=%FF", "", "Accept", "text/html"),
+		"form":    form("/api/oauth/token", "grant_type=refresh_token&refresh_token=x&client_id=%FF"),
+		"form v2": form("/api/oauth/token", "grant_type=refresh_token&refresh_token=x&client_id=oc_1&%FF=1"),
+	} {
+		if w.Code != http.StatusBadRequest || !strings.Contains(w.Body.String(), "UTF-8") {
+			t.Errorf("%s = %d %s, want 400 saying UTF-8", name, w.Code, w.Body)
+		}
+	}
+	if w := form("/api/oauth/token", "grant_type=refresh_token&refresh_token=x&client_id=oc_000000000000000000000000"); w.Code != http.StatusUnauthorized ||
+		!strings.Contains(w.Body.String(), "invalid_client") {
+		t.Errorf("a UTF-8 form = %d %s, want its handler's 401 invalid_client", w.Code, w.Body)
 	}
 }
 

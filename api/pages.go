@@ -46,17 +46,22 @@ func (s *Server) render(c *gin.Context, status int, name string, data any) {
 // get the API's error shape as on every route.
 func (s *Server) browsable(h func(*gin.Context) error) gin.HandlerFunc {
 	return func(c *gin.Context) {
-		err := h(c)
-		switch {
-		case err == nil:
-		case page.Wanted(c.Request):
-			status, problem := s.formError(c, err)
-			s.render(c, status, "error.html", page.NewError(c.Request, status, problem))
-			c.Abort()
-		default:
-			s.resp.Error(c, err)
+		if err := h(c); err != nil {
+			s.browsableError(c, err)
 		}
 	}
+}
+
+// browsableError answers err as browsable does: a page to a browser, the
+// API's error shape to anyone else.
+func (s *Server) browsableError(c *gin.Context, err error) {
+	if !page.Wanted(c.Request) {
+		s.resp.Error(c, err)
+		return
+	}
+	status, problem := s.formError(c, err)
+	s.render(c, status, "error.html", page.NewError(c.Request, status, problem))
+	c.Abort()
 }
 
 // safeNext is where to send a browser after signing in: next when it is a

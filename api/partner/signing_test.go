@@ -63,6 +63,7 @@ func TestSigningMatrix(t *testing.T) {
 		}, 200, ""},
 		{"repeated parameter", func(s *signed) { s.target, s.signedTarget = search+"&q=hotels", search+"&q=hotels" }, 400, "validation_error"},
 		{"unknown key", func(s *signed) { s.keyID = "pk_test_" + "0000000000000000000000" }, 401, "invalid_signature"},
+		{"key id not UTF-8", func(s *signed) { s.keyID = "pk_test_\xff" }, 401, "invalid_signature"}, // Postgres refuses to look it up
 		{"another key's secret", func(s *signed) { s.secret = other.Secret }, 401, "invalid_signature"},
 		{"a live key id for a sandbox key", func(s *signed) { s.keyID = "pk_live_" + cred.KeyID[len("pk_test_"):] }, 401, "invalid_signature"},
 	}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"unicode/utf8"
 
 	"gorm.io/gorm"
 
@@ -100,8 +101,12 @@ func (s *Service) RevokeKey(ctx context.Context, u models.User, id string) error
 // costs what a wrong secret costs.
 var dummySecretHash = secret.Hash("no key has this secret")
 
-// KeyOwner returns the live key id with secret sec, or ErrBadKey.
+// KeyOwner returns the live key id with secret sec, or ErrBadKey (an id
+// that is not UTF-8, as a header may be, is no key's).
 func (s *Service) KeyOwner(ctx context.Context, id, sec string) (models.APIKey, error) {
+	if !utf8.ValidString(id) {
+		return models.APIKey{}, ErrBadKey
+	}
 	var k models.APIKey
 	err := s.db.WithContext(ctx).Where("id = ? AND revoked_at IS NULL", id).Take(&k).Error
 	switch {

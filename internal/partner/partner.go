@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"gorm.io/gorm"
 
@@ -357,9 +358,10 @@ func (s *Service) All(ctx context.Context) ([]models.Partner, error) {
 }
 
 // Authenticate returns the live credential of keyID with its secret
-// unsealed, or ErrUnknownKey.
+// unsealed, or ErrUnknownKey (for a key id of no credential's shape too,
+// one that is not UTF-8 included, without a query).
 func (s *Service) Authenticate(ctx context.Context, keyID string) (Credential, error) {
-	if len(keyID) > 40 || (!strings.HasPrefix(keyID, sandboxKeyPrefix) && !strings.HasPrefix(keyID, liveKeyPrefix)) {
+	if len(keyID) > 40 || (!strings.HasPrefix(keyID, sandboxKeyPrefix) && !strings.HasPrefix(keyID, liveKeyPrefix)) || !utf8.ValidString(keyID) {
 		return Credential{}, ErrUnknownKey
 	}
 	var c models.PartnerCredential
