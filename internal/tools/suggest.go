@@ -90,6 +90,9 @@ func checkSuggest(_ context.Context, in *SuggestInput) error {
 	var tlds []string
 	for i, raw := range in.TLDs {
 		tld, err := domainname.ParseTLD(raw)
+		if err == nil {
+			_, err = domainname.WithTLD("example", tld) // a suffix names are registered under
+		}
 		if err != nil {
 			return fault.Invalid(fmt.Sprintf("tlds[%d]", i), "%v", err)
 		}

@@ -112,6 +112,8 @@ func decodeStrict(body []byte, v any) error {
 		switch {
 		case errors.As(err, &te) && te.Field != "":
 			return fault.Invalid(te.Field, "must be a %s", jsonKind(te.Type.Kind().String()))
+		case errors.As(err, &te): // the body itself: an array, a string, a number
+			return fault.Invalid("body", "must be a JSON object with the tool's input (got %s)", te.Value)
 		case strings.HasPrefix(err.Error(), "json: unknown field "):
 			field := strings.Trim(strings.TrimPrefix(err.Error(), "json: unknown field "), `"`)
 			return fault.Invalid(field, "is not an input of this tool")

@@ -74,10 +74,17 @@ func TestBodiesAreDecodedStrictly(t *testing.T) {
 		`{"keywords":"green","tlds":["com","-x"]}`: "tlds[1]",
 		`{"keywords":"green","limit":51}`:          "limit",
 		`{"keywords":"green","limit":-1}`:          "limit",
-		`{"keywords":"green","limit":0}`:           "limit", // 0 is out of range, as everywhere
+		`{"keywords":"green","limit":0}`:           "limit",   // 0 is out of range, as everywhere
+		`{"keywords":"green","tlds":["zz"]}`:       "tlds[0]", // no public suffix: no name to check
+		`"green"`:                                  "body",
+		`5`:                                        "body",
 	} {
-		if _, err := suggest.Parse(context.Background(), []byte(body)); fieldOf(err) != field {
+		_, err := suggest.Parse(context.Background(), []byte(body))
+		if fieldOf(err) != field {
 			t.Errorf("%s: %v, want a validation error of %s", body, err, field)
+		}
+		if err != nil && (strings.Contains(err.Error(), "Go ") || strings.Contains(err.Error(), "tools.")) {
+			t.Errorf("%s: %q names the code's types", body, err)
 		}
 	}
 	crawl, _ := New(Deps{Registry: &checker{}}).Get("seo-crawl")
