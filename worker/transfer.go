@@ -2,6 +2,7 @@ package worker
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/hibiken/asynq"
@@ -32,7 +33,7 @@ func (h *transferPush) Work(ctx context.Context, p tasks.TransferPushPayload) er
 
 // cardRefund gives a hosted order's refund back to the buyer's card; a
 // provider that fails is retried on the type's backoff, and the last
-// attempt records the failure for ops.
+// attempt records the failure for ops (givesUp).
 type cardRefund struct {
 	orders    *order.Service
 	providers map[string]payment.Provider
@@ -40,7 +41,7 @@ type cardRefund struct {
 
 func (h *cardRefund) Work(ctx context.Context, p tasks.PaymentRefundPayload) error {
 	err := h.orders.ReturnToCard(ctx, h.providers, p.RefundID)
-	if err != nil && lastAttempt(ctx) {
+	if givesUp(ctx, err) {
 		if ferr := h.orders.FailCardRefund(context.WithoutCancel(ctx), p.RefundID, err); ferr != nil {
 			return ferr
 		}
@@ -49,17 +50,25 @@ func (h *cardRefund) Work(ctx context.Context, p tasks.PaymentRefundPayload) err
 }
 
 // paymentReturn gives back a charge that paid for no order; the last
-// attempt notes the failure on the payment for ops.
+// attempt notes the failure on the payment for ops (givesUp).
 type paymentReturn struct{ book *payment.Book }
 
 func (h *paymentReturn) Work(ctx context.Context, p tasks.PaymentReturnPayload) error {
 	err := h.book.Return(ctx, p.PaymentID)
-	if err != nil && lastAttempt(ctx) {
+	if givesUp(ctx, err) {
 		if ferr := h.book.FailReturn(context.WithoutCancel(ctx), p.PaymentID, err); ferr != nil {
 			return ferr
 		}
 	}
 	return err
+}
+
+// givesUp says whether err, a money-returning task's, ends its work for
+// ops to pay back by hand: on its last attempt, unless the processor made
+// the refund and only its record failed (payment.ErrNotRecorded). That
+// one stays to do, and the rescue hands its task back.
+func givesUp(ctx context.Context, err error) bool {
+	return err != nil && lastAttempt(ctx) && !errors.Is(err, payment.ErrNotRecorded)
 }
 
 // paymentReconcile settles payments left pending by a crash or a lost

@@ -41,10 +41,14 @@ func (s *Service) ReturnToCard(ctx context.Context, providers map[string]payment
 		return fmt.Errorf("refund %s to the card: %w", id, err)
 	}
 	note := fmt.Sprintf("refund %s: %d cents given back to the buyer's card (%s)", rf.ID, rf.AmountCents, refundID)
-	return s.settleCardRefund(ctx, o, rf.ID, map[string]any{"card_status": models.CardRefundSent, "card_refund_id": refundID, "card_error": ""}, note,
+	err = s.settleCardRefund(ctx, o, rf.ID, map[string]any{"card_status": models.CardRefundSent, "card_refund_id": refundID, "card_error": ""}, note,
 		func(tx *outbox.Tx) error {
 			return payment.CardRefunded(tx.DB, o.PublicID, refundID, s.now().UTC())
 		})
+	if err != nil {
+		return fmt.Errorf("refund %s went back to the card (%s): %w: %w", id, refundID, payment.ErrNotRecorded, err)
+	}
+	return nil
 }
 
 // FailCardRefund records that refund id could not be given back to the

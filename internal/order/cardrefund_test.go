@@ -183,3 +183,48 @@ func TestACardRefundTheProcessorReportedFirstCountsOnce(t *testing.T) {
 func paymentNotice(w *world, charge string, refunded int64) (bool, error) {
 	return payment.ChargeRefunded(w.db, charge, refunded, time.Now().UTC())
 }
+
+// A card refund the processor made and whose record failed says so
+// (payment.ErrNotRecorded, which the worker never gives up as a refund to
+// pay by hand), stays pending, and its next run records the same refund.
+func TestACardRefundMadeButNotRecordedIsRecordedByItsRetry(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	ctx := context.Background()
+	w.list(t, "unrecorded.com", 30_000)
+	v, err := w.s.RecordHosted(ctx, w.reserved(t, w.session(t, "prt_a", "unrecorded.com"), 30_000))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rf, err := w.s.Refund(ctx, "prt_a", models.EnvSandbox, NewRefund{OrderID: v.PublicID, Reason: "changed mind"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &countingProvider{Sandbox: payment.NewSandbox(w.db, payment.SandboxOptions{})}
+	providers := map[string]payment.Provider{models.EnvSandbox: p}
+	if err := w.db.Exec("ALTER TABLE order_steps RENAME TO order_steps_away").Error; err != nil { // the record's last write fails
+		t.Fatal(err)
+	}
+	err = w.s.ReturnToCard(ctx, providers, rf.ID)
+	if !errors.Is(err, payment.ErrNotRecorded) || p.refunds.Load() != 1 {
+		t.Fatalf("a refund made and not recorded = %v after %d provider refunds, want ErrNotRecorded after one", err, p.refunds.Load())
+	}
+	var left models.Refund
+	w.db.Take(&left, "id = ?", rf.ID)
+	if left.CardStatus != models.CardRefundPending {
+		t.Errorf("the refund is %q, want still pending", left.CardStatus)
+	}
+	if err := w.db.Exec("ALTER TABLE order_steps_away RENAME TO order_steps").Error; err != nil {
+		t.Fatal(err)
+	}
+	if err := w.s.ReturnToCard(ctx, providers, rf.ID); err != nil {
+		t.Fatal(err)
+	}
+	var done models.Refund
+	w.db.Take(&done, "id = ?", rf.ID)
+	var charges int64
+	w.db.Model(&models.SandboxRefund{}).Count(&charges)
+	if done.CardStatus != models.CardRefundSent || charges != 1 {
+		t.Errorf("after the retry: refund %q, %d refunds at the processor; want sent, one", done.CardStatus, charges)
+	}
+}

@@ -95,6 +95,13 @@ var ErrPendingElsewhere = errors.New("payment: a payment of another amount is pe
 // first: its charge is not to pay for an order.
 var ErrNotPending = errors.New("payment: the payment is no longer pending")
 
+// ErrNotRecorded is the error of a refund the processor made whose record
+// failed (the database, after the processor answered). The money is back
+// on the card: the task must not be given up as a refund to pay by hand;
+// its retry, or the rescue's after its last attempt, asks the processor
+// again under the same idempotency key and records the same refund.
+var ErrNotRecorded = errors.New("payment: the refund was made but not recorded")
+
 // Paid records in tx that payment id was charged (chargeID) and paid for
 // order orderID. The payment must still be pending (ErrNotPending).
 func Paid(tx *gorm.DB, id, chargeID, last4, orderID string, now time.Time) error {
@@ -199,7 +206,7 @@ func (b *Book) Return(ctx context.Context, id string) error {
 	err = b.db.WithContext(ctx).Model(&models.Payment{}).Where("id = ? AND status = ? AND order_id IS NULL", id, models.PaymentSucceeded).
 		Updates(map[string]any{"status": models.PaymentRefunded, "refunded_cents": p.AmountCents, "refund_id": refundID, "updated_at": b.now().UTC()}).Error
 	if err != nil {
-		return fmt.Errorf("record the return of payment %s: %w", id, err)
+		return fmt.Errorf("record the return of payment %s (%s): %w: %w", id, refundID, ErrNotRecorded, err)
 	}
 	return nil
 }
