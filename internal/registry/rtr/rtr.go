@@ -313,18 +313,38 @@ func (c *Client) UpdateDomain(ctx context.Context, name string, u registry.Updat
 }
 
 // PushDomain implements registry.Provider with Realtime Register's push
-// transfer (POST /v2/domains/{name}/transfer/push {recipient}). A 4xx is
-// a refusal; the registry does not push a domain twice, so a repeated
-// change is harmless.
+// transfer (POST /v2/domains/{name}/transfer/push {recipient}). The
+// registry does not push a domain twice, so a repeated change is
+// harmless, but its answer to the repeat is a refusal (a 4xx): the domain
+// is no longer in the account. A push is asked again when its answer was
+// lost (call repeats it, a task runs again after a crash), so a refusal
+// is taken as one only while the account still holds the domain; a domain
+// that has left it was pushed.
 func (c *Client) PushDomain(ctx context.Context, name, recipient, change string) error {
 	err := c.call(ctx, http.MethodPost, "domains/"+url.PathEscape(name)+"/transfer/push", nil, struct {
 		Recipient string `json:"recipient"`
 	}{recipient}, nil)
 	var apiErr *Error
-	if errors.As(err, &apiErr) && apiErr.Status >= 400 && apiErr.Status < 500 && apiErr.Status != http.StatusTooManyRequests {
-		return fmt.Errorf("push %s to %s: %w: %v", name, recipient, registry.ErrPushRefused, err)
+	if !errors.As(err, &apiErr) || apiErr.Status < 400 || apiErr.Status >= 500 || apiErr.Status == http.StatusTooManyRequests {
+		return err
 	}
-	return err
+	switch held, herr := c.holds(ctx, name); {
+	case herr != nil:
+		return fmt.Errorf("push %s to %s refused (%v), and whether the account still holds it is unknown: %w", name, recipient, err, herr)
+	case !held:
+		return nil
+	}
+	return fmt.Errorf("push %s to %s: %w: %v", name, recipient, registry.ErrPushRefused, err)
+}
+
+// holds reports whether the account holds name at the registry.
+func (c *Client) holds(ctx context.Context, name string) (bool, error) {
+	err := c.get(ctx, "domains/"+url.PathEscape(name), nil, nil)
+	var apiErr *Error
+	if errors.As(err, &apiErr) && apiErr.Status == http.StatusNotFound {
+		return false, nil
+	}
+	return err == nil, err
 }
 
 // clientStatuses are the statuses of a domain its registrar may set.

@@ -286,6 +286,40 @@ func TestPushDomain(t *testing.T) {
 		t.Errorf("sent %q with recipient %q", got.path, got.recipient)
 	}
 	if err := c.PushDomain(context.Background(), "bigsale.com", "unknown", "push-2"); !errors.Is(err, registry.ErrPushRefused) {
-		t.Errorf("a 404 = %v, want ErrPushRefused", err)
+		t.Errorf("a 404 of a domain still held = %v, want ErrPushRefused", err)
+	}
+}
+
+// A push whose answer was lost is asked again, and the registry refuses
+// the repeat: the domain has left the account. That push is done, not
+// refused. A refusal the registry gives while the account still holds
+// the domain stays one, and one whose holding cannot be read is retried.
+func TestARepeatedPushOfADomainAlreadyPushedIsDone(t *testing.T) {
+	var pushed atomic.Bool
+	var holdingDown atomic.Bool
+	c, _ := newServer(t, func(w http.ResponseWriter, r *http.Request) {
+		switch {
+		case r.Method == http.MethodPost && !pushed.Load():
+			pushed.Store(true) // the push is made, and its answer lost
+			conn, _, _ := w.(http.Hijacker).Hijack()
+			conn.Close()
+		case r.Method == http.MethodPost:
+			w.WriteHeader(http.StatusNotFound)
+			w.Write([]byte(`{"type":"ObjectDoesNotExist","message":"Domain not found"}`))
+		case holdingDown.Load():
+			w.WriteHeader(http.StatusServiceUnavailable)
+		case pushed.Load():
+			w.WriteHeader(http.StatusNotFound)
+			w.Write([]byte(`{"type":"ObjectDoesNotExist","message":"Domain not found"}`))
+		default:
+			w.Write([]byte(`{"domainName":"bigsale.com","status":[]}`))
+		}
+	})
+	if err := c.PushDomain(context.Background(), "bigsale.com", "buyer-registrar", "push-1"); err != nil {
+		t.Errorf("a push made, its answer lost and its repeat refused = %v, want it done", err)
+	}
+	holdingDown.Store(true)
+	if err := c.PushDomain(context.Background(), "bigsale.com", "buyer-registrar", "push-1"); !errors.Is(err, registry.ErrTransient) || errors.Is(err, registry.ErrPushRefused) {
+		t.Errorf("a refusal whose holding cannot be read = %v, want a temporary failure", err)
 	}
 }
