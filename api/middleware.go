@@ -119,11 +119,12 @@ func (s *Server) bodyLimit(n int64) gin.HandlerFunc {
 }
 
 // utf8Only refuses a request whose path, query or form body, decoded, is
-// not UTF-8 (400, in the route's error shape): every text the service stores or looks up is, and
-// Postgres refuses to compare a column with bytes that are not (a failed
-// query, a 500, where the caller sent a malformed request). JSON bodies
-// need no check: the decoder makes every string UTF-8. It runs after the
-// body limit, and leaves a form body in place for the handler.
+// not UTF-8 (400, in the route's error shape): every text the service
+// stores or looks up is, and Postgres refuses to compare a column with
+// bytes that are not (a failed query, a 500, where the caller sent a
+// malformed request). JSON bodies need no check: the decoder makes every
+// string UTF-8. It runs after the body limit, and leaves a form body in
+// place for the handler.
 func (s *Server) utf8Only(c *gin.Context) {
 	field := ""
 	switch {
