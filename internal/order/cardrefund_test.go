@@ -29,6 +29,18 @@ func (p *countingProvider) Refund(ctx context.Context, r payment.Refund) (string
 	return p.Sandbox.Refund(ctx, r)
 }
 
+// hostedOrder lists domain at price and records its sale to prt_a, paid
+// on the checkout's page.
+func (w *world) hostedOrder(t *testing.T, domain string, price int64) View {
+	t.Helper()
+	w.list(t, domain, price)
+	v, err := w.s.RecordHosted(context.Background(), w.reserved(t, w.session(t, "prt_a", domain), price))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
 // A hosted order's refund goes back to the buyer's card once, through its
 // payment:refund task, however often the task runs; one the provider
 // keeps refusing is marked failed in the order's timeline for ops. A
@@ -37,12 +49,7 @@ func TestHostedRefundsGoBackToTheCardOnce(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t)
 	ctx := context.Background()
-	w.list(t, "refundme.com", 50_000)
-	paid := w.reserved(t, w.session(t, "prt_a", "refundme.com"), 50_000)
-	v, err := w.s.RecordHosted(ctx, paid)
-	if err != nil {
-		t.Fatal(err)
-	}
+	v := w.hostedOrder(t, "refundme.com", 50_000)
 	first, err := w.s.Refund(ctx, "prt_a", models.EnvSandbox, NewRefund{OrderID: v.PublicID, Reason: "changed mind", AmountCents: new(int64(20_000))})
 	if err != nil {
 		t.Fatal(err)
@@ -135,11 +142,7 @@ func TestACardRefundTheProcessorReportedFirstCountsOnce(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t)
 	ctx := context.Background()
-	w.list(t, "noticed.com", 50_000)
-	v, err := w.s.RecordHosted(ctx, w.reserved(t, w.session(t, "prt_a", "noticed.com"), 50_000))
-	if err != nil {
-		t.Fatal(err)
-	}
+	v := w.hostedOrder(t, "noticed.com", 50_000)
 	providers := map[string]payment.Provider{models.EnvSandbox: payment.NewSandbox(w.db, payment.SandboxOptions{})}
 	var pay models.Payment
 	w.db.Take(&pay, "order_id = ?", v.PublicID)
@@ -191,11 +194,7 @@ func TestACardRefundMadeButNotRecordedIsRecordedByItsRetry(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t)
 	ctx := context.Background()
-	w.list(t, "unrecorded.com", 30_000)
-	v, err := w.s.RecordHosted(ctx, w.reserved(t, w.session(t, "prt_a", "unrecorded.com"), 30_000))
-	if err != nil {
-		t.Fatal(err)
-	}
+	v := w.hostedOrder(t, "unrecorded.com", 30_000)
 	rf, err := w.s.Refund(ctx, "prt_a", models.EnvSandbox, NewRefund{OrderID: v.PublicID, Reason: "changed mind"})
 	if err != nil {
 		t.Fatal(err)
