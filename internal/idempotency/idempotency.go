@@ -58,8 +58,37 @@ type Store struct {
 // New returns a store on rdb and db sealing records with seal.
 func New(rdb redis.UniversalClient, db *gorm.DB, seal *secret.Sealer) *Store {
 	s := &Store{rdb: rdb, keys: redisKeys{rdb}, seal: seal, Now: time.Now}
-	s.durable = tableKeys{db: db, now: func() time.Time { return s.Now() }}
+	s.durable = mirrored{table: tableKeys{db: db, now: func() time.Time { return s.Now() }}, redis: s.keys}
 	return s
+}
+
+// mirrored keeps partners' records in the table and, as the versions
+// before it kept them, in Redis too: while processes of both run (a
+// rolling deploy) and for a TTL after the last old one stopped, a key
+// claimed by either is held for both. Redis is asked first, so a record
+// an old process stored is replayed; the table answers when Redis lost
+// its data. Once no record in Redis is younger than the first deploy of
+// this version by a TTL, the mirror can go.
+type mirrored struct{ table, redis keyStore }
+
+func (m mirrored) claim(ctx context.Context, k string, v []byte, ttl time.Duration) (bool, []byte, error) {
+	claimed, prior, err := m.redis.claim(ctx, k, v, ttl)
+	if err != nil || !claimed {
+		return false, prior, err
+	}
+	if claimed, prior, err = m.table.claim(ctx, k, v, ttl); err != nil || !claimed {
+		// The table holds it (Redis lost the record): Redis's claim goes.
+		return false, prior, errors.Join(err, m.redis.del(ctx, k))
+	}
+	return true, nil, nil
+}
+
+func (m mirrored) set(ctx context.Context, k string, v []byte, ttl time.Duration) error {
+	return errors.Join(m.table.set(ctx, k, v, ttl), m.redis.set(ctx, k, v, ttl))
+}
+
+func (m mirrored) del(ctx context.Context, k string) error {
+	return errors.Join(m.table.del(ctx, k), m.redis.del(ctx, k))
 }
 
 // PartnerScope is the scope of the keys of the partner credential keyID,

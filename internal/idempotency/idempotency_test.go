@@ -87,9 +87,10 @@ func TestAPartnersKeysSurviveRedisLosingItsData(t *testing.T) {
 	}
 }
 
-// A claim whose request never ended (its process died) frees its key
-// after the claim's few minutes, in both stores; a completed answer is
-// replayed for a day, then the key is free.
+// A partner's claim whose request never ended (its process died) frees
+// its key in the database after the claim's few minutes; a completed
+// answer is replayed for a day, then the key is free. (Redis's copies
+// expire on Redis's own clock: each look drops them first.)
 func TestKeysFreeThemselvesWhenTheyExpire(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t)
@@ -100,21 +101,50 @@ func TestKeysFreeThemselvesWhenTheyExpire(t *testing.T) {
 	w.s.Begin(ctx, scope, "died", "fp")
 	w.s.Begin(ctx, scope, "done", "fp")
 	w.s.Complete(ctx, scope, "done", idempotency.Record{Fingerprint: "fp", Status: 201})
+	begin := func(key, fp string) (idempotency.Record, bool, error) {
+		if err := w.redis.Client.FlushDB(ctx).Err(); err != nil {
+			t.Fatal(err)
+		}
+		return w.s.Begin(ctx, scope, key, fp)
+	}
 
 	now = now.Add(4 * time.Minute)
-	if _, claimed, _ := w.s.Begin(ctx, scope, "died", "fp2"); claimed {
+	if _, claimed, _ := begin("died", "fp2"); claimed {
 		t.Errorf("a running claim was taken over after 4 minutes")
 	}
 	now = now.Add(2 * time.Minute)
-	if _, claimed, err := w.s.Begin(ctx, scope, "died", "fp2"); err != nil || !claimed {
+	if _, claimed, err := begin("died", "fp2"); err != nil || !claimed {
 		t.Errorf("a running claim 6 minutes old = %v, %v; want it taken over", claimed, err)
 	}
-	if prior, claimed, _ := w.s.Begin(ctx, scope, "done", "fp"); claimed || prior.Status != 201 {
+	if prior, claimed, _ := begin("done", "fp"); claimed || prior.Status != 201 {
 		t.Errorf("an answer 6 minutes old = %+v, claimed %v; want it replayed", prior, claimed)
 	}
 	now = now.Add(idempotency.TTL)
-	if _, claimed, err := w.s.Begin(ctx, scope, "done", "fp"); err != nil || !claimed {
+	if _, claimed, err := begin("done", "fp"); err != nil || !claimed {
 		t.Errorf("an answer a day old = %v, %v; want the key free", claimed, err)
+	}
+}
+
+// While processes of the version before run beside this one (a rolling
+// deploy), a partner's key one of them answered or is running in Redis
+// alone is held here too, and one claimed here is held for them in Redis.
+func TestAPartnersKeysAreMirroredInRedisForTheVersionBefore(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	ctx := context.Background()
+	scope := idempotency.PartnerScope("pk_a")
+	w.s.Begin(ctx, scope, "answered", "fp")
+	w.s.Complete(ctx, scope, "answered", idempotency.Record{Fingerprint: "fp", Status: 201, Body: []byte(`{"id":"rfd_1"}`)})
+	w.s.Begin(ctx, scope, "running", "fp")
+	if n := len(w.redis.Keys(t, "idem:partner:*")); n != 2 {
+		t.Errorf("%d of the partner's keys in Redis, want both held there for the version before", n)
+	}
+	w.db.Where("1 = 1").Delete(&models.IdempotencyRecord{}) // as the version before left them: in Redis alone
+	if prior, claimed, err := w.s.Begin(ctx, scope, "answered", "fp"); err != nil || claimed || string(prior.Body) != `{"id":"rfd_1"}` {
+		t.Errorf("a key answered in Redis alone = %+v, claimed %v, %v; want its answer", prior, claimed, err)
+	}
+	if prior, claimed, err := w.s.Begin(ctx, scope, "running", "fp"); err != nil || claimed || !prior.Running {
+		t.Errorf("a key running in Redis alone = %+v, claimed %v, %v; want it held", prior, claimed, err)
 	}
 }
 
