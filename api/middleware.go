@@ -139,7 +139,12 @@ func (s *Server) utf8Only(c *gin.Context) {
 			return
 		}
 		c.Request.Body = io.NopCloser(bytes.NewReader(body))
-		if form, err := url.ParseQuery(string(body)); err == nil && !utf8Values(form) {
+		// Parsed as the handler's PostForm will be: what parses before an
+		// error reaches the handler too.
+		peek := c.Request.Clone(c.Request.Context())
+		peek.Body = io.NopCloser(bytes.NewReader(body))
+		peek.ParseMultipartForm(DefaultBodyLimit)
+		if !utf8Values(peek.PostForm) {
 			field = "body"
 		}
 	}
@@ -150,9 +155,10 @@ func (s *Server) utf8Only(c *gin.Context) {
 	c.Next()
 }
 
+// isForm says r's body is a form, URL-encoded or multipart.
 func isForm(r *http.Request) bool {
 	ct, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
-	return ct == "application/x-www-form-urlencoded"
+	return ct == "application/x-www-form-urlencoded" || ct == "multipart/form-data"
 }
 
 // utf8Values reports whether every name and value of vs is UTF-8.

@@ -237,6 +237,14 @@ func TestTextThatIsNotUTF8IsRefused(t *testing.T) {
 		"page":    env.request("GET", "/oauth/authorize?response_type=code&client_id=%FF", "", "Accept", "text/html"),
 		"form":    form("/api/oauth/token", "grant_type=refresh_token&refresh_token=x&client_id=%FF"),
 		"form v2": form("/api/oauth/token", "grant_type=refresh_token&refresh_token=x&client_id=oc_1&%FF=1"),
+		"form v3": form("/api/oauth/token", "grant_type=refresh_token&refresh_token=x&client_id=%FF&z=%"), // a malformed pair after it
+		"multipart": func() *httptest.ResponseRecorder {
+			r := httptest.NewRequest("POST", "/api/oauth/token", strings.NewReader(
+				"--b\r\nContent-Disposition: form-data; name=\"grant_type\"\r\n\r\nrefresh_token\r\n"+
+					"--b\r\nContent-Disposition: form-data; name=\"client_id\"\r\n\r\n\xff\r\n--b--\r\n"))
+			r.Header.Set("Content-Type", "multipart/form-data; boundary=b")
+			return env.do(r)
+		}(),
 	} {
 		if w.Code != http.StatusBadRequest || !strings.Contains(w.Body.String(), "UTF-8") {
 			t.Errorf("%s = %d %s, want 400 saying UTF-8", name, w.Code, w.Body)
@@ -245,6 +253,12 @@ func TestTextThatIsNotUTF8IsRefused(t *testing.T) {
 	if w := form("/api/oauth/token", "grant_type=refresh_token&refresh_token=x&client_id=oc_000000000000000000000000"); w.Code != http.StatusUnauthorized ||
 		!strings.Contains(w.Body.String(), "invalid_client") {
 		t.Errorf("a UTF-8 form = %d %s, want its handler's 401 invalid_client", w.Code, w.Body)
+	}
+	basic := httptest.NewRequest("POST", "/api/oauth/token", strings.NewReader("grant_type=refresh_token&refresh_token=x"))
+	basic.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	basic.SetBasicAuth("\xff", "secret")
+	if w := env.do(basic); w.Code != http.StatusUnauthorized || !strings.Contains(w.Body.String(), "invalid_client") {
+		t.Errorf("a Basic client id that is not UTF-8 = %d %s, want 401 invalid_client", w.Code, w.Body)
 	}
 }
 
