@@ -41,7 +41,7 @@ type cardRefund struct {
 
 func (h *cardRefund) Work(ctx context.Context, p tasks.PaymentRefundPayload) error {
 	err := h.orders.ReturnToCard(ctx, h.providers, p.RefundID)
-	if givesUp(ctx, err) {
+	if givesUp(lastAttempt(ctx), err) {
 		if ferr := h.orders.FailCardRefund(context.WithoutCancel(ctx), p.RefundID, err); ferr != nil {
 			return ferr
 		}
@@ -55,7 +55,7 @@ type paymentReturn struct{ book *payment.Book }
 
 func (h *paymentReturn) Work(ctx context.Context, p tasks.PaymentReturnPayload) error {
 	err := h.book.Return(ctx, p.PaymentID)
-	if givesUp(ctx, err) {
+	if givesUp(lastAttempt(ctx), err) {
 		if ferr := h.book.FailReturn(context.WithoutCancel(ctx), p.PaymentID, err); ferr != nil {
 			return ferr
 		}
@@ -67,8 +67,8 @@ func (h *paymentReturn) Work(ctx context.Context, p tasks.PaymentReturnPayload) 
 // ops to pay back by hand: on its last attempt, unless the processor made
 // the refund and only its record failed (payment.ErrNotRecorded). That
 // one stays to do, and the rescue hands its task back.
-func givesUp(ctx context.Context, err error) bool {
-	return err != nil && lastAttempt(ctx) && !errors.Is(err, payment.ErrNotRecorded)
+func givesUp(last bool, err error) bool {
+	return err != nil && last && !errors.Is(err, payment.ErrNotRecorded)
 }
 
 // paymentReconcile settles payments left pending by a crash or a lost

@@ -3,6 +3,7 @@ package worker
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"slices"
@@ -16,6 +17,7 @@ import (
 	"github.com/domaind/domaind/internal/canary"
 	"github.com/domaind/domaind/internal/domaininfo"
 	"github.com/domaind/domaind/internal/metrics"
+	"github.com/domaind/domaind/internal/payment"
 	"github.com/domaind/domaind/internal/requestid"
 	"github.com/domaind/domaind/models"
 	"github.com/domaind/domaind/models/modelstest"
@@ -337,5 +339,28 @@ func TestRunsThatFindTheirWorkDoneAreCounted(t *testing.T) {
 	}
 	if err := mux.ProcessTask(context.Background(), task); err != nil || foundDone() != 1 || rdapSrc.calls != 1 {
 		t.Errorf("second run = %v, found done %v, RDAP asked %d times; want it counted and nothing asked again", err, foundDone(), rdapSrc.calls)
+	}
+}
+
+// A money-returning task gives up, for ops to pay back by hand, only on
+// its last attempt and never when the refund was made and only its record
+// failed.
+func TestGivesUpNeverOnARefundMadeButNotRecorded(t *testing.T) {
+	t.Parallel()
+	failed := errors.New("the processor is down")
+	notRecorded := fmt.Errorf("refund rfd_1 went back to the card: %w: %w", payment.ErrNotRecorded, errors.New("database down"))
+	for _, tc := range []struct {
+		last bool
+		err  error
+		want bool
+	}{
+		{true, failed, true},
+		{false, failed, false},
+		{true, notRecorded, false},
+		{true, nil, false},
+	} {
+		if got := givesUp(tc.last, tc.err); got != tc.want {
+			t.Errorf("givesUp(last %v, %v) = %v, want %v", tc.last, tc.err, got, tc.want)
+		}
 	}
 }

@@ -89,12 +89,13 @@ func checkSuggest(_ context.Context, in *SuggestInput) error {
 	}
 	var tlds []string
 	for i, raw := range in.TLDs {
+		field := fmt.Sprintf("tlds[%d]", i)
 		tld, err := domainname.ParseTLD(raw)
-		if err == nil {
-			_, err = domainname.WithTLD("example", tld) // a suffix names are registered under
-		}
 		if err != nil {
-			return fault.Invalid(fmt.Sprintf("tlds[%d]", i), "%v", err)
+			return fault.Invalid(field, "%v", err)
+		}
+		if _, err := domainname.WithTLD("example", tld); err != nil {
+			return fault.Invalid(field, "%q is not a suffix names are registered under", tld)
 		}
 		if !slices.Contains(tlds, tld) {
 			tlds = append(tlds, tld)

@@ -79,24 +79,30 @@ func (c *Client) get(ctx context.Context, path string, query url.Values, out any
 // Only requests that can be repeated safely go through it: reads, and
 // updates that set a state.
 func (c *Client) call(ctx context.Context, method, path string, query url.Values, body, out any) error {
+	_, err := c.send(ctx, method, path, query, body, out)
+	return err
+}
+
+// send is call, answering also how many requests it sent.
+func (c *Client) send(ctx context.Context, method, path string, query url.Values, body, out any) (int, error) {
 	u := c.base.JoinPath(path)
 	u.RawQuery = query.Encode()
 	var payload []byte
 	if body != nil {
 		var err error
 		if payload, err = json.Marshal(body); err != nil {
-			return fmt.Errorf("rtr: encode %s: %w", path, err)
+			return 0, fmt.Errorf("rtr: encode %s: %w", path, err)
 		}
 	}
 	var lastErr error
 	for attempt := 0; ; attempt++ {
 		wait, err := c.once(ctx, method, u.String(), payload, out)
 		if err == nil {
-			return nil
+			return attempt + 1, nil
 		}
 		lastErr = err
 		if wait < 0 || attempt >= c.Retries {
-			return lastErr
+			return attempt + 1, lastErr
 		}
 		if wait == 0 {
 			wait = c.BackoffFunc(attempt)
@@ -105,7 +111,7 @@ func (c *Client) call(ctx context.Context, method, path string, query url.Values
 		select {
 		case <-ctx.Done():
 			t.Stop()
-			return fmt.Errorf("%w (after: %v)", ctx.Err(), lastErr)
+			return attempt + 1, fmt.Errorf("%w (after: %v)", ctx.Err(), lastErr)
 		case <-t.C:
 		}
 	}
@@ -316,17 +322,22 @@ func (c *Client) UpdateDomain(ctx context.Context, name string, u registry.Updat
 // transfer (POST /v2/domains/{name}/transfer/push {recipient}). The
 // registry does not push a domain twice, so a repeated change is
 // harmless, but its answer to the repeat is a refusal (a 4xx): the domain
-// is no longer in the account. A push is asked again when its answer was
-// lost (call repeats it, a task runs again after a crash), so a refusal
-// is taken as one only while the account still holds the domain; a domain
-// that has left it was pushed.
+// is no longer in the account. When this call repeated the push (the
+// answer to an earlier request was lost or a 5xx), a refusal is taken as
+// one only while the account still holds the domain; a domain that has
+// left it was pushed. A first answer that refuses is a refusal. (A task
+// that asks again after a crash cannot tell: its refusal stays one, for
+// ops to look at.)
 func (c *Client) PushDomain(ctx context.Context, name, recipient, change string) error {
-	err := c.call(ctx, http.MethodPost, "domains/"+url.PathEscape(name)+"/transfer/push", nil, struct {
+	sent, err := c.send(ctx, http.MethodPost, "domains/"+url.PathEscape(name)+"/transfer/push", nil, struct {
 		Recipient string `json:"recipient"`
 	}{recipient}, nil)
 	var apiErr *Error
 	if !errors.As(err, &apiErr) || apiErr.Status < 400 || apiErr.Status >= 500 || apiErr.Status == http.StatusTooManyRequests {
 		return err
+	}
+	if sent == 1 {
+		return fmt.Errorf("push %s to %s: %w: %v", name, recipient, registry.ErrPushRefused, err)
 	}
 	switch held, herr := c.holds(ctx, name); {
 	case herr != nil:

@@ -292,8 +292,9 @@ func TestPushDomain(t *testing.T) {
 
 // A push whose answer was lost is asked again, and the registry refuses
 // the repeat: the domain has left the account. That push is done, not
-// refused. A refusal the registry gives while the account still holds
-// the domain stays one, and one whose holding cannot be read is retried.
+// refused. A refusal that answers the first request stays one though the
+// domain is gone, and a repeat's refusal whose holding cannot be read is
+// retried.
 func TestARepeatedPushOfADomainAlreadyPushedIsDone(t *testing.T) {
 	var pushed atomic.Bool
 	var holdingDown atomic.Bool
@@ -318,8 +319,12 @@ func TestARepeatedPushOfADomainAlreadyPushedIsDone(t *testing.T) {
 	if err := c.PushDomain(context.Background(), "bigsale.com", "buyer-registrar", "push-1"); err != nil {
 		t.Errorf("a push made, its answer lost and its repeat refused = %v, want it done", err)
 	}
+	if err := c.PushDomain(context.Background(), "bigsale.com", "buyer-registrar", "push-2"); !errors.Is(err, registry.ErrPushRefused) {
+		t.Errorf("a first answer that refuses, the domain gone from the account = %v, want ErrPushRefused", err)
+	}
+	pushed.Store(false)
 	holdingDown.Store(true)
-	if err := c.PushDomain(context.Background(), "bigsale.com", "buyer-registrar", "push-1"); !errors.Is(err, registry.ErrTransient) || errors.Is(err, registry.ErrPushRefused) {
-		t.Errorf("a refusal whose holding cannot be read = %v, want a temporary failure", err)
+	if err := c.PushDomain(context.Background(), "bigsale.com", "buyer-registrar", "push-3"); !errors.Is(err, registry.ErrTransient) || errors.Is(err, registry.ErrPushRefused) {
+		t.Errorf("a repeat's refusal whose holding cannot be read = %v, want a temporary failure", err)
 	}
 }
