@@ -32,7 +32,9 @@ const policyCtxKey = "domaind.policy"
 // key and body within 24 h replays the stored response with
 // Idempotent-Replayed: true; the same key with another body, or while the
 // first request still runs, is 409. Answers that say "retry later" (429,
-// 5xx, lookup_failed) are not stored. A replay spends no rate-limit unit:
+// 5xx, lookup_failed) are not stored, and the key is freed, unless the
+// request made its change (idempotency.CarriedOut): such a key is 409
+// for a day if its answer was lost. A replay spends no rate-limit unit:
 // it carries the limit's current RateLimit headers, not the stored ones.
 // Keys are the caller's own (callerScope). An anonymous caller's answers
 // are kept an hour, within its address's budget (idempotency.Anonymous);
@@ -65,6 +67,10 @@ func (s *Server) idempotent(c *gin.Context) {
 	case !claimed && prior.Fingerprint != fp:
 		s.resp.Error(c, fault.New(fault.Conflict, "this Idempotency-Key was already used with a different request"))
 		return
+	case !claimed && prior.Running && prior.CarriedOut:
+		s.resp.Error(c, fault.New(fault.Conflict, "a request with this Idempotency-Key made its change, but its answer is not stored: "+
+			"retry in a moment, and if this persists, look the result up (its answer was lost) rather than sending it again"))
+		return
 	case !claimed && prior.Running:
 		s.resp.Error(c, fault.New(fault.Conflict, "a request with this Idempotency-Key is still being processed; retry later"))
 		return
@@ -72,6 +78,9 @@ func (s *Server) idempotent(c *gin.Context) {
 		s.replay(c, prior)
 		return
 	}
+	// The transaction that makes the request's change marks the claim
+	// with it (idempotency.CarriedOut).
+	c.Request = c.Request.WithContext(s.svc.Idempotency.Claimed(ctx, scope, key, fp))
 
 	rec := &recorder{ResponseWriter: c.Writer}
 	c.Writer = rec

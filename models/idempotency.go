@@ -16,4 +16,8 @@ type IdempotencyRecord struct {
 	// ends after a few minutes (its process may have died), an answer
 	// after a day.
 	ExpiresAt time.Time `gorm:"not null;index"`
+	// CarriedOut says the request made its change (the transaction that
+	// made it set this): the key is then never freed for a retry to run
+	// again, even when the answer was never stored.
+	CarriedOut bool `gorm:"not null;default:false"`
 }

@@ -65,6 +65,7 @@ var migrations = []migration{
 	{41, "each endpoint's failed webhook deliveries by creation", migrateV41},
 	{42, "payments, payouts and referred sales indexed as their lists read them", migrateV42},
 	{43, "partners' idempotency records", migrateV43},
+	{44, "partners' idempotency records marked when their change is made", migrateV44},
 }
 
 // SchemaMigration records an applied migration.

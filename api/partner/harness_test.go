@@ -53,6 +53,7 @@ type env struct {
 	redis    *platformtest.Redis
 	outbox   *outbox.Outbox
 	partners *partners.Service
+	svc      *services.Set
 	url      string
 	now      time.Time
 	// realTime makes the service's clock the real one (benchmarks that
@@ -75,6 +76,7 @@ func newEnv(t testing.TB) *env {
 	set := services.New(services.Deps{Config: cfg, DB: e.db, Redis: e.redis.Client, Outbox: e.outbox, Log: log, Now: e.clock,
 		Registry: sandbox.New(e.db, 0), Resources: api.Resources(cfg)})
 	t.Cleanup(set.Close)
+	e.svc = set
 	srv := api.New(api.Deps{Config: cfg, Services: set, Redis: e.redis.Client, Outbox: e.outbox, Metrics: metrics.New(), Log: log,
 		Check: p.Check, Now: e.clock})
 	ts := httptest.NewServer(checked(t, srv))

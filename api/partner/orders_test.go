@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/domaind/domaind/internal/idempotency"
+	"github.com/domaind/domaind/internal/order"
 	"github.com/domaind/domaind/models"
 	"github.com/domaind/domaind/partnerclient"
 )
@@ -251,6 +253,74 @@ func TestARefundRetriedAfterRedisLostItsDataRunsOnce(t *testing.T) {
 	e.db.Where("order_id = ?", o.PublicID).Find(&refunds)
 	if len(refunds) != 1 {
 		t.Errorf("%d refunds of the order, want one", len(refunds))
+	}
+}
+
+// A sale or refund whose process died between committing its change and
+// storing its answer is not made again by a retry with its
+// Idempotency-Key once the key's hold of a few minutes is over: the
+// change's transaction marked the key, and the retry is told the change
+// was made.
+func TestAChangeWhoseAnswerWasLostIsNotMadeAgain(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.addSandbox("answerlost.com", 10_000)
+	e.addSandbox("orderlost.com", 10_000)
+	cred := e.credential(models.EnvSandbox, "buy")
+	c := e.client(cred, 0)
+	partnerID := e.partnerOf(cred)
+	var o orderAnswer
+	post(t, c, "/api/partner/v1/orders", orderBody("answerlost.com", 10_000, ""), "o1", &o)
+	refund := []byte(`{"order_id":"` + o.PublicID + `","reason":"wrong name","amount_cents":2500}`)
+	cases := []struct {
+		path, key string
+		body      []byte
+		change    func(ctx context.Context, body []byte) error
+		table     string
+		where     []any
+	}{
+		{"/api/partner/v1/refunds", "r1", refund, func(ctx context.Context, body []byte) error {
+			var r order.NewRefund
+			json.Unmarshal(body, &r)
+			_, err := e.svc.Orders.Refund(ctx, partnerID, models.EnvSandbox, r)
+			return err
+		}, "refunds", []any{"order_id = ?", o.PublicID}},
+		{"/api/partner/v1/orders", "o2", orderBody("orderlost.com", 10_000, ""), func(ctx context.Context, body []byte) error {
+			var n order.NewOrder
+			json.Unmarshal(body, &n)
+			_, err := e.svc.Orders.Record(ctx, partnerID, models.EnvSandbox, n)
+			return err
+		}, "orders", []any{"domain = ?", "orderlost.com"}},
+	}
+	ctx := context.Background()
+	for _, tc := range cases {
+		// What the request did before its process died: it claimed its
+		// key and made its change; storing the answer never happened.
+		scope, fp := idempotency.PartnerScope(cred.KeyID), idempotency.Fingerprint("POST", tc.path, tc.body)
+		if _, claimed, err := e.svc.Idempotency.Begin(ctx, scope, tc.key, fp); err != nil || !claimed {
+			t.Fatalf("%s: claim = %v, %v", tc.path, claimed, err)
+		}
+		if err := tc.change(e.svc.Idempotency.Claimed(ctx, scope, tc.key, fp), tc.body); err != nil {
+			t.Fatalf("%s: %v", tc.path, err)
+		}
+	}
+	e.now = e.now.Add(6 * time.Minute)
+	if err := e.redis.Client.FlushAll(ctx).Err(); err != nil { // the claims' copies in Redis have expired too
+		t.Fatal(err)
+	}
+	for _, tc := range cases {
+		res, b, err := c.Do(ctx, "POST", tc.path, nil, tc.body, partnerclient.WithIdempotencyKey(tc.key))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.StatusCode != 409 || !strings.Contains(string(b), "made its change") {
+			t.Errorf("%s: the retry = %d %s, want 409 saying the change was made", tc.path, res.StatusCode, b)
+		}
+		var n int64
+		e.db.Table(tc.table).Where(tc.where[0], tc.where[1:]...).Count(&n)
+		if n != 1 {
+			t.Errorf("%s: %d %s, want one", tc.path, n, tc.table)
+		}
 	}
 }
 

@@ -35,7 +35,10 @@ const lockTTL = 5 * time.Minute
 
 // Record is what is stored under a key.
 type Record struct {
-	Running     bool        `json:"running,omitempty"`
+	Running bool `json:"running,omitempty"`
+	// CarriedOut says the request made its change (CarriedOut): while it
+	// is still Running, its answer is not stored yet, or was lost.
+	CarriedOut  bool        `json:"carried_out,omitempty"`
 	Fingerprint string      `json:"fp"`
 	Status      int         `json:"status,omitempty"`
 	Header      http.Header `json:"header,omitempty"`
@@ -49,7 +52,8 @@ type Record struct {
 type Store struct {
 	rdb     redis.UniversalClient
 	keys    keyStore // Redis's
-	durable keyStore // the database's
+	durable keyStore // the database's (table, mirrored in Redis)
+	table   tableKeys
 	seal    *secret.Sealer
 	// Now is the clock of the budgets' hours and of the database's expiry.
 	Now func() time.Time
@@ -58,8 +62,45 @@ type Store struct {
 // New returns a store on rdb and db sealing records with seal.
 func New(rdb redis.UniversalClient, db *gorm.DB, seal *secret.Sealer) *Store {
 	s := &Store{rdb: rdb, keys: redisKeys{rdb}, seal: seal, Now: time.Now}
-	s.durable = mirrored{table: tableKeys{db: db, now: func() time.Time { return s.Now() }}, redis: s.keys}
+	s.table = tableKeys{db: db, now: func() time.Time { return s.Now() }}
+	s.durable = mirrored{table: s.table, redis: s.keys}
 	return s
+}
+
+// claimCtxKey holds the claim a request's context carries (Claimed).
+type claimCtxKey struct{}
+
+type claim struct {
+	s  *Store
+	k  string
+	fp string
+}
+
+// Claimed returns ctx carrying the claim of scope's key, made by Begin for
+// a request with fingerprint fp, so that the transaction making the
+// request's change can mark it (CarriedOut). Only claims kept in the
+// database are carried: a record in Redis cannot commit with the change.
+func (s *Store) Claimed(ctx context.Context, scope, key, fp string) context.Context {
+	if !strings.HasPrefix(scope, partnerPrefix) {
+		return ctx
+	}
+	return context.WithValue(ctx, claimCtxKey{}, claim{s: s, k: recordKey(scope, key), fp: fp})
+}
+
+// CarriedOut marks, in tx, the Idempotency-Key claim ctx carries as
+// carried out; tx is the transaction making the change the request asked
+// for (a refund, an order), so the mark commits with it. A key so marked
+// is held for TTL even when its answer is never stored (the process died
+// between the commit and Complete), and Release leaves it: a retry is
+// told the change was made instead of making it again. Without a claim in
+// ctx it does nothing.
+func CarriedOut(ctx context.Context, tx *gorm.DB) error {
+	c, ok := ctx.Value(claimCtxKey{}).(claim)
+	if !ok {
+		return nil
+	}
+	v := c.s.encode(Record{Running: true, CarriedOut: true, Fingerprint: c.fp})
+	return c.s.table.write(tx, c.k, v, TTL, true)
 }
 
 // mirrored keeps partners' records in the table and, as the versions
@@ -212,7 +253,8 @@ func (s *Store) decode(b []byte) (Record, error) {
 }
 
 // Release frees a claimed key without storing a response (the request
-// failed in a way a retry may fix).
+// failed in a way a retry may fix), unless its request made its change
+// (CarriedOut).
 func (s *Store) Release(ctx context.Context, scope, key string) error {
 	return s.storeOf(scope).del(ctx, recordKey(scope, key))
 }

@@ -125,6 +125,73 @@ func TestKeysFreeThemselvesWhenTheyExpire(t *testing.T) {
 	}
 }
 
+// A partner's claim marked carried out by the transaction that made its
+// change holds its key for a day though its answer is never stored (the
+// process died after the commit) and though the request asked for a
+// release; a mark rolled back with its transaction holds nothing. Other
+// scopes' claims, in Redis, carry no mark.
+func TestAKeyWhoseChangeWasMadeIsHeldThoughItsAnswerWasLost(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	now := time.Date(2026, 11, 28, 10, 0, 0, 0, time.UTC)
+	w.s.Now = func() time.Time { return now }
+	ctx := context.Background()
+	scope := idempotency.PartnerScope("pk_a")
+	mark := func(key string, commit bool) {
+		t.Helper()
+		if _, claimed, err := w.s.Begin(ctx, scope, key, "fp"); err != nil || !claimed {
+			t.Fatalf("Begin %s = %v, %v", key, claimed, err)
+		}
+		claim := w.s.Claimed(ctx, scope, key, "fp")
+		rollback := errors.New("rolled back")
+		err := w.db.Transaction(func(tx *gorm.DB) error {
+			if err := idempotency.CarriedOut(claim, tx); err != nil {
+				return err
+			}
+			if !commit {
+				return rollback
+			}
+			return nil
+		})
+		if err != nil && !errors.Is(err, rollback) {
+			t.Fatalf("mark %s: %v", key, err)
+		}
+	}
+	mark("lost", true)
+	mark("released", true)
+	if err := w.s.Release(ctx, scope, "released"); err != nil {
+		t.Fatal(err)
+	}
+	mark("rolled-back", false)
+
+	now = now.Add(6 * time.Minute) // past a claim's hold
+	if err := w.redis.Client.FlushDB(ctx).Err(); err != nil {
+		t.Fatal(err)
+	}
+	for _, key := range []string{"lost", "released"} {
+		if prior, claimed, err := w.s.Begin(ctx, scope, key, "fp"); err != nil || claimed || !prior.Running || !prior.CarriedOut {
+			t.Errorf("%s 6 minutes on = %+v, claimed %v, %v; want it held, carried out", key, prior, claimed, err)
+		}
+	}
+	if _, claimed, err := w.s.Begin(ctx, scope, "rolled-back", "fp"); err != nil || !claimed {
+		t.Errorf("a key whose mark was rolled back = claimed %v, %v; want it free after its hold", claimed, err)
+	}
+	if got := w.s.Claimed(ctx, "user:a", "k", "fp"); got != ctx {
+		t.Errorf("a claim kept in Redis was carried in the context")
+	}
+
+	now = now.Add(idempotency.TTL)
+	if _, claimed, err := w.s.Begin(ctx, scope, "lost", "fp2"); err != nil || !claimed {
+		t.Fatalf("a carried-out key a day old = %v, %v; want it free", claimed, err)
+	}
+	if err := w.s.Release(ctx, scope, "lost"); err != nil {
+		t.Fatal(err)
+	}
+	if _, claimed, err := w.s.Begin(ctx, scope, "lost", "fp3"); err != nil || !claimed {
+		t.Errorf("a key taken over after its day, then released = %v, %v; want it free (the mark went with the day)", claimed, err)
+	}
+}
+
 // While processes of the version before run beside this one (a rolling
 // deploy), a partner's key one of them answered or is running in Redis
 // alone is held here too, and one claimed here is held for them in Redis.

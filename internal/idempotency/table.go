@@ -45,7 +45,7 @@ func (t tableKeys) claim(ctx context.Context, k string, v []byte, ttl time.Durat
 		}
 		// Expired: take it over, unless another claim did first.
 		res = db.Model(&models.IdempotencyRecord{}).Where("id = ? AND expires_at <= ?", k, now).
-			Updates(map[string]any{"record": v, "expires_at": now.Add(ttl)})
+			Updates(map[string]any{"record": v, "expires_at": now.Add(ttl), "carried_out": false})
 		if res.Error != nil {
 			return false, nil, fmt.Errorf("idempotency claim: %w", res.Error)
 		}
@@ -56,21 +56,29 @@ func (t tableKeys) claim(ctx context.Context, k string, v []byte, ttl time.Durat
 	return false, nil, errors.New("idempotency claim: key keeps changing")
 }
 
-// set writes the record whether or not its claim is still there (the
-// cleanup may have deleted a claim that ran past its expiry).
 func (t tableKeys) set(ctx context.Context, k string, v []byte, ttl time.Duration) error {
-	err := t.db.WithContext(ctx).Clauses(clause.OnConflict{
-		Columns:   []clause.Column{{Name: "id"}},
-		DoUpdates: clause.AssignmentColumns([]string{"record", "expires_at"}),
-	}).Create(&models.IdempotencyRecord{ID: k, Record: v, ExpiresAt: t.now().UTC().Add(ttl)}).Error
+	return t.write(t.db.WithContext(ctx), k, v, ttl, false)
+}
+
+// write stores the record in db whether or not its claim is still there
+// (the cleanup may have deleted a claim that ran past its expiry); a
+// record once carried out stays so.
+func (t tableKeys) write(db *gorm.DB, k string, v []byte, ttl time.Duration, carriedOut bool) error {
+	expires := t.now().UTC().Add(ttl)
+	err := db.Clauses(clause.OnConflict{
+		Columns: []clause.Column{{Name: "id"}},
+		DoUpdates: clause.Assignments(map[string]any{"record": v, "expires_at": expires,
+			"carried_out": gorm.Expr("idempotency_records.carried_out OR ?", carriedOut)}),
+	}).Create(&models.IdempotencyRecord{ID: k, Record: v, ExpiresAt: expires, CarriedOut: carriedOut}).Error
 	if err != nil {
 		return fmt.Errorf("idempotency store: %w", err)
 	}
 	return nil
 }
 
+// del frees k unless its request made its change.
 func (t tableKeys) del(ctx context.Context, k string) error {
-	if err := t.db.WithContext(ctx).Where("id = ?", k).Delete(&models.IdempotencyRecord{}).Error; err != nil {
+	if err := t.db.WithContext(ctx).Where("id = ? AND NOT carried_out", k).Delete(&models.IdempotencyRecord{}).Error; err != nil {
 		return fmt.Errorf("idempotency release: %w", err)
 	}
 	return nil

@@ -14,6 +14,7 @@ import (
 
 	"github.com/domaind/domaind/internal/account"
 	"github.com/domaind/domaind/internal/fault"
+	"github.com/domaind/domaind/internal/idempotency"
 	"github.com/domaind/domaind/internal/ledger"
 	"github.com/domaind/domaind/internal/outbox"
 	"github.com/domaind/domaind/internal/secret"
@@ -158,8 +159,10 @@ func (s *Service) Record(ctx context.Context, partnerID, env string, n NewOrder)
 		if review == models.ReviewPending {
 			note += fmt.Sprintf("; held for manual review (at or above %d cents)", s.opts.ReviewThresholdCents)
 		}
-		v, err = recordSale(tx, o, ActorPartner, EventRecorded, note)
-		return err
+		if v, err = recordSale(tx, o, ActorPartner, EventRecorded, note); err != nil {
+			return err
+		}
+		return idempotency.CarriedOut(ctx, tx.DB)
 	})
 	if err != nil {
 		return View{}, err

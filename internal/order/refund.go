@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/domaind/domaind/internal/fault"
+	"github.com/domaind/domaind/internal/idempotency"
 	"github.com/domaind/domaind/internal/ledger"
 	"github.com/domaind/domaind/internal/outbox"
 	"github.com/domaind/domaind/internal/secret"
@@ -101,7 +102,10 @@ func (s *Service) Refund(ctx context.Context, partnerID, env string, r NewRefund
 		if o.Status != models.OrderRefunded {
 			event = EventPartiallyRefunded
 		}
-		return s.record(tx, o, ActorPartner, event, note, map[string]any{"refund": out})
+		if err := s.record(tx, o, ActorPartner, event, note, map[string]any{"refund": out}); err != nil {
+			return err
+		}
+		return idempotency.CarriedOut(ctx, tx.DB)
 	})
 	return out, err
 }
