@@ -36,7 +36,7 @@ func (s *Service) ReturnToCard(ctx context.Context, providers map[string]payment
 		return fmt.Errorf("refund %s: no payment provider takes %s payments", id, o.Environment)
 	}
 	refundID, err := p.Refund(ctx, payment.Refund{ChargeID: o.ExternalPaymentRef, AmountCents: rf.AmountCents, Currency: rf.Currency,
-		IdempotencyKey: rf.ID})
+		IdempotencyKey: rf.ID, Since: rf.CreatedAt})
 	if err != nil {
 		return fmt.Errorf("refund %s to the card: %w", id, err)
 	}

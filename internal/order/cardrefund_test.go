@@ -14,14 +14,16 @@ import (
 )
 
 // countingProvider is the sandbox provider counting its refunds, or
-// failing them while fail is set.
+// failing them while fail is set; since is the last one's Since.
 type countingProvider struct {
 	*payment.Sandbox
 	refunds atomic.Int32
 	fail    atomic.Bool
+	since   atomic.Value
 }
 
 func (p *countingProvider) Refund(ctx context.Context, r payment.Refund) (string, error) {
+	p.since.Store(r.Since)
 	if p.fail.Load() {
 		return "", errors.New("the processor is down")
 	}
@@ -79,6 +81,9 @@ func TestHostedRefundsGoBackToTheCardOnce(t *testing.T) {
 	w.db.Take(&rf, "id = ?", first.ID)
 	if p.refunds.Load() != 1 || rf.CardStatus != models.CardRefundSent || !strings.HasPrefix(rf.CardRefundID, "re_test_") {
 		t.Errorf("after two runs: %d provider refunds, refund %+v", p.refunds.Load(), rf)
+	}
+	if since, _ := p.since.Load().(time.Time); !since.Equal(rf.CreatedAt) {
+		t.Errorf("the refund was asked for as first asked at %v, want its creation %v (a provider that forgets keys looks for it after a while)", since, rf.CreatedAt)
 	}
 	var pay models.Payment
 	w.db.Take(&pay, "order_id = ?", v.PublicID)

@@ -199,7 +199,7 @@ func (b *Book) Return(ctx context.Context, id string) error {
 		return err
 	}
 	refundID, err := provider.Refund(ctx, Refund{ChargeID: *p.ChargeID, AmountCents: p.AmountCents - p.RefundedCents,
-		Currency: p.Currency, IdempotencyKey: p.ID + "-return"})
+		Currency: p.Currency, IdempotencyKey: p.ID + "-return", Since: p.CreatedAt})
 	if err != nil {
 		return fmt.Errorf("return payment %s: %w", id, err)
 	}

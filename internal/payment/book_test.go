@@ -140,6 +140,8 @@ func TestReconcileSettlesPaymentsWhoseAnswerWasLost(t *testing.T) {
 		t.Errorf("Reconcile again = %d, %v; want nothing left", n, err)
 	}
 
+	asked := &askedSince{Provider: bk.sandbox}
+	bk.b.providers[models.EnvSandbox] = asked
 	for i := range 2 { // the task run twice returns once, and says so the second time
 		run, foundDone := tasks.TrackFoundDone(ctx)
 		if err := bk.b.Return(run, charged.ID); err != nil {
@@ -157,6 +159,20 @@ func TestReconcileSettlesPaymentsWhoseAnswerWasLost(t *testing.T) {
 	if p.Status != models.PaymentRefunded || p.RefundedCents != 5_000 || p.RefundID == "" || c.RefundedCents != 5_000 || refunds != 1 {
 		t.Errorf("after the return: payment %+v, the processor refunded %d in %d refunds", p, c.RefundedCents, refunds)
 	}
+	if !asked.since.Equal(p.CreatedAt) {
+		t.Errorf("the return was asked for as first asked at %v, want the payment's creation %v", asked.since, p.CreatedAt)
+	}
+}
+
+// askedSince is a provider noting the Since of the refunds asked of it.
+type askedSince struct {
+	Provider
+	since time.Time
+}
+
+func (a *askedSince) Refund(ctx context.Context, r Refund) (string, error) {
+	a.since = r.Since
+	return a.Provider.Refund(ctx, r)
 }
 
 // A return the processor keeps refusing is noted on the payment for ops.

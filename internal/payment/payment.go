@@ -130,6 +130,10 @@ type Refund struct {
 	Currency    string
 	// IdempotencyKey names the refund, so that a retry refunds once.
 	IdempotencyKey string
+	// Since is when the refund was first asked for (or earlier): a
+	// provider that forgets keys after a while looks for a refund made
+	// under an old key before it makes one.
+	Since time.Time
 }
 
 // Providers returns the providers of the hosted checkout by environment:

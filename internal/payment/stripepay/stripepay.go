@@ -123,10 +123,28 @@ func (p *Provider) Redirect(ctx context.Context, r payment.Redirect) (payment.Re
 	return payment.Redirection{Ref: cs.ID, URL: cs.URL}, nil
 }
 
+// metaRefund is the metadata key carrying a refund's idempotency key, by
+// which it is found once Stripe has forgotten the key.
+const metaRefund = "domaind_refund"
+
+// keyMemory is how long Stripe keeps an idempotency key, less a margin:
+// a refund first asked for longer ago may have been made under a key a
+// new request would not find.
+const keyMemory = 23 * time.Hour
+
 // Refund implements payment.Provider through the Refunds API: r.ChargeID
-// is the PaymentIntent that took the money.
+// is the PaymentIntent that took the money. The refund carries its key in
+// its metadata; one first asked for before Stripe's key memory is looked
+// for among the PaymentIntent's refunds before a new one is made.
 func (p *Provider) Refund(ctx context.Context, r payment.Refund) (string, error) {
-	f := url.Values{"payment_intent": {r.ChargeID}, "amount": {strconv.FormatInt(r.AmountCents, 10)}}
+	if !r.Since.IsZero() && time.Since(r.Since) > keyMemory {
+		id, found, err := p.findRefund(ctx, r)
+		if err != nil || found {
+			return id, err
+		}
+	}
+	f := url.Values{"payment_intent": {r.ChargeID}, "amount": {strconv.FormatInt(r.AmountCents, 10)},
+		"metadata[" + metaRefund + "]": {r.IdempotencyKey}}
 	var re struct {
 		ID string `json:"id"`
 	}
@@ -134,6 +152,33 @@ func (p *Provider) Refund(ctx context.Context, r payment.Refund) (string, error)
 		return "", fmt.Errorf("stripe: refund %d of %s: %w", r.AmountCents, r.ChargeID, err)
 	}
 	return re.ID, nil
+}
+
+// findRefund looks among the refunds of r.ChargeID for the one made under
+// r.IdempotencyKey.
+func (p *Provider) findRefund(ctx context.Context, r payment.Refund) (string, bool, error) {
+	q := url.Values{"payment_intent": {r.ChargeID}, "limit": {"100"}}
+	for {
+		var page struct {
+			Data []struct {
+				ID       string            `json:"id"`
+				Metadata map[string]string `json:"metadata"`
+			} `json:"data"`
+			HasMore bool `json:"has_more"`
+		}
+		if err := p.api.call(ctx, http.MethodGet, "/v1/refunds?"+q.Encode(), nil, "", &page); err != nil {
+			return "", false, fmt.Errorf("stripe: list the refunds of %s: %w", r.ChargeID, err)
+		}
+		for _, re := range page.Data {
+			if re.Metadata[metaRefund] == r.IdempotencyKey {
+				return re.ID, true, nil
+			}
+		}
+		if !page.HasMore || len(page.Data) == 0 {
+			return "", false, nil
+		}
+		q.Set("starting_after", page.Data[len(page.Data)-1].ID)
+	}
 }
 
 // Lookup implements payment.Provider for a payment whose page was never

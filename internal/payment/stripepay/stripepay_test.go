@@ -48,6 +48,13 @@ func TestStripeTakesTheCallsTheCheckoutMakes(t *testing.T) {
 	if err != nil || !strings.HasPrefix(refund, "re_") {
 		t.Errorf("refund = %q, %v; want a re_ id", refund, err)
 	}
+	// A refund first asked for two days ago lists the PaymentIntent's
+	// refunds first (stripe-mock's have no key of ours), then makes it.
+	refund, err = p.Refund(ctx, payment.Refund{ChargeID: "pi_1", AmountCents: 5_000, Currency: "USD", IdempotencyKey: "rf_2",
+		Since: time.Now().Add(-48 * time.Hour)})
+	if err != nil || !strings.HasPrefix(refund, "re_") {
+		t.Errorf("a refund first asked for two days ago = %q, %v; want a re_ id", refund, err)
+	}
 	if _, found, err := p.Lookup(ctx, models.Payment{ID: "pay_2"}); found || err != nil {
 		t.Errorf("a payment whose page never opened looks up as found=%v, %v; want nothing charged", found, err)
 	}
@@ -130,6 +137,7 @@ func TestStripeNoticesAreReadOnlySigned(t *testing.T) {
 type stripeAnswers struct {
 	answers []stripeAnswer
 	asked   []*http.Request
+	bodies  []string // of the requests asked, in order
 }
 
 type stripeAnswer struct {
@@ -151,6 +159,8 @@ func (s *stripeAnswers) serve(t *testing.T) string {
 		}
 		a := s.answers[len(s.asked)]
 		s.asked = append(s.asked, r.Clone(context.Background()))
+		body, _ := io.ReadAll(r.Body)
+		s.bodies = append(s.bodies, string(body))
 		for k, v := range a.header {
 			w.Header().Set(k, v)
 		}
@@ -204,6 +214,54 @@ func TestStripeRetriesOnlyWhatMaySucceed(t *testing.T) {
 					r.Header.Get("Stripe-Version") == "" {
 					t.Errorf("call %d has headers %v; want the refund's key, the secret key as bearer and the API version", i+1, r.Header)
 				}
+			}
+		})
+	}
+}
+
+// A refund first asked for longer ago than Stripe keeps an idempotency
+// key is looked for among the PaymentIntent's refunds, page by page, by
+// the key in its metadata, and made only when none has it; a recent one
+// is made at once, under its key, with the key in its metadata.
+func TestStripeFindsARefundMadeUnderAKeyItForgot(t *testing.T) {
+	t.Parallel()
+	old := payment.Refund{ChargeID: "pi_1", AmountCents: 500, Currency: "USD", IdempotencyKey: "rf_old", Since: time.Now().Add(-25 * time.Hour)}
+	recent := old
+	recent.Since = time.Now().Add(-time.Hour)
+	for _, tc := range []struct {
+		name    string
+		refund  payment.Refund
+		answers []stripeAnswer
+		calls   string // method and path of each call
+		want    string
+	}{
+		{"made, on the second page", old, []stripeAnswer{
+			{status: 200, body: `{"object":"list","data":[{"id":"re_a","object":"refund","metadata":{}}],"has_more":true}`},
+			{status: 200, body: `{"object":"list","data":[{"id":"re_b","object":"refund","metadata":{"domaind_refund":"rf_old"}}],"has_more":false}`}},
+			"GET /v1/refunds?limit=100&payment_intent=pi_1 GET /v1/refunds?limit=100&payment_intent=pi_1&starting_after=re_a", "re_b"},
+		{"not made", old, []stripeAnswer{
+			{status: 200, body: `{"object":"list","data":[{"id":"re_a","object":"refund","metadata":{"domaind_refund":"rf_other"}}],"has_more":false}`},
+			{status: 200, body: `{"id":"re_new","object":"refund"}`}},
+			"GET /v1/refunds?limit=100&payment_intent=pi_1 POST /v1/refunds", "re_new"},
+		{"recent", recent, []stripeAnswer{{status: 200, body: `{"id":"re_now","object":"refund"}`}}, "POST /v1/refunds", "re_now"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			s := &stripeAnswers{answers: tc.answers}
+			p := stripepay.New(stripepay.Options{SecretKey: stripepaytest.Key, APIURL: s.serve(t)})
+			id, err := p.Refund(context.Background(), tc.refund)
+			if err != nil || id != tc.want {
+				t.Errorf("refund = %q, %v; want %s", id, err, tc.want)
+			}
+			var calls []string
+			for i, r := range s.asked {
+				calls = append(calls, r.Method+" "+r.URL.RequestURI())
+				if r.Method == http.MethodPost && (r.Header.Get("Idempotency-Key") != "rf_old" || !strings.Contains(s.bodies[i], "metadata%5Bdomaind_refund%5D=rf_old")) {
+					t.Errorf("the refund was made with key %q and form %s; want its key, also in its metadata", r.Header.Get("Idempotency-Key"), s.bodies[i])
+				}
+			}
+			if got := strings.Join(calls, " "); got != tc.calls {
+				t.Errorf("calls %q, want %q", got, tc.calls)
 			}
 		})
 	}
