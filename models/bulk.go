@@ -17,8 +17,9 @@ import (
 // whatever the batch's size, which gorm does not reflect over and
 // Postgres parses once, where gorm's own multi-row INSERT
 // has a parameter per value (3,500 for 500 steps). On SQLite, which has no
-// arrays, gorm writes them. Each writes every column of its model and
-// sets a serial key as gorm would, in the same one statement;
+// arrays, gorm writes them. Each writes every column of its model;
+// events, whose deliveries refer to their seq, take their serial keys in
+// the same one statement and get them back, as gorm would set them.
 // TestBulkInsertsWriteEveryColumn holds them to it.
 
 // column is one column of a bulk insert: its name, its Postgres type and
@@ -98,9 +99,10 @@ func insert[T any](db *gorm.DB, table string, rows []T, serial string, setKey fu
 	return nil
 }
 
-// InsertOrderSteps inserts steps, setting their IDs.
+// InsertOrderSteps inserts steps. Their IDs are the column's: on Postgres
+// they are not read back (nobody reads them).
 func InsertOrderSteps(db *gorm.DB, steps []OrderStep) error {
-	return insert(db, "order_steps", steps, "id", func(s *OrderStep, id int64) { s.ID = id }, func() []column {
+	return insert(db, "order_steps", steps, "", nil, func() []column {
 		n := len(steps)
 		orderID, actor, status, event, note := make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n)
 		at, pushID := make([]time.Time, n), make([]*int64, n)
@@ -174,9 +176,10 @@ func InsertOutboxEntries(db *gorm.DB, es []*OutboxEntry) error {
 	})
 }
 
-// InsertLedgerEntries inserts es, setting their IDs.
+// InsertLedgerEntries inserts es. Their IDs are the column's, as
+// InsertOrderSteps' are.
 func InsertLedgerEntries(db *gorm.DB, es []LedgerEntry) error {
-	return insert(db, "ledger_entries", es, "id", func(e *LedgerEntry, id int64) { e.ID = id }, func() []column {
+	return insert(db, "ledger_entries", es, "", nil, func() []column {
 		n := len(es)
 		txn, account, partner, env := make([]string, n), make([]string, n), make([]string, n), make([]string, n)
 		currency, kind, amount, created := make([]string, n), make([]string, n), make([]int64, n), make([]time.Time, n)
