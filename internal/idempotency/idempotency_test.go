@@ -93,9 +93,7 @@ func TestAPartnersKeysSurviveRedisLosingItsData(t *testing.T) {
 // expire on Redis's own clock: each look drops them first.)
 func TestKeysFreeThemselvesWhenTheyExpire(t *testing.T) {
 	t.Parallel()
-	w := newWorld(t)
-	now := time.Date(2026, 11, 28, 10, 0, 0, 0, time.UTC)
-	w.s.Now = func() time.Time { return now }
+	w, now := newClockedWorld(t)
 	ctx := context.Background()
 	scope := idempotency.PartnerScope("pk_a")
 	w.s.Begin(ctx, scope, "died", "fp")
@@ -108,18 +106,18 @@ func TestKeysFreeThemselvesWhenTheyExpire(t *testing.T) {
 		return w.s.Begin(ctx, scope, key, fp)
 	}
 
-	now = now.Add(4 * time.Minute)
+	*now = now.Add(4 * time.Minute)
 	if _, claimed, _ := begin("died", "fp2"); claimed {
 		t.Errorf("a running claim was taken over after 4 minutes")
 	}
-	now = now.Add(2 * time.Minute)
+	*now = now.Add(2 * time.Minute)
 	if _, claimed, err := begin("died", "fp2"); err != nil || !claimed {
 		t.Errorf("a running claim 6 minutes old = %v, %v; want it taken over", claimed, err)
 	}
 	if prior, claimed, _ := begin("done", "fp"); claimed || prior.Status != 201 {
 		t.Errorf("an answer 6 minutes old = %+v, claimed %v; want it replayed", prior, claimed)
 	}
-	now = now.Add(idempotency.TTL)
+	*now = now.Add(idempotency.TTL)
 	if _, claimed, err := begin("done", "fp"); err != nil || !claimed {
 		t.Errorf("an answer a day old = %v, %v; want the key free", claimed, err)
 	}
@@ -132,9 +130,7 @@ func TestKeysFreeThemselvesWhenTheyExpire(t *testing.T) {
 // scopes' claims, in Redis, carry no mark.
 func TestAKeyWhoseChangeWasMadeIsHeldThoughItsAnswerWasLost(t *testing.T) {
 	t.Parallel()
-	w := newWorld(t)
-	now := time.Date(2026, 11, 28, 10, 0, 0, 0, time.UTC)
-	w.s.Now = func() time.Time { return now }
+	w, now := newClockedWorld(t)
 	ctx := context.Background()
 	scope := idempotency.PartnerScope("pk_a")
 	mark := func(key string, commit bool) {
@@ -164,7 +160,7 @@ func TestAKeyWhoseChangeWasMadeIsHeldThoughItsAnswerWasLost(t *testing.T) {
 	}
 	mark("rolled-back", false)
 
-	now = now.Add(6 * time.Minute) // past a claim's hold
+	*now = now.Add(6 * time.Minute) // past a claim's hold
 	if err := w.redis.Client.FlushDB(ctx).Err(); err != nil {
 		t.Fatal(err)
 	}
@@ -180,7 +176,7 @@ func TestAKeyWhoseChangeWasMadeIsHeldThoughItsAnswerWasLost(t *testing.T) {
 		t.Errorf("a claim kept in Redis was carried in the context")
 	}
 
-	now = now.Add(idempotency.TTL)
+	*now = now.Add(idempotency.TTL)
 	if _, claimed, err := w.s.Begin(ctx, scope, "lost", "fp2"); err != nil || !claimed {
 		t.Fatalf("a carried-out key a day old = %v, %v; want it free", claimed, err)
 	}
@@ -225,6 +221,16 @@ func newWorld(t *testing.T) *world {
 	t.Helper()
 	r, db := platformtest.NewRedis(t), modelstest.NewDB(t)
 	return &world{s: newStore(r, db), db: db, redis: r}
+}
+
+// newClockedWorld is newWorld with the store's clock at *now, which the
+// test moves.
+func newClockedWorld(t *testing.T) (*world, *time.Time) {
+	t.Helper()
+	w := newWorld(t)
+	now := time.Date(2026, 11, 28, 10, 0, 0, 0, time.UTC)
+	w.s.Now = func() time.Time { return now }
+	return w, &now
 }
 
 func newStore(r *platformtest.Redis, db *gorm.DB) *idempotency.Store {
