@@ -112,15 +112,12 @@ func (s *Service) Push(ctx context.Context, p tasks.TransferPushPayload, reg reg
 	if err != nil || !ask {
 		return err
 	}
-	pushErr := reg.PushDomain(ctx, registry.Push{Name: o.Domain, Recipient: p.Recipient,
-		Change: fmt.Sprintf("%s-push-%d", o.PublicID, p.Push), Again: requested})
+	change := fmt.Sprintf("%s-push-%d", o.PublicID, p.Push)
+	pushErr := reg.PushDomain(ctx, o.Domain, p.Recipient, change)
 	if pushErr != nil && errors.Is(pushErr, registry.ErrTransient) && !final {
 		return fmt.Errorf("push %s: %w", o.Domain, pushErr)
 	}
 	event, text, reason := EventTransferCompleted, "pushed to "+p.Recipient, ""
-	if requested {
-		text += " (asked again after an attempt that may have sent it)"
-	}
 	if pushErr != nil {
 		event, text, reason = EventTransferFailed, pushErr.Error(), pushErr.Error()
 	}

@@ -42,23 +42,12 @@ type Provider interface {
 	// it again. Errors a retry may fix wrap ErrTransient; ErrDomainNotHeld
 	// means the registry does not know the domain under this account.
 	UpdateDomain(ctx context.Context, name string, u Update, change string) error
-	// PushDomain makes push p: a domain the account holds moved to
-	// another registrar (the sale's delivery to the buyer's registrar).
-	// Errors a retry may fix wrap ErrTransient; ErrPushRefused is a push
-	// that will not happen as asked.
-	PushDomain(ctx context.Context, p Push) error
-}
-
-// Push is a push transfer of the domain Name to the registrar Recipient.
-type Push struct {
-	Name, Recipient string
-	// Change names the push, as UpdateDomain's change does.
-	Change string
-	// Again says an earlier attempt may have sent it (a task run again
-	// after a crash): a provider that cannot tell a change it has seen
-	// before takes the registry's refusal as one only while the account
-	// still holds the domain.
-	Again bool
+	// PushDomain moves a domain the account holds to the registrar
+	// recipient (a push transfer: the sale's delivery to the buyer's
+	// registrar). change names the push, as with UpdateDomain. Errors a
+	// retry may fix wrap ErrTransient; ErrPushRefused is a push that will
+	// not happen as asked.
+	PushDomain(ctx context.Context, name, recipient, change string) error
 }
 
 // ErrPushRefused is a push transfer the registry refused (an unknown

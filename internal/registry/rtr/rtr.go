@@ -325,29 +325,27 @@ func (c *Client) UpdateDomain(ctx context.Context, name string, u registry.Updat
 // is no longer in the account. When this call repeated the push (the
 // answer to an earlier request was lost or a 5xx), a refusal is taken as
 // one only while the account still holds the domain; a domain that has
-// left it was pushed. So it is when p.Again says an earlier attempt may
-// have sent it (a task run again after a crash). Otherwise a first answer
-// that refuses is a refusal. (An Again push whose first attempt died
-// before sending, of a domain the account never held, is thus taken as
-// made: the order's timeline shows the repeat.)
-func (c *Client) PushDomain(ctx context.Context, p registry.Push) error {
-	sent, err := c.send(ctx, http.MethodPost, "domains/"+url.PathEscape(p.Name)+"/transfer/push", nil, struct {
+// left it was pushed. A first answer that refuses is a refusal. (A task
+// that asks again after a crash cannot tell: its refusal stays one, for
+// ops to look at.)
+func (c *Client) PushDomain(ctx context.Context, name, recipient, change string) error {
+	sent, err := c.send(ctx, http.MethodPost, "domains/"+url.PathEscape(name)+"/transfer/push", nil, struct {
 		Recipient string `json:"recipient"`
-	}{p.Recipient}, nil)
+	}{recipient}, nil)
 	var apiErr *Error
 	if !errors.As(err, &apiErr) || apiErr.Status < 400 || apiErr.Status >= 500 || apiErr.Status == http.StatusTooManyRequests {
 		return err
 	}
-	if sent == 1 && !p.Again {
-		return fmt.Errorf("push %s to %s: %w: %v", p.Name, p.Recipient, registry.ErrPushRefused, err)
+	if sent == 1 {
+		return fmt.Errorf("push %s to %s: %w: %v", name, recipient, registry.ErrPushRefused, err)
 	}
-	switch held, herr := c.holds(ctx, p.Name); {
+	switch held, herr := c.holds(ctx, name); {
 	case herr != nil:
-		return fmt.Errorf("push %s to %s refused (%v), and whether the account still holds it is unknown: %w", p.Name, p.Recipient, err, herr)
+		return fmt.Errorf("push %s to %s refused (%v), and whether the account still holds it is unknown: %w", name, recipient, err, herr)
 	case !held:
 		return nil
 	}
-	return fmt.Errorf("push %s to %s: %w: %v", p.Name, p.Recipient, registry.ErrPushRefused, err)
+	return fmt.Errorf("push %s to %s: %w: %v", name, recipient, registry.ErrPushRefused, err)
 }
 
 // holds reports whether the account holds name at the registry.

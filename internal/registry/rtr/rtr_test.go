@@ -279,13 +279,13 @@ func TestPushDomain(t *testing.T) {
 		}
 		w.WriteHeader(http.StatusAccepted)
 	})
-	if err := c.PushDomain(context.Background(), registry.Push{Name: "bigsale.com", Recipient: "buyer-registrar", Change: "push-1"}); err != nil {
+	if err := c.PushDomain(context.Background(), "bigsale.com", "buyer-registrar", "push-1"); err != nil {
 		t.Fatal(err)
 	}
 	if got.path != "POST /v2/domains/bigsale.com/transfer/push" || got.recipient != "buyer-registrar" {
 		t.Errorf("sent %q with recipient %q", got.path, got.recipient)
 	}
-	if err := c.PushDomain(context.Background(), registry.Push{Name: "bigsale.com", Recipient: "unknown", Change: "push-2"}); !errors.Is(err, registry.ErrPushRefused) {
+	if err := c.PushDomain(context.Background(), "bigsale.com", "unknown", "push-2"); !errors.Is(err, registry.ErrPushRefused) {
 		t.Errorf("a 404 of a domain still held = %v, want ErrPushRefused", err)
 	}
 }
@@ -293,16 +293,13 @@ func TestPushDomain(t *testing.T) {
 // A push whose answer was lost is asked again, and the registry refuses
 // the repeat: the domain has left the account. That push is done, not
 // refused. A refusal that answers the first request stays one though the
-// domain is gone, unless an earlier attempt may have sent it (Again); a
-// repeat's refusal whose holding cannot be read is retried.
+// domain is gone, and a repeat's refusal whose holding cannot be read is
+// retried.
 func TestARepeatedPushOfADomainAlreadyPushedIsDone(t *testing.T) {
 	var pushed atomic.Bool
-	var holdingDown, refuse atomic.Bool
+	var holdingDown atomic.Bool
 	c, _ := newServer(t, func(w http.ResponseWriter, r *http.Request) {
 		switch {
-		case r.Method == http.MethodPost && refuse.Load():
-			w.WriteHeader(http.StatusNotFound)
-			w.Write([]byte(`{"type":"ObjectDoesNotExist","message":"Customer not found"}`))
 		case r.Method == http.MethodPost && !pushed.Load():
 			pushed.Store(true) // the push is made, and its answer lost
 			conn, _, _ := w.(http.Hijacker).Hijack()
@@ -319,27 +316,15 @@ func TestARepeatedPushOfADomainAlreadyPushedIsDone(t *testing.T) {
 			w.Write([]byte(`{"domainName":"bigsale.com","status":[]}`))
 		}
 	})
-	if err := c.PushDomain(context.Background(), registry.Push{Name: "bigsale.com", Recipient: "buyer-registrar", Change: "push-1"}); err != nil {
+	if err := c.PushDomain(context.Background(), "bigsale.com", "buyer-registrar", "push-1"); err != nil {
 		t.Errorf("a push made, its answer lost and its repeat refused = %v, want it done", err)
 	}
-	if err := c.PushDomain(context.Background(), registry.Push{Name: "bigsale.com", Recipient: "buyer-registrar", Change: "push-2"}); !errors.Is(err, registry.ErrPushRefused) {
+	if err := c.PushDomain(context.Background(), "bigsale.com", "buyer-registrar", "push-2"); !errors.Is(err, registry.ErrPushRefused) {
 		t.Errorf("a first answer that refuses, the domain gone from the account = %v, want ErrPushRefused", err)
 	}
-	// Asked again by a task run after a crash (Again), a first answer
-	// that refuses is the repeat's when the domain has left the account,
-	// and stands while the account still holds it.
-	again := registry.Push{Name: "bigsale.com", Recipient: "buyer-registrar", Change: "push-1", Again: true}
-	if err := c.PushDomain(context.Background(), again); err != nil {
-		t.Errorf("a push asked again after a crash, refused, the domain gone = %v, want it done", err)
-	}
 	pushed.Store(false)
-	refuse.Store(true)
-	if err := c.PushDomain(context.Background(), again); !errors.Is(err, registry.ErrPushRefused) {
-		t.Errorf("a push asked again after a crash, refused, the domain still held = %v, want ErrPushRefused", err)
-	}
-	refuse.Store(false)
 	holdingDown.Store(true)
-	if err := c.PushDomain(context.Background(), registry.Push{Name: "bigsale.com", Recipient: "buyer-registrar", Change: "push-3"}); !errors.Is(err, registry.ErrTransient) || errors.Is(err, registry.ErrPushRefused) {
+	if err := c.PushDomain(context.Background(), "bigsale.com", "buyer-registrar", "push-3"); !errors.Is(err, registry.ErrTransient) || errors.Is(err, registry.ErrPushRefused) {
 		t.Errorf("a repeat's refusal whose holding cannot be read = %v, want a temporary failure", err)
 	}
 }

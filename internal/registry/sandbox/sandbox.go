@@ -136,12 +136,12 @@ const RefusingRecipient = "sandbox-refuse"
 // PushDomain implements registry.Provider: after the sandbox's latency, a
 // push to any recipient but RefusingRecipient succeeds. The sandbox keeps
 // no record of partner inventory at the registry, so nothing else changes.
-func (s *Sandbox) PushDomain(ctx context.Context, p registry.Push) error {
+func (s *Sandbox) PushDomain(ctx context.Context, name, recipient, change string) error {
 	if err := s.wait(ctx); err != nil {
 		return err
 	}
-	if p.Recipient == RefusingRecipient {
-		return fmt.Errorf("push %s to %s: %w: the recipient does not accept transfers", p.Name, p.Recipient, registry.ErrPushRefused)
+	if recipient == RefusingRecipient {
+		return fmt.Errorf("push %s to %s: %w: the recipient does not accept transfers", name, recipient, registry.ErrPushRefused)
 	}
 	return nil
 }
