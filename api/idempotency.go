@@ -95,6 +95,9 @@ func (s *Server) idempotent(c *gin.Context) {
 		}
 	}()
 	c.Next()
+	if idempotency.Lost(c.Request.Context()) {
+		return // ran past its hold: the key is a retry's now
+	}
 	// Not stored, so that a retry runs again: a refusal for now (429), a
 	// failure of ours (5xx), an answer that says to retry later, and an
 	// answer cut short because the client left (a 499 nobody received, a

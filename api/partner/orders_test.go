@@ -271,6 +271,11 @@ func TestAChangeWhoseAnswerWasLostIsNotMadeAgain(t *testing.T) {
 	partnerID := e.partnerOf(cred)
 	var o orderAnswer
 	post(t, c, "/api/partner/v1/orders", orderBody("answerlost.com", 10_000, ""), "o1", &o)
+	var marked int64
+	e.db.Model(&models.IdempotencyRecord{}).Where("carried_out").Count(&marked)
+	if marked != 1 {
+		t.Errorf("%d keys marked carried out after an order made through the API, want its one", marked)
+	}
 	refund := []byte(`{"order_id":"` + o.PublicID + `","reason":"wrong name","amount_cents":2500}`)
 	cases := []struct {
 		path, key string

@@ -17,11 +17,13 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 	"gorm.io/gorm"
 
+	"github.com/domaind/domaind/internal/fault"
 	"github.com/domaind/domaind/internal/ratelimit"
 	"github.com/domaind/domaind/internal/secret"
 )
@@ -71,20 +73,23 @@ func New(rdb redis.UniversalClient, db *gorm.DB, seal *secret.Sealer) *Store {
 type claimCtxKey struct{}
 
 type claim struct {
-	s  *Store
-	k  string
-	fp string
+	s    *Store
+	k    string
+	fp   string
+	at   time.Time    // when Begin claimed it, or a moment after
+	lost *atomic.Bool // CarriedOut found it taken over
 }
 
 // Claimed returns ctx carrying the claim of scope's key, made by Begin for
-// a request with fingerprint fp, so that the transaction making the
-// request's change can mark it (CarriedOut). Only claims kept in the
-// database are carried: a record in Redis cannot commit with the change.
+// a request with fingerprint fp just before, so that the transaction
+// making the request's change can mark it (CarriedOut). Only claims kept
+// in the database are carried: a record in Redis cannot commit with the
+// change.
 func (s *Store) Claimed(ctx context.Context, scope, key, fp string) context.Context {
 	if !strings.HasPrefix(scope, partnerPrefix) {
 		return ctx
 	}
-	return context.WithValue(ctx, claimCtxKey{}, claim{s: s, k: recordKey(scope, key), fp: fp})
+	return context.WithValue(ctx, claimCtxKey{}, claim{s: s, k: recordKey(scope, key), fp: fp, at: s.Now(), lost: new(atomic.Bool)})
 }
 
 // CarriedOut marks, in tx, the Idempotency-Key claim ctx carries as
@@ -92,15 +97,33 @@ func (s *Store) Claimed(ctx context.Context, scope, key, fp string) context.Cont
 // for (a refund, an order), so the mark commits with it. A key so marked
 // is held for TTL even when its answer is never stored (the process died
 // between the commit and Complete), and Release leaves it: a retry is
-// told the change was made instead of making it again. Without a claim in
-// ctx it does nothing.
+// told the change was made instead of making it again. A request marks
+// its claim once. One that ran past its claim's hold (lockTTL), when a
+// retry may have taken the key over, gets a conflict instead, which
+// rolls its change back, and the key is no longer its own (Lost).
+// Without a claim in ctx it does nothing.
 func CarriedOut(ctx context.Context, tx *gorm.DB) error {
 	c, ok := ctx.Value(claimCtxKey{}).(claim)
 	if !ok {
 		return nil
 	}
 	v := c.s.encode(Record{Running: true, CarriedOut: true, Fingerprint: c.fp})
-	return c.s.table.write(tx, c.k, v, TTL, true)
+	// A takeover comes once this claim has expired and holds the key a
+	// full lockTTL from then, so its expiry is at least lockTTL past this
+	// claim's; the minute spares clocks that differ a little.
+	held, err := c.s.table.markCarriedOut(tx, c.k, v, c.at.Add(lockTTL+time.Minute))
+	if err != nil || held {
+		return err
+	}
+	c.lost.Store(true)
+	return fault.New(fault.Conflict, "this request ran longer than its Idempotency-Key is held (%s), and a retry may have taken the key: nothing was changed", lockTTL)
+}
+
+// Lost reports whether the claim ctx carries was found taken over by
+// CarriedOut: the key is no longer its request's to complete or release.
+func Lost(ctx context.Context) bool {
+	c, ok := ctx.Value(claimCtxKey{}).(claim)
+	return ok && c.lost.Load()
 }
 
 // mirrored keeps partners' records in the table and, as the versions

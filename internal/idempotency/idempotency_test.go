@@ -10,6 +10,7 @@ import (
 
 	"gorm.io/gorm"
 
+	"github.com/domaind/domaind/internal/fault"
 	"github.com/domaind/domaind/internal/idempotency"
 	"github.com/domaind/domaind/internal/platform/platformtest"
 	"github.com/domaind/domaind/internal/secret"
@@ -185,6 +186,41 @@ func TestAKeyWhoseChangeWasMadeIsHeldThoughItsAnswerWasLost(t *testing.T) {
 	}
 	if _, claimed, err := w.s.Begin(ctx, scope, "lost", "fp3"); err != nil || !claimed {
 		t.Errorf("a key taken over after its day, then released = %v, %v; want it free (the mark went with the day)", claimed, err)
+	}
+}
+
+// A request that ran past its claim's hold, whose key a retry took over,
+// cannot mark the key: its change is refused and rolled back, the key is
+// not its own any more, and the retry's claim is untouched and marks it.
+func TestARequestWhoseKeyWasTakenOverCannotMarkIt(t *testing.T) {
+	t.Parallel()
+	w, now := newClockedWorld(t)
+	ctx := context.Background()
+	scope := idempotency.PartnerScope("pk_a")
+	w.s.Begin(ctx, scope, "slow", "fp")
+	slow := w.s.Claimed(ctx, scope, "slow", "fp")
+	*now = now.Add(6 * time.Minute)
+	if err := w.redis.Client.FlushDB(ctx).Err(); err != nil { // Redis's copy has expired too
+		t.Fatal(err)
+	}
+	if _, claimed, err := w.s.Begin(ctx, scope, "slow", "fp"); err != nil || !claimed {
+		t.Fatalf("the retry's Begin = %v, %v; want the expired claim taken over", claimed, err)
+	}
+	retry := w.s.Claimed(ctx, scope, "slow", "fp")
+	mark := func(claim context.Context) error {
+		return w.db.Transaction(func(tx *gorm.DB) error { return idempotency.CarriedOut(claim, tx) })
+	}
+	var f *fault.Error
+	if err := mark(slow); !errors.As(err, &f) || f.Code != fault.Conflict || !idempotency.Lost(slow) {
+		t.Fatalf("the slow request's mark = %v (lost %v), want a conflict and the key lost", err, idempotency.Lost(slow))
+	}
+	var rows []models.IdempotencyRecord
+	w.db.Find(&rows)
+	if len(rows) != 1 || rows[0].CarriedOut || !rows[0].ExpiresAt.Equal(now.Add(5*time.Minute)) {
+		t.Errorf("after the slow request's refused mark, the table holds %+v; want the retry's claim as it was", rows)
+	}
+	if err := mark(retry); err != nil || idempotency.Lost(retry) {
+		t.Errorf("the retry's mark = %v (lost %v), want it made", err, idempotency.Lost(retry))
 	}
 }
 

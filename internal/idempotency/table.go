@@ -56,24 +56,30 @@ func (t tableKeys) claim(ctx context.Context, k string, v []byte, ttl time.Durat
 	return false, nil, errors.New("idempotency claim: key keeps changing")
 }
 
+// set writes the record whether or not its claim is still there (the
+// cleanup may have deleted a claim that ran past its expiry); a record
+// carried out stays so.
 func (t tableKeys) set(ctx context.Context, k string, v []byte, ttl time.Duration) error {
-	return t.write(t.db.WithContext(ctx), k, v, ttl, false)
-}
-
-// write stores the record in db whether or not its claim is still there
-// (the cleanup may have deleted a claim that ran past its expiry); a
-// record once carried out stays so.
-func (t tableKeys) write(db *gorm.DB, k string, v []byte, ttl time.Duration, carriedOut bool) error {
-	expires := t.now().UTC().Add(ttl)
-	err := db.Clauses(clause.OnConflict{
-		Columns: []clause.Column{{Name: "id"}},
-		DoUpdates: clause.Assignments(map[string]any{"record": v, "expires_at": expires,
-			"carried_out": gorm.Expr("idempotency_records.carried_out OR ?", carriedOut)}),
-	}).Create(&models.IdempotencyRecord{ID: k, Record: v, ExpiresAt: expires, CarriedOut: carriedOut}).Error
+	err := t.db.WithContext(ctx).Clauses(clause.OnConflict{
+		Columns:   []clause.Column{{Name: "id"}},
+		DoUpdates: clause.AssignmentColumns([]string{"record", "expires_at"}),
+	}).Create(&models.IdempotencyRecord{ID: k, Record: v, ExpiresAt: t.now().UTC().Add(ttl)}).Error
 	if err != nil {
 		return fmt.Errorf("idempotency store: %w", err)
 	}
 	return nil
+}
+
+// markCarriedOut writes v in tx as k's record, carried out, for TTL, if
+// k is still held by a claim expiring no later than heldUntil; it reports
+// whether it did.
+func (t tableKeys) markCarriedOut(tx *gorm.DB, k string, v []byte, heldUntil time.Time) (bool, error) {
+	res := tx.Model(&models.IdempotencyRecord{}).Where("id = ? AND expires_at <= ?", k, heldUntil).
+		Updates(map[string]any{"record": v, "expires_at": t.now().UTC().Add(TTL), "carried_out": true})
+	if res.Error != nil {
+		return false, fmt.Errorf("idempotency mark: %w", res.Error)
+	}
+	return res.RowsAffected == 1, nil
 }
 
 // del frees k unless its request made its change.
