@@ -260,11 +260,12 @@ func newWorld(t *testing.T) *world {
 }
 
 // newClockedWorld is newWorld with the store's clock at *now, which the
-// test moves.
+// test moves. The clock is west of UTC, as a server's local time may be:
+// SQLite compares times as text in the zone they were written in.
 func newClockedWorld(t *testing.T) (*world, *time.Time) {
 	t.Helper()
 	w := newWorld(t)
-	now := time.Date(2026, 11, 28, 10, 0, 0, 0, time.UTC)
+	now := time.Date(2026, 11, 28, 5, 0, 0, 0, time.FixedZone("UTC-5", -5*60*60))
 	w.s.Now = func() time.Time { return now }
 	return w, &now
 }

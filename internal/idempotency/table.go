@@ -74,7 +74,7 @@ func (t tableKeys) set(ctx context.Context, k string, v []byte, ttl time.Duratio
 // k is still held by a claim expiring no later than heldUntil; it reports
 // whether it did.
 func (t tableKeys) markCarriedOut(tx *gorm.DB, k string, v []byte, heldUntil time.Time) (bool, error) {
-	res := tx.Model(&models.IdempotencyRecord{}).Where("id = ? AND expires_at <= ?", k, heldUntil).
+	res := tx.Model(&models.IdempotencyRecord{}).Where("id = ? AND expires_at <= ?", k, heldUntil.UTC()).
 		Updates(map[string]any{"record": v, "expires_at": t.now().UTC().Add(TTL), "carried_out": true})
 	if res.Error != nil {
 		return false, fmt.Errorf("idempotency mark: %w", res.Error)
