@@ -17,6 +17,7 @@ package stripepay
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -145,6 +146,18 @@ func (p *Provider) Refund(ctx context.Context, r payment.Refund) (string, error)
 	}
 	f := url.Values{"payment_intent": {r.ChargeID}, "amount": {strconv.FormatInt(r.AmountCents, 10)},
 		"metadata[" + metaRefund + "]": {r.IdempotencyKey}}
+	id, err := p.createRefund(ctx, f, r)
+	var e *apiError
+	if errors.As(err, &e) && e.Status == http.StatusBadRequest && e.Type == "idempotency_error" {
+		// The key's first request, made before refunds carried their key,
+		// had no metadata: asked as it was, Stripe answers its refund.
+		f.Del("metadata[" + metaRefund + "]")
+		id, err = p.createRefund(ctx, f, r)
+	}
+	return id, err
+}
+
+func (p *Provider) createRefund(ctx context.Context, f url.Values, r payment.Refund) (string, error) {
 	var re struct {
 		ID string `json:"id"`
 	}
@@ -155,13 +168,20 @@ func (p *Provider) Refund(ctx context.Context, r payment.Refund) (string, error)
 }
 
 // findRefund looks among the refunds of r.ChargeID for the one made under
-// r.IdempotencyKey.
+// r.IdempotencyKey; one that failed or was canceled gave nothing back and
+// is passed over. A refund of the same amount since r.Since carrying no
+// key (made before refunds carried theirs, or by hand in Stripe's
+// dashboard) may be this one: that is an error, for ops to check.
 func (p *Provider) findRefund(ctx context.Context, r payment.Refund) (string, bool, error) {
 	q := url.Values{"payment_intent": {r.ChargeID}, "limit": {"100"}}
+	var untagged string
 	for {
 		var page struct {
 			Data []struct {
 				ID       string            `json:"id"`
+				Amount   int64             `json:"amount"`
+				Status   string            `json:"status"`
+				Created  int64             `json:"created"`
 				Metadata map[string]string `json:"metadata"`
 			} `json:"data"`
 			HasMore bool `json:"has_more"`
@@ -170,15 +190,24 @@ func (p *Provider) findRefund(ctx context.Context, r payment.Refund) (string, bo
 			return "", false, fmt.Errorf("stripe: list the refunds of %s: %w", r.ChargeID, err)
 		}
 		for _, re := range page.Data {
-			if re.Metadata[metaRefund] == r.IdempotencyKey {
+			switch {
+			case re.Status == "failed" || re.Status == "canceled":
+			case re.Metadata[metaRefund] == r.IdempotencyKey:
 				return re.ID, true, nil
+			case re.Metadata[metaRefund] == "" && re.Amount == r.AmountCents && re.Created >= r.Since.Add(-time.Minute).Unix():
+				untagged = re.ID
 			}
 		}
 		if !page.HasMore || len(page.Data) == 0 {
-			return "", false, nil
+			break
 		}
 		q.Set("starting_after", page.Data[len(page.Data)-1].ID)
 	}
+	if untagged != "" {
+		return "", false, fmt.Errorf("stripe: refund %s of %d cents of %s carries no key of ours and may be this one: check it in Stripe's dashboard before refunding again",
+			untagged, r.AmountCents, r.ChargeID)
+	}
+	return "", false, nil
 }
 
 // Lookup implements payment.Provider for a payment whose page was never

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -221,8 +222,10 @@ func TestStripeRetriesOnlyWhatMaySucceed(t *testing.T) {
 
 // A refund first asked for longer ago than Stripe keeps an idempotency
 // key is looked for among the PaymentIntent's refunds, page by page, by
-// the key in its metadata, and made only when none has it; a recent one
-// is made at once, under its key, with the key in its metadata.
+// the key in its metadata, and made only when none has it (one that
+// failed gave nothing back); one of its amount carrying no key is for ops
+// to check. A recent one is made at once, under its key, with the key in
+// its metadata.
 func TestStripeFindsARefundMadeUnderAKeyItForgot(t *testing.T) {
 	t.Parallel()
 	old := payment.Refund{ChargeID: "pi_1", AmountCents: 500, Currency: "USD", IdempotencyKey: "rf_old", Since: time.Now().Add(-25 * time.Hour)}
@@ -243,6 +246,14 @@ func TestStripeFindsARefundMadeUnderAKeyItForgot(t *testing.T) {
 			{status: 200, body: `{"object":"list","data":[{"id":"re_a","object":"refund","metadata":{"domaind_refund":"rf_other"}}],"has_more":false}`},
 			{status: 200, body: `{"id":"re_new","object":"refund"}`}},
 			"GET /v1/refunds?limit=100&payment_intent=pi_1 POST /v1/refunds", "re_new"},
+		{"made, but failed", old, []stripeAnswer{
+			{status: 200, body: `{"object":"list","data":[{"id":"re_f","object":"refund","amount":500,"status":"failed","metadata":{"domaind_refund":"rf_old"}}],"has_more":false}`},
+			{status: 200, body: `{"id":"re_again","object":"refund"}`}},
+			"GET /v1/refunds?limit=100&payment_intent=pi_1 POST /v1/refunds", "re_again"},
+		{"one of its amount without a key", old, []stripeAnswer{
+			{status: 200, body: `{"object":"list","data":[{"id":"re_u","object":"refund","amount":500,"status":"succeeded","created":` +
+				strconv.FormatInt(time.Now().Add(-24*time.Hour).Unix(), 10) + `,"metadata":{}}],"has_more":false}`}},
+			"GET /v1/refunds?limit=100&payment_intent=pi_1", "check it in Stripe's dashboard"},
 		{"recent", recent, []stripeAnswer{{status: 200, body: `{"id":"re_now","object":"refund"}`}}, "POST /v1/refunds", "re_now"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -250,7 +261,7 @@ func TestStripeFindsARefundMadeUnderAKeyItForgot(t *testing.T) {
 			s := &stripeAnswers{answers: tc.answers}
 			p := stripepay.New(stripepay.Options{SecretKey: stripepaytest.Key, APIURL: s.serve(t)})
 			id, err := p.Refund(context.Background(), tc.refund)
-			if err != nil || id != tc.want {
+			if made := strings.HasPrefix(tc.want, "re_"); made && (err != nil || id != tc.want) || !made && (err == nil || !strings.Contains(err.Error(), tc.want)) {
 				t.Errorf("refund = %q, %v; want %s", id, err, tc.want)
 			}
 			var calls []string
@@ -264,6 +275,25 @@ func TestStripeFindsARefundMadeUnderAKeyItForgot(t *testing.T) {
 				t.Errorf("calls %q, want %q", got, tc.calls)
 			}
 		})
+	}
+}
+
+// A key first used before refunds carried it in their metadata was used
+// without it, and Stripe refuses the same key with other parameters: the
+// refund is asked again as it was first, and Stripe answers that refund.
+func TestStripeAsksARefundOfAnUntaggedKeyAsItWasFirst(t *testing.T) {
+	t.Parallel()
+	s := &stripeAnswers{answers: []stripeAnswer{
+		{status: 400, body: `{"error":{"type":"idempotency_error","message":"Keys for idempotent requests can only be used with the same parameters they were first used with."}}`},
+		{status: 200, body: `{"id":"re_first","object":"refund"}`}}}
+	p := stripepay.New(stripepay.Options{SecretKey: stripepaytest.Key, APIURL: s.serve(t)})
+	id, err := p.Refund(context.Background(), payment.Refund{ChargeID: "pi_1", AmountCents: 500, Currency: "USD", IdempotencyKey: "rf_before"})
+	if err != nil || id != "re_first" {
+		t.Errorf("refund = %q, %v; want re_first", id, err)
+	}
+	if len(s.bodies) != 2 || !strings.Contains(s.bodies[0], "domaind_refund") || strings.Contains(s.bodies[1], "domaind_refund") ||
+		s.asked[1].Header.Get("Idempotency-Key") != "rf_before" {
+		t.Errorf("asked %q; want the refund with its key in its metadata, then without, under the same key", s.bodies)
 	}
 }
 
