@@ -241,9 +241,7 @@ func TestARefundRetriedAfterRedisLostItsDataRunsOnce(t *testing.T) {
 	if res := post(t, c, "/api/partner/v1/refunds", refund, "r1", &first); res.StatusCode != 201 {
 		t.Fatalf("refund = %d", res.StatusCode)
 	}
-	if err := e.redis.Client.FlushAll(context.Background()).Err(); err != nil {
-		t.Fatal(err)
-	}
+	e.redis.Flush(t)
 	res := post(t, c, "/api/partner/v1/refunds", refund, "r1", &again)
 	if res.StatusCode != 201 || res.Header.Get("Idempotent-Replayed") != "true" || again.ID != first.ID {
 		t.Errorf("the retry after Redis lost its data = %d (replayed %q), refund %s; want %s replayed",
@@ -310,9 +308,7 @@ func TestAChangeWhoseAnswerWasLostIsNotMadeAgain(t *testing.T) {
 		}
 	}
 	e.now = e.now.Add(6 * time.Minute)
-	if err := e.redis.Client.FlushAll(ctx).Err(); err != nil { // the claims' copies in Redis have expired too
-		t.Fatal(err)
-	}
+	e.redis.Flush(t) // the claims' copies in Redis have expired too
 	for _, tc := range cases {
 		res, b, err := c.Do(ctx, "POST", tc.path, nil, tc.body, partnerclient.WithIdempotencyKey(tc.key))
 		if err != nil {

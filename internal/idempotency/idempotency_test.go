@@ -77,9 +77,7 @@ func TestAPartnersKeysSurviveRedisLosingItsData(t *testing.T) {
 		t.Fatal(err)
 	}
 	w.s.Begin(ctx, scope, "refund-2", "fp")
-	if err := w.redis.Client.FlushDB(ctx).Err(); err != nil {
-		t.Fatal(err)
-	}
+	w.redis.Flush(t)
 	if prior, claimed, err := w.s.Begin(ctx, scope, "refund-1", "fp"); err != nil || claimed || string(prior.Body) != `{"id":"rfd_1"}` {
 		t.Errorf("a completed key after Redis lost its data = %+v, claimed %v, %v; want its answer", prior, claimed, err)
 	}
@@ -101,9 +99,7 @@ func TestKeysFreeThemselvesWhenTheyExpire(t *testing.T) {
 	w.s.Begin(ctx, scope, "done", "fp")
 	w.s.Complete(ctx, scope, "done", idempotency.Record{Fingerprint: "fp", Status: 201})
 	begin := func(key, fp string) (idempotency.Record, bool, error) {
-		if err := w.redis.Client.FlushDB(ctx).Err(); err != nil {
-			t.Fatal(err)
-		}
+		w.redis.Flush(t)
 		return w.s.Begin(ctx, scope, key, fp)
 	}
 
@@ -162,9 +158,7 @@ func TestAKeyWhoseChangeWasMadeIsHeldThoughItsAnswerWasLost(t *testing.T) {
 	mark("rolled-back", false)
 
 	*now = now.Add(6 * time.Minute) // past a claim's hold
-	if err := w.redis.Client.FlushDB(ctx).Err(); err != nil {
-		t.Fatal(err)
-	}
+	w.redis.Flush(t)
 	for _, key := range []string{"lost", "released"} {
 		if prior, claimed, err := w.s.Begin(ctx, scope, key, "fp"); err != nil || claimed || !prior.Running || !prior.CarriedOut {
 			t.Errorf("%s 6 minutes on = %+v, claimed %v, %v; want it held, carried out", key, prior, claimed, err)
@@ -200,9 +194,7 @@ func TestARequestWhoseKeyWasTakenOverCannotMarkIt(t *testing.T) {
 	w.s.Begin(ctx, scope, "slow", "fp")
 	slow := w.s.Claimed(ctx, scope, "slow", "fp")
 	*now = now.Add(6 * time.Minute)
-	if err := w.redis.Client.FlushDB(ctx).Err(); err != nil { // Redis's copy has expired too
-		t.Fatal(err)
-	}
+	w.redis.Flush(t) // Redis's copy has expired too
 	if _, claimed, err := w.s.Begin(ctx, scope, "slow", "fp"); err != nil || !claimed {
 		t.Fatalf("the retry's Begin = %v, %v; want the expired claim taken over", claimed, err)
 	}
