@@ -1,6 +1,8 @@
 package models
 
 import (
+	"database/sql"
+	"fmt"
 	"slices"
 	"time"
 )
@@ -127,6 +129,41 @@ type Order struct {
 	// every order, ops' of one status, and an affiliate's referred sales.
 	CreatedAt time.Time `gorm:"not null;index:idx_orders_partner_env_created,priority:3;index:idx_orders_referral_partner,priority:3,where:referral_partner_id IS NOT NULL;index:idx_orders_created,priority:1;index:idx_orders_status_created,priority:2,where:status <> 'SETTLED'"`
 	UpdatedAt time.Time
+}
+
+// OrderColumns are the columns of an order in the order ScanOrders reads
+// them, for a SELECT or RETURNING list.
+const OrderColumns = `public_id, partner_id, environment, listing_id, domain, status, review,
+	sale_price_cents, currency, payment_model, buyer_email, buyer_name, buyer_country, quote_id,
+	external_payment_ref, return_url, cancel_url, refunded_cents, commission_bps, commission_cents,
+	referral_link_id, referral_partner_id, referral_bps, referral_cents, transfer_completed_at,
+	settled_period, created_at, updated_at`
+
+// ScanOrders reads the orders of rows, whose columns are OrderColumns,
+// and closes rows. It is gorm's Scan without the reflection over each
+// field of each row, which was an eighth of a settlement run's CPU in
+// this process (a batch reads back the hundreds of orders it settles).
+// The nullable columns of fields that are not pointers read as gorm
+// reads them: NULL is the zero value.
+func ScanOrders(rows *sql.Rows) ([]Order, error) {
+	defer rows.Close()
+	var orders []Order
+	for rows.Next() {
+		var o Order
+		var returnURL, cancelURL sql.NullString
+		var updated sql.NullTime
+		err := rows.Scan(&o.PublicID, &o.PartnerID, &o.Environment, &o.ListingID, &o.Domain, &o.Status, &o.Review,
+			&o.SalePriceCents, &o.Currency, &o.PaymentModel, &o.BuyerEmail, &o.BuyerName, &o.BuyerCountry, &o.QuoteID,
+			&o.ExternalPaymentRef, &returnURL, &cancelURL, &o.RefundedCents, &o.CommissionBPS, &o.CommissionCents,
+			&o.ReferralLinkID, &o.ReferralPartnerID, &o.ReferralBPS, &o.ReferralCents, &o.TransferCompletedAt,
+			&o.SettledPeriod, &o.CreatedAt, &updated)
+		if err != nil {
+			return nil, fmt.Errorf("read an order: %w", err)
+		}
+		o.ReturnURL, o.CancelURL, o.UpdatedAt = returnURL.String, cancelURL.String, updated.Time
+		orders = append(orders, o)
+	}
+	return orders, rows.Err()
 }
 
 // OrderStep is one line of an order's timeline: a status move or an event,

@@ -2,6 +2,7 @@ package order
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strconv"
@@ -41,10 +42,13 @@ func (s *Service) SettleBatch(ctx context.Context, start, end time.Time, r IDRan
 			upto = " AND public_id <= ?"
 			args = append(args, r.Upto)
 		}
-		var orders []models.Order
-		err := tx.Raw(`UPDATE orders SET status = ?, settled_period = ?, updated_at = ? WHERE public_id IN (
+		rows, err := tx.Raw(`UPDATE orders SET status = ?, settled_period = ?, updated_at = ? WHERE public_id IN (
 			SELECT public_id FROM orders WHERE `+models.OrdersUnsettled+` AND transfer_completed_at < ? AND public_id > ?`+upto+`
-			ORDER BY public_id LIMIT ?`+models.ForUpdateSQL(tx.DB)+`) RETURNING *`, append(args, limit)...).Scan(&orders).Error
+			ORDER BY public_id LIMIT ?`+models.ForUpdateSQL(tx.DB)+`) RETURNING `+models.OrderColumns, append(args, limit)...).Rows()
+		if err != nil {
+			return fmt.Errorf("settle orders: %w", err)
+		}
+		orders, err := models.ScanOrders(rows)
 		if err != nil {
 			return fmt.Errorf("settle orders: %w", err)
 		}
@@ -53,7 +57,12 @@ func (s *Service) SettleBatch(ctx context.Context, start, end time.Time, r IDRan
 		}
 		slices.SortFunc(orders, func(a, b models.Order) int { return strings.Compare(a.PublicID, b.PublicID) })
 		note := fmt.Sprintf("settled in the period from %s", period.Format(time.RFC3339))
-		extra := map[string]any{"settlement": map[string]any{"period_start": period, "period_end": end.UTC()}}
+		// The batch's events share their settlement part: encoded once.
+		settlement, err := json.Marshal(map[string]any{"period_start": period, "period_end": end.UTC()})
+		if err != nil {
+			return fmt.Errorf("encode the settlement of %d orders: %w", len(orders), err)
+		}
+		extra := map[string]any{"settlement": json.RawMessage(settlement)}
 		steps := make([]models.OrderStep, len(orders))
 		events := make([]webhook.Emission, len(orders))
 		var referrals []ledger.Txn

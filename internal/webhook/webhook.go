@@ -191,8 +191,10 @@ func EmitAll(tx *outbox.Tx, es []Emission, now time.Time) ([]models.Event, error
 	if err := models.InsertEvents(tx.DB, evs); err != nil {
 		return nil, fmt.Errorf("record %d events: %w", len(evs), err)
 	}
+	// Only what a delivery is made from: a batch's endpoints are hundreds,
+	// and their URLs and sealed secrets are read by the deliveries.
 	var endpoints []models.WebhookEndpoint
-	if err := tx.Where("partner_id IN ? AND active", partners).Find(&endpoints).Error; err != nil {
+	if err := tx.Select("id", "partner_id", "environment").Where("partner_id IN ? AND active", partners).Find(&endpoints).Error; err != nil {
 		return nil, fmt.Errorf("find the endpoints of %d partners: %w", len(partners), err)
 	}
 	if len(endpoints) == 0 {
