@@ -325,6 +325,101 @@ func TestAChangeWhoseAnswerWasLostIsNotMadeAgain(t *testing.T) {
 	}
 }
 
+// A refund held up past its key's hold, whose retry took the key over,
+// cannot mark the key: it is refused and leaves the key to the retry,
+// whose refund is the one made and whose answer a third try replays. The
+// first request is held in its transaction by a lock on the order, on
+// Postgres (SQLite has no row locks; the store's half of this is
+// TestARequestWhoseKeyWasTakenOverCannotMarkIt).
+func TestARequestThatLostItsKeyLeavesItToTheRetry(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	if !models.IsPostgres(e.db) {
+		t.Skip("holds a request in its transaction with a Postgres row lock; the real-server stage of .ci/run runs it")
+	}
+	e.addSandbox("slowrefund.com", 10_000)
+	c := e.client(e.credential(models.EnvSandbox, "buy"), 0)
+	var o orderAnswer
+	post(t, c, "/api/partner/v1/orders", orderBody("slowrefund.com", 10_000, ""), "o1", &o)
+	refund := []byte(`{"order_id":"` + o.PublicID + `","reason":"wrong name","amount_cents":2500}`)
+
+	ctx := context.Background()
+	lock := e.db.Begin()
+	defer lock.Rollback()
+	var holder int64
+	if err := lock.Raw("SELECT pg_backend_pid() FROM orders WHERE public_id = ? FOR UPDATE", o.PublicID).Scan(&holder).Error; err != nil {
+		t.Fatal(err)
+	}
+	type answer struct {
+		status int
+		body   string
+		err    error
+	}
+	send := func() <-chan answer {
+		ch := make(chan answer, 1)
+		go func() {
+			res, b, err := c.Do(ctx, "POST", "/api/partner/v1/refunds", nil, refund, partnerclient.WithIdempotencyKey("r1"))
+			if err != nil {
+				ch <- answer{err: err}
+				return
+			}
+			ch <- answer{status: res.StatusCode, body: string(b)}
+		}()
+		return ch
+	}
+	// waiter returns the backend that waits behind pid, once there is one.
+	waiter := func(pid int64) int64 {
+		t.Helper()
+		deadline := time.Now().Add(10 * time.Second)
+		for {
+			var pids []int64
+			if err := e.db.Raw("SELECT pid FROM pg_stat_activity WHERE ? = ANY(pg_blocking_pids(pid))", pid).Scan(&pids).Error; err != nil {
+				t.Fatal(err)
+			}
+			if len(pids) > 0 {
+				return pids[0]
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("no request waits behind backend %d", pid)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	first := send()
+	firstPID := waiter(holder)
+	e.now = e.now.Add(6 * time.Minute) // past the first request's hold
+	e.redis.Flush(t)                   // whose copy in Redis has expired too
+	retry := send()
+	waiter(firstPID)
+	if err := lock.Commit().Error; err != nil {
+		t.Fatal(err)
+	}
+
+	a, b := <-first, <-retry
+	if a.err != nil || b.err != nil {
+		t.Fatalf("refunds: %v, %v", a.err, b.err)
+	}
+	if a.status != 409 {
+		t.Errorf("the request that lost its key = %d %s, want 409", a.status, a.body)
+	}
+	if b.status != 201 {
+		t.Errorf("the retry that took the key over = %d %s, want 201", b.status, b.body)
+	}
+	res, again, err := c.Do(ctx, "POST", "/api/partner/v1/refunds", nil, refund, partnerclient.WithIdempotencyKey("r1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.StatusCode != 201 || res.Header.Get("Idempotent-Replayed") != "true" || string(again) != b.body {
+		t.Errorf("a third try = %d (replayed %q) %s; want the retry's answer replayed: %s",
+			res.StatusCode, res.Header.Get("Idempotent-Replayed"), again, b.body)
+	}
+	var refunds int64
+	e.db.Model(&models.Refund{}).Where("order_id = ?", o.PublicID).Count(&refunds)
+	if refunds != 1 {
+		t.Errorf("%d refunds of the order, want one", refunds)
+	}
+}
+
 // TestOrderListFilters walks and filters the list.
 func TestOrderListFilters(t *testing.T) {
 	t.Parallel()
