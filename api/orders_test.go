@@ -257,6 +257,24 @@ func TestBrowserOpsOrders(t *testing.T) {
 		t.Fatalf("the ops orders page: %v", err)
 	}
 	checkPage(t, ctx, "ops-orders")
+	// At a desktop's width the row's moves are in view, not past the
+	// table's right edge, where its overflow scrolls them out of sight.
+	if err := chromedp.Do(ctx, chromedp.EmulateViewport(1280, 900)); err != nil {
+		t.Fatal(err)
+	}
+	hidden, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`(() => {
+		const edge = document.querySelector("table").getBoundingClientRect().right;
+		return Array.from(document.querySelectorAll("`+row+` button")).filter(b => b.getBoundingClientRect().right > edge).map(b => b.textContent);
+	})()`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(hidden) > 0 {
+		t.Errorf("at 1280 px the moves %v are past the table's right edge", hidden)
+	}
+	if err := chromedp.Do(ctx, chromedp.EmulateReset()); err != nil {
+		t.Fatal(err)
+	}
 	status, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(row+" .status")))
 	if err != nil {
 		t.Fatal(err)
