@@ -33,6 +33,9 @@ func browserPath(t *testing.T) string {
 // newChromium starts a headless Chromium for the test, with the options
 // extra, and returns its context, whose minute starts now: make the test's
 // env first (on a shared Redis Cluster, servedEnv waits for its turn).
+// The browser tests do not run in parallel: a Chromium and its renderers
+// take most of the machine's two cores while a page loads, and the pages'
+// waits have deadlines.
 func newChromium(t *testing.T, extra ...chromedp.ExecAllocatorOption) context.Context {
 	t.Helper()
 	opts := append(chromedp.DefaultExecAllocatorOptions[:],

@@ -111,6 +111,7 @@ func ids(items []market.View) []string {
 }
 
 func TestListingsWalkByCursorAndByOffsetAgree(t *testing.T) {
+	t.Parallel()
 	env := marketEnv(t, 400)
 	all := func(models.Listing) bool { return true }
 	for _, sort := range []string{"newest", "price_asc", "price_desc"} {
@@ -157,6 +158,7 @@ func TestListingsWalkByCursorAndByOffsetAgree(t *testing.T) {
 }
 
 func TestListingCursorFromAnOffsetPageContinuesAfterIt(t *testing.T) {
+	t.Parallel()
 	env := marketEnv(t, 200)
 	mid := getListings(t, env, "sort=price_asc&limit=10&offset=30")
 	if mid.Page.NextCursor == nil {
@@ -175,6 +177,7 @@ func TestListingCursorFromAnOffsetPageContinuesAfterIt(t *testing.T) {
 }
 
 func TestListingCursorsAreBoundToTheirQuery(t *testing.T) {
+	t.Parallel()
 	env := marketEnv(t, 100)
 	cur := *getListings(t, env, "sort=newest&limit=5&tld=com").Page.NextCursor
 	forged := strings.Replace(cur, cur[:4], "AAAA", 1)
@@ -197,6 +200,7 @@ func TestListingCursorsAreBoundToTheirQuery(t *testing.T) {
 }
 
 func TestListingFilters(t *testing.T) {
+	t.Parallel()
 	env := marketEnv(t, 600)
 	cents := func(v int64) *int64 { return &v }
 	env.db.Create(&models.Listing{ID: models.NewID(), Domain: "100%_off.shop", TLD: "shop", BINCents: cents(5000), Currency: "USD", Approved: true, MarketplaceVisible: true})
@@ -274,6 +278,7 @@ func TestListingsRefuseBadParameters(t *testing.T) {
 // an exact price. Without pricing:read, max is refused (and sorting by
 // price, which tells no amount, is not).
 func TestListingsPriceFilterNeedsTheScope(t *testing.T) {
+	t.Parallel()
 	env := marketEnv(t, 50)
 	w := env.request("GET", "/api/market/listings?max=1000", "")
 	wantError(t, "max without a token", w, 400, "validation_error")
@@ -292,6 +297,7 @@ func TestListingsPriceFilterNeedsTheScope(t *testing.T) {
 // RFC 8288: a page with a next one links to it, and following the links
 // walks the same list the cursors do.
 func TestListingsLinkToTheNextPage(t *testing.T) {
+	t.Parallel()
 	env := marketEnv(t, 60)
 	next := "/api/market/listings?sort=price_desc&limit=25&offset=5&tld=com"
 	var walked []string

@@ -333,6 +333,7 @@ func mcpPost(t *testing.T, base, token string) (int, string) {
 // whois_lookup looks a name up as POST /api/tools/whois does (the queue,
 // RDAP, the fallback), and says when nobody has the name.
 func TestMCPWhoisLookup(t *testing.T) {
+	t.Parallel()
 	env, srv := servedEnv(t)
 	startLookupWorker(t, env, newLookupWorld(t).resolver)
 	session, _ := mcpSession(t, env, srv.URL)

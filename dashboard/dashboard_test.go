@@ -16,6 +16,7 @@ import (
 // The ops login and the cross-site check are the api package's (they
 // guard every ops route); here, what asynqmon serves.
 func TestDashboardReadOnly(t *testing.T) {
+	t.Parallel()
 	r := platformtest.NewRedis(t)
 	client := asynq.NewClientFromRedisClient(r.Client)
 	if _, err := client.EnqueueContext(context.Background(), asynq.NewTask("test:x", nil), asynq.Queue("tools")); err != nil {

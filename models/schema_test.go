@@ -45,6 +45,7 @@ func migratedDB(tb testing.TB) *gorm.DB {
 // TestMigrationsBuildTheModelsSchema fails when a model changed without a
 // migration step that makes the change.
 func TestMigrationsBuildTheModelsSchema(t *testing.T) {
+	t.Parallel()
 	want := modelsSchema(t)
 	got := readSchema(t, migratedDB(t))
 	if diff := cmp.Diff(want, got); diff != "" {
@@ -56,6 +57,7 @@ func TestMigrationsBuildTheModelsSchema(t *testing.T) {
 }
 
 func TestMigrateTwiceChangesNothing(t *testing.T) {
+	t.Parallel()
 	db := migratedDB(t)
 	once := readSchema(t, db)
 	must(t, models.Migrate(context.Background(), db))

@@ -61,6 +61,7 @@ func addLookup(t *testing.T, h *lookupRun, domain string) (models.Lookup, *asynq
 }
 
 func TestLookupRunFinishesOnceAndCaches(t *testing.T) {
+	t.Parallel()
 	rdapSrc := &source{answers: map[string]domaininfo.Record{"example.com": {Domain: "example.com", Registrar: "R", Source: domaininfo.SourceRDAP}}}
 	h, cache := newLookupRun(t, rdapSrc, &source{})
 	l, task := addLookup(t, h, "example.com")
@@ -85,6 +86,7 @@ func TestLookupRunFinishesOnceAndCaches(t *testing.T) {
 }
 
 func TestLookupRunFallsBackAndRecordsNotFound(t *testing.T) {
+	t.Parallel()
 	rdapSrc := &source{err: errors.New("rdap: no RDAP server")}
 	whoisSrc := &source{answers: map[string]domaininfo.Record{"found.io": {Domain: "found.io", Source: domaininfo.SourceFallback}}}
 	h, cache := newLookupRun(t, rdapSrc, whoisSrc)
@@ -181,6 +183,7 @@ func TestLookupRunStoppedBetweenAttemptsStaysPending(t *testing.T) {
 }
 
 func TestLookupRunUnknownIsNotRetried(t *testing.T) {
+	t.Parallel()
 	h, _ := newLookupRun(t, &source{}, &source{})
 	task := tasks.New(tasks.LookupRunPayload{LookupID: models.NewID()})
 	if err := run(context.Background(), h, task); !errors.Is(err, asynq.SkipRetry) {

@@ -58,6 +58,11 @@ func (p *process) output() string {
 	return p.out.String()
 }
 
+// newCluster builds the binary's world for t: a schema, a Redis database
+// and the local RDAP server. The tests that use it do not run in parallel:
+// each starts several processes of the binary and times what they do
+// (kills mid-task, polls with deadlines), which two such tests sharing the
+// machine's two cores would make flaky.
 func newCluster(t *testing.T) *cluster {
 	t.Helper()
 	needRealServers(t)

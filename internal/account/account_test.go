@@ -40,6 +40,7 @@ func TestNormaliseEmail(t *testing.T) {
 }
 
 func TestSignUpAndAuthenticate(t *testing.T) {
+	t.Parallel()
 	now := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
 	s := newService(t, &now)
 	ctx := context.Background()
@@ -74,6 +75,7 @@ func TestSignUpAndAuthenticate(t *testing.T) {
 }
 
 func TestSessions(t *testing.T) {
+	t.Parallel()
 	now := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
 	s := newService(t, &now)
 	ctx := context.Background()
@@ -112,6 +114,7 @@ func TestSessions(t *testing.T) {
 }
 
 func TestDeveloperKeys(t *testing.T) {
+	t.Parallel()
 	now := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
 	s := newService(t, &now)
 	ctx := context.Background()

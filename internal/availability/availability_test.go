@@ -58,6 +58,7 @@ func (failingRegistry) Check(context.Context, string) (registry.Availability, er
 }
 
 func TestCheckTellsATimeoutApart(t *testing.T) {
+	t.Parallel()
 	rdb := platformtest.NewRedis(t).Client
 	t.Run("the registry ran out of the checker's time", func(t *testing.T) {
 		r := New(blockingRegistry{}, rdb, time.Millisecond).Check(context.Background(), "slow.com")
@@ -132,6 +133,7 @@ func (premiumRegistry) Check(context.Context, string) (registry.Availability, er
 }
 
 func TestCheckKeepsTheRegistrysCurrency(t *testing.T) {
+	t.Parallel()
 	c := New(premiumRegistry{}, platformtest.NewRedis(t).Client, time.Hour)
 	for _, wantCached := range []bool{false, true} {
 		r := c.Check(context.Background(), "gold.com")

@@ -10,6 +10,7 @@ import (
 )
 
 func TestCatalogReloadsAfterItsTTL(t *testing.T) {
+	t.Parallel()
 	db := modelstest.NewDB(t)
 	ctx := context.Background()
 	cents := int64(1099)

@@ -25,6 +25,7 @@ func TestNamesAreValidAndNeverRepeat(t *testing.T) {
 }
 
 func TestListingsLookLikeAMarketplace(t *testing.T) {
+	t.Parallel()
 	db := modelstest.NewDB(t)
 	ctx := context.Background()
 	now := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)

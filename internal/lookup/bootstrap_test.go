@@ -12,6 +12,7 @@ import (
 )
 
 func TestRefreshBootstrapKeepsOnlyNewerFiles(t *testing.T) {
+	t.Parallel()
 	db := modelstest.NewDB(t)
 	ctx := context.Background()
 	body := ""

@@ -16,6 +16,7 @@ import (
 )
 
 func TestServerBudgetIsPerServerForEveryone(t *testing.T) {
+	t.Parallel()
 	r := platformtest.NewRedis(t)
 	now := func() time.Time { return time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC) }
 	policy := ratelimit.PerMinute("registry-server", 3)

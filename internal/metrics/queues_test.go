@@ -13,6 +13,7 @@ import (
 )
 
 func TestQueueCollectorExportsQueueState(t *testing.T) {
+	t.Parallel()
 	r := platformtest.NewRedis(t)
 	client := asynq.NewClientFromRedisClient(r.Client)
 	for range 3 {

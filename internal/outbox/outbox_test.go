@@ -43,6 +43,7 @@ func addCanary(t *testing.T, ctx context.Context, ob *outbox.Outbox) models.Cana
 }
 
 func TestTransactionEnqueuesAfterCommit(t *testing.T) {
+	t.Parallel()
 	db := modelstest.NewDB(t)
 	r := platformtest.NewRedis(t)
 	ob := outbox.New(db, r.Client, quiet)
@@ -72,6 +73,7 @@ func TestTransactionEnqueuesAfterCommit(t *testing.T) {
 }
 
 func TestRollbackLeavesNoTask(t *testing.T) {
+	t.Parallel()
 	db := modelstest.NewDB(t)
 	r := platformtest.NewRedis(t)
 	ob := outbox.New(db, r.Client, quiet)
@@ -95,6 +97,7 @@ func TestRollbackLeavesNoTask(t *testing.T) {
 }
 
 func TestSweepDeliversWhatRedisMissed(t *testing.T) {
+	t.Parallel()
 	db := modelstest.NewDB(t)
 	r := platformtest.NewRedis(t)
 	opt := r.Server(t)
@@ -133,6 +136,7 @@ func TestSweepDeliversWhatRedisMissed(t *testing.T) {
 }
 
 func TestConcurrentSweepersMakeOneTask(t *testing.T) {
+	t.Parallel()
 	db := modelstest.NewDB(t)
 	r := platformtest.NewRedis(t)
 	ctx := context.Background()

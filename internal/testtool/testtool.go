@@ -5,6 +5,8 @@
 // which and why; in CI (the CI environment variable set, as .ci/run sets
 // it) it fails, so that no test is left out of CI silently. WaitFor is a
 // wait with a deadline; ServeTCP a server that stands in for one outside.
+// Its tests also hold the module's tests to running in parallel when they
+// own their database or Redis.
 package testtool
 
 import (

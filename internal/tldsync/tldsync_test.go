@@ -43,6 +43,7 @@ func seeded(t *testing.T) (*sandbox.Sandbox, *gorm.DB) {
 }
 
 func TestRunStoresEveryTLDAndItsPrices(t *testing.T) {
+	t.Parallel()
 	sb, db := seeded(t)
 	tlds, _ := sb.TLDs(context.Background())
 	res, err := tldsync.Run(context.Background(), db, sb, quiet)
@@ -86,6 +87,7 @@ func TestRunStoresEveryTLDAndItsPrices(t *testing.T) {
 }
 
 func TestRunKeepsAFailedTLDAndMarksDroppedOnes(t *testing.T) {
+	t.Parallel()
 	sb, db := seeded(t)
 	if _, err := tldsync.Run(context.Background(), db, sb, quiet); err != nil {
 		t.Fatal(err)
@@ -117,6 +119,7 @@ func TestRunKeepsAFailedTLDAndMarksDroppedOnes(t *testing.T) {
 }
 
 func TestRunFailsWhenTheProviderIsDown(t *testing.T) {
+	t.Parallel()
 	_, db := seeded(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()

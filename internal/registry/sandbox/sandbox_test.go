@@ -12,6 +12,7 @@ import (
 )
 
 func TestCheck(t *testing.T) {
+	t.Parallel()
 	db := modelstest.NewDB(t)
 	ctx := context.Background()
 	n, err := Seed(ctx, db)
@@ -50,6 +51,7 @@ func TestCheck(t *testing.T) {
 }
 
 func TestLatencyAndCancellation(t *testing.T) {
+	t.Parallel()
 	db := modelstest.NewDB(t)
 	s := New(db, 50*time.Millisecond)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Millisecond)
@@ -60,6 +62,7 @@ func TestLatencyAndCancellation(t *testing.T) {
 }
 
 func TestUpdateDomainAppliesEachChangeOnce(t *testing.T) {
+	t.Parallel()
 	db := modelstest.NewDB(t)
 	ctx := context.Background()
 	if _, err := Seed(ctx, db); err != nil {
