@@ -8,6 +8,7 @@ import (
 
 	"github.com/hibiken/asynq"
 	"gorm.io/gorm"
+	"gorm.io/gorm/clause"
 
 	"github.com/domaind/domaind/internal/domaininfo"
 	"github.com/domaind/domaind/internal/lookup"
@@ -36,11 +37,11 @@ var LookupRetries = []time.Duration{time.Second, 2 * time.Second, 4 * time.Secon
 
 func (h *lookupRun) Work(ctx context.Context, p tasks.LookupRunPayload) error {
 	db := h.db.WithContext(ctx)
-	l, err := loadRow[models.Lookup](db, "lookup", p.LookupID)
+	l, pending, err := startLookup(db, p.LookupID)
 	if err != nil {
 		return err
 	}
-	if l.Terminal() {
+	if !pending {
 		tasks.FoundDone(ctx)
 		return h.announce(ctx, l)
 	}
@@ -80,13 +81,33 @@ func (h *lookupRun) Work(ctx context.Context, p tasks.LookupRunPayload) error {
 // not the registries').
 var errNotAttempted = errors.New("lookup attempt not recorded")
 
+// startLookup reads lookup id and, while it is pending, counts its first
+// attempt, in one statement: the row is on the path of an API request
+// that waits for it. A lookup that ended already is returned with pending
+// false; one that does not exist is not_found, not to be retried.
+func startLookup(db *gorm.DB, id string) (l models.Lookup, pending bool, err error) {
+	var rows []models.Lookup
+	err = db.Model(&rows).Clauses(clause.Returning{}).Where("id = ? AND state = ?", id, models.LookupPending).
+		Update("attempts", gorm.Expr("attempts + 1")).Error
+	if err != nil {
+		return l, false, fmt.Errorf("start lookup %s: %w: %w", id, errNotAttempted, err)
+	}
+	if len(rows) == 1 {
+		return rows[0], true, nil
+	}
+	l, err = loadRow[models.Lookup](db, "lookup", id)
+	return l, false, err
+}
+
 // resolve asks the registries for l's record, again after each of
-// h.retries while they fail; each attempt is counted on the row. It
-// answers the last attempt's result.
+// h.retries while they fail; each attempt after the first (startLookup's)
+// is counted on the row. It answers the last attempt's result.
 func (h *lookupRun) resolve(ctx context.Context, l models.Lookup) (domaininfo.Record, error) {
 	for attempt := 0; ; attempt++ {
-		if err := h.db.WithContext(ctx).Model(&l).Update("attempts", gorm.Expr("attempts + 1")).Error; err != nil {
-			return domaininfo.Record{}, fmt.Errorf("start lookup %s: %w: %w", l.ID, errNotAttempted, err)
+		if attempt > 0 {
+			if err := h.db.WithContext(ctx).Model(&l).Update("attempts", gorm.Expr("attempts + 1")).Error; err != nil {
+				return domaininfo.Record{}, fmt.Errorf("start lookup %s: %w: %w", l.ID, errNotAttempted, err)
+			}
 		}
 		rec, err := h.resolver.Resolve(ctx, l.Domain)
 		if err == nil || errors.Is(err, domaininfo.ErrNotFound) || attempt == len(h.retries) {
