@@ -31,9 +31,6 @@ type Lookup struct {
 	CompletedAt *time.Time
 }
 
-// Terminal reports whether the lookup has its final state.
-func (l Lookup) Terminal() bool { return l.State != LookupPending }
-
 // RDAPBootstrap is the newest IANA RDAP bootstrap file the refresh task
 // fetched. A worker starting up prefers it to the snapshot built into the
 // binary when it is newer. There is at most one row (ID 1).

@@ -90,7 +90,7 @@ func startLookup(db *gorm.DB, id string) (l models.Lookup, pending bool, err err
 	err = db.Model(&rows).Clauses(clause.Returning{}).Where("id = ? AND state = ?", id, models.LookupPending).
 		Update("attempts", gorm.Expr("attempts + 1")).Error
 	if err != nil {
-		return l, false, fmt.Errorf("start lookup %s: %w: %w", id, errNotAttempted, err)
+		return l, false, notAttempted(id, err)
 	}
 	if len(rows) == 1 {
 		return rows[0], true, nil
@@ -100,15 +100,10 @@ func startLookup(db *gorm.DB, id string) (l models.Lookup, pending bool, err err
 }
 
 // resolve asks the registries for l's record, again after each of
-// h.retries while they fail; each attempt after the first (startLookup's)
-// is counted on the row. It answers the last attempt's result.
+// h.retries while they fail; each attempt is counted on the row (the
+// first by startLookup). It answers the last attempt's result.
 func (h *lookupRun) resolve(ctx context.Context, l models.Lookup) (domaininfo.Record, error) {
 	for attempt := 0; ; attempt++ {
-		if attempt > 0 {
-			if err := h.db.WithContext(ctx).Model(&l).Update("attempts", gorm.Expr("attempts + 1")).Error; err != nil {
-				return domaininfo.Record{}, fmt.Errorf("start lookup %s: %w: %w", l.ID, errNotAttempted, err)
-			}
-		}
 		rec, err := h.resolver.Resolve(ctx, l.Domain)
 		if err == nil || errors.Is(err, domaininfo.ErrNotFound) || attempt == len(h.retries) {
 			return rec, err
@@ -118,7 +113,15 @@ func (h *lookupRun) resolve(ctx context.Context, l models.Lookup) (domaininfo.Re
 			return rec, err
 		case <-time.After(h.retries[attempt]):
 		}
+		if err := h.db.WithContext(ctx).Model(&l).Update("attempts", gorm.Expr("attempts + 1")).Error; err != nil {
+			return domaininfo.Record{}, notAttempted(l.ID, err)
+		}
 	}
+}
+
+// notAttempted is the error of a lookup whose attempt could not be counted.
+func notAttempted(id string, err error) error {
+	return fmt.Errorf("start lookup %s: %w: %w", id, errNotAttempted, err)
 }
 
 // lastAttempt reports whether the running task has no retry left, so its

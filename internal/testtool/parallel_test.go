@@ -30,9 +30,9 @@ var serialTests = map[string]string{
 
 // TestTestsThatOwnTheirServersRunInParallel reads every test of the
 // module: a test that gets its own database or Redis (through the helpers
-// of modelstest and platformtest, directly or through a helper of its
-// package) calls t.Parallel, unless it is one of those that run one at a
-// time, above.
+// of modelstest and platformtest, directly or through a helper function
+// of its package; helpers that are methods are not followed) calls
+// t.Parallel, unless it is one of those that run one at a time, above.
 func TestTestsThatOwnTheirServersRunInParallel(t *testing.T) {
 	t.Parallel()
 	byDir := map[string][]string{}
