@@ -80,9 +80,16 @@ func (s *Service) refundOf(ctx context.Context, id string) (models.Refund, model
 
 // settleCardRefund moves pending refund id of o to the state of changes,
 // with a step of note and what also (when set) writes, unless it has left
-// pending meanwhile.
+// pending meanwhile. It holds the order's lock, as every change of the
+// order does: the card refunds of one order settled at once then follow
+// one another, each counting those before it on the payment
+// (payment.CardRefunded), and the step names the order's status as it is.
 func (s *Service) settleCardRefund(ctx context.Context, o models.Order, id string, changes map[string]any, note string, also func(*outbox.Tx) error) error {
 	return s.outbox.Transaction(ctx, func(tx *outbox.Tx) error {
+		o, err := find(models.ForUpdate(tx.DB), o.PublicID)
+		if err != nil {
+			return err
+		}
 		res := tx.Model(&models.Refund{}).Where("id = ? AND card_status = ?", id, models.CardRefundPending).Updates(changes)
 		if res.Error != nil {
 			return fmt.Errorf("record the card refund of %s: %w", id, res.Error)

@@ -3,7 +3,10 @@ package order
 import (
 	"context"
 	"errors"
+	"fmt"
+	"math/rand/v2"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -230,5 +233,71 @@ func TestACardRefundMadeButNotRecordedIsRecordedByItsRetry(t *testing.T) {
 	w.db.Model(&models.SandboxRefund{}).Count(&charges)
 	if done.CardStatus != models.CardRefundSent || charges != 1 {
 		t.Errorf("after the retry: refund %q, %d refunds at the processor; want sent, one", done.CardStatus, charges)
+	}
+}
+
+// Card refunds of the same orders returned at once, by as many workers
+// as there are refunds, leave each order's payment counting what its
+// refunds sent to the card, refunded in full exactly when they add up to
+// the charge: a refund's record waits for another of its order's to
+// commit, and counts it.
+func TestCardRefundsReturnedAtOnceAllCount(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	ctx := context.Background()
+	providers := map[string]payment.Provider{models.EnvSandbox: payment.NewSandbox(w.db, payment.SandboxOptions{})}
+	seed := uint64(time.Now().UnixNano())
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("seed %d", seed)
+		}
+	})
+	rng := rand.New(rand.NewPCG(seed, 31))
+	const orders, price = 12, 60_000
+	var refunds []string
+	for i := range orders {
+		v := w.hostedOrder(t, fmt.Sprintf("together%02d.com", i), price)
+		parts := 2 + rng.IntN(3)
+		for j := range parts {
+			in := NewRefund{OrderID: v.PublicID, Reason: "part"}
+			if j < parts-1 || rng.IntN(2) == 0 { // the last part takes the rest, or leaves some
+				in.AmountCents = new(int64(1_000 + rng.Int64N(price/int64(parts)-1_000)))
+			}
+			rf, err := w.s.Refund(ctx, "prt_a", models.EnvSandbox, in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			refunds = append(refunds, rf.ID)
+		}
+	}
+	rng.Shuffle(len(refunds), func(i, j int) { refunds[i], refunds[j] = refunds[j], refunds[i] })
+	var wg sync.WaitGroup
+	for _, id := range refunds {
+		wg.Go(func() {
+			if err := w.s.ReturnToCard(ctx, providers, id); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	wg.Wait()
+
+	var pays []models.Payment
+	if err := w.db.Where("order_id IS NOT NULL").Find(&pays).Error; err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range pays {
+		var sent int64
+		w.db.Model(&models.Refund{}).Where("order_id = ? AND card_status = ?", *p.OrderID, models.CardRefundSent).
+			Select("COALESCE(SUM(amount_cents), 0)").Scan(&sent)
+		want := models.PaymentPartiallyRefunded
+		if sent == p.AmountCents {
+			want = models.PaymentRefunded
+		}
+		if p.RefundedCents != sent || p.Status != want {
+			t.Errorf("order %s: %d cents went back to the card, the payment counts %d, %s; want %s", *p.OrderID, sent, p.RefundedCents, p.Status, want)
+		}
+	}
+	if len(pays) != orders {
+		t.Errorf("%d payments of orders, want %d", len(pays), orders)
 	}
 }
