@@ -14,6 +14,7 @@ import (
 	"gorm.io/gorm"
 
 	"github.com/domaind/domaind/internal/order"
+	"github.com/domaind/domaind/internal/payment"
 	"github.com/domaind/domaind/internal/webhook"
 	"github.com/domaind/domaind/models"
 	"github.com/domaind/domaind/tasks"
@@ -83,7 +84,7 @@ var stillToDo = map[string]toDoFunc{
 	tasks.TypePaymentRefund: rowIn(func(p tasks.PaymentRefundPayload) string { return p.RefundID },
 		&models.Refund{}, "id", "card_status = ?", models.CardRefundPending),
 	tasks.TypePaymentReturn: rowIn(func(p tasks.PaymentReturnPayload) string { return p.PaymentID },
-		&models.Payment{}, "id", "status = ? AND order_id IS NULL AND charge_id IS NOT NULL", models.PaymentSucceeded),
+		&models.Payment{}, "id", payment.ToReturn, payment.ReturnStatuses),
 	tasks.TypePaymentEvent: rowIn(func(p tasks.PaymentEventPayload) string { return p.EventID },
 		&models.PaymentEvent{}, "id", "done_at IS NULL"),
 	tasks.TypeLookupRun: rowIn(func(p tasks.LookupRunPayload) string { return p.LookupID },

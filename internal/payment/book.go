@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
+	"strconv"
 	"time"
 
 	"gorm.io/gorm"
@@ -178,11 +180,21 @@ func CardRefunded(tx *gorm.DB, orderID, refundID string, now time.Time) error {
 	return nil
 }
 
-// Return gives back the whole charge of payment id, which paid for no
-// order (Unrecorded), through its provider, with an idempotency key of its
-// own, so that running it again refunds once. A payment returned already,
-// or one that paid an order, is left alone. An error is for the task to
-// retry.
+// ToReturn is the condition, with ReturnStatuses as its one argument, of
+// the payments whose charge paid for no order (Unrecorded) and is not all
+// back on the card yet: Return gives back what is left of it.
+const ToReturn = "status IN ? AND order_id IS NULL AND charge_id IS NOT NULL"
+
+// ReturnStatuses are the statuses ToReturn takes: a charge not refunded
+// at all, or in part (the processor's notice of a refund made in its
+// dashboard, ChargeRefunded).
+var ReturnStatuses = []string{models.PaymentSucceeded, models.PaymentPartiallyRefunded}
+
+// Return gives back what is left of the charge of payment id, which paid
+// for no order (Unrecorded), through its provider, with an idempotency key
+// of its own, so that running it again refunds once. A payment returned
+// already, or one that paid an order, is left alone. An error is for the
+// task to retry.
 func (b *Book) Return(ctx context.Context, id string) error {
 	var p models.Payment
 	if err := b.db.WithContext(ctx).Take(&p, "id = ?", id).Error; err != nil {
@@ -191,19 +203,27 @@ func (b *Book) Return(ctx context.Context, id string) error {
 	if p.Status == models.PaymentRefunded {
 		tasks.FoundDone(ctx)
 	}
-	if p.Status != models.PaymentSucceeded || p.OrderID != nil || p.ChargeID == nil {
+	left := p.AmountCents - p.RefundedCents
+	if !slices.Contains(ReturnStatuses, p.Status) || p.OrderID != nil || p.ChargeID == nil || left <= 0 {
 		return nil
 	}
 	provider, err := b.provider(p)
 	if err != nil {
 		return err
 	}
-	refundID, err := provider.Refund(ctx, Refund{ChargeID: *p.ChargeID, AmountCents: p.AmountCents - p.RefundedCents,
-		Currency: p.Currency, IdempotencyKey: p.ID + "-return", Since: p.CreatedAt})
+	// The key names what is left when a part came back first: asked again
+	// with the same key, a processor answers the first request, and
+	// refuses one of another amount.
+	key := p.ID + "-return"
+	if left != p.AmountCents {
+		key += "-" + strconv.FormatInt(left, 10)
+	}
+	refundID, err := provider.Refund(ctx, Refund{ChargeID: *p.ChargeID, AmountCents: left,
+		Currency: p.Currency, IdempotencyKey: key, Since: p.CreatedAt})
 	if err != nil {
 		return fmt.Errorf("return payment %s: %w", id, err)
 	}
-	err = b.db.WithContext(ctx).Model(&models.Payment{}).Where("id = ? AND status = ? AND order_id IS NULL", id, models.PaymentSucceeded).
+	err = b.db.WithContext(ctx).Model(&models.Payment{}).Where("id = ? AND "+ToReturn, id, ReturnStatuses).
 		Updates(map[string]any{"status": models.PaymentRefunded, "refunded_cents": p.AmountCents, "refund_id": refundID, "updated_at": b.now().UTC()}).Error
 	if err != nil {
 		return fmt.Errorf("record the return of payment %s (%s): %w: %w", id, refundID, ErrNotRecorded, err)
@@ -215,7 +235,7 @@ func (b *Book) Return(ctx context.Context, id string) error {
 // ops to pay it back by hand.
 func (b *Book) FailReturn(ctx context.Context, id string, why error) error {
 	note := models.Cut("no order, and giving the charge back failed: pay it back by hand ("+models.ErrorText(why, 300)+")", 500)
-	err := b.db.WithContext(ctx).Model(&models.Payment{}).Where("id = ? AND status = ? AND order_id IS NULL", id, models.PaymentSucceeded).
+	err := b.db.WithContext(ctx).Model(&models.Payment{}).Where("id = ? AND "+ToReturn, id, ReturnStatuses).
 		Updates(map[string]any{"note": note, "updated_at": b.now().UTC()}).Error
 	if err != nil {
 		return fmt.Errorf("record the failed return of payment %s: %w", id, err)

@@ -195,3 +195,41 @@ func TestAFailedReturnIsNoted(t *testing.T) {
 		t.Errorf("the payment after a failed return = %+v", got)
 	}
 }
+
+// A charge that paid for no order, of which the processor's notice says a
+// part came back already (a refund made in its dashboard), is returned in
+// what is left, once, and then counts as refunded in full.
+func TestAReturnGivesBackWhatIsLeft(t *testing.T) {
+	t.Parallel()
+	bk := newBooks(t)
+	ctx := context.Background()
+	p, _ := bk.attempt(t, "cs_1", 5_000)
+	chargeID := bk.charge(t, p, false)
+	if err := bk.b.outbox.Transaction(ctx, func(tx *outbox.Tx) error {
+		return Unrecorded(tx, p.ID, Charged{ChargeID: chargeID, CardLast4: "4242"}, "the name was sold", bk.now)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := bk.sandbox.Refund(ctx, Refund{ChargeID: chargeID, AmountCents: 1_000, Currency: "USD", IdempotencyKey: "dashboard-1"}); err != nil {
+		t.Fatal(err)
+	}
+	if ours, err := ChargeRefunded(bk.db, chargeID, 1_000, bk.now); err != nil || !ours {
+		t.Fatalf("the processor's notice of 1000 refunded = %v, %v", ours, err)
+	}
+	if got := bk.payment(t, p.ID); got.Status != models.PaymentPartiallyRefunded {
+		t.Fatalf("the payment after the notice = %+v, want partially refunded", got)
+	}
+	for range 2 { // run again, it gives back nothing more
+		if err := bk.b.Return(ctx, p.ID); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got := bk.payment(t, p.ID)
+	var c models.SandboxCharge
+	bk.db.Take(&c, "id = ?", chargeID)
+	var refunds int64
+	bk.db.Model(&models.SandboxRefund{}).Where("charge_id = ?", chargeID).Count(&refunds)
+	if got.Status != models.PaymentRefunded || got.RefundedCents != 5_000 || c.RefundedCents != 5_000 || refunds != 2 {
+		t.Errorf("after the return: payment %+v; the processor refunded %d in %d refunds, want 5000 in 2", got, c.RefundedCents, refunds)
+	}
+}
