@@ -253,6 +253,11 @@ func (o *Outbox) enqueueAll(ctx context.Context, entries []*models.OutboxEntry) 
 }
 
 func (o *Outbox) enqueue(ctx context.Context, e *models.OutboxEntry) error {
+	if _, known := tasks.Specs[e.TaskType]; !known {
+		// An entry a newer version wrote (a rolling deploy), or of a type
+		// since removed: it waits for the sweep of a process that knows it.
+		return fmt.Errorf("task type %q is unknown to this version of domaind", e.TaskType)
+	}
 	var headers map[string]string
 	if e.RequestID != "" {
 		headers = map[string]string{tasks.HeaderRequestID: e.RequestID}

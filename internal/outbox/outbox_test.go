@@ -250,3 +250,37 @@ func TestEntryIDsRiseAsTheyAreMade(t *testing.T) {
 		}
 	}
 }
+
+// An entry of a task type this version does not know (a newer version
+// wrote it, during a rolling deploy) is left pending with the reason, for
+// a process that knows it; the sweep goes on with the others.
+func TestAnEntryOfAnUnknownTypeWaits(t *testing.T) {
+	t.Parallel()
+	db := modelstest.NewDB(t)
+	r := platformtest.NewRedis(t)
+	ob := outbox.New(db, r.Client, quiet)
+	t.Cleanup(func() { ob.Close() })
+	ctx := context.Background()
+	unknown := models.OutboxEntry{ID: "0193a1d2-0000-7000-8000-000000000001", TaskType: "newer:task", Payload: []byte(`{}`),
+		Queue: tasks.QueueMaintenance, CreatedAt: time.Now().UTC().Add(-time.Minute)}
+	if err := db.Create(&unknown).Error; err != nil {
+		t.Fatal(err)
+	}
+	known := addCanary(t, ctx, ob)
+	db.Model(&models.OutboxEntry{}).Where("task_type = ?", tasks.TypeCanaryRun).Update("enqueued_at", nil) // as if its mark were lost
+
+	n, err := ob.Sweep(ctx, 0, 100)
+	if err != nil || n != 1 {
+		t.Fatalf("sweep = %d, %v; want the canary's entry enqueued", n, err)
+	}
+	var e models.OutboxEntry
+	if err := db.First(&e, "id = ?", unknown.ID).Error; err != nil {
+		t.Fatal(err)
+	}
+	if e.EnqueuedAt != nil || e.Attempts != 1 || e.LastError != `task type "newer:task" is unknown to this version of domaind` {
+		t.Errorf("the unknown entry after the sweep = enqueued %v, attempts %d, error %q; want it pending with the reason", e.EnqueuedAt, e.Attempts, e.LastError)
+	}
+	if keys := r.Keys(t, "asynq:{maintenance}:t:*"); len(keys) != 1 {
+		t.Errorf("tasks in the queue: %v; want the canary's %s alone", keys, known.ID)
+	}
+}
