@@ -54,10 +54,16 @@ func DecodeJSON(c *gin.Context, v any, emptyOK bool) error {
 	case err != nil:
 		return fault.New(fault.BadRequest, "request body is not valid JSON")
 	}
-	if dec.More() {
+	// Anything but the end after the value is refused, a closing bracket
+	// too (which Decoder.More takes for the end of an array).
+	switch _, err := dec.Token(); {
+	case errors.Is(err, io.EOF):
+		return nil
+	case errors.As(err, &mbe):
+		return err
+	default:
 		return fault.New(fault.BadRequest, "request body has data after the JSON object")
 	}
-	return nil
 }
 
 // fieldType is the declared type of the field at path (JSON names joined

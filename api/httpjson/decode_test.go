@@ -50,3 +50,27 @@ func TestDecodeErrorsSpeakJSON(t *testing.T) {
 		}
 	}
 }
+
+// A body is one JSON value: whatever follows it, even a closing bracket,
+// is refused; white space is not.
+func TestDecodeRefusesDataAfterTheObject(t *testing.T) {
+	type body struct {
+		Domain string `json:"domain"`
+	}
+	decode := func(in string) error {
+		c, _ := gin.CreateTestContext(httptest.NewRecorder())
+		c.Request = httptest.NewRequest("POST", "/", strings.NewReader(in))
+		c.Request.Header.Set("Content-Type", "application/json")
+		var b body
+		return DecodeJSON(c, &b, false)
+	}
+	for _, in := range []string{`{"domain":"a.com"}}`, `{"domain":"a.com"}]]]`, `{"domain":"a.com"} {}`, `{"domain":"a.com"}x`, `{"domain":"a.com"},`} {
+		var e *fault.Error
+		if err := decode(in); !errors.As(err, &e) || e.Code != fault.BadRequest || e.Message != "request body has data after the JSON object" {
+			t.Errorf("%s: %v, want the trailing data refused", in, err)
+		}
+	}
+	if err := decode("{\"domain\":\"a.com\"}\n \t"); err != nil {
+		t.Errorf("a body ending in white space: %v", err)
+	}
+}
