@@ -75,12 +75,14 @@ type counted struct {
 }
 
 // failures are the limits of a request's failed authentications: its
-// address's and its key id's.
+// address's, and its key id's when it has a credential's shape (any other
+// header would be a counter of its own, up to the header's size, in Redis).
 func failures(c *gin.Context) []counted {
-	return []counted{
-		{FailuresPerAddress, httpjson.Client(c)},
-		{FailuresPerKey, c.GetHeader(hmacsig.HeaderKeyID)},
+	limits := []counted{{FailuresPerAddress, httpjson.Client(c)}}
+	if keyID := c.GetHeader(hmacsig.HeaderKeyID); partners.KeyIDShaped(keyID) {
+		limits = append(limits, counted{FailuresPerKey, keyID})
 	}
+	return limits
 }
 
 // failuresLeft refuses a request whose address or key id has used up its
@@ -132,7 +134,13 @@ func (a *API) verify(c *gin.Context) (partners.Credential, error) {
 	if err != nil {
 		return partners.Credential{}, fault.InvalidErr("query", err)
 	}
-	if err := onceEach(c.Request.URL.Query()); err != nil {
+	// The handlers read the query as Go parses it, which drops a pair
+	// with a ";" that the signature covers: such a query is refused.
+	values, err := url.ParseQuery(c.Request.URL.RawQuery)
+	if err != nil {
+		return partners.Credential{}, fault.InvalidErr("query", err)
+	}
+	if err := onceEach(values); err != nil {
 		return partners.Credential{}, err
 	}
 	if err := a.failuresLeft(c); err != nil {

@@ -62,6 +62,9 @@ func TestSigningMatrix(t *testing.T) {
 			s.target = "/api/partner/v1/domains/search?q=flights&a=1"
 		}, 200, ""},
 		{"repeated parameter", func(s *signed) { s.target, s.signedTarget = search+"&q=hotels", search+"&q=hotels" }, 400, "validation_error"},
+		// Go's query parser drops a pair with a ";", which the signature
+		// covers: the handler would answer the search for flights.
+		{"a pair with a semicolon", func(s *signed) { s.target, s.signedTarget = search+"&x=1;q=hotels", search+"&x=1;q=hotels" }, 400, "validation_error"},
 		{"unknown key", func(s *signed) { s.keyID = "pk_test_" + "0000000000000000000000" }, 401, "invalid_signature"},
 		{"key id not UTF-8", func(s *signed) { s.keyID = "pk_test_\xff" }, 401, "invalid_signature"}, // Postgres refuses to look it up
 		{"another key's secret", func(s *signed) { s.secret = other.Secret }, 401, "invalid_signature"},
@@ -338,5 +341,19 @@ func TestFailedAuthenticationsAreLimited(t *testing.T) {
 	}
 	if got := from("192.0.2.50", e.sign(other, "GET", path, nil)); got.status != 200 {
 		t.Errorf("another key id from that address = %d %s, want 200", got.status, got.body)
+	}
+
+	// A key id of no credential's shape counts against its address alone,
+	// not as a counter of its own, as long as the header, in Redis.
+	junk := e.sign(cred, "GET", path, nil)
+	junk.keyID = "pk_test_" + strings.Repeat("x", 4096)
+	if got := from("192.0.2.60", junk); got.status != 401 {
+		t.Errorf("a key id of no credential's shape = %d %s, want 401", got.status, got.body)
+	}
+	if keys := e.redis.Keys(t, "*partner-failures-key*xxxx*"); len(keys) != 0 {
+		t.Errorf("the long key id has a failure counter: %d keys", len(keys))
+	}
+	if keys := e.redis.Keys(t, "*partner-failures-address*192.0.2.60*"); len(keys) == 0 {
+		t.Error("the failure was not counted against its address")
 	}
 }

@@ -357,11 +357,17 @@ func (s *Service) All(ctx context.Context) ([]models.Partner, error) {
 	return ps, nil
 }
 
+// KeyIDShaped reports whether keyID has a credential's shape: its
+// environment's prefix, at most 40 bytes, UTF-8.
+func KeyIDShaped(keyID string) bool {
+	return len(keyID) <= 40 && (strings.HasPrefix(keyID, sandboxKeyPrefix) || strings.HasPrefix(keyID, liveKeyPrefix)) && utf8.ValidString(keyID)
+}
+
 // Authenticate returns the live credential of keyID with its secret
 // unsealed, or ErrUnknownKey (for a key id of no credential's shape too,
-// one that is not UTF-8 included, without a query).
+// without a query).
 func (s *Service) Authenticate(ctx context.Context, keyID string) (Credential, error) {
-	if len(keyID) > 40 || (!strings.HasPrefix(keyID, sandboxKeyPrefix) && !strings.HasPrefix(keyID, liveKeyPrefix)) || !utf8.ValidString(keyID) {
+	if !KeyIDShaped(keyID) {
 		return Credential{}, ErrUnknownKey
 	}
 	var c models.PartnerCredential
