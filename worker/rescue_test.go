@@ -107,6 +107,48 @@ func TestRescueGivesWorkWhoseTaskIsGoneANewOne(t *testing.T) {
 	}
 }
 
+// Work whose tasks still wait, a page of it at the front of a backlog,
+// does not hide the work behind it whose task is gone: the next pass goes
+// on after that page.
+func TestRescueLooksPastABacklogOfLiveWork(t *testing.T) {
+	t.Parallel()
+	db, r, ob := newRescueDeps(t)
+	now := time.Now().UTC()
+	var jobs []models.ToolJob
+	var entries []models.OutboxEntry
+	for i := range rescueBatch {
+		job := models.ToolJob{ID: fmt.Sprintf("job_waiting_%03d", i), State: models.JobQueued, CreatedAt: now.Add(-time.Hour).Add(time.Duration(i) * time.Second)}
+		jobs = append(jobs, job)
+		task := tasks.New(tasks.ToolRunPayload{JobID: job.ID}) // its entry not handed over yet: alive
+		entries = append(entries, models.OutboxEntry{ID: models.NewID(), TaskType: task.Type(), Payload: task.Payload(),
+			Queue: tasks.SpecOf(task.Type()).Queue, CreatedAt: job.CreatedAt})
+	}
+	started := now.Add(-10 * time.Minute)
+	jobs = append(jobs, models.ToolJob{ID: "job_lost", State: models.JobRunning, Attempts: 1, CreatedAt: now.Add(-30 * time.Minute), StartedAt: &started})
+	for i := range jobs {
+		jobs[i].Tool, jobs[i].Input, jobs[i].ExpiresAt = "seo-crawl", json.RawMessage(`{}`), now.Add(time.Hour)
+	}
+	if err := db.CreateInBatches(jobs, 200).Error; err != nil {
+		t.Fatal(err)
+	}
+	if err := db.CreateInBatches(entries, 200).Error; err != nil {
+		t.Fatal(err)
+	}
+
+	h := &rescue{db: db, outbox: ob, inspector: asynq.NewInspectorFromRedisClient(r.Client), log: quiet}
+	lost := tasks.New(tasks.ToolRunPayload{JobID: "job_lost"}).Payload()
+	for pass, want := range []int64{0, 1} {
+		if err := run(context.Background(), h, tasks.New(tasks.JobsRescuePayload{})); err != nil {
+			t.Fatal(err)
+		}
+		var rescued int64
+		db.Model(&models.OutboxEntry{}).Where("payload = ?", lost).Count(&rescued)
+		if rescued != want {
+			t.Errorf("after pass %d: %d new tasks for the lost job, want %d", pass+1, rescued, want)
+		}
+	}
+}
+
 // Tasks Redis lost while their work is still to do (a FLUSHALL, a restart
 // without its data) are handed back to the outbox sweep, which enqueues
 // each again under its own id; tasks still in asynq, work done, and
