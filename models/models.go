@@ -67,11 +67,28 @@ func NewID() string { return uuid.NewString() }
 // in a random page for each row. Its 48 random bits make it unique, not
 // unguessable: it is for rows written in volume whose id grants nothing
 // by itself (events, webhook deliveries).
-func NewSortedID(prefix string) string {
+func NewSortedID(prefix string) string { return SortedIDAt(prefix, time.Now()) }
+
+// SortedIDAt is a NewSortedID made at t.
+func SortedIDAt(prefix string, t time.Time) string {
 	var b [12]byte
-	binary.BigEndian.PutUint64(b[:8], uint64(time.Now().UnixMilli())<<16)
+	binary.BigEndian.PutUint64(b[:8], uint64(t.UnixMilli())<<16)
 	rand.Read(b[6:]) // never fails
 	return prefix + hex.EncodeToString(b[:])
+}
+
+// SortedIDTime is when id, a NewSortedID of prefix, was made (to the
+// millisecond); ok is false when id has not that form.
+func SortedIDTime(id, prefix string) (t time.Time, ok bool) {
+	digits, found := strings.CutPrefix(id, prefix)
+	if !found || len(digits) != 24 || strings.ToLower(digits) != digits {
+		return time.Time{}, false
+	}
+	var b [8]byte
+	if _, err := hex.Decode(b[2:], []byte(digits[:12])); err != nil {
+		return time.Time{}, false
+	}
+	return time.UnixMilli(int64(binary.BigEndian.Uint64(b[:]))), true
 }
 
 // ForUpdate locks the rows the query reads until the transaction ends. On

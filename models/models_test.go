@@ -2,6 +2,7 @@ package models
 
 import (
 	"errors"
+	"strings"
 	"testing"
 	"time"
 	"unicode/utf8"
@@ -53,6 +54,21 @@ func TestSortedIDsRiseWithTime(t *testing.T) {
 		}
 		if time.Now().After(deadline) {
 			t.Fatalf("ids of %d milliseconds within a second (%d made); want 6", len(firsts), len(seen))
+		}
+	}
+}
+
+// SortedIDTime reads back the millisecond a sorted id was made in, and
+// takes nothing of another form.
+func TestSortedIDTimeReadsTheMillisecond(t *testing.T) {
+	at := time.Date(2026, 10, 1, 12, 30, 45, 123_456_789, time.UTC)
+	if got, ok := SortedIDTime(SortedIDAt("evt_", at), "evt_"); !ok || !got.Equal(at.Truncate(time.Millisecond)) {
+		t.Errorf("SortedIDTime = %v, %v; want %v", got, ok, at.Truncate(time.Millisecond))
+	}
+	id := SortedIDAt("evt_", at)
+	for _, bad := range []string{"whd_" + id[4:], id + "0", id[:len(id)-1], strings.ToUpper(id[:4]) + id[4:], "evt_0199A0B1C2D3e4f5a6b7c8d9", "evt_" + strings.Repeat("g", 24)} {
+		if _, ok := SortedIDTime(bad, "evt_"); ok {
+			t.Errorf("SortedIDTime(%q) took it", bad)
 		}
 	}
 }

@@ -578,20 +578,27 @@ const (
 const Beginning = "evt_beginning"
 
 // History returns up to limit of the partner's events in env after the
-// event afterID ("" or Beginning for the oldest kept), oldest first.
+// event afterID ("" or Beginning, or an event deleted after Retention,
+// for the oldest kept), oldest first.
 func (s *Service) History(ctx context.Context, partnerID, env, afterID string, limit int) ([]models.Event, error) {
 	db := s.db.WithContext(ctx)
 	var after int64
 	if afterID != "" && afterID != Beginning {
 		var ev models.Event
 		err := db.Select("seq").Take(&ev, "id = ? AND partner_id = ? AND environment = ?", afterID, partnerID, env).Error
-		if errors.Is(err, gorm.ErrRecordNotFound) {
-			return nil, fault.Invalid("after_id", "is not an event of yours (events are kept %d days)", int(Retention/(24*time.Hour)))
-		}
-		if err != nil {
+		switch {
+		case errors.Is(err, gorm.ErrRecordNotFound):
+			// An event id made longer ago than the retention names an
+			// event deleted since: its partner last polled before then,
+			// and goes on from the oldest event kept.
+			if made, ok := models.SortedIDTime(afterID, "evt_"); !ok || !made.Before(s.now().Add(-Retention)) {
+				return nil, fault.Invalid("after_id", "is not an event of yours (events are kept %d days)", int(Retention/(24*time.Hour)))
+			}
+		case err != nil:
 			return nil, fmt.Errorf("find event %s: %w", afterID, err)
+		default:
+			after = ev.Seq
 		}
-		after = ev.Seq
 	}
 	var events []models.Event
 	err := db.Where("partner_id = ? AND environment = ? AND seq > ?", partnerID, env, after).Order("seq").Limit(limit).Find(&events).Error

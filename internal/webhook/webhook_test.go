@@ -372,6 +372,18 @@ func TestHistoryWalk(t *testing.T) {
 	if _, err := w.s.History(ctx, "prt_1", models.EnvSandbox, other[0].ID, 50); codeOf(err) != fault.Validation {
 		t.Errorf("after another partner's event = %v, want validation_error", err)
 	}
+	// A partner that last polled before the retention holds the id of an
+	// event deleted since: it goes on from the oldest event kept. An id
+	// of no event made within the retention is not the partner's.
+	events, err := w.s.History(ctx, "prt_1", models.EnvSandbox, models.SortedIDAt("evt_", time.Now().Add(-Retention-time.Hour)), 50)
+	if err != nil || len(events) != len(mine) || events[0].ID != mine[0] {
+		t.Errorf("after an event past the retention = %d events, %v; want all %d kept", len(events), err, len(mine))
+	}
+	for _, id := range []string{models.SortedIDAt("evt_", time.Now().Add(-Retention+time.Hour)), "evt_zz", "evt_" + strings.Repeat("0", 24) + "0"} {
+		if _, err := w.s.History(ctx, "prt_1", models.EnvSandbox, id, 50); codeOf(err) != fault.Validation {
+			t.Errorf("after %s = %v, want validation_error", id, err)
+		}
+	}
 }
 
 // A page of the history reads the partner's own events and no other's:
