@@ -175,18 +175,27 @@ func (a *askedSince) Refund(ctx context.Context, r Refund) (string, error) {
 	return a.Provider.Refund(ctx, r)
 }
 
+// unrecorded charges a payment of session for amount that then paid for
+// no order (the name sold meanwhile), as the checkout records it, and
+// returns it with its charge.
+func (bk *books) unrecorded(t *testing.T, session string, amount int64) (models.Payment, string) {
+	t.Helper()
+	p, _ := bk.attempt(t, session, amount)
+	chargeID := bk.charge(t, p, false)
+	if err := bk.b.outbox.Transaction(context.Background(), func(tx *outbox.Tx) error {
+		return Unrecorded(tx, p.ID, Charged{ChargeID: chargeID, CardLast4: "4242"}, "the name was sold", bk.now)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return p, chargeID
+}
+
 // A return the processor keeps refusing is noted on the payment for ops.
 func TestAFailedReturnIsNoted(t *testing.T) {
 	t.Parallel()
 	bk := newBooks(t)
 	ctx := context.Background()
-	p, _ := bk.attempt(t, "cs_1", 5_000)
-	chargeID := bk.charge(t, p, false)
-	if err := bk.b.outbox.Transaction(ctx, func(tx *outbox.Tx) error {
-		return Unrecorded(tx, p.ID, Charged{ChargeID: chargeID, CardLast4: "4242"}, "the name was sold", bk.now)
-	}); err != nil {
-		t.Fatal(err)
-	}
+	p, _ := bk.unrecorded(t, "cs_1", 5_000)
 	if err := bk.b.FailReturn(ctx, p.ID, errors.New("the processor is down")); err != nil {
 		t.Fatal(err)
 	}
@@ -203,13 +212,7 @@ func TestAReturnGivesBackWhatIsLeft(t *testing.T) {
 	t.Parallel()
 	bk := newBooks(t)
 	ctx := context.Background()
-	p, _ := bk.attempt(t, "cs_1", 5_000)
-	chargeID := bk.charge(t, p, false)
-	if err := bk.b.outbox.Transaction(ctx, func(tx *outbox.Tx) error {
-		return Unrecorded(tx, p.ID, Charged{ChargeID: chargeID, CardLast4: "4242"}, "the name was sold", bk.now)
-	}); err != nil {
-		t.Fatal(err)
-	}
+	p, chargeID := bk.unrecorded(t, "cs_1", 5_000)
 	if _, err := bk.sandbox.Refund(ctx, Refund{ChargeID: chargeID, AmountCents: 1_000, Currency: "USD", IdempotencyKey: "dashboard-1"}); err != nil {
 		t.Fatal(err)
 	}
