@@ -33,8 +33,11 @@ type column struct {
 // table, and its arguments. When serial names the table's serial column,
 // the statement also takes one value of its sequence per row, gives them
 // to the rows in rising order (row i the i-th smallest, whatever order
-// Postgres writes the rows in) and returns them.
-func unnestInsert(table, serial string, cols []column) (string, []any) {
+// Postgres writes the rows in) and returns them; it first takes each of
+// locks, advisory locks held shared until the transaction ends (an
+// aggregate over them ends before a row of the join that takes the
+// values is made).
+func unnestInsert(table, serial string, cols []column, locks []int64) (string, []any) {
 	names := make([]string, len(cols))
 	params := make([]string, len(cols))
 	args := make([]any, len(cols))
@@ -52,13 +55,18 @@ func unnestInsert(table, serial string, cols []column) (string, []any) {
 		aliases[i] = fmt.Sprintf("c%d", i)
 		picks[i] = "u." + aliases[i]
 	}
+	locked := ""
+	if len(locks) > 0 {
+		args = append(args, locks)
+		locked = fmt.Sprintf("(SELECT count(pg_advisory_xact_lock_shared(l)) FROM unnest($%d::int8[]) l) locked, ", len(args))
+	}
 	q := fmt.Sprintf(`INSERT INTO %[1]s (%[2]s, %[3]s)
 		SELECT k.keys[u.ord], %[4]s FROM
 			(SELECT array_agg(v ORDER BY v) AS keys FROM
-				(SELECT nextval(pg_get_serial_sequence('%[1]s', '%[2]s')) AS v FROM generate_series(1, cardinality($1::%[5]s[]))) taken) k,
+				(SELECT nextval(pg_get_serial_sequence('%[1]s', '%[2]s')) AS v FROM %[8]sgenerate_series(1, cardinality($1::%[5]s[]))) taken) k,
 			unnest(%[6]s) WITH ORDINALITY AS u(%[7]s, ord)
 		RETURNING %[2]s`,
-		table, serial, strings.Join(names, ", "), strings.Join(picks, ", "), cols[0].typ, strings.Join(params, ", "), strings.Join(aliases, ", "))
+		table, serial, strings.Join(names, ", "), strings.Join(picks, ", "), cols[0].typ, strings.Join(params, ", "), strings.Join(aliases, ", "), locked)
 	return q, args
 }
 
@@ -73,14 +81,14 @@ func translate(db *gorm.DB, err error) error {
 // one statement, as the columns cols makes, one array each. When serial
 // names the table's serial column, the rows take its values in their
 // order, as one insert after another would, and setKey sets them.
-func insert[T any](db *gorm.DB, table string, rows []T, serial string, setKey func(*T, int64), cols func() []column) error {
+func insert[T any](db *gorm.DB, table string, rows []T, serial string, setKey func(*T, int64), locks []int64, cols func() []column) error {
 	if len(rows) == 0 {
 		return nil
 	}
 	if !IsPostgres(db) {
 		return db.CreateInBatches(rows, 500).Error
 	}
-	q, args := unnestInsert(table, serial, cols())
+	q, args := unnestInsert(table, serial, cols(), locks)
 	if serial == "" {
 		_, err := db.Statement.ConnPool.ExecContext(db.Statement.Context, q, args...)
 		return translate(db, err)
@@ -102,7 +110,7 @@ func insert[T any](db *gorm.DB, table string, rows []T, serial string, setKey fu
 // InsertOrderSteps inserts steps. Their IDs are the column's: on Postgres
 // they are not read back (nobody reads them).
 func InsertOrderSteps(db *gorm.DB, steps []OrderStep) error {
-	return insert(db, "order_steps", steps, "", nil, func() []column {
+	return insert(db, "order_steps", steps, "", nil, nil, func() []column {
 		n := len(steps)
 		orderID, actor, status, event, note := make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n)
 		at, pushID := make([]time.Time, n), make([]*int64, n)
@@ -116,9 +124,18 @@ func InsertOrderSteps(db *gorm.DB, steps []OrderStep) error {
 	})
 }
 
-// InsertEvents inserts evs, setting their Seq.
+// InsertEvents inserts evs, setting their Seq. On Postgres it holds the
+// EventsLock of each of their partners and environments, shared, from
+// before they take their Seq until the transaction ends.
 func InsertEvents(db *gorm.DB, evs []Event) error {
-	return insert(db, "events", evs, "seq", func(e *Event, seq int64) { e.Seq = seq }, func() []column {
+	var locks []int64
+	for _, e := range evs {
+		if l := EventsLock(e.PartnerID, e.Environment); !slices.Contains(locks, l) {
+			locks = append(locks, l)
+		}
+	}
+	slices.Sort(locks)
+	return insert(db, "events", evs, "seq", func(e *Event, seq int64) { e.Seq = seq }, locks, func() []column {
 		n := len(evs)
 		id, partner, env, typ := make([]string, n), make([]string, n), make([]string, n), make([]string, n)
 		data, created := make([][]byte, n), make([]time.Time, n)
@@ -134,7 +151,7 @@ func InsertEvents(db *gorm.DB, evs []Event) error {
 
 // InsertWebhookDeliveries inserts ds.
 func InsertWebhookDeliveries(db *gorm.DB, ds []WebhookDelivery) error {
-	return insert(db, "webhook_deliveries", ds, "", nil, func() []column {
+	return insert(db, "webhook_deliveries", ds, "", nil, nil, func() []column {
 		n := len(ds)
 		id, endpoint, subject, state, lastError := make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n)
 		seq, followed, attempts, lastStatus := make([]int64, n), make([]bool, n), make([]int64, n), make([]int64, n)
@@ -156,7 +173,7 @@ func InsertWebhookDeliveries(db *gorm.DB, ds []WebhookDelivery) error {
 // InsertOutboxEntries inserts es; an entry without a CreatedAt gets
 // now's, as gorm would give it.
 func InsertOutboxEntries(db *gorm.DB, es []*OutboxEntry) error {
-	return insert(db, "outbox_entries", es, "", nil, func() []column {
+	return insert(db, "outbox_entries", es, "", nil, nil, func() []column {
 		n := len(es)
 		now := db.NowFunc()
 		id, taskType, queue, requestID, lastError := make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n)
@@ -179,7 +196,7 @@ func InsertOutboxEntries(db *gorm.DB, es []*OutboxEntry) error {
 // InsertLedgerEntries inserts es. Their IDs are the column's, as
 // InsertOrderSteps' are.
 func InsertLedgerEntries(db *gorm.DB, es []LedgerEntry) error {
-	return insert(db, "ledger_entries", es, "", nil, func() []column {
+	return insert(db, "ledger_entries", es, "", nil, nil, func() []column {
 		n := len(es)
 		txn, account, partner, env := make([]string, n), make([]string, n), make([]string, n), make([]string, n)
 		currency, kind, amount, created := make([]string, n), make([]string, n), make([]int64, n), make([]time.Time, n)

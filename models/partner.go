@@ -1,6 +1,7 @@
 package models
 
 import (
+	"hash/fnv"
 	"time"
 
 	"github.com/domaind/domaind/internal/fault"
@@ -132,6 +133,24 @@ type Event struct {
 	Data        []byte    `gorm:"not null"` // JSON
 	CreatedAt   time.Time `gorm:"not null;index"`
 }
+
+// EventsLock is the Postgres advisory lock of the events of partnerID in
+// env. A transaction that records events holds it shared from before their
+// Seq is taken until it ends (InsertEvents); a read of the history takes
+// it alone first, and then finds no event yet to commit with a Seq below
+// one it reads: a Seq is taken when the row is written, not when it
+// commits. The partners share eventLockBuckets locks, so that a
+// transaction of many partners' events (a settlement batch) holds few.
+func EventsLock(partnerID, env string) int64 {
+	h := fnv.New64a()
+	h.Write([]byte(env + "\x00" + partnerID))
+	return eventLockBase + int64(h.Sum64()%eventLockBuckets)
+}
+
+const (
+	eventLockBuckets = 64
+	eventLockBase    = 0x6576656e7473 << 8 // "events", apart from Migrate's lock
+)
 
 // Delivery states.
 const (

@@ -601,7 +601,18 @@ func (s *Service) History(ctx context.Context, partnerID, env, afterID string, l
 		}
 	}
 	var events []models.Event
-	err := db.Where("partner_id = ? AND environment = ? AND seq > ?", partnerID, env, after).Order("seq").Limit(limit).Find(&events).Error
+	err := db.Transaction(func(tx *gorm.DB) error {
+		if models.IsPostgres(tx) {
+			// The transactions recording the partner's events end first
+			// (models.EventsLock): one that took a lower seq than an event
+			// read here and had not committed yet would be passed by for
+			// good, as the next page starts after this one.
+			if err := tx.Exec("SELECT pg_advisory_xact_lock(?)", models.EventsLock(partnerID, env)).Error; err != nil {
+				return err
+			}
+		}
+		return tx.Where("partner_id = ? AND environment = ? AND seq > ?", partnerID, env, after).Order("seq").Limit(limit).Find(&events).Error
+	})
 	if err != nil {
 		return nil, fmt.Errorf("list events: %w", err)
 	}

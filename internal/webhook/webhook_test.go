@@ -386,6 +386,78 @@ func TestHistoryWalk(t *testing.T) {
 	}
 }
 
+// A read of the history waits for the transactions recording the
+// partner's events: an event that took its seq before another's and
+// commits after it is not passed by, as the next page starts after the
+// last event read.
+func TestHistoryWaitsForEventsBeingRecorded(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	if !models.IsPostgres(w.s.db) {
+		t.Skip("on SQLite one transaction writes at a time: events commit in their seqs' order")
+	}
+	ctx := context.Background()
+	var first models.Event
+	recorded, release, committed := make(chan struct{}), make(chan struct{}), make(chan error, 1)
+	go func() {
+		committed <- w.ob.Transaction(ctx, func(tx *outbox.Tx) error {
+			var err error
+			first, err = Emit(tx, "prt_1", models.EnvSandbox, "", TypeTest, nil, time.Now())
+			close(recorded)
+			<-release
+			return err
+		})
+	}()
+	<-recorded
+	second := w.emit(t, "prt_1", models.EnvSandbox, TypeTest) // a greater seq, committed first
+
+	type page struct {
+		events []models.Event
+		err    error
+	}
+	read := make(chan page, 1)
+	go func() {
+		events, err := w.s.History(ctx, "prt_1", models.EnvSandbox, "", 50)
+		read <- page{events, err}
+	}()
+	// Release the first transaction once the read waits for it, or has
+	// answered without waiting.
+	lock := models.EventsLock("prt_1", models.EnvSandbox)
+	var got *page
+	for deadline := time.Now().Add(10 * time.Second); got == nil; time.Sleep(5 * time.Millisecond) {
+		select {
+		case p := <-read:
+			got = &p
+			continue
+		default:
+		}
+		var waiting int64
+		w.s.db.Raw(`SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND classid = ? AND objid = ? AND objsubid = 1 AND NOT granted`,
+			uint32(lock>>32), uint32(lock)).Scan(&waiting)
+		if waiting > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the read neither waited nor answered")
+		}
+	}
+	close(release)
+	if err := <-committed; err != nil {
+		t.Fatal(err)
+	}
+	if got == nil {
+		p := <-read
+		got = &p
+	}
+	var ids []string
+	for _, ev := range got.events {
+		ids = append(ids, ev.ID)
+	}
+	if want := []string{first.ID, second.ID}; got.err != nil || !slices.Equal(ids, want) {
+		t.Errorf("the history read while the first event was being recorded = %v, %v; want %v (seqs %d, %d)", ids, got.err, want, first.Seq, second.Seq)
+	}
+}
+
 // A page of the history reads the partner's own events and no other's:
 // a partner with three events among thousands of another's gets its page
 // from an index scan that skips nothing and sorts nothing.
