@@ -86,11 +86,13 @@ func addCanaries(t *testing.T, ob *outbox.Outbox, n int) {
 
 // The tasks of a transaction leave for Redis in a few pipelines, not a
 // round trip each, and each is enqueued once; after Redis lost its
-// scripts (a restart), they are enqueued all the same.
+// scripts (a restart), they are enqueued all the same. The test has a
+// Redis server of its own: another test's enqueue would load the script
+// again between the flush and the pipeline.
 func TestATransactionsTasksLeaveInPipelines(t *testing.T) {
 	t.Parallel()
 	db := modelstest.NewDB(t)
-	r := platformtest.NewRedis(t)
+	r := platformtest.NewServerRedis(t)
 	rdb := r.Opt.MakeRedisClient().(redis.UniversalClient)
 	t.Cleanup(func() { rdb.Close() })
 	counter := &scriptCounter{}

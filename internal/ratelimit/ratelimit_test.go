@@ -306,10 +306,11 @@ func TestConcurrentChecksSpendOneUnitEach(t *testing.T) {
 }
 
 // A Redis that lost its scripts (restart, SCRIPT FLUSH) gets them again
-// without failing or double-spending the calls that met the loss. Not in
-// parallel: the script cache is the whole server's.
+// without failing or double-spending the calls that met the loss. The
+// script cache is the whole server's, so the test has a server of its own.
 func TestChecksSurviveAFlushedScriptCache(t *testing.T) {
-	r := platformtest.NewRedis(t)
+	t.Parallel()
+	r := platformtest.NewServerRedis(t)
 	clk := &clock{t: time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)}
 	l := ratelimit.New(r.Client, clk.now)
 	ctx := context.Background()

@@ -2,13 +2,16 @@
 // when DOMAIND_TEST_REDIS_URL is set, a database number of that server
 // reserved for the test and flushed before and after. On a Redis Cluster
 // (a redis-cluster:// URL: it has only database 0) each test has the whole
-// cluster, flushed before and after, and tests take it in turn.
+// cluster, flushed before and after, and tests take it in turn. A test of
+// what belongs to the whole server (its script cache) has a server of its
+// own: NewServerRedis.
 package platformtest
 
 import (
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -21,6 +24,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/domaind/domaind/internal/config"
+	"github.com/domaind/domaind/internal/testtool"
 )
 
 // Redis is one test's Redis.
@@ -217,4 +221,28 @@ func (r *Redis) Keys(tb testing.TB, pattern string) []string {
 		tb.Fatalf("keys %s: %v", pattern, err)
 	}
 	return keys
+}
+
+// NewServerRedis returns a Redis server only this test uses, for tests of
+// what is the whole server's rather than a database's (the script cache):
+// a fresh miniredis, or, when DOMAIND_TEST_REDIS_URL is set, a redis-server
+// started for the test and stopped when it ends.
+func NewServerRedis(tb testing.TB) *Redis {
+	tb.Helper()
+	if os.Getenv("DOMAIND_TEST_REDIS_URL") == "" {
+		return NewRedis(tb)
+	}
+	bin := testtool.Path(tb, "the test needs a Redis server of its own", "redis-server")
+	addr := testtool.FreeAddr(tb)
+	_, port, _ := strings.Cut(addr, ":")
+	srv := exec.Command(bin, "--port", port, "--bind", "127.0.0.1", "--save", "", "--appendonly", "no")
+	if err := srv.Start(); err != nil {
+		tb.Fatalf("start redis-server: %v", err)
+	}
+	tb.Cleanup(func() { srv.Process.Kill(); srv.Wait() })
+	r := newRedis(tb, asynq.RedisClientOpt{Addr: addr}, nil, "redis://"+addr)
+	testtool.WaitFor(tb, "the test's redis-server answers", func() bool {
+		return r.Client.Ping(context.Background()).Err() == nil
+	})
+	return r
 }
