@@ -81,12 +81,17 @@ func (h *cleanup) Work(ctx context.Context, _ tasks.MaintenanceCleanupPayload) e
 		{"bulk operations", func() *gorm.DB {
 			return db.Where("finished_at < ?", now.Add(-bulkRetention)).Delete(&models.BulkOp{})
 		}},
+		// A delivery still pending is kept with its event, past the
+		// retention, until it settles: deleted under its task, it would
+		// never release the deliveries of its subject waiting behind it.
 		{"webhook deliveries", func() *gorm.DB {
 			old := db.Model(&models.Event{}).Select("seq").Where("created_at < ?", now.Add(-webhook.Retention))
-			return db.Where("event_seq IN (?)", old).Delete(&models.WebhookDelivery{})
+			return db.Where("event_seq IN (?) AND state <> ?", old, models.DeliveryPending).Delete(&models.WebhookDelivery{})
 		}},
 		{"partner events", func() *gorm.DB { // the history partners replay (GET /events)
-			return db.Where("created_at < ?", now.Add(-webhook.Retention)).Delete(&models.Event{})
+			pending := db.Model(&models.WebhookDelivery{}).Select("1").
+				Where("webhook_deliveries.event_seq = events.seq AND webhook_deliveries.state = ?", models.DeliveryPending)
+			return db.Where("created_at < ? AND NOT EXISTS (?)", now.Add(-webhook.Retention), pending).Delete(&models.Event{})
 		}},
 		{"webhook deliveries without their event", func() *gorm.DB {
 			// A redelivery of an expiring event made between the two steps

@@ -6,6 +6,9 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"net/netip"
 	"slices"
 	"strings"
 	"testing"
@@ -17,8 +20,11 @@ import (
 	"github.com/domaind/domaind/internal/canary"
 	"github.com/domaind/domaind/internal/domaininfo"
 	"github.com/domaind/domaind/internal/metrics"
+	"github.com/domaind/domaind/internal/outbox"
 	"github.com/domaind/domaind/internal/payment"
+	"github.com/domaind/domaind/internal/platform/platformtest"
 	"github.com/domaind/domaind/internal/requestid"
+	"github.com/domaind/domaind/internal/webhook"
 	"github.com/domaind/domaind/models"
 	"github.com/domaind/domaind/models/modelstest"
 	"github.com/domaind/domaind/tasks"
@@ -246,6 +252,71 @@ func TestCleanupLeavesNoDeliveryWithoutItsEvent(t *testing.T) {
 	}
 	if left, kept := clean(); left != "" || kept != "" {
 		t.Errorf("events left %v, deliveries left %v; want none", left, kept)
+	}
+}
+
+// A delivery still pending when its event expires (a receiver failing
+// for a month, an order's deliveries waiting in turn behind each other) is
+// kept with its event until it settles, and settling it still releases
+// the next delivery of its order; settled, they go at the next cleanup.
+func TestCleanupKeepsADeliveryUntilItSettles(t *testing.T) {
+	t.Parallel()
+	db := modelstest.NewDB(t)
+	r := platformtest.NewRedis(t)
+	ob := outbox.New(db, r.Client, quiet)
+	t.Cleanup(func() { ob.Close() })
+	receiver := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
+	t.Cleanup(receiver.Close)
+	webhooks := webhook.New(db, []byte("test-secret-key-0123456789abcdef"), []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}, time.Now)
+	ctx := context.Background()
+	if _, err := webhooks.Register(ctx, "prt_1", models.EnvSandbox, receiver.URL, "whsec_receiver_0123"); err != nil {
+		t.Fatal(err)
+	}
+	expired := time.Now().Add(-webhook.Retention - time.Hour)
+	err := ob.Transaction(ctx, func(tx *outbox.Tx) error {
+		_, err := webhook.EmitAll(tx, []webhook.Emission{
+			{PartnerID: "prt_1", Environment: models.EnvSandbox, Subject: "ord_1", Type: "order.created", Data: 1},
+			{PartnerID: "prt_1", Environment: models.EnvSandbox, Subject: "ord_1", Type: "order.completed", Data: 2},
+		}, expired)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var first, second models.WebhookDelivery
+	db.Order("event_seq").First(&first)
+	db.Order("event_seq DESC").First(&second)
+
+	h := &cleanup{db: db, log: quiet}
+	left := func() (events, deliveries int64) {
+		t.Helper()
+		if err := run(ctx, h, tasks.New(tasks.MaintenanceCleanupPayload{})); err != nil {
+			t.Fatal(err)
+		}
+		db.Model(&models.Event{}).Count(&events)
+		db.Model(&models.WebhookDelivery{}).Count(&deliveries)
+		return events, deliveries
+	}
+	if events, deliveries := left(); events != 2 || deliveries != 2 {
+		t.Fatalf("while both deliveries are pending: %d events and %d deliveries left, want 2 of each", events, deliveries)
+	}
+	if err := webhooks.Deliver(ctx, ob, first.ID, false); err != nil {
+		t.Fatal(err)
+	}
+	var released int64
+	db.Model(&models.OutboxEntry{}).Where("task_type = ?", tasks.TypeWebhookDeliver).
+		Where("payload = ?", tasks.New(tasks.WebhookDeliverPayload{DeliveryID: second.ID}).Payload()).Count(&released)
+	if released != 1 {
+		t.Fatalf("the waiting delivery has %d tasks after the first was delivered, want 1", released)
+	}
+	if events, deliveries := left(); events != 1 || deliveries != 1 {
+		t.Errorf("after the first was delivered: %d events and %d deliveries left, want the pending one with its event", events, deliveries)
+	}
+	if err := webhooks.Deliver(ctx, ob, second.ID, false); err != nil {
+		t.Fatal(err)
+	}
+	if events, deliveries := left(); events != 0 || deliveries != 0 {
+		t.Errorf("after both were delivered: %d events and %d deliveries left, want none", events, deliveries)
 	}
 }
 
