@@ -128,13 +128,12 @@ func InsertOrderSteps(db *gorm.DB, steps []OrderStep) error {
 // EventsLock of each of their partners and environments, shared, from
 // before they take their Seq until the transaction ends.
 func InsertEvents(db *gorm.DB, evs []Event) error {
-	var locks []int64
-	for _, e := range evs {
-		if l := EventsLock(e.PartnerID, e.Environment); !slices.Contains(locks, l) {
-			locks = append(locks, l)
-		}
+	locks := make([]int64, len(evs))
+	for i, e := range evs {
+		locks[i] = EventsLock(e.PartnerID, e.Environment)
 	}
 	slices.Sort(locks)
+	locks = slices.Compact(locks)
 	return insert(db, "events", evs, "seq", func(e *Event, seq int64) { e.Seq = seq }, locks, func() []column {
 		n := len(evs)
 		id, partner, env, typ := make([]string, n), make([]string, n), make([]string, n), make([]string, n)
