@@ -45,14 +45,22 @@ func (h *lookupRun) Work(ctx context.Context, p tasks.LookupRunPayload) error {
 		tasks.FoundDone(ctx)
 		return h.announce(ctx, l)
 	}
-	rec, err := h.resolve(ctx, l)
+	rctx, cancel := resolveContext(ctx)
+	defer cancel()
+	rec, err := h.resolve(rctx, l)
 	switch {
 	case err == nil:
 		l.State, l.Record = models.LookupDone, rec
 	case errors.Is(err, domaininfo.ErrNotFound):
 		l.State = models.LookupNotFound
-	case ctx.Err() != nil || errors.Is(err, errNotAttempted):
-		return err // the worker stops, or the database failed: asynq runs the task again
+	case ctx.Err() != nil:
+		return err // the worker stops: asynq runs the task again
+	case rctx.Err() != nil:
+		// Run again, the lookup would meet the same slow registries and
+		// the same deadline.
+		l.State, l.Error = models.LookupFailed, "the registries gave no answer within the lookup's time: "+models.ErrorText(err, 400)
+	case errors.Is(err, errNotAttempted):
+		return err // the database failed: asynq runs the task again
 	default:
 		l.State, l.Error = models.LookupFailed, models.ErrorText(err, 500)
 	}
@@ -75,6 +83,23 @@ func (h *lookupRun) Work(ctx context.Context, p tasks.LookupRunPayload) error {
 		return fmt.Errorf("lookup %s failed for good: %s: %w", l.Domain, l.Error, asynq.SkipRetry)
 	}
 	return nil
+}
+
+// finishMargin is the time a lookup keeps, at the end of its task's, to
+// record its outcome and announce it.
+const finishMargin = 5 * time.Second
+
+// resolveContext bounds the registries' attempts to the task's time less
+// finishMargin: a lookup whose registries do not answer (each attempt may
+// take an RDAP and a WHOIS timeout) is failed in its task, where cut off
+// by the task's deadline it would stay pending and be run again, and
+// again by the rescue, for as long as the registries stay silent.
+func resolveContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	deadline, ok := ctx.Deadline()
+	if !ok {
+		return context.WithCancel(ctx)
+	}
+	return context.WithDeadline(ctx, deadline.Add(-finishMargin))
 }
 
 // errNotAttempted marks a failure to record an attempt (the database's,

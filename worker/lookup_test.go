@@ -28,12 +28,17 @@ type source struct {
 	err     error
 	calls   int
 	onCall  func() // called with each lookup, when set
+	hang    bool   // answer nothing until the lookup's context ends
 }
 
-func (s *source) Lookup(_ context.Context, domain string) (domaininfo.Record, error) {
+func (s *source) Lookup(ctx context.Context, domain string) (domaininfo.Record, error) {
 	s.calls++
 	if s.onCall != nil {
 		s.onCall()
+	}
+	if s.hang {
+		<-ctx.Done()
+		return domaininfo.Record{}, fmt.Errorf("rdap: %w", ctx.Err())
 	}
 	if s.err != nil {
 		return domaininfo.Record{}, s.err
@@ -179,6 +184,36 @@ func TestLookupRunStoppedBetweenAttemptsStaysPending(t *testing.T) {
 	h.db.First(&got, "id = ?", l.ID)
 	if got.State != models.LookupPending || got.Attempts != 1 {
 		t.Errorf("row = state %s attempts %d, want pending after 1 attempt", got.State, got.Attempts)
+	}
+}
+
+// A lookup whose registries do not answer within its task's time fails
+// in that task, with its outcome recorded before the deadline: cut off by
+// it, the lookup stayed pending, and asynq and then the rescue ran it
+// again for as long as the registries stayed silent.
+func TestLookupRunOutOfTimeFails(t *testing.T) {
+	t.Parallel()
+	silent := &source{hang: true}
+	h, cache := newLookupRun(t, silent, silent)
+	h.retries = []time.Duration{0, 0, 0}
+	l, task := addLookup(t, h, "silent.com")
+	sub, err := cache.Subscribe(context.Background(), l.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), finishMargin+200*time.Millisecond) // as asynq sets the task's
+	defer cancel()
+	if err := run(ctx, h, task); !errors.Is(err, asynq.SkipRetry) {
+		t.Fatalf("a lookup out of time = %v, want a final failure (SkipRetry)", err)
+	}
+	if err := sub.Wait(ctx, time.Minute); err != nil {
+		t.Fatalf("no announcement of the failed lookup: %v", err)
+	}
+	var got models.Lookup
+	h.db.First(&got, "id = ?", l.ID)
+	if got.State != models.LookupFailed || !strings.Contains(got.Error, "no answer within") || got.CompletedAt == nil {
+		t.Errorf("row = state %s error %q, want failed for want of an answer", got.State, got.Error)
 	}
 }
 
