@@ -143,6 +143,21 @@ func (p Plan) Column() string {
 	return ""
 }
 
+// Rivals are the queued operations that change what op changes (lock and
+// unlock; each other op alone), op included: two of them on one domain
+// must not be applied at once.
+func Rivals(op string) []string {
+	column := Plan{Op: op}.Column()
+	var ops []string
+	for o, kind := range Kinds {
+		if kind == Queued && (Plan{Op: o}).Column() == column {
+			ops = append(ops, o)
+		}
+	}
+	slices.Sort(ops)
+	return ops
+}
+
 // Apply sets on d what the plan changed at the registry.
 func (p Plan) Apply(d *models.Domain) {
 	switch p.Op {

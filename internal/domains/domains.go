@@ -259,6 +259,11 @@ func (s *Service) queue(ctx context.Context, userID string, plan bulkop.Plan, do
 		op.State, op.StartedAt, op.FinishedAt = models.BulkDone, &now, &now
 	}
 	err := s.outbox.Transaction(ctx, func(tx *outbox.Tx) error {
+		if !plan.DryRun {
+			if err := refuseBusy(tx, userID, plan); err != nil {
+				return err
+			}
+		}
 		if err := tx.Create(&op).Error; err != nil {
 			return err
 		}
@@ -275,6 +280,39 @@ func (s *Service) queue(ctx context.Context, userID string, plan bulkop.Plan, do
 	}
 	s.log.InfoContext(ctx, "bulk op queued", "bulk_op", op.ID, "op", op.Op, "total", op.Total, "dry_run", op.DryRun)
 	return op, nil
+}
+
+// refuseBusy refuses, with a conflict, an op on domains that an earlier op
+// of the user changing the same thing (bulkop.Rivals) has still to apply:
+// the two ops' items would reach the registry in no set order, and an
+// earlier change sent again after its worker died could undo the later
+// one. The domains' rows are locked first, so that two such requests at
+// once are taken in turn.
+func refuseBusy(tx *outbox.Tx, userID string, plan bulkop.Plan) error {
+	var locked []string
+	err := models.ForUpdate(tx.DB).Model(&models.Domain{}).Where("user_id = ? AND name IN ?", userID, plan.Domains).
+		Order("name").Pluck("name", &locked).Error
+	if err != nil {
+		return fmt.Errorf("lock %d domains: %w", len(plan.Domains), err)
+	}
+	active := tx.Model(&models.BulkOp{}).Select("id").
+		Where("user_id = ? AND state IN ? AND op IN ?", userID, []string{models.BulkQueued, models.BulkRunning}, bulkop.Rivals(plan.Op))
+	var busy []models.BulkItem
+	err = tx.Select("domain", "bulk_op_id").Where("bulk_op_id IN (?) AND state = ? AND domain IN ?", active, models.ItemPending, plan.Domains).
+		Order("domain").Find(&busy).Error
+	if err != nil {
+		return fmt.Errorf("find the domains' ops in progress: %w", err)
+	}
+	if len(busy) == 0 {
+		return nil
+	}
+	domains, ops := make([]string, len(busy)), make([]string, len(busy))
+	for i, it := range busy {
+		domains[i], ops[i] = it.Domain, it.BulkOpID
+	}
+	slices.Sort(ops)
+	return fault.New(fault.Conflict, "%d of these domains are still being changed by your bulk operation %s: %s; wait until it ends (its statusPath says when), then send this again; nothing was changed",
+		len(domains), strings.Join(slices.Compact(ops), ", "), bulkop.Names(domains))
 }
 
 // setAutoRenew applies setAutoRenew to the domains at once.

@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -171,6 +172,77 @@ func TestBulk(t *testing.T) {
 	p.db.Model(&models.Domain{}).Where("user_id = ? AND auto_renew", "ada").Where("name IN ?", p.ada[:4]).Count(&renewing)
 	if renewing != 0 {
 		t.Errorf("%d of the four renew after turning it off", renewing)
+	}
+}
+
+// An op on domains that an earlier op changing the same thing has still
+// to apply is refused, and writes nothing: their items would reach the
+// registry in no set order. Other ops, dry runs, other domains and the
+// same domains once the earlier op ended are taken; of requests sent at
+// once over the same domains, one is.
+func TestBulkRefusesDomainsAnEarlierOpIsChanging(t *testing.T) {
+	t.Parallel()
+	p := newPortfolio(t)
+	ctx := context.Background()
+	opsOf := func() (n int64) {
+		p.db.Model(&models.BulkOp{}).Count(&n)
+		return n
+	}
+	lock, err := p.s.Bulk(ctx, "ada", bulkop.Lock, bulkop.Request{Domains: p.ada[:3]})
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := opsOf()
+	_, err = p.s.Bulk(ctx, "ada", bulkop.Unlock, bulkop.Request{Domains: p.ada[2:5]})
+	if e, _ := fault.As(err); e == nil || e.Code != fault.Conflict || !strings.Contains(e.Message, lock.Op.ID) ||
+		!strings.Contains(e.Message, p.ada[2]) || strings.Contains(e.Message, p.ada[3]) {
+		t.Errorf("unlock of a domain being locked: %v; want a conflict naming the lock and that domain alone", err)
+	}
+	if n := opsOf(); n != before {
+		t.Errorf("%d ops after the refusal, want %d", n, before)
+	}
+
+	dryRun := bulkop.Request{Domains: p.ada[:3]}
+	dryRun.Options.DryRun = true
+	for _, ok := range []struct {
+		op  string
+		req bulkop.Request
+	}{
+		{bulkop.SetFolder, bulkop.Request{Domains: p.ada[:3], Payload: []byte(`{"folder":"f"}`)}},
+		{bulkop.Unlock, dryRun},
+		{bulkop.Unlock, bulkop.Request{Domains: p.ada[3:5]}},
+	} {
+		if _, err := p.s.Bulk(ctx, "ada", ok.op, ok.req); err != nil {
+			t.Errorf("%s of %v (dry run %v): %v; want it taken", ok.op, ok.req.Domains, ok.req.Options.DryRun, err)
+		}
+	}
+	p.db.Model(&models.BulkItem{}).Where("bulk_op_id = ?", lock.Op.ID).Update("state", models.ItemDone)
+	p.db.Model(&models.BulkOp{}).Where("id = ?", lock.Op.ID).Update("state", models.BulkDone)
+	if _, err := p.s.Bulk(ctx, "ada", bulkop.Unlock, bulkop.Request{Domains: p.ada[:3]}); err != nil {
+		t.Errorf("unlock once the lock ended: %v", err)
+	}
+
+	const senders = 6
+	errs := make(chan error, senders)
+	for range senders {
+		go func() {
+			_, err := p.s.Bulk(ctx, "ada", bulkop.Lock, bulkop.Request{Domains: p.ada[6:10]})
+			errs <- err
+		}()
+	}
+	var taken, refused int
+	for range senders {
+		switch err := <-errs; {
+		case err == nil:
+			taken++
+		case codeOf(err) == fault.Conflict:
+			refused++
+		default:
+			t.Errorf("a lock sent at once with others: %v", err)
+		}
+	}
+	if taken != 1 || refused != senders-1 {
+		t.Errorf("%d locks sent at once over the same domains: %d taken and %d refused, want 1 and %d", senders, taken, refused, senders-1)
 	}
 }
 
