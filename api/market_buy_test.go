@@ -66,7 +66,7 @@ func TestBrowserBuyFromTheMarketplace(t *testing.T) {
 		}
 	}
 	env.now = env.now.AddDate(0, 0, 7)
-	run, err := env.srv.svc.Settlements.RequestClosed(context.Background())
+	run, err := env.srv.svc.Settlements.RequestClosed(context.Background(), env.now)
 	if err == nil {
 		err = env.srv.svc.Settlements.Run(context.Background(), run.ID)
 	}

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"sync"
 	"time"
 
@@ -143,6 +144,17 @@ func (s *Scheduler) Enqueue(ctx context.Context, e Entry, slot time.Time) error 
 // SlotTaskID is the TaskID of the run of typ for slot, e.g. "outbox:sweep@2026-11-22T10:00:05Z".
 func SlotTaskID(typ string, slot time.Time) string {
 	return typ + "@" + slot.UTC().Format(time.RFC3339)
+}
+
+// SlotOf returns the slot of a TaskID made by SlotTaskID, and false for
+// any other.
+func SlotOf(id string) (time.Time, bool) {
+	_, at, ok := strings.Cut(id, "@")
+	if !ok {
+		return time.Time{}, false
+	}
+	slot, err := time.Parse(time.RFC3339, at)
+	return slot, err == nil
 }
 
 // aligned fires at the start of every slot of an entry.

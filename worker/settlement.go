@@ -2,8 +2,12 @@ package worker
 
 import (
 	"context"
+	"time"
+
+	"github.com/hibiken/asynq"
 
 	"github.com/domaind/domaind/internal/settlement"
+	"github.com/domaind/domaind/scheduler"
 	"github.com/domaind/domaind/tasks"
 )
 
@@ -21,12 +25,20 @@ func (h *settlementRun) Work(ctx context.Context, p tasks.SettlementRunPayload) 
 	return err
 }
 
-// settlementSchedule asks for the run of the period that closed last (the
-// scheduler's slot task): a run that exists already is left as it is.
+// settlementSchedule asks for the run of the period that had closed last
+// when its scheduler's slot began (the slot is in the task's id; a task
+// made otherwise asks for the period closed last now): a run that exists
+// already is left as it is.
 type settlementSchedule struct{ settlements *settlement.Service }
 
 func (h *settlementSchedule) Work(ctx context.Context, _ tasks.SettlementSchedulePayload) error {
-	_, err := h.settlements.RequestClosed(ctx)
+	at := time.Now()
+	if id, ok := asynq.GetTaskID(ctx); ok {
+		if slot, ok := scheduler.SlotOf(id); ok {
+			at = slot
+		}
+	}
+	_, err := h.settlements.RequestClosed(ctx, at)
 	return err
 }
 

@@ -112,9 +112,10 @@ func (s *Service) Request(ctx context.Context, start time.Time, trigger string) 
 }
 
 // RequestClosed requests, for the scheduler, the run of the period that
-// closed last.
-func (s *Service) RequestClosed(ctx context.Context) (models.SettlementRun, error) {
-	return s.Request(ctx, s.Closed().Start, TriggerSchedule)
+// had closed last at slot, the start of the scheduler's slot: a task run
+// late, once the next period has closed too, still asks for its own.
+func (s *Service) RequestClosed(ctx context.Context, slot time.Time) (models.SettlementRun, error) {
+	return s.Request(ctx, s.length.Closed(slot).Start, TriggerSchedule)
 }
 
 // Closed returns the period that closed last, the one a run is asked for
