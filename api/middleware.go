@@ -119,16 +119,16 @@ func (s *Server) bodyLimit(n int64) gin.HandlerFunc {
 }
 
 // utf8Only refuses a request whose path, query or form body, decoded, is
-// not UTF-8 (400, in the route's error shape): every text the service
-// stores or looks up is, and Postgres refuses to compare a column with
-// bytes that are not (a failed query, a 500, where the caller sent a
-// malformed request). JSON bodies need no check: the decoder makes every
-// string UTF-8. It runs after the body limit, and leaves a form body in
-// place for the handler.
+// not UTF-8 or holds a NUL (400, in the route's error shape): every text
+// the service stores or looks up is UTF-8 without NUL, and Postgres
+// refuses to compare a column with bytes that are not (a failed query, a
+// 500, where the caller sent a malformed request). JSON bodies are checked
+// by httpjson.DecodeJSON (its decoder makes every string UTF-8). It runs
+// after the body limit, and leaves a form body in place for the handler.
 func (s *Server) utf8Only(c *gin.Context) {
 	field := ""
 	switch {
-	case !utf8.ValidString(c.Request.URL.Path):
+	case !isText(c.Request.URL.Path):
 		field = "path"
 	case !utf8Values(c.Request.URL.Query()):
 		field = "query"
@@ -149,7 +149,7 @@ func (s *Server) utf8Only(c *gin.Context) {
 		}
 	}
 	if field != "" { // on a page's route too, where a browser gets a page
-		s.browsableError(c, fault.Invalid(field, "must be UTF-8 once its percent-escapes are decoded"))
+		s.browsableError(c, fault.Invalid(field, "must be UTF-8 without NUL characters once its percent-escapes are decoded"))
 		return
 	}
 	c.Next()
@@ -164,17 +164,20 @@ func isForm(r *http.Request) bool {
 // utf8Values reports whether every name and value of vs is UTF-8.
 func utf8Values(vs url.Values) bool {
 	for k, v := range vs {
-		if !utf8.ValidString(k) {
+		if !isText(k) {
 			return false
 		}
 		for _, x := range v {
-			if !utf8.ValidString(x) {
+			if !isText(x) {
 				return false
 			}
 		}
 	}
 	return true
 }
+
+// isText says s is UTF-8 without NUL, as Postgres's text is.
+func isText(s string) bool { return utf8.ValidString(s) && !strings.ContainsRune(s, 0) }
 
 // writeTimeout gives a route's answer d from now to be written, in place of
 // the server's WriteTimeout (for routes that wait on slow work inline).

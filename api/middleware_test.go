@@ -219,10 +219,10 @@ func TestIdempotencyKey(t *testing.T) {
 	}
 }
 
-// A path, query or form body that is not UTF-8 once decoded is a 400 in
-// the route's error shape, before any handler looks it up (Postgres
-// refuses such bytes: the lookups answered 500); a form that is UTF-8
-// still reaches its handler whole.
+// A path, query or form body that is not UTF-8 once decoded, or holds a
+// NUL, is a 400 in the route's error shape, before any handler looks it
+// up (Postgres refuses such bytes: the lookups answered 500); a form that
+// is UTF-8 still reaches its handler whole.
 func TestTextThatIsNotUTF8IsRefused(t *testing.T) {
 	t.Parallel()
 	env := newTestEnv(t)
@@ -232,12 +232,16 @@ func TestTextThatIsNotUTF8IsRefused(t *testing.T) {
 		return env.do(r)
 	}
 	for name, w := range map[string]*httptest.ResponseRecorder{
-		"query":   env.request("GET", "/api/domains?folder=%FF", ""),
-		"path":    env.request("GET", "/api/tlds/%FF/metadata", ""),
-		"page":    env.request("GET", "/oauth/authorize?response_type=code&client_id=%FF", "", "Accept", "text/html"),
-		"form":    form("/api/oauth/token", "grant_type=refresh_token&refresh_token=x&client_id=%FF"),
-		"form v2": form("/api/oauth/token", "grant_type=refresh_token&refresh_token=x&client_id=oc_1&%FF=1"),
-		"form v3": form("/api/oauth/token", "grant_type=refresh_token&refresh_token=x&client_id=%FF&z=%"), // a malformed pair after it
+		"query":     env.request("GET", "/api/domains?folder=%FF", ""),
+		"path":      env.request("GET", "/api/tlds/%FF/metadata", ""),
+		"page":      env.request("GET", "/oauth/authorize?response_type=code&client_id=%FF", "", "Accept", "text/html"),
+		"form":      form("/api/oauth/token", "grant_type=refresh_token&refresh_token=x&client_id=%FF"),
+		"form v2":   form("/api/oauth/token", "grant_type=refresh_token&refresh_token=x&client_id=oc_1&%FF=1"),
+		"form v3":   form("/api/oauth/token", "grant_type=refresh_token&refresh_token=x&client_id=%FF&z=%"), // a malformed pair after it
+		"query NUL": env.request("GET", "/api/domains?folder=a%00", ""),
+		"path NUL":  env.request("GET", "/api/tlds/c%00m/metadata", ""),
+		"page NUL":  env.request("GET", "/oauth/authorize?response_type=code&client_id=oc_%00&redirect_uri=https://a.example/cb", "", "Accept", "text/html"),
+		"form NUL":  form("/api/oauth/token", "grant_type=refresh_token&refresh_token=x&client_id=oc_%00"),
 		"multipart": func() *httptest.ResponseRecorder {
 			r := httptest.NewRequest("POST", "/api/oauth/token", strings.NewReader(
 				"--b\r\nContent-Disposition: form-data; name=\"grant_type\"\r\n\r\nrefresh_token\r\n"+

@@ -24,13 +24,24 @@ func DecodeJSON(c *gin.Context, v any, emptyOK bool) error {
 	if err := RequireJSON(c); err != nil {
 		return err
 	}
-	dec := json.NewDecoder(c.Request.Body)
+	body, err := io.ReadAll(c.Request.Body) // within the route's body limit
+	var mbe *http.MaxBytesError
+	switch {
+	case errors.As(err, &mbe):
+		return err
+	case err != nil:
+		return fault.New(fault.BadRequest, "request body could not be read: %v", err)
+	case hasNULEscape(body):
+		// Postgres's text and jsonb hold no NUL: stored or looked up,
+		// it would fail the query.
+		return fault.Invalid("body", "must not hold NUL characters (\\u0000)")
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
-	err := dec.Decode(v)
+	err = dec.Decode(v)
 	var (
 		syn *json.SyntaxError
 		typ *json.UnmarshalTypeError
-		mbe *http.MaxBytesError
 	)
 	switch {
 	case errors.Is(err, io.EOF) && emptyOK:
@@ -63,6 +74,26 @@ func DecodeJSON(c *gin.Context, v any, emptyOK bool) error {
 		return err
 	default:
 		return fault.New(fault.BadRequest, "request body has data after the JSON object")
+	}
+}
+
+// hasNULEscape says body has a \u0000 escape: one whose backslash is not
+// itself escaped. (A NUL byte in a JSON string is a syntax error.)
+func hasNULEscape(body []byte) bool {
+	for i := 0; ; {
+		j := bytes.Index(body[i:], []byte(`u0000`))
+		if j < 0 {
+			return false
+		}
+		j += i
+		slashes := 0
+		for k := j - 1; k >= 0 && body[k] == '\\'; k-- {
+			slashes++
+		}
+		if slashes%2 == 1 {
+			return true
+		}
+		i = j + 1
 	}
 }
 

@@ -74,3 +74,27 @@ func TestDecodeRefusesDataAfterTheObject(t *testing.T) {
 		t.Errorf("a body ending in white space: %v", err)
 	}
 }
+
+// A NUL escaped in a JSON string is refused (Postgres's text holds none);
+// an escaped backslash followed by "u0000" is not one.
+func TestDecodeRefusesNUL(t *testing.T) {
+	decode := func(in string) (string, error) {
+		c, _ := gin.CreateTestContext(httptest.NewRecorder())
+		c.Request = httptest.NewRequest("POST", "/", strings.NewReader(in))
+		c.Request.Header.Set("Content-Type", "application/json")
+		var b struct {
+			Domain string `json:"domain"`
+		}
+		err := DecodeJSON(c, &b, false)
+		return b.Domain, err
+	}
+	for _, in := range []string{`{"domain":"a\u0000"}`, `{"domain":"\\\u0000"}`, `{"domain":"a","x\u0000":1}`} {
+		var e *fault.Error
+		if _, err := decode(in); !errors.As(err, &e) || e.Code != fault.Validation || e.Field != "body" {
+			t.Errorf("%s: %v, want the NUL refused", in, err)
+		}
+	}
+	if got, err := decode(`{"domain":"a\\u0000"}`); err != nil || got != `a\u0000` {
+		t.Errorf("an escaped backslash before u0000 = %q, %v; want it taken", got, err)
+	}
+}

@@ -19,6 +19,7 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode"
 	"unicode/utf8"
 
 	"gorm.io/gorm"
@@ -82,6 +83,8 @@ func (s *Server) Register(ctx context.Context, name string, redirectURIs []strin
 		return models.OAuthClient{}, oauthError("invalid_redirect_uri", "at most 10 redirect_uris")
 	case len(name) > 200:
 		return models.OAuthClient{}, oauthError("invalid_client_metadata", "client_name is longer than 200 characters")
+	case strings.ContainsFunc(name, unicode.IsControl): // shown on the consent page; Postgres holds no NUL
+		return models.OAuthClient{}, oauthError("invalid_client_metadata", "client_name must not hold control characters")
 	}
 	for _, u := range redirectURIs {
 		if err := checkRedirectURI(u); err != nil {

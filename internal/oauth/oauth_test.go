@@ -100,6 +100,12 @@ func TestRegisterChecksRedirectURIs(t *testing.T) {
 			t.Errorf("Register(%q) = %v, want %q", tc.uris, err, tc.want)
 		}
 	}
+	// The name is shown on the consent page, and Postgres holds no NUL.
+	for _, name := range []string{"a\x00b", "line\nbreak"} {
+		if _, err := w.s.Register(context.Background(), name, []string{"https://ok.example/cb"}); oauthCode(err) != "invalid_client_metadata" {
+			t.Errorf("Register named %q = %v, want invalid_client_metadata", name, err)
+		}
+	}
 }
 
 func TestAuthorizeRequestChecks(t *testing.T) {
