@@ -17,8 +17,9 @@ import (
 
 // Sign-in and sign-up limits: attempts per client address, and failed
 // sign-ins per account (so that guessing one account's password from many
-// addresses is slowed too). The per-account limit never refuses the right
-// password: its owner signs in while someone else guesses.
+// addresses is stopped too). Past the per-account limit only a browser
+// that signed in to the account before (its device cookie) is checked:
+// its owner signs in there while someone else guesses elsewhere.
 var (
 	signInLimit        = ratelimit.PerMinute("signin", 20)
 	signInFailureLimit = ratelimit.Policy{Name: "signin-failures", Kind: ratelimit.Rate, Limit: 10, Window: 15 * time.Minute}
@@ -28,9 +29,48 @@ var (
 var errTooManyFailures = &fault.Error{Code: fault.RateLimited,
 	Message: "too many failed sign-ins for this account; retry after the Retry-After seconds"}
 
-// guessDelay is how long a wrong password for an account past its failure
-// limit waits before its answer: guesses slow down, the owner does not.
+// guessDelay is how long a sign-in refused for the account's failures
+// waits before its answer: guesses slow down.
 const guessDelay = time.Second
+
+// deviceCookie marks a browser that signed in to an account (OWASP's
+// device cookies): a signed deviceClaims, kept deviceLifetime and renewed
+// at each sign-in.
+const (
+	deviceCookie   = "domaind_device"
+	deviceLifetime = 180 * 24 * time.Hour
+)
+
+// deviceClaims are a device cookie's: the account's user id and the
+// cookie's expiry (Unix seconds).
+type deviceClaims struct {
+	User    string `json:"u"`
+	Expires int64  `json:"x"`
+}
+
+// deviceUser returns the user id of the request's device cookie, or "".
+func (s *Server) deviceUser(c *gin.Context) string {
+	raw, err := c.Cookie(deviceCookie)
+	if err != nil {
+		return ""
+	}
+	var d deviceClaims
+	if s.devices.Open(raw, &d) != nil || s.now().Unix() >= d.Expires {
+		return ""
+	}
+	return d.User
+}
+
+// setDevice gives the browser the device cookie of u.
+func (s *Server) setDevice(c *gin.Context, u models.User) {
+	expires := s.now().Add(deviceLifetime)
+	tok, err := s.devices.Sign(deviceClaims{User: u.ID, Expires: expires.Unix()})
+	if err != nil { // a string and a number always marshal
+		s.log.WarnContext(c.Request.Context(), "device cookie not signed", "err", err)
+		return
+	}
+	s.setCookie(c, deviceCookie, tok, expires)
+}
 
 // credentials is the body of sign-up and sign-in. It must say it is JSON
 // (decodeJSON): a cross-site page can post a form or a typeless body
@@ -111,9 +151,13 @@ func (s *Server) signIn(c *gin.Context) error {
 // authenticate checks credentials under the per-account limit of
 // failures. The failure is counted before the password is verified, in one
 // atomic step, so concurrent guesses cannot all slip under the limit; a
-// right password gives the unit back. Past the limit, a right password
-// still signs in, and a wrong one is answered 429 after guessDelay. Unknown
-// emails are counted like known ones, so the limit tells nothing either.
+// right password gives the unit back, and the browser its device cookie.
+// Past the limit, a sign-in from a browser without the account's device
+// cookie is answered 429 after guessDelay, its password not checked (a
+// right one answered otherwise would tell a guesser it was right); one
+// from the owner's browser is checked as before, a wrong password there
+// answered the same 429. Unknown emails are counted like known ones, so
+// the limit tells nothing either.
 func (s *Server) authenticate(c *gin.Context, req credentials) (models.User, error) {
 	ctx := c.Request.Context()
 	var failure ratelimit.Result
@@ -123,22 +167,40 @@ func (s *Server) authenticate(c *gin.Context, req credentials) (models.User, err
 			return models.User{}, err
 		}
 	}
+	refused := email != "" && !failure.Allowed
+	device := ""
+	if refused {
+		if device = s.deviceUser(c); device == "" {
+			return models.User{}, s.tooManyFailures(c, failure)
+		}
+	}
 	u, err := s.svc.Accounts.Authenticate(ctx, req.Email, req.Password)
 	switch {
-	case err == nil && failure.Allowed:
-		if err := s.svc.Limiter.Refund(context.WithoutCancel(ctx), signInFailureLimit, email, failure); err != nil {
-			s.log.WarnContext(ctx, "sign-in failure unit not given back", "err", err)
+	case err == nil && refused && u.ID != device:
+		return models.User{}, s.tooManyFailures(c, failure)
+	case err == nil:
+		if failure.Allowed {
+			if err := s.svc.Limiter.Refund(context.WithoutCancel(ctx), signInFailureLimit, email, failure); err != nil {
+				s.log.WarnContext(ctx, "sign-in failure unit not given back", "err", err)
+			}
 		}
-	case errors.Is(err, account.ErrInvalidCredentials) && email != "" && !failure.Allowed:
-		select {
-		case <-time.After(guessDelay):
-		case <-ctx.Done():
-			return models.User{}, ctx.Err()
-		}
-		rateHeaders(c, signInFailureLimit, failure)
-		return models.User{}, errTooManyFailures
+		s.setDevice(c, u)
+	case errors.Is(err, account.ErrInvalidCredentials) && refused:
+		return models.User{}, s.tooManyFailures(c, failure)
 	}
 	return u, err
+}
+
+// tooManyFailures answers a sign-in refused for its account's failures,
+// after guessDelay.
+func (s *Server) tooManyFailures(c *gin.Context, failure ratelimit.Result) error {
+	select {
+	case <-time.After(guessDelay):
+	case <-c.Request.Context().Done():
+		return c.Request.Context().Err()
+	}
+	rateHeaders(c, signInFailureLimit, failure)
+	return errTooManyFailures
 }
 
 // signOut answers POST /api/auth/logout: ends the session and clears its cookie.

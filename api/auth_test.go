@@ -273,16 +273,23 @@ func TestSignInAnswersAlikeForUnknownEmailAndWrongPassword(t *testing.T) {
 }
 
 // Guessing one account's password is limited per account, from any
-// address; the owner's right password signs in all the same.
+// address: past the limit a sign-in is refused unchecked, the right
+// password too, except from a browser that signed in to the account
+// before (its device cookie), where the owner signs in all the same.
 func TestSignInFailuresAreLimitedPerAccount(t *testing.T) {
 	t.Parallel()
 	env := newTestEnv(t)
 	newBrowser(t, env).signUp("target@example.com", "right-password")
+	newBrowser(t, env).signUp("other@example.com", "other-password")
+	var owners *http.Cookie
 	for i := range 2 * signInFailureLimit.Limit {
-		if code := signInFrom(env, 100+i, "target@example.com", "right-password").Code; code != 200 {
-			t.Fatalf("successful sign-in %d = %d, want 200 (successes are not limited per account)", i+1, code)
+		w := signInFrom(env, 100+i, "target@example.com", "right-password")
+		if w.Code != 200 {
+			t.Fatalf("successful sign-in %d = %d, want 200 (successes are not limited per account)", i+1, w.Code)
 		}
+		owners = deviceCookieOf(t, w)
 	}
+	others := deviceCookieOf(t, signInFrom(env, 200, "other@example.com", "other-password"))
 	for i := range signInFailureLimit.Limit {
 		if code := signInFrom(env, i, "target@example.com", "guess").Code; code != 401 {
 			t.Fatalf("guess %d = %d, want 401", i+1, code)
@@ -293,14 +300,32 @@ func TestSignInFailuresAreLimitedPerAccount(t *testing.T) {
 	if w.Header().Get("Retry-After") == "" {
 		t.Errorf("429 without Retry-After")
 	}
+	forged := *owners
+	forged.Value = strings.Replace(owners.Value, ".", "x.", 1)
+	for name, cookie := range map[string]*http.Cookie{"no": nil, "another account's": others, "a forged": &forged} {
+		wantError(t, "the right password past the limit with "+name+" device cookie", signInFrom(env, 51, "target@example.com", "right-password", cookie), 429, "rate_limited")
+	}
+	wantError(t, "a guess from the owner's browser", signInFrom(env, 52, "target@example.com", "guess", owners), 429, "rate_limited")
 	for i := range 3 {
-		if w := signInFrom(env, 60+i, "target@example.com", "right-password"); w.Code != 200 {
-			t.Errorf("the owner signing in while the account is under attack = %d %s, want 200", w.Code, w.Body)
+		if w := signInFrom(env, 60+i, "target@example.com", "right-password", owners); w.Code != 200 {
+			t.Errorf("the owner signing in from their browser while the account is under attack = %d %s, want 200", w.Code, w.Body)
 		}
 	}
 	if w := env.request("POST", "/api/auth/login", `{"email":"other@example.com","password":"whatever-pw"}`); w.Code != 401 {
 		t.Errorf("another account = %d, want 401 (its own limit)", w.Code)
 	}
+}
+
+// deviceCookieOf returns the device cookie w sets.
+func deviceCookieOf(t *testing.T, w *httptest.ResponseRecorder) *http.Cookie {
+	t.Helper()
+	for _, c := range w.Result().Cookies() {
+		if c.Name == deviceCookie && c.Value != "" && c.HttpOnly {
+			return c
+		}
+	}
+	t.Fatalf("a sign-in (%d) set no device cookie", w.Code)
+	return nil
 }
 
 // Concurrent guesses cannot all slip under the limit: the unit is spent
@@ -324,10 +349,16 @@ func TestConcurrentGuessesAreCountedBeforeTheCheck(t *testing.T) {
 	}
 }
 
-// signInFrom signs in to the JSON endpoint from the i-th test address.
-func signInFrom(env *testEnv, i int, email, pw string) *httptest.ResponseRecorder {
+// signInFrom signs in to the JSON endpoint from the i-th test address,
+// sending the cookies that are not nil.
+func signInFrom(env *testEnv, i int, email, pw string, cookies ...*http.Cookie) *httptest.ResponseRecorder {
 	r := httptest.NewRequest("POST", "/api/auth/login", strings.NewReader(`{"email":"`+email+`","password":"`+pw+`"}`))
 	r.Header.Set("Content-Type", "application/json")
+	for _, c := range cookies {
+		if c != nil {
+			r.AddCookie(c)
+		}
+	}
 	r.RemoteAddr = fmt.Sprintf("198.51.%d.%d:1234", i/250, i%250+1) // a new address each time
 	return env.do(r)
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/domaind/domaind/internal/opsauth"
 	"github.com/domaind/domaind/internal/outbox"
 	"github.com/domaind/domaind/internal/services"
+	"github.com/domaind/domaind/internal/signedtoken"
 	"github.com/domaind/domaind/internal/tools"
 )
 
@@ -57,6 +58,8 @@ type Server struct {
 	check   func(ctx context.Context) map[string]error
 	now     func() time.Time
 	ops     opsauth.Credentials
+	// devices signs the cookies of browsers that signed in (auth.go).
+	devices *signedtoken.Signer
 	// monitoring says this process serves the queue dashboard.
 	monitoring bool
 	// deprecations are the deprecated operations (deprecation.go).
@@ -83,6 +86,7 @@ func New(d Deps) *Server {
 		check:        d.Check,
 		now:          now,
 		ops:          opsauth.Credentials{User: d.Config.OpsUser, Password: d.Config.OpsPassword},
+		devices:      signedtoken.New(d.Config.SecretKey, "sign-in devices", "dv1."),
 		deprecations: maps.Clone(deprecations),
 	}
 	gin.SetMode(gin.ReleaseMode)
