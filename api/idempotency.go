@@ -204,6 +204,10 @@ type recorder struct {
 	streamed bool // flushed before the end: sent in parts
 }
 
+// Unwrap lets http.ResponseController reach the connection: the search
+// stream sets its own write deadlines through it.
+func (r *recorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }
+
 func (r *recorder) Flush() {
 	r.streamed = true
 	r.ResponseWriter.Flush()
