@@ -2,9 +2,12 @@ package api
 
 import (
 	"context"
+	"crypto/sha256"
+	"maps"
 	"net/http"
 	"net/url"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/gin-gonic/gin"
@@ -29,7 +32,9 @@ var errCrossSite = &fault.Error{Code: fault.Forbidden,
 //     another site could pause a queue or approve a partner;
 //   - the ops login (HTTP Basic) is checked, each wrong one counted per
 //     client address before the check (so parallel guesses cannot slip
-//     under the limit), and past opsFailureLimit refused unchecked.
+//     under the limit), and past opsFailureLimit refused unchecked; a
+//     login the address has signed in with lately is not counted
+//     (opsLogins).
 func (s *Server) opsOnly(c *gin.Context) {
 	if !safeMethod(c.Request.Method) && !s.sameOrigin(c.Request) {
 		s.resp.Error(c, errCrossSite)
@@ -38,6 +43,12 @@ func (s *Server) opsOnly(c *gin.Context) {
 	if _, _, ok := c.Request.BasicAuth(); !ok {
 		c.Header("WWW-Authenticate", opsauth.Challenge)
 		s.resp.Error(c, fault.New(fault.Unauthorized, "ops credentials required"))
+		return
+	}
+	login := s.opsLogins.key(httpjson.Client(c), c.GetHeader("Authorization"))
+	if s.opsLogins.known(login, s.now()) && s.ops.Check(c.Request) {
+		c.Set(opsCtxKey, true)
+		c.Next()
 		return
 	}
 	ctx := c.Request.Context()
@@ -59,8 +70,49 @@ func (s *Server) opsOnly(c *gin.Context) {
 	if err := s.svc.Limiter.Refund(context.WithoutCancel(ctx), opsFailureLimit, httpjson.Client(c), failure); err != nil {
 		s.log.WarnContext(ctx, "ops login unit not given back", "err", err)
 	}
+	s.opsLogins.remember(login, s.now())
 	c.Set(opsCtxKey, true)
 	c.Next()
+}
+
+// opsLogins remembers, for opsLoginMemory, the right ops logins and the
+// client addresses that signed in with them. Every request of a dashboard
+// carries the login, many at once, and each took a unit of the failures'
+// limit until it was checked, so a dozen at once were refused as guesses;
+// a remembered one is checked without the count. Only right logins are
+// remembered, each with its address: an address that has not signed in is
+// refused unchecked past the limit, whatever it sends.
+type opsLogins struct {
+	mu    sync.Mutex
+	until map[[32]byte]time.Time
+}
+
+// opsLoginMemory is how long a right ops login is remembered.
+const opsLoginMemory = 5 * time.Minute
+
+// key names the login header sent from address.
+func (l *opsLogins) key(address, header string) [32]byte {
+	return sha256.Sum256([]byte(address + "\x00" + header))
+}
+
+func (l *opsLogins) known(k [32]byte, now time.Time) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return now.Before(l.until[k])
+}
+
+// remember keeps k for opsLoginMemory, and forgets the expired ones once
+// there are many (each is an address ops signed in from).
+func (l *opsLogins) remember(k [32]byte, now time.Time) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.until == nil {
+		l.until = map[[32]byte]time.Time{}
+	}
+	if len(l.until) >= 256 {
+		maps.DeleteFunc(l.until, func(_ [32]byte, until time.Time) bool { return !now.Before(until) })
+	}
+	l.until[k] = now.Add(opsLoginMemory)
 }
 
 // opsCtxKey marks a request that passed the ops login.

@@ -120,6 +120,29 @@ func TestOpsLoginFailuresAreLimitedPerAddress(t *testing.T) {
 	}
 }
 
+// A dashboard sends its requests many at once, each with the login: once
+// its address has signed in they are not counted as failures, where each
+// took a unit until it was checked and a dozen at once were refused.
+func TestOpsRequestsAtOnceAreNotTakenForGuesses(t *testing.T) {
+	t.Parallel()
+	env := newTestEnv(t)
+	const address = "198.51.100.20"
+	if w := opsFrom(env, "GET", "/api/ops/canaries/none", "", address); w.Code != 404 {
+		t.Fatalf("the first request = %d %s, want the route's 404", w.Code, w.Body)
+	}
+	codes := make(chan int, 4*opsFailureLimit.Limit)
+	for range cap(codes) {
+		go func() { codes <- opsFrom(env, "GET", "/api/ops/canaries/none", "", address).Code }()
+	}
+	count := map[int]int{}
+	for range cap(codes) {
+		count[<-codes]++
+	}
+	if count[404] != cap(codes) {
+		t.Errorf("%d requests at once with the right login answered %v, want the route's 404 each", cap(codes), count)
+	}
+}
+
 func TestOpsBodiesMustSayJSON(t *testing.T) {
 	t.Parallel()
 	env := newTestEnv(t)

@@ -58,6 +58,8 @@ type Server struct {
 	check   func(ctx context.Context) map[string]error
 	now     func() time.Time
 	ops     opsauth.Credentials
+	// opsLogins are the right ops logins lately seen (ops.go).
+	opsLogins opsLogins
 	// devices signs the cookies of browsers that signed in (auth.go).
 	devices *signedtoken.Signer
 	// monitoring says this process serves the queue dashboard.
