@@ -332,13 +332,14 @@ type errReuse struct{ family string }
 func (e *errReuse) Error() string { return "oauth: reuse of a spent grant" }
 
 // settleReuse turns an errReuse into the revocation of its family and the
-// protocol's answer; other errors pass through.
+// protocol's answer; other errors pass through. The revocation is made
+// even when the client has gone: a reuse found must not be forgotten.
 func (s *Server) settleReuse(ctx context.Context, err error) error {
 	var reuse *errReuse
 	if !errors.As(err, &reuse) {
 		return err
 	}
-	if rerr := s.revokeFamily(ctx, reuse.family); rerr != nil {
+	if rerr := s.revokeFamily(context.WithoutCancel(ctx), reuse.family); rerr != nil {
 		return fmt.Errorf("revoke reused grant: %w", rerr)
 	}
 	return oauthError("invalid_grant", "this grant was already used; every token issued from it is revoked")

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"gorm.io/gorm"
+
 	"github.com/domaind/domaind/models"
 	"github.com/domaind/domaind/models/modelstest"
 )
@@ -199,6 +201,38 @@ func TestCodeTokensRefreshAndReuse(t *testing.T) {
 	w.now = w.now.Add(CodeTTL)
 	if _, err := w.s.ExchangeCode(ctx, w.client.ID, late, redirect, verifier, ""); oauthCode(err) != "invalid_grant" {
 		t.Errorf("an expired code: %v", err)
+	}
+}
+
+// A reuse found while its client goes away (the request's context ends
+// once the spent token is found) still revokes the family: the attacker
+// who spent it first would otherwise keep the live refresh token.
+func TestAReuseRevokesTheFamilyWhenItsClientLeaves(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	tok, err := w.s.ExchangeCode(context.Background(), w.client.ID, w.code(t, ""), redirect, verifier, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	stolen, err := w.s.Refresh(context.Background(), w.client.ID, tok.RefreshToken, "", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, leave := context.WithCancel(context.Background())
+	defer leave()
+	err = w.s.db.Callback().Query().After("gorm:query").Register("test:leave", func(db *gorm.DB) {
+		if db.Statement.Table == "oauth_codes" { // the family's root, read after the token
+			leave()
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.s.Refresh(ctx, w.client.ID, tok.RefreshToken, "", ""); oauthCode(err) != "invalid_grant" {
+		t.Errorf("the spent token again, its client leaving: %v; want invalid_grant", err)
+	}
+	if _, err := w.s.Refresh(context.Background(), w.client.ID, stolen.RefreshToken, "", ""); oauthCode(err) != "invalid_grant" {
+		t.Errorf("the family's live refresh token after the reuse: %v; want it revoked", err)
 	}
 }
 
