@@ -348,7 +348,7 @@ func (s *Server) returnURL(r oauth.AuthorizeRequest, params url.Values) string {
 
 // token answers POST /api/oauth/token (form-encoded, RFC 6749 §3.2).
 func (s *Server) token(c *gin.Context) {
-	if ct := c.ContentType(); ct != "application/x-www-form-urlencoded" {
+	if ct := c.ContentType(); !strings.EqualFold(ct, "application/x-www-form-urlencoded") { // media types ignore case
 		s.writeOAuthError(c, &oauth.Error{Code: "invalid_request", Description: "send the token request form-encoded (application/x-www-form-urlencoded)"})
 		return
 	}

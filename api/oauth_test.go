@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"html"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"regexp"
 	"strings"
@@ -338,6 +339,12 @@ func TestOAuthTokenEndpointRefusesMalformedRequests(t *testing.T) {
 	res, body := b.json("POST", "/api/oauth/token", `{"grant_type":"authorization_code"}`)
 	if res.StatusCode != 400 || !strings.Contains(body, `"invalid_request"`) {
 		t.Errorf("JSON token request = %d %s, want 400 invalid_request", res.StatusCode, body)
+	}
+	// Media types compare without case (RFC 9110 §8.3.1).
+	form := httptest.NewRequest("POST", "/api/oauth/token", strings.NewReader(url.Values{"grant_type": {"refresh_token"}, "refresh_token": {"rt_x"}, "client_id": {c.conf.ClientID}}.Encode()))
+	form.Header.Set("Content-Type", "Application/X-WWW-Form-Urlencoded")
+	if w := env.do(form); w.Code != 400 || !strings.Contains(w.Body.String(), `"invalid_grant"`) {
+		t.Errorf("a form typed in capitals = %d %s, want it read (400 invalid_grant for its unknown token)", w.Code, w.Body)
 	}
 }
 
