@@ -18,6 +18,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/domaind/domaind/api/httpjson"
+	"github.com/domaind/domaind/dashboard/console"
 	"github.com/domaind/domaind/internal/fault"
 	"github.com/domaind/domaind/internal/httpserver"
 	"github.com/domaind/domaind/internal/requestid"
@@ -103,6 +104,20 @@ func (s *Server) recovery(c *gin.Context) {
 		}
 	}()
 	c.Next()
+}
+
+// bodyLimits are the limits of the routes whose bodies may be larger than
+// DefaultBodyLimit: the ops' CSV import.
+var bodyLimits = map[string]int64{"/ops/listings/import": console.MaxImportBytes}
+
+// routeBodyLimit caps each request's body at its route's limit
+// (bodyLimits), DefaultBodyLimit for the others.
+func (s *Server) routeBodyLimit(c *gin.Context) {
+	n, ok := bodyLimits[c.FullPath()]
+	if !ok {
+		n = DefaultBodyLimit
+	}
+	s.bodyLimit(n)(c)
 }
 
 // bodyLimit caps the request body; reading past n fails with an error the

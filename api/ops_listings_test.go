@@ -1,7 +1,10 @@
 package api
 
 import (
+	"bytes"
 	"context"
+	"mime/multipart"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -9,6 +12,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/domaind/domaind/dashboard/console"
 	"github.com/domaind/domaind/models"
 )
 
@@ -92,5 +96,30 @@ func TestBrowserOpsListings(t *testing.T) {
 	}
 	if hits, err := env.srv.svc.Inventory.Search(context.Background(), models.EnvLive, "harbor view"); err != nil || len(hits) != 0 {
 		t.Errorf("partner search after withdrawing = %+v, %v", hits, err)
+	}
+}
+
+// The import page takes files up to its own limit (4 MiB), past the 1 MiB
+// of other bodies: a file over a mebibyte is answered by the page, in
+// words, not refused as too large.
+func TestOpsImportTakesFilesOverAMebibyte(t *testing.T) {
+	t.Parallel()
+	env := newTestEnv(t)
+	csv := "domain,bin_cents,floor_cents\n" + strings.Repeat("a-name-long-enough-to-fill-a-mebibyte-soon.com,5000,\n", 25_000)
+	if len(csv) <= 1<<20 || len(csv) > console.MaxImportBytes {
+		t.Fatalf("the file is %d bytes; the test needs one between 1 and 4 MiB", len(csv))
+	}
+	var body bytes.Buffer
+	form := multipart.NewWriter(&body)
+	form.WriteField("environment", models.EnvSandbox)
+	file, _ := form.CreateFormFile("file", "names.csv")
+	file.Write([]byte(csv))
+	form.Close()
+	r := httptest.NewRequest("POST", "/ops/listings/import", &body)
+	r.Header.Set("Content-Type", form.FormDataContentType())
+	r.SetBasicAuth("ops", "ops-secret")
+	w := env.do(r)
+	if w.Code != 400 || !strings.Contains(w.Body.String(), "at most 10000") {
+		t.Errorf("a %d-byte import of 25000 names = %d %.300s; want the page saying at most 10000 names", len(csv), w.Code, w.Body)
 	}
 }

@@ -22,7 +22,7 @@ import (
 // routes lists every route of the API in one place.
 func (s *Server) routes(monitoring http.Handler, healthOnly bool) {
 	e := s.engine
-	e.Use(requestID, oauthShape, s.securityHeaders, s.deprecationHeaders, s.accessLog, s.recovery, clientIdentity(s.cfg.TrustedProxies), s.bodyLimit(DefaultBodyLimit), s.utf8Only)
+	e.Use(requestID, oauthShape, s.securityHeaders, s.deprecationHeaders, s.accessLog, s.recovery, clientIdentity(s.cfg.TrustedProxies), s.routeBodyLimit, s.utf8Only)
 	e.NoRoute(s.browsable(func(c *gin.Context) error {
 		return fault.New(fault.NotFound, "There is nothing at %s %s.", c.Request.Method, c.Request.URL.Path)
 	}))

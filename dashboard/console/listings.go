@@ -34,9 +34,10 @@ type opsListingRow struct {
 	ID, Domain, BIN, Floor, Price, Created, Sold string
 }
 
-// maxImportBytes bounds an uploaded import (MaxImportLines lines of a
-// long name and two prices fit in it).
-const maxImportBytes = 4 << 20
+// MaxImportBytes bounds an uploaded import (MaxImportLines lines of a
+// long name and two prices fit in it); the API lets its route's bodies
+// grow so far.
+const MaxImportBytes = 4 << 20
 
 // opsListingsPage answers GET /ops/listings: an environment's listings
 // (live unless environment=sandbox), newest first, filtered by a part of
@@ -134,12 +135,12 @@ func (con *Console) opsListingSubmit(c *gin.Context) {
 // opsListingImport answers the page's import form: the page of the
 // environment with what the CSV listed and each line it could not.
 func (con *Console) opsListingImport(c *gin.Context) {
-	c.Request.Body = http.MaxBytesReader(c.Writer, c.Request.Body, maxImportBytes)
+	c.Request.Body = http.MaxBytesReader(c.Writer, c.Request.Body, MaxImportBytes)
 	env := c.PostForm("environment")
 	f, err := c.FormFile("file")
 	if err != nil {
 		con.renderOpsListings(c, http.StatusBadRequest, opsListingsPageData{Environment: env,
-			Error: fmt.Sprintf("Choose a CSV file of at most %d MiB to import.", maxImportBytes>>20)})
+			Error: fmt.Sprintf("Choose a CSV file of at most %d MiB to import.", MaxImportBytes>>20)})
 		return
 	}
 	file, err := f.Open()
