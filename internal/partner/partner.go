@@ -233,9 +233,14 @@ func (s *Service) Update(ctx context.Context, id string, t Terms) (models.Partne
 	return p, nil
 }
 
+// MaxCredentials is how many live credentials a partner may hold in one
+// environment (a key rotation needs two).
+const MaxCredentials = 20
+
 // IssueCredential makes a credential of the partner for environment with
 // scopes, returning its secret this once. A live credential needs an
-// approved partner (a conflict otherwise).
+// approved partner, and a partner holding MaxCredentials live ones in the
+// environment must revoke one first (a conflict otherwise).
 func (s *Service) IssueCredential(ctx context.Context, partnerID, environment string, scopes []string) (Issued, error) {
 	if err := models.CheckEnvironment(environment); err != nil {
 		return Issued{}, err
@@ -251,7 +256,26 @@ func (s *Service) IssueCredential(ctx context.Context, partnerID, environment st
 	if environment == models.EnvLive && p.Status != models.PartnerApproved {
 		return Issued{}, fault.New(fault.Conflict, "partner %s is %s: live credentials follow approval", p.ID, p.Status)
 	}
-	return s.issue(s.db.WithContext(ctx), p, environment, scopes)
+	var issued Issued
+	err = s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		// The partner's row lock serializes its new credentials, so that
+		// two requests cannot both take the last one.
+		if err := models.ForUpdate(tx).Select("id").Take(&models.Partner{}, "id = ?", p.ID).Error; err != nil {
+			return fmt.Errorf("lock partner %s: %w", p.ID, err)
+		}
+		var live int64
+		err := tx.Model(&models.PartnerCredential{}).Where("partner_id = ? AND environment = ? AND revoked_at IS NULL", p.ID, environment).
+			Count(&live).Error
+		if err != nil {
+			return fmt.Errorf("count the credentials of %s: %w", p.ID, err)
+		}
+		if live >= MaxCredentials {
+			return fault.New(fault.Conflict, "partner %s holds %d live %s credentials, the most it may; revoke one first", p.ID, live, environment)
+		}
+		issued, err = s.issue(tx, p, environment, scopes)
+		return err
+	})
+	return issued, err
 }
 
 func (s *Service) issue(db *gorm.DB, p models.Partner, environment string, scopes []string) (Issued, error) {

@@ -63,6 +63,54 @@ func TestOneApplicationPerPersonUnderConcurrency(t *testing.T) {
 	}
 }
 
+// A partner holds at most MaxCredentials live credentials per
+// environment, however many are asked for at once; a revoked one frees
+// its place, and the other environment counts its own.
+func TestCredentialsAreCappedPerEnvironment(t *testing.T) {
+	t.Parallel()
+	s := newService(t)
+	ctx := context.Background()
+	p, err := s.Create(ctx, "Many Keys", "keys@example.com")
+	if err != nil {
+		t.Fatal(err)
+	}
+	errs := make(chan error, MaxCredentials+5)
+	for range cap(errs) {
+		go func() {
+			_, err := s.IssueCredential(ctx, p.ID, models.EnvSandbox, []string{ScopeSearch})
+			errs <- err
+		}()
+	}
+	var issued, refused int
+	for range cap(errs) {
+		switch err := <-errs; {
+		case err == nil:
+			issued++
+		case codeOf(err) == fault.Conflict:
+			refused++
+		default:
+			t.Errorf("IssueCredential: %v", err)
+		}
+	}
+	if issued != MaxCredentials || refused != 5 {
+		t.Errorf("%d credentials asked for at once: %d issued and %d refused, want %d and 5", cap(errs), issued, refused, MaxCredentials)
+	}
+	var one models.PartnerCredential
+	s.db.Take(&one, "partner_id = ?", p.ID)
+	if err := s.Revoke(ctx, p.ID, one.KeyID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.IssueCredential(ctx, p.ID, models.EnvSandbox, []string{ScopeSearch}); err != nil {
+		t.Errorf("a credential after revoking one: %v", err)
+	}
+	if _, err := s.Approve(ctx, p.ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.IssueCredential(ctx, p.ID, models.EnvLive, []string{ScopeSearch}); err != nil {
+		t.Errorf("a live credential beside %d sandbox ones: %v", MaxCredentials, err)
+	}
+}
+
 func TestCredentialsFollowApproval(t *testing.T) {
 	t.Parallel()
 	s := newService(t)
