@@ -484,13 +484,7 @@ func TestSearchRowsOfFastTLDsDoNotWaitForASlowOne(t *testing.T) {
 		t.Fatalf("primary row and primary_done not streamed before the slow row: %v", seen)
 	}
 	slow.unblock()
-	var rest []string
-	for sc.Scan() {
-		var e event
-		json.Unmarshal(sc.Bytes(), &e)
-		rest = append(rest, e.kind()+":"+e.str("domain"))
-	}
-	if want := []string{"row:fastslow.io", "done:"}; !slices.Equal(rest, want) {
+	if want, rest := []string{"row:fastslow.io", "done:"}, restOf(sc); !slices.Equal(rest, want) {
 		t.Errorf("after release: %v, want %v", rest, want)
 	}
 }
@@ -530,17 +524,23 @@ func TestSearchStreamOutlivesTheServersWriteTimeout(t *testing.T) {
 			}
 			time.Sleep(2 * writeTimeout) // the server's own deadline passes while .io hangs
 			slow.unblock()
-			var rest []string
-			for sc.Scan() {
-				var e event
-				json.Unmarshal(sc.Bytes(), &e)
-				rest = append(rest, e.kind()+":"+e.str("domain"))
-			}
-			if want := []string{"row:patient.io", "done:"}; !slices.Equal(rest, want) {
+			if want, rest := []string{"row:patient.io", "done:"}, restOf(sc); !slices.Equal(rest, want) {
 				t.Errorf("after the server's write timeout: %v (%v), want %v", rest, sc.Err(), want)
 			}
 		})
 	}
+}
+
+// restOf reads the stream's remaining events, each as its kind and
+// domain ("row:a.io", "done:").
+func restOf(sc *bufio.Scanner) []string {
+	var rest []string
+	for sc.Scan() {
+		var e event
+		json.Unmarshal(sc.Bytes(), &e)
+		rest = append(rest, e.kind()+":"+e.str("domain"))
+	}
+	return rest
 }
 
 // endRecorder passes checks on to a registry provider and records, for
