@@ -47,6 +47,7 @@ func (s *Server) opsOnly(c *gin.Context) {
 	}
 	login := s.opsLogins.key(httpjson.Client(c), c.GetHeader("Authorization"))
 	if s.opsLogins.known(login, s.now()) && s.ops.Check(c.Request) {
+		s.opsLogins.remember(login, s.now()) // while the dashboard is in use
 		c.Set(opsCtxKey, true)
 		c.Next()
 		return
