@@ -12,6 +12,7 @@ import (
 
 	"github.com/domaind/domaind/dashboard"
 	"github.com/domaind/domaind/models"
+	"github.com/domaind/domaind/tasks"
 )
 
 // withDashboard rebuilds env's server with the writable queue dashboard
@@ -218,6 +219,13 @@ func TestOpsIndexShowsTheQueues(t *testing.T) {
 	archived := regexp.MustCompile(`id="queue-rdap">[\s\S]*?<td class="archived" data-label="Archived">1</td>`)
 	if !pending.MatchString(page) || !archived.MatchString(page) {
 		t.Errorf("the queues table does not show one pending maintenance task and one archived rdap task:\n%s", page)
+	}
+	// A queue that has had no task yet is shown too, empty.
+	for q := range tasks.QueueWeights {
+		empty := regexp.MustCompile(`id="queue-` + q + `">\s*<td data-label="Queue">` + q + `</td>`)
+		if !empty.MatchString(page) {
+			t.Errorf("the queues table has no row of the %s queue", q)
+		}
 	}
 }
 

@@ -1,11 +1,14 @@
 package console
 
 import (
+	"maps"
 	"net/http"
 	"slices"
 	"time"
 
 	"github.com/gin-gonic/gin"
+
+	"github.com/domaind/domaind/tasks"
 )
 
 // opsIndexData is what the ops index shows.
@@ -39,15 +42,27 @@ func (con *Console) opsIndex(c *gin.Context) {
 	con.render(c, status, "ops_index.html", view)
 }
 
-// queueRows reads every queue's health, by name.
+// queueRows reads the health of every queue the service uses, and of any
+// other Redis holds, by name; a queue that has had no task yet (Redis
+// knows it only once it has) is a row of zeros.
 func (con *Console) queueRows() ([]opsQueueRow, error) {
-	queues, err := con.inspector.Queues()
+	known, err := con.inspector.Queues()
 	if err != nil {
 		return nil, err
+	}
+	queues := slices.Sorted(maps.Keys(tasks.QueueWeights))
+	for _, q := range known {
+		if _, ok := tasks.QueueWeights[q]; !ok {
+			queues = append(queues, q)
+		}
 	}
 	slices.Sort(queues)
 	rows := make([]opsQueueRow, 0, len(queues))
 	for _, q := range queues {
+		if !slices.Contains(known, q) {
+			rows = append(rows, opsQueueRow{Name: q, Latency: "0s"})
+			continue
+		}
 		info, err := con.inspector.GetQueueInfo(q)
 		if err != nil {
 			return nil, err
