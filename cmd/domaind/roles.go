@@ -201,7 +201,7 @@ func printWelcome(w io.Writer, cfg *config.Config, addr net.Addr, demoKey *partn
 	fmt.Fprintf(w, "  API reference  %s/docs   (OpenAPI: %s/openapi.json)\n", base, base)
 	fmt.Fprintf(w, "  API health     %s/healthz   readiness %s/readyz\n", base, base)
 	fmt.Fprintf(w, "  Metrics        %s/metrics\n", base)
-	fmt.Fprintf(w, "  Dashboard      %s/monitoring/\n", base)
+	fmt.Fprintf(w, "  Dashboard      %s/ops   (queues: %s/monitoring/; both take the ops login)\n", base, base)
 	if cfg.OpsCredsGenerated {
 		fmt.Fprintf(w, "  Ops login      user %q  password %q  (generated for this run; set DOMAIND_OPS_USER/DOMAIND_OPS_PASSWORD to fix them)\n", cfg.OpsUser, cfg.OpsPassword)
 	} else {
