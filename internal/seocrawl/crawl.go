@@ -38,6 +38,18 @@ const (
 	DefaultSlowAfter    = 2 * time.Second
 )
 
+// Bounds of what a crawl keeps, so that its memory and its report stay
+// small whatever the pages hold (a page of a mebibyte may carry 45,000
+// links).
+const (
+	// MaxLinksPerPage is how many distinct links of a page, the first
+	// ones, are followed and counted.
+	MaxLinksPerPage = 1000
+	// MaxListed is how many URLs the report lists as robots.txt forbids
+	// (the first by URL).
+	MaxListed = 100
+)
+
 // maxRedirects is how many redirects of one page are followed.
 const maxRedirects = 5
 

@@ -296,6 +296,31 @@ func TestCrawlMaxPagesAndProgress(t *testing.T) {
 	}
 }
 
+// A page of many links costs a bounded crawl: the first MaxLinksPerPage
+// are followed and counted, and the report lists at most MaxListed URLs
+// robots.txt forbids. (A page of a mebibyte of links made a crawl of
+// 100 such pages hold 2 GB and report 4 million forbidden URLs.)
+func TestCrawlKeepsABoundedShareOfManyLinks(t *testing.T) {
+	var links []string
+	for n := range 3 * MaxLinksPerPage {
+		links = append(links, fmt.Sprintf("/x/%d", n))
+	}
+	site := newSite(t, "127.0.0.1", map[string]http.HandlerFunc{
+		"/robots.txt": robotsTxt("User-agent: *\nDisallow: /x/\n"),
+		"/":           htmlPage("Many links", "d", "", "", links...),
+	})
+	r, err := Crawl(context.Background(), localClient(), site.url("/"), Options{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := r.Pages[0]; p.InternalLinks != MaxLinksPerPage {
+		t.Errorf("the page counts %d internal links, want the first %d", p.InternalLinks, MaxLinksPerPage)
+	}
+	if got := r.Summary.RobotsDisallowed; len(got) != MaxListed || got[0] != site.url("/x/0") {
+		t.Errorf("the report lists %d forbidden URLs from %v, want the first %d by URL", len(got), got[:min(1, len(got))], MaxListed)
+	}
+}
+
 // metadataDNS answers metadata.test with the cloud metadata address.
 type metadataDNS struct{}
 

@@ -20,7 +20,7 @@ type document struct {
 	h1          int
 	words       int    // words of visible text (not in head, script, style, template...)
 	text        uint64 // hash of those words, to spot pages with the same content
-	links       []*url.URL
+	links       []*url.URL // the first MaxLinksPerPage distinct ones
 }
 
 // isHTML reports whether a Content-Type is an HTML document.
@@ -84,7 +84,8 @@ func parseDocument(body []byte, page *url.URL) *document {
 	return &d
 }
 
-// resolveLinks turns the hrefs found on page into distinct absolute URLs.
+// resolveLinks turns the hrefs found on page into distinct absolute URLs,
+// the first MaxLinksPerPage of them.
 func resolveLinks(page *url.URL, baseHref string, hasBase bool, canonicalHref string, hrefs []string) (string, []*url.URL) {
 	base := page
 	if hasBase {
@@ -101,6 +102,9 @@ func resolveLinks(page *url.URL, baseHref string, hasBase bool, canonicalHref st
 	seen := map[string]bool{page.String(): true}
 	var links []*url.URL
 	for _, h := range hrefs {
+		if len(links) == MaxLinksPerPage {
+			break
+		}
 		u, ok := resolve(base, h)
 		if !ok || seen[u.String()] {
 			continue

@@ -56,7 +56,7 @@ type Summary struct {
 	// or depth limit.
 	PagesNotCrawled int `json:"pages_not_crawled"`
 	// RobotsDisallowed lists the internal URLs found that robots.txt
-	// forbids; they were not fetched.
+	// forbids, the first MaxListed by URL; they were not fetched.
 	RobotsDisallowed []string    `json:"robots_disallowed"`
 	RobotsTxt        []RobotsTxt `json:"robots_txt"`
 	Findings         Findings    `json:"findings"`
@@ -216,6 +216,7 @@ func (cr *crawler) report(start string, pages []*crawled) *Report {
 	if s.RobotsDisallowed == nil {
 		s.RobotsDisallowed = []string{}
 	}
+	s.RobotsDisallowed = s.RobotsDisallowed[:min(len(s.RobotsDisallowed), MaxListed)]
 	s.RobotsTxt = []RobotsTxt{}
 	for _, o := range slices.Sorted(maps.Keys(cr.robots)) {
 		s.RobotsTxt = append(s.RobotsTxt, cr.robots[o].file)
