@@ -56,7 +56,9 @@ func (s *Server) verifyForMCP(ctx context.Context, token string) (mcpapi.Grant, 
 		if errors.Is(err, oauth.ErrInvalidToken) {
 			return mcpapi.Grant{}, mcpapi.ErrInvalidToken
 		}
-		return mcpapi.Grant{}, err
+		// The SDK answers the error's text; what went wrong is logged.
+		s.log.ErrorContext(ctx, "mcp: token not checked", "err", err)
+		return mcpapi.Grant{}, errors.New("internal error")
 	}
 	return mcpapi.Grant{UserID: t.UserID, Scopes: strings.Fields(t.Scope)}, nil
 }
@@ -96,8 +98,8 @@ func (w *refusalWriter) Write(b []byte) (int, error) {
 		switch {
 		case w.status == http.StatusUnauthorized && msg != "no bearer token":
 			code = fault.InvalidToken
-		case code == "" && w.status >= 500:
-			code = fault.Internal
+		case w.status >= 500: // nothing internal in the body, as everywhere
+			code, msg = fault.Internal, "internal error"
 		case code == "":
 			code = fault.BadRequest
 		}

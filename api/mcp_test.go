@@ -3,6 +3,8 @@ package api
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"io"
 	"net/http"
 	"net/url"
 	"slices"
@@ -13,6 +15,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/modelcontextprotocol/go-sdk/oauthex"
+	"gorm.io/gorm"
 
 	mcpapi "github.com/domaind/domaind/api/mcp"
 	"github.com/domaind/domaind/internal/secret"
@@ -393,6 +396,35 @@ func TestMCPSearch(t *testing.T) {
 // A body the MCP server does not read (not JSON) is 415 in the service's
 // error shape, as the OpenAPI document says (the checked handler holds the
 // answer to it).
+// A token that cannot be checked (the database failing) is a 500 with
+// nothing internal in its body, as everywhere else.
+func TestMCPHidesWhyATokenCouldNotBeChecked(t *testing.T) {
+	t.Parallel()
+	env, srv := servedEnv(t)
+	_, tok := mcpSession(t, env, srv.URL)
+	err := env.db.Callback().Query().Before("gorm:query").Register("test:fail", func(db *gorm.DB) {
+		if db.Statement.Table == "oauth_tokens" {
+			db.AddError(errors.New("sql: database is closed"))
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, _ := http.NewRequest("POST", srv.URL+mcpapi.Path, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`))
+	r.Header.Set("Content-Type", "application/json")
+	r.Header.Set("Accept", "application/json, text/event-stream")
+	r.Header.Set("Authorization", "Bearer "+tok.access)
+	res, err := http.DefaultClient.Do(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	body, _ := io.ReadAll(res.Body)
+	if res.StatusCode != 500 || strings.Contains(string(body), "sql") || !strings.Contains(string(body), `"internal_error"`) {
+		t.Errorf("a token that could not be checked = %d %s, want 500 internal_error saying nothing internal", res.StatusCode, body)
+	}
+}
+
 func TestMCPRefusesABodyOfAnotherType(t *testing.T) {
 	t.Parallel()
 	env, srv := servedEnv(t)
