@@ -113,6 +113,8 @@ func TestBadQueriesNameTheirField(t *testing.T) {
 		{Query{Limit: -1}, true, "limit", fault.Validation},
 		{Query{Offset: MaxOffset + 1}, true, "offset", fault.Validation},
 		{Query{TLD: "not a tld"}, true, "tld", fault.Validation},
+		{Query{Q: "ab\x00c"}, true, "q", fault.Validation},
+		{Query{Q: "ab\xffc"}, true, "q", fault.Validation},
 		{Query{MaxDollars: new(10.0)}, false, "max", fault.Validation},
 		{Query{MaxDollars: new(-1.0)}, true, "max", fault.Validation},
 		{Query{Cursor: *first.NextCursor, Sort: "price_desc", Limit: 1}, true, "", fault.InvalidCursor},
