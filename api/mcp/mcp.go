@@ -166,7 +166,8 @@ type tools struct {
 }
 
 // addTool adds a tool whose handler h takes In and answers Out (h spends
-// the tool's limit once its input is valid: bad input costs nothing),
+// the tool's limit; whois only once its input is valid, suggestions and
+// search first, as their HTTP routes do),
 // answering errors as tool errors that say what to fix, read as the HTTP
 // API reads them (an error that is not ours is logged and answered as a
 // failure of the service, without its detail).
