@@ -18,8 +18,8 @@ type document struct {
 	description string
 	canonical   string // absolute and normalized; "" when the page names none
 	h1          int
-	words       int    // words of visible text (not in head, script, style, template...)
-	text        uint64 // hash of those words, to spot pages with the same content
+	words       int        // words of visible text (not in head, script, style, template...)
+	text        uint64     // hash of those words, to spot pages with the same content
 	links       []*url.URL // the first MaxLinksPerPage distinct ones
 }
 
