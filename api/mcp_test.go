@@ -410,14 +410,7 @@ func TestMCPHidesWhyATokenCouldNotBeChecked(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, _ := http.NewRequest("POST", srv.URL+mcpapi.Path, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`))
-	r.Header.Set("Content-Type", "application/json")
-	r.Header.Set("Accept", "application/json, text/event-stream")
-	r.Header.Set("Authorization", "Bearer "+tok.access)
-	res, err := http.DefaultClient.Do(r)
-	if err != nil {
-		t.Fatal(err)
-	}
+	res := listTools(t, srv.URL, tok.access, "application/json")
 	defer res.Body.Close()
 	body, _ := io.ReadAll(res.Body)
 	if res.StatusCode != 500 || strings.Contains(string(body), "sql") || !strings.Contains(string(body), `"internal_error"`) {
@@ -425,18 +418,26 @@ func TestMCPHidesWhyATokenCouldNotBeChecked(t *testing.T) {
 	}
 }
 
-func TestMCPRefusesABodyOfAnotherType(t *testing.T) {
-	t.Parallel()
-	env, srv := servedEnv(t)
-	_, tok := mcpSession(t, env, srv.URL)
-	r, _ := http.NewRequest("POST", srv.URL+mcpapi.Path, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`))
-	r.Header.Set("Content-Type", "text/plain")
+// listTools posts a tools/list to base's MCP server with the access
+// token, its body typed contentType.
+func listTools(t *testing.T, base, access, contentType string) *http.Response {
+	t.Helper()
+	r, _ := http.NewRequest("POST", base+mcpapi.Path, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`))
+	r.Header.Set("Content-Type", contentType)
 	r.Header.Set("Accept", "application/json, text/event-stream")
-	r.Header.Set("Authorization", "Bearer "+tok.access)
+	r.Header.Set("Authorization", "Bearer "+access)
 	res, err := http.DefaultClient.Do(r)
 	if err != nil {
 		t.Fatal(err)
 	}
+	return res
+}
+
+func TestMCPRefusesABodyOfAnotherType(t *testing.T) {
+	t.Parallel()
+	env, srv := servedEnv(t)
+	_, tok := mcpSession(t, env, srv.URL)
+	res := listTools(t, srv.URL, tok.access, "text/plain")
 	defer res.Body.Close()
 	var body struct {
 		Error struct{ Code, Message string } `json:"error"`
