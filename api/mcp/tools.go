@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/domaind/domaind/api/httpjson"
 	"github.com/domaind/domaind/internal/domaininfo"
 	"github.com/domaind/domaind/internal/domainname"
 	"github.com/domaind/domaind/internal/fault"
@@ -116,7 +117,9 @@ func (t *tools) whois(ctx context.Context, in WhoisInput) (domaininfo.Result, er
 		return domaininfo.Result{}, err
 	}
 	a, failed, err := t.Whois.LookUp(ctx, name.Registrable)
-	if failed {
+	// The unit goes back when the lookup failed, or when the service did
+	// (an error answered 500 or 503), as POST /api/tools/whois gives it.
+	if _, known := httpjson.Coded(err); failed || (err != nil && !known) {
 		t.giveBack(ctx, unit)
 	}
 	if err != nil {

@@ -3,11 +3,13 @@ package mcp
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"testing"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
+	"github.com/redis/go-redis/v9"
 
 	"github.com/domaind/domaind/internal/fault"
 	"github.com/domaind/domaind/internal/lookup"
@@ -54,6 +56,16 @@ func TestWhoisGivesBackTheUnitOfAFailedLookup(t *testing.T) {
 		t.Fatalf("given back %+v, want the user's first unit", given)
 	}
 
+	// The lookup could not even start (the cache's Redis is down): the
+	// service failed, which the HTTP API answers 503 and gives back.
+	outcome.failed, outcome.err = false, fmt.Errorf("lookup cache: %w", redis.ErrClosed)
+	if _, err := tl.whois(ctx, WhoisInput{Domain: "example.org"}); !errors.Is(err, outcome.err) {
+		t.Fatalf("whois = %v, want the cache's failure", err)
+	}
+	if len(given) != 2 || given[1].client != "user:u1" || given[1].unit.Used != 2 {
+		t.Fatalf("given back %+v, want the unit of the call that failed on our side (its second)", given)
+	}
+
 	outcome.failed, outcome.err = false, fault.New(fault.NotFound, "neither RDAP nor the WHOIS fallback has data")
 	if _, err := tl.whois(ctx, WhoisInput{Domain: "free-name.net"}); !errors.Is(err, outcome.err) {
 		t.Fatalf("whois = %v, want not found", err)
@@ -62,7 +74,7 @@ func TestWhoisGivesBackTheUnitOfAFailedLookup(t *testing.T) {
 	if _, err := tl.whois(ctx, WhoisInput{Domain: "example.net"}); err != nil {
 		t.Fatal(err)
 	}
-	if len(given) != 1 {
+	if len(given) != 2 {
 		t.Errorf("given back %+v, want nothing more for a name not found or found", given)
 	}
 }
