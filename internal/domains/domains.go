@@ -289,9 +289,10 @@ func (s *Service) queue(ctx context.Context, userID string, plan bulkop.Plan, do
 // one. The domains' rows are locked first, so that two such requests at
 // once are taken in turn.
 func refuseBusy(tx *outbox.Tx, userID string, plan bulkop.Plan) error {
-	var locked []string
-	err := models.ForUpdate(tx.DB).Model(&models.Domain{}).Where("user_id = ? AND name IN ?", userID, plan.Domains).
-		Order("name").Pluck("name", &locked).Error
+	// In name order, so that two requests over the same domains cannot
+	// deadlock: the later one waits at the first row they share.
+	err := models.ForUpdate(tx.DB).Select("id").Where("user_id = ? AND name IN ?", userID, plan.Domains).
+		Order("name").Find(&[]models.Domain{}).Error
 	if err != nil {
 		return fmt.Errorf("lock %d domains: %w", len(plan.Domains), err)
 	}
