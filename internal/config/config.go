@@ -151,6 +151,9 @@ func Load(getenv func(string) string, isTerminal bool) (*Config, error) {
 		DNSResolver:         env("DOMAIND_DNS_RESOLVER", ""),
 		MetricsToken:        getenv("DOMAIND_METRICS_TOKEN"),
 	}
+	if name := placeholderIn(getenv); name != "" {
+		return nil, &Error{name, "still holds the deploy examples' CHANGE-ME placeholder: replace it with a value of your own (for example: openssl rand -hex 32)"}
+	}
 	var err error
 	_, port, err := net.SplitHostPort(c.HTTPAddr)
 	if err != nil {
@@ -297,6 +300,27 @@ func (c *Config) checkPayments() error {
 		}
 	}
 	return nil
+}
+
+// credentialVars are the variables that hold a secret or a URL with a
+// password, whose values in deploy/ are placeholders.
+var credentialVars = []string{
+	"DOMAIND_DATABASE_URL", "DOMAIND_DATABASE_REPLICA_URL", "DOMAIND_REDIS_URL", "DOMAIND_SECRET_KEY",
+	"DOMAIND_OPS_PASSWORD", "DOMAIND_METRICS_TOKEN", "DOMAIND_RTR_API_KEY",
+	"DOMAIND_STRIPE_SECRET_KEY", "DOMAIND_STRIPE_WEBHOOK_SECRET",
+}
+
+// placeholderIn names the first of credentialVars that still holds the
+// deploy examples' placeholder (CHANGE-ME, in any case), "" when none
+// does: copied as it is, it would be a secret everyone who read the
+// repository knows, and long enough to pass the checks of length.
+func placeholderIn(getenv func(string) string) string {
+	for _, name := range credentialVars {
+		if strings.Contains(strings.ToLower(getenv(name)), "change-me") {
+			return name
+		}
+	}
+	return ""
 }
 
 // loadSecrets sets SecretKey and the ops credentials. Production must be

@@ -110,6 +110,12 @@ func TestBadConfigNamesTheVariable(t *testing.T) {
 		{"cluster with a database number", prod(map[string]string{"DOMAIND_REDIS_URL": "redis-cluster://a:7000,b:7001/3"}), "DOMAIND_REDIS_URL"},
 		{"no secret in production", prod(map[string]string{"DOMAIND_SECRET_KEY": ""}), "DOMAIND_SECRET_KEY"},
 		{"short secret", prod(map[string]string{"DOMAIND_SECRET_KEY": "short"}), "DOMAIND_SECRET_KEY"},
+		// The values deploy/ ships, long enough for the checks of length.
+		{"example's key", prod(map[string]string{"DOMAIND_SECRET_KEY": "CHANGE-ME-at-least-32-characters-openssl-rand-hex-32"}), "DOMAIND_SECRET_KEY"},
+		{"example's ops password", prod(map[string]string{"DOMAIND_OPS_PASSWORD": "change-me-at-least-16-characters"}), "DOMAIND_OPS_PASSWORD"},
+		{"example's metrics token", prod(map[string]string{"DOMAIND_METRICS_TOKEN": "CHANGE-ME-openssl-rand-hex-16"}), "DOMAIND_METRICS_TOKEN"},
+		{"example's database password", prod(map[string]string{"DOMAIND_DATABASE_URL": "postgres://domaind:CHANGE-ME@db:5432/domaind"}), "DOMAIND_DATABASE_URL"},
+		{"example's stripe key", map[string]string{"DOMAIND_PAYMENT_PROVIDER": "stripe", "DOMAIND_STRIPE_SECRET_KEY": "sk_live_CHANGE-ME", "DOMAIND_STRIPE_WEBHOOK_SECRET": "whsec_x"}, "DOMAIND_STRIPE_SECRET_KEY"},
 		{"ops user without password", map[string]string{"DOMAIND_OPS_USER": "ops"}, "DOMAIND_OPS_PASSWORD"},
 		{"unknown registry", map[string]string{"DOMAIND_REGISTRY": "godaddy"}, "DOMAIND_REGISTRY"},
 		{"rtr without key", map[string]string{"DOMAIND_REGISTRY": "rtr"}, "DOMAIND_RTR_API_KEY"},

@@ -1,8 +1,10 @@
 package config
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -50,5 +52,34 @@ func TestDeployFilesNameEveryVariable(t *testing.T) {
 		if len(missing) > 0 {
 			t.Errorf("%s does not name %v", where, missing)
 		}
+	}
+}
+
+// The secrets the deploy examples ship are refused as they are: each
+// DOMAIND_ value of deploy/.env.example and of the example Secret, put in
+// a production configuration alone, fails Load naming its variable.
+func TestDeployExamplesSecretsAreRefused(t *testing.T) {
+	line := regexp.MustCompile(`(?m)^\s*#?\s*(DOMAIND_[A-Z_]+)\s*[:=]\s*"?([^"\s]+)"?\s*$`)
+	checked := 0
+	for _, path := range []string{"../../deploy/.env.example", "../../deploy/k8s/secret.example.yaml"} {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range line.FindAllStringSubmatch(string(b), -1) {
+			name, value := m[1], m[2]
+			if !slices.Contains(credentialVars, name) {
+				continue
+			}
+			checked++
+			_, err := Load(envOf(t, prod(map[string]string{name: value})), false)
+			var ce *Error
+			if !errors.As(err, &ce) || ce.Var != name {
+				t.Errorf("%s: %s=%s loads (err %v); want it refused", path, name, value, err)
+			}
+		}
+	}
+	if checked < 6 {
+		t.Fatalf("checked %d example values; the pattern no longer finds them", checked)
 	}
 }
