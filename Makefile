@@ -41,8 +41,12 @@ test-real: testdb
 # replica each, started on ports 7000-7005 by scripts/redis-cluster.sh when
 # it is not running): every path that touches Redis, its keys in every
 # slot. Tests take the cluster in turn (internal/platform/platformtest).
+# The URL is taken first, so that a cluster that did not form stops here
+# (in front of a command, a substitution's failure would be lost, and the
+# tests would run on the in-process Redis instead).
 test-cluster: testdb
-	DOMAIND_TEST_DATABASE_URL='$(PG_URL)' DOMAIND_TEST_REDIS_URL="$$(scripts/redis-cluster.sh start)" $(MAKE) test
+	url="$$(scripts/redis-cluster.sh start)" && \
+		DOMAIND_TEST_DATABASE_URL='$(PG_URL)' DOMAIND_TEST_REDIS_URL="$$url" $(MAKE) test
 
 # The database the real-server tests and benchmarks make their schemas in.
 testdb:
