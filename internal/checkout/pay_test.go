@@ -34,13 +34,16 @@ type shop struct {
 }
 
 // lossyProcessor is the sandbox, and what goes wrong on the way: a lost answer
-// after the charge, or a seller's change of price while the card is
-// charged.
+// after the charge, a seller's change of price while the card is
+// charged, or an answer held back (slowAnswers: a charge taken is told on
+// charged, and answered once the test closes gate).
 type lossyProcessor struct {
 	*payment.Sandbox
-	db          *gorm.DB
-	loseAnswers atomic.Bool
-	repriceTo   atomic.Int64
+	db            *gorm.DB
+	loseAnswers   atomic.Bool
+	repriceTo     atomic.Int64
+	slowAnswers   atomic.Bool
+	charged, gate chan struct{}
 }
 
 func (p *lossyProcessor) Charge(ctx context.Context, ch payment.Charge) (string, error) {
@@ -50,6 +53,10 @@ func (p *lossyProcessor) Charge(ctx context.Context, ch payment.Charge) (string,
 	id, err := p.Sandbox.Charge(ctx, ch)
 	if err == nil && p.loseAnswers.Load() {
 		return "", payment.ErrLostAnswer
+	}
+	if err == nil && p.slowAnswers.CompareAndSwap(true, false) {
+		p.charged <- struct{}{}
+		<-p.gate
 	}
 	return id, err
 }
@@ -152,6 +159,45 @@ func TestBuyersRacingForOneNameAreChargedOnce(t *testing.T) {
 	orders := sh.count(t, &models.Order{}, "domain = ?", "racedname.com")
 	if paid != 1 || charges != 1 || orders != 1 {
 		t.Errorf("%d buyers paid, the processor took %d charges, %d orders; want one of each", paid, charges, orders)
+	}
+}
+
+// Two tabs of one checkout: the first pays with the card that pays, and
+// while its answer is on the way the second tries the declined card. The
+// second shares the first's payment and idempotency key, so it is the
+// same charge: the processor answers with it, and both tabs end at the
+// one order. (Judging the second card declined the shared payment, and
+// the first tab's charge, unable to make its order, was refunded with
+// word that the name had been sold.)
+func TestAnotherTabsDeclineLeavesThePaidChargeItsOrder(t *testing.T) {
+	t.Parallel()
+	sh := newShop(t)
+	sh.list(t, "twotabs.com", 30_000)
+	token := sh.open(t, "twotabs.com")
+	sh.processor.charged, sh.processor.gate = make(chan struct{}, 1), make(chan struct{})
+	sh.processor.slowAnswers.Store(true)
+
+	first := make(chan error, 1)
+	go func() {
+		_, err := sh.s.Pay(context.Background(), buyer(token, 30_000, payment.TestCardPays))
+		first <- err
+	}()
+	<-sh.processor.charged
+	doneB, errB := sh.s.Pay(context.Background(), buyer(token, 30_000, payment.TestCardDeclined))
+	close(sh.processor.gate)
+	if errA := <-first; errA != nil || errB != nil {
+		t.Fatalf("tab A (paid) = %v, tab B (declined card, same payment) = %v; want both at the order", errA, errB)
+	}
+	if !strings.HasPrefix(doneB, "https://shop.test/thanks") {
+		t.Errorf("tab B goes to %q, want the return URL with the order", doneB)
+	}
+	orders := sh.count(t, &models.Order{}, "domain = ?", "twotabs.com")
+	charges := sh.count(t, &models.SandboxCharge{}, "1 = 1")
+	refunds := sh.count(t, &models.SandboxRefund{}, "1 = 1")
+	failed := sh.count(t, &models.Payment{}, "status = ?", models.PaymentFailed)
+	if orders != 1 || charges != 1 || refunds != 0 || failed != 0 {
+		t.Errorf("%d orders, %d charges, %d refunds, %d failed payments; want one order of one charge, nothing refunded or failed",
+			orders, charges, refunds, failed)
 	}
 }
 

@@ -72,25 +72,29 @@ func (s *Sandbox) Charge(ctx context.Context, ch Charge) (string, error) {
 	if ch.IdempotencyKey == "" || ch.AmountCents < 1 || len(ch.Currency) != 3 {
 		return "", errBadCharge(ch)
 	}
-	if !allDigits(ch.Card.Number) || !Luhn(ch.Card.Number) {
-		return "", invalid("card_number", "The card number is not valid: check it and try again.")
-	}
-	switch ch.Card.Number {
-	case TestCardPays:
-	case TestCardDeclined:
-		return "", fault.New(fault.CardDeclined, "Your card was declined. Try another card.")
-	default:
-		return "", fault.New(fault.CardDeclined, "Your card was declined: this is a test checkout, which takes only the test cards (4242 4242 4242 4242 pays, 4000 0000 0000 0002 is declined).")
-	}
-	c := models.SandboxCharge{ID: sandboxID("ch_test_", "sandbox charge", ch.IdempotencyKey), IdempotencyKey: ch.IdempotencyKey,
-		AmountCents: ch.AmountCents, Currency: ch.Currency, CardLast4: ch.Card.Last4(), Description: models.Cut(ch.Description, 253),
-		CreatedAt: time.Now().UTC()}
-	if err := s.db.WithContext(ctx).Clauses(clause.OnConflict{DoNothing: true}).Create(&c).Error; err != nil {
-		return "", fmt.Errorf("sandbox charge: %w", err)
-	}
+	id := sandboxID("ch_test_", "sandbox charge", ch.IdempotencyKey)
+	// A key charged already answers with its charge, whatever card comes
+	// with it now: a second call of one charge (the buyer's other tab)
+	// takes nothing, and its card is not judged, as a decline would fail
+	// the payment the first call paid.
 	var taken models.SandboxCharge
-	if err := s.db.WithContext(ctx).Take(&taken, "id = ?", c.ID).Error; err != nil {
-		return "", fmt.Errorf("sandbox charge: %w", err)
+	res := s.db.WithContext(ctx).Where("id = ?", id).Limit(1).Find(&taken)
+	if res.Error != nil {
+		return "", fmt.Errorf("sandbox charge: %w", res.Error)
+	}
+	if res.RowsAffected == 0 {
+		if err := chargeable(ch.Card); err != nil {
+			return "", err
+		}
+		c := models.SandboxCharge{ID: id, IdempotencyKey: ch.IdempotencyKey,
+			AmountCents: ch.AmountCents, Currency: ch.Currency, CardLast4: ch.Card.Last4(), Description: models.Cut(ch.Description, 253),
+			CreatedAt: time.Now().UTC()}
+		if err := s.db.WithContext(ctx).Clauses(clause.OnConflict{DoNothing: true}).Create(&c).Error; err != nil {
+			return "", fmt.Errorf("sandbox charge: %w", err)
+		}
+		if err := s.db.WithContext(ctx).Take(&taken, "id = ?", id).Error; err != nil {
+			return "", fmt.Errorf("sandbox charge: %w", err)
+		}
 	}
 	if taken.AmountCents != ch.AmountCents || taken.Currency != ch.Currency {
 		return "", fmt.Errorf("payment: idempotency key %q was used for a charge of %d %s, not %d %s",
@@ -100,6 +104,21 @@ func (s *Sandbox) Charge(ctx context.Context, ch Charge) (string, error) {
 		return "", ErrLostAnswer
 	}
 	return taken.ID, nil
+}
+
+// chargeable refuses a card the sandbox does not charge: one whose number
+// is not valid, and every test card but the one that pays.
+func chargeable(c Card) error {
+	if !allDigits(c.Number) || !Luhn(c.Number) {
+		return invalid("card_number", "The card number is not valid: check it and try again.")
+	}
+	switch c.Number {
+	case TestCardPays:
+		return nil
+	case TestCardDeclined:
+		return fault.New(fault.CardDeclined, "Your card was declined. Try another card.")
+	}
+	return fault.New(fault.CardDeclined, "Your card was declined: this is a test checkout, which takes only the test cards (4242 4242 4242 4242 pays, 4000 0000 0000 0002 is declined).")
 }
 
 // errBadCharge is a charge no provider should be asked for: a bug of the

@@ -31,6 +31,13 @@ func TestSandboxTestCards(t *testing.T) {
 	if again, err := charge(TestCardPays, "pay_1"); err != nil || again != id {
 		t.Errorf("the same key again = %q, %v; want the first charge %q", again, err, id)
 	}
+	// The buyer's other tab, under the same key with another card: the
+	// first call's charge, nothing taken and nothing declined.
+	for _, number := range []string{TestCardDeclined, "4242424242424241"} {
+		if again, err := charge(number, "pay_1"); err != nil || again != id {
+			t.Errorf("the same key with %s… = %q, %v; want the first charge %q", number[:4], again, err, id)
+		}
+	}
 	if other, _ := charge(TestCardPays, "pay_2"); other == id {
 		t.Errorf("another key gave the same charge %q", other)
 	}
