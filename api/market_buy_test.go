@@ -2,9 +2,11 @@ package api
 
 import (
 	"context"
+	"net/http"
 	"net/url"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/chromedp/chromedp"
 
@@ -111,5 +113,50 @@ func TestMarketBuyRefusals(t *testing.T) {
 	env.db.Model(&models.CheckoutSession{}).Count(&n)
 	if n != 0 {
 		t.Errorf("%d checkout sessions opened by refused forms", n)
+	}
+}
+
+// One address opens at most marketBuyHourly's checkouts an hour from the
+// marketplace, minute after minute: each may go on to hold its name for
+// the processor's page, so an address could otherwise keep hundreds of
+// names from everyone else. The next hour opens again.
+func TestMarketBuyIsCappedPerHour(t *testing.T) {
+	t.Parallel()
+	env := newTestEnv(t)
+	price := int64(5_000)
+	l := models.Listing{ID: models.NewID(), Domain: "popular.com", TLD: "com", BINCents: &price, Currency: "USD",
+		Approved: true, MarketplaceVisible: true, CreatedAt: env.now}
+	if err := env.db.Create(&l).Error; err != nil {
+		t.Fatal(err)
+	}
+	b := newBrowser(t, env)
+	token := b.formToken("/market/popular.com")
+	buy := func() int {
+		res, _ := b.form("/market/popular.com/buy", url.Values{"csrf_token": {token}})
+		return res.StatusCode
+	}
+	opened := 0
+	for range 3 { // within the minute's limit each time, past the hour's
+		for range marketBuyLimit.Limit - 2 {
+			if buy() == http.StatusSeeOther {
+				opened++
+			}
+		}
+		env.now = env.now.Add(2 * time.Minute)
+	}
+	if opened != marketBuyHourly.Limit {
+		t.Errorf("%d checkouts opened over six minutes, want the hour's %d", opened, marketBuyHourly.Limit)
+	}
+	if got := buy(); got != http.StatusTooManyRequests {
+		t.Errorf("one more in the hour = %d, want 429", got)
+	}
+	env.now = env.now.Add(time.Hour)
+	if got := buy(); got != http.StatusSeeOther {
+		t.Errorf("the next hour = %d, want 303 to a checkout", got)
+	}
+	var n int64
+	env.db.Model(&models.CheckoutSession{}).Count(&n)
+	if n != int64(marketBuyHourly.Limit)+1 {
+		t.Errorf("%d checkout sessions, want %d", n, marketBuyHourly.Limit+1)
 	}
 }

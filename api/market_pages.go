@@ -178,9 +178,17 @@ func (s *Server) boughtHere(c *gin.Context, l models.Listing) string {
 		o.PublicID, o.Domain, strings.ToLower(strings.ReplaceAll(o.Status, "_", " ")))
 }
 
-// marketBuyLimit bounds the checkouts one client address opens from the
-// marketplace pages.
-var marketBuyLimit = ratelimit.PerMinute("market-buy", 10)
+// marketBuyLimit and marketBuyHourly bound the checkouts one client
+// address opens from the marketplace pages: anyone may open one, and
+// one whose buyer goes on to the processor's page holds its name from
+// everyone else for as long as the page takes a payment
+// (payment.PageHold, 35 minutes). Twenty an hour leave a buyer room to
+// change their mind many times, and an address at most about a dozen
+// names held at once, where ten a minute let it hold hundreds.
+var (
+	marketBuyLimit  = ratelimit.PerMinute("market-buy", 10)
+	marketBuyHourly = ratelimit.PerHour("market-buy-hour", 20)
+)
 
 // marketBuySubmit answers a listed name's Buy form: a hosted checkout of
 // the name at its buy-now price, sold by the house (models.HousePartnerID),
@@ -199,6 +207,9 @@ func (s *Server) marketBuySubmit(c *gin.Context) {
 	}
 	back := s.base() + referral.MarketPath + "/" + name.ASCII
 	if _, err = s.spend(c, marketBuyLimit, httpjson.Client(c)); err == nil {
+		_, err = s.spend(c, marketBuyHourly, httpjson.Client(c))
+	}
+	if err == nil {
 		var cs checkout.Session
 		cs, err = s.svc.Checkout.Create(c.Request.Context(), models.HousePartnerID, models.EnvLive,
 			checkout.NewSession{Domain: name.ASCII, ReturnURL: back, CancelURL: back})
