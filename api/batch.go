@@ -3,7 +3,9 @@ package api
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -16,6 +18,7 @@ import (
 
 	"github.com/domaind/domaind/api/httpjson"
 	"github.com/domaind/domaind/internal/fault"
+	"github.com/domaind/domaind/internal/idempotency"
 	"github.com/domaind/domaind/internal/lookup"
 	"github.com/domaind/domaind/internal/ratelimit"
 )
@@ -118,7 +121,8 @@ type batchResponse struct {
 // and with nothing else of the batch request, so it meets the same
 // validation, limits and quotas as a direct anonymous call and can reach
 // nothing more. Only a malformed envelope fails the batch; a caller over
-// batchLimit is refused (429) before any operation runs.
+// batchLimit is refused (429) before any operation runs. A batch sent with
+// an Idempotency-Key keeps its operations' answers as batchKeep says.
 func (s *Server) runBatch(c *gin.Context) error {
 	var req batchRequest
 	if err := httpjson.DecodeJSON(c, &req, false); err != nil {
@@ -128,27 +132,130 @@ func (s *Server) runBatch(c *gin.Context) error {
 	if req.Operations == nil || n == 0 || n > maxBatchOps {
 		return fault.New(fault.BadRequest, "operations must hold 1 to %d operations, got %d", maxBatchOps, n)
 	}
+	keep := s.newBatchKeep(c, n)
 	results := make([]batchResult, n)
 	var g errgroup.Group
 	g.SetLimit(batchParallel)
 	for i, op := range req.Operations {
 		g.Go(func() error {
-			results[i] = s.dispatch(c, i, op)
+			results[i] = s.dispatch(c, i, op, keep)
 			return nil
 		})
 	}
 	g.Wait()
 	resp := batchResponse{Results: results, Count: n}
+	retryLater := false
 	for _, r := range results {
 		if r.Status >= 400 {
 			resp.Failed++
 		}
-		if saysRetryLater(r) {
-			httpjson.MarkRetryLater(c)
-		}
+		retryLater = retryLater || saysRetryLater(r)
 	}
+	if retryLater {
+		httpjson.MarkRetryLater(c)
+	}
+	keep.settle(c, results, retryLater)
 	c.JSON(http.StatusOK, resp)
 	return nil
+}
+
+// batchKeep keeps the answers of a batch sent with an Idempotency-Key one
+// operation at a time. A batch with an operation that says "retry later"
+// (saysRetryLater) is not kept under its key, so that its retry runs; the
+// answers of its other operations are kept then, and the retry replays
+// them instead of running them again, which would spend their units again
+// (a WHOIS lookup's, of 10 a day). A batch answered in full is kept whole
+// by idempotent, and its operations' answers are not kept besides.
+//
+// An operation's key is the batch's key, the batch's fingerprint and the
+// operation's index: only the same batch sent again with the same key
+// finds it, and no client can send it (it holds NULs, which an
+// Idempotency-Key cannot). The answers are kept as the batch's would be,
+// in its caller's scope and within the anonymous budget; while the batch
+// runs, the batch's key, held, keeps a retry from running beside it.
+type batchKeep struct {
+	s    *Server
+	held heldKey
+	// claims are the operations' keys this batch claimed, by index.
+	claims []opClaim
+}
+
+// opClaim is an operation's key a batch claimed, its single call's
+// fingerprint, and whether the call's answer is whole: given while the
+// batch's client was still there (a stream it left may be cut short).
+type opClaim struct {
+	key, fp string
+	whole   bool
+}
+
+// newBatchKeep is the keep of c's batch of n operations; nil, which keeps
+// nothing, when the batch holds no Idempotency-Key.
+func (s *Server) newBatchKeep(c *gin.Context, n int) *batchKeep {
+	held, ok := heldKeyOf(c)
+	if !ok {
+		return nil
+	}
+	return &batchKeep{s: s, held: held, claims: make([]opClaim, n)}
+}
+
+// replay returns the answer kept for the i-th operation, the single call
+// of fingerprint fp, by an earlier send of the batch. When there is none
+// it claims the operation's key, and the operation runs. One whose key
+// cannot be claimed (the store failed, or another request holds it) runs
+// without being kept.
+func (k *batchKeep) replay(ctx context.Context, i int, fp string) (status int, body json.RawMessage, ok bool) {
+	if k == nil {
+		return 0, nil, false
+	}
+	key := k.held.key + "\x00" + k.held.fp + "\x00" + strconv.Itoa(i)
+	prior, claimed, err := k.s.svc.Idempotency.Begin(ctx, k.held.scope, key, fp)
+	switch {
+	case err != nil:
+		k.s.log.WarnContext(ctx, "batch operation: idempotency claim failed", "index", i, "err", err)
+	case claimed:
+		k.claims[i] = opClaim{key: key, fp: fp}
+	case !prior.Running && prior.Fingerprint == fp:
+		return prior.Status, prior.Body, true
+	}
+	return 0, nil, false
+}
+
+// ran notes that the i-th operation has its answer: a whole one if the
+// batch's client is still there.
+func (k *batchKeep) ran(ctx context.Context, i int) {
+	if k != nil && k.claims[i].key != "" && ctx.Err() == nil {
+		k.claims[i].whole = true
+	}
+}
+
+// settle keeps, when the batch says retry later, the whole answers of the
+// operations that do not, and frees every other key the batch claimed.
+// The keys are settled whatever becomes of the batch's client (the one
+// that left is the one most likely to retry).
+func (k *batchKeep) settle(c *gin.Context, results []batchResult, retryLater bool) {
+	if k == nil {
+		return
+	}
+	ctx := context.WithoutCancel(c.Request.Context())
+	for i, cl := range k.claims {
+		if cl.key == "" {
+			continue
+		}
+		if retryLater && cl.whole && !saysRetryLater(results[i]) {
+			body, _ := json.Marshal(results[i].Body) // a decoded body always marshals
+			r := idempotency.Record{Fingerprint: cl.fp, Status: results[i].Status, Body: body}
+			switch err := k.s.store(c, k.held.scope, cl.key, r); {
+			case errors.Is(err, idempotency.ErrOverBudget):
+				k.s.log.InfoContext(ctx, "batch operation: an anonymous answer was not kept", "index", i, "err", err)
+			case err != nil:
+				k.s.log.WarnContext(ctx, "batch operation: idempotency store failed", "index", i, "err", err)
+			}
+			continue
+		}
+		if err := k.s.svc.Idempotency.Release(ctx, k.held.scope, cl.key); err != nil {
+			k.s.log.WarnContext(ctx, "batch operation: idempotency release failed", "index", i, "err", err)
+		}
+	}
 }
 
 // saysRetryLater reports whether an operation's answer is one a retry may
@@ -209,7 +316,9 @@ func batchID(raw json.RawMessage, index int) (string, error) {
 // x-api-key or x-api-secret, nor the TLS state (client certificates). Nor
 // does Idempotency-Key: it covers the batch as a whole (the batch route is
 // idempotent), and one key on several operations would make them collide.
-func (s *Server) dispatch(c *gin.Context, i int, op batchOperation) batchResult {
+// keep replays the operation's answer kept by an earlier send of the
+// batch, if there is one, in place of the call (which spends nothing).
+func (s *Server) dispatch(c *gin.Context, i int, op batchOperation, keep *batchKeep) batchResult {
 	id, err := batchID(op.ID, i)
 	res := batchResult{ID: id}
 	if err != nil {
@@ -236,7 +345,12 @@ func (s *Server) dispatch(c *gin.Context, i int, op batchOperation) batchResult 
 		res.Status, res.Body = http.StatusInternalServerError, gin.H{"error": gin.H{"code": "internal_error", "message": "internal error"}}
 		return res
 	}
-	sub, _ := http.NewRequestWithContext(c.Request.Context(), target.Method, "/", bytes.NewReader(body))
+	ctx := c.Request.Context()
+	if status, kept, ok := keep.replay(ctx, i, idempotency.Fingerprint(target.Method, uri, body)); ok {
+		res.Status, res.Body = status, kept
+		return res
+	}
+	sub, _ := http.NewRequestWithContext(ctx, target.Method, "/", bytes.NewReader(body))
 	sub.URL, sub.RequestURI, sub.Host = u, uri, c.Request.Host
 	sub.RemoteAddr = c.Request.RemoteAddr
 	if xff := c.Request.Header.Values("X-Forwarded-For"); len(xff) > 0 {
@@ -248,6 +362,7 @@ func (s *Server) dispatch(c *gin.Context, i int, op batchOperation) batchResult 
 	}
 	w := &bufferWriter{header: http.Header{}, status: http.StatusOK}
 	s.engine.ServeHTTP(w, sub)
+	keep.ran(ctx, i)
 	res.Status, res.Body = w.status, decodeBody(w.Header().Get("Content-Type"), w.body.Bytes())
 	return res
 }

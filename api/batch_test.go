@@ -2,6 +2,7 @@ package api
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -10,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/gin-gonic/gin"
 	"github.com/google/go-cmp/cmp"
@@ -296,6 +298,159 @@ func TestBatchIdempotencyKeyCoversTheBatch(t *testing.T) {
 	replay := env.request("POST", "/api/batch", body, "Idempotency-Key", "batch-key-1")
 	if replay.Code != 200 || replay.Header().Get(HeaderIdempotentReplayed) != "true" || replay.Body.String() != first.Body.String() {
 		t.Errorf("retry = %d replayed %q; want the first batch's answer", replay.Code, replay.Header().Get(HeaderIdempotentReplayed))
+	}
+	// Kept whole, the batch keeps none of its operations' answers besides.
+	if keys := env.redis.Keys(t, "idem:addr:*"); len(keys) != 1 {
+		t.Errorf("records kept = %v, want the batch's only", keys)
+	}
+}
+
+// retriedBatch is a search, a price, a TLD's rules and a WHOIS lookup.
+const retriedBatch = `{"operations":[
+	{"id":"search","op":"search_domain","params":{"q":"example.com"}},
+	{"id":"price","op":"tld_registration_price","params":{"tld":"com","op":"register"}},
+	{"id":"rules","op":"tld_requirements","params":{"tld":"io"}},
+	{"id":"whois","op":"whois_lookup","params":{"domain":"google.com"}}
+]}`
+
+// batchAcrossMidnight sends retriedBatch with header twenty seconds before
+// midnight, when the day's WHOIS quota is spent (its lookup is refused,
+// 429, and the batch says "retry later"), then retryBody with header ten
+// seconds after midnight, when the quota is back and the units the first
+// batch spent are still in their minute. Both come from testClient.
+func batchAcrossMidnight(t testing.TB, retryBody string, header ...string) (env *testEnv, first, retry *httptest.ResponseRecorder) {
+	t.Helper()
+	env = newTestEnv(t)
+	seedTLDs(t, env)
+	startLookupWorker(t, env, newLookupWorld(t).resolver)
+	env.now = time.Date(2026, 11, 22, 23, 59, 40, 0, time.UTC)
+	for range whoisQuota.Limit {
+		if r, err := env.srv.svc.Limiter.Allow(context.Background(), whoisQuota, testClient); err != nil || !r.Allowed {
+			t.Fatalf("spending the WHOIS quota: %+v, %v", r, err)
+		}
+	}
+	first = env.request("POST", "/api/batch", retriedBatch, header...)
+	if got := batchStatuses(t, first); got != "200 200 200 429" {
+		t.Fatalf("first batch statuses = %s, want 200 200 200 429: %s", got, first.Body)
+	}
+	env.now = env.now.Add(30 * time.Second)
+	retry = env.request("POST", "/api/batch", retryBody, header...)
+	if got := batchStatuses(t, retry); got != "200 200 200 201" {
+		t.Fatalf("retry statuses = %s, want 200 200 200 201: %s", got, retry.Body)
+	}
+	return env, first, retry
+}
+
+// testClient is the address of env.request's requests, as limits key it.
+const testClient = "192.0.2.1"
+
+// batchStatuses is a batch answer's results' statuses, space-separated.
+func batchStatuses(t testing.TB, w *httptest.ResponseRecorder) string {
+	t.Helper()
+	r := decodeBatch(t, w)
+	var s []string
+	for _, res := range r.Results {
+		s = append(s, strconv.Itoa(res.Status))
+	}
+	return strings.Join(s, " ")
+}
+
+func decodeBatch(t testing.TB, w *httptest.ResponseRecorder) batchReply {
+	t.Helper()
+	var r batchReply
+	if err := json.Unmarshal(w.Body.Bytes(), &r); err != nil || w.Code != 200 {
+		t.Fatalf("batch = %d %s (%v)", w.Code, w.Body, err)
+	}
+	return r
+}
+
+// unitsLeft is what the search and pricing limits have left for
+// testClient: the search's from the limiter, spending nothing; the
+// pricing's from a direct call (its units are leased by the process, which
+// only a call sees), which spends one.
+func unitsLeft(t testing.TB, env *testEnv) (search int, pricing string) {
+	t.Helper()
+	r, err := env.srv.svc.Limiter.Status(context.Background(), searchLimit, testClient)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := env.request("GET", "/api/tlds/com/metadata", "")
+	if w.Code != 200 {
+		t.Fatalf("direct metadata call = %d %s", w.Code, w.Body)
+	}
+	return r.Remaining, exactHeader(w, "RateLimit-Remaining")
+}
+
+// A batch holding an operation refused for now is not kept under its
+// Idempotency-Key, so its retry runs; but the operations that succeeded
+// are kept, and the retry replays them, spending none of their units
+// again, and runs only the refused one. The search's stream, kept as the
+// array of its events, is replayed as it was first answered.
+func TestBatchRetryReplaysTheOperationsThatSucceeded(t *testing.T) {
+	t.Parallel()
+	env, first, retry := batchAcrossMidnight(t, retriedBatch, "Idempotency-Key", "retried-batch")
+	if got := retry.Header().Get(HeaderIdempotentReplayed); got != "" {
+		t.Errorf("retry Idempotent-Replayed = %q; want the batch run again (its first answer said retry later)", got)
+	}
+	was, now := decodeBatch(t, first), decodeBatch(t, retry)
+	for i, id := range []string{"search", "price", "rules"} {
+		if now.Results[i].ID != id || string(now.Results[i].Body) != string(was.Results[i].Body) {
+			t.Errorf("retried %s ran again, not replayed:\n got %.160s…\nwant %.160s…", id, now.Results[i].Body, was.Results[i].Body)
+		}
+	}
+	var events []map[string]any
+	if err := json.Unmarshal(now.Results[0].Body, &events); err != nil || len(events) < 3 || events[0]["kind"] != "header" || events[len(events)-1]["kind"] != "done" {
+		t.Errorf("replayed search body = %s, want the array of its events (%v)", now.Results[0].Body, err)
+	}
+	var whois whoisReply
+	if err := json.Unmarshal(now.Results[3].Body, &whois); err != nil || whois.Lookup.Domain != "google.com" || whois.Used != 1 {
+		t.Errorf("retried whois = %s, want today's first lookup (%v)", now.Results[3].Body, err)
+	}
+	// One search and two pricing units spent, by the first batch; the
+	// direct call is the third pricing unit.
+	if search, pricing := unitsLeft(t, env); search != 59 || pricing != "117" {
+		t.Errorf("units left: search %d, pricing %s; want 59 and 117 (the retry spent none)", search, pricing)
+	}
+
+	// Kept: the three answers the first send kept, and the batch, answered
+	// in full; the retry's lookup is kept in the batch, not besides it.
+	if keys := env.redis.Keys(t, "idem:addr:*"); len(keys) != 4 {
+		t.Errorf("records kept = %v, want 4", keys)
+	}
+	// Answered in full, the batch is now kept whole.
+	again := env.request("POST", "/api/batch", retriedBatch, "Idempotency-Key", "retried-batch")
+	if again.Code != 200 || again.Header().Get(HeaderIdempotentReplayed) != "true" || again.Body.String() != retry.Body.String() {
+		t.Errorf("third send = %d replayed %q %s; want the retry's answer replayed", again.Code, again.Header().Get(HeaderIdempotentReplayed), again.Body)
+	}
+	other := env.request("POST", "/api/batch", `{"operations":[{"op":"tld_requirements","params":{"tld":"com"}}]}`, "Idempotency-Key", "retried-batch")
+	wantError(t, "another body with the key", other, 409, "conflict")
+}
+
+// A retry that is not the same request, without a key or with the key and
+// another body, runs every operation again and spends its units again.
+func TestBatchRetryRunsEveryOperationUnlessTheSameRequest(t *testing.T) {
+	t.Parallel()
+	relabelled := strings.Replace(retriedBatch, `"id":"search"`, `"id":"search-again"`, 1)
+	tests := []struct {
+		name      string
+		retryBody string
+		header    []string
+	}{
+		{"without a key", retriedBatch, nil},
+		{"with the key and another body", relabelled, []string{"Idempotency-Key", "retried-batch"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			env, first, retry := batchAcrossMidnight(t, tc.retryBody, tc.header...)
+			was, now := decodeBatch(t, first), decodeBatch(t, retry)
+			if string(now.Results[0].Body) == string(was.Results[0].Body) {
+				t.Errorf("retried search = %s, want a new stream (a new request id)", now.Results[0].Body)
+			}
+			if search, pricing := unitsLeft(t, env); search != 58 || pricing != "115" {
+				t.Errorf("units left: search %d, pricing %s; want 58 and 115 (both batches spent)", search, pricing)
+			}
+		})
 	}
 }
 

@@ -28,6 +28,22 @@ const (
 // policyCtxKey holds the rate limit whose headers an answer carries.
 const policyCtxKey = "domaind.policy"
 
+// heldKeyCtxKey holds the Idempotency-Key a request claimed (heldKey).
+const heldKeyCtxKey = "domaind.held_key"
+
+// heldKey is an Idempotency-Key a request claimed and holds while it runs:
+// whose it is (callerScope), the key, and the request's fingerprint.
+type heldKey struct{ scope, key, fp string }
+
+// heldKeyOf is the Idempotency-Key c's request holds, if it sent one.
+func heldKeyOf(c *gin.Context) (heldKey, bool) {
+	k, ok := c.Get(heldKeyCtxKey)
+	if !ok {
+		return heldKey{}, false
+	}
+	return k.(heldKey), true
+}
+
 // idempotent makes POSTs carrying an Idempotency-Key safe to retry. The same
 // key and body within 24 h replays the stored response with
 // Idempotent-Replayed: true; the same key with another body, or while the
@@ -39,7 +55,9 @@ const policyCtxKey = "domaind.policy"
 // Keys are the caller's own (callerScope). An anonymous caller's answers
 // are kept an hour, within its address's budget (idempotency.Anonymous);
 // one over it is not kept, and a retry runs again. It runs before the
-// route's rate limit and after its session, if the route has one.
+// route's rate limit and after its session, if the route has one. The
+// handler finds the key it holds with heldKeyOf (a batch keeps its
+// operations' answers under keys of its own, batchKeep).
 func (s *Server) idempotent(c *gin.Context) {
 	key := c.GetHeader(HeaderIdempotencyKey)
 	if key == "" {
@@ -81,6 +99,7 @@ func (s *Server) idempotent(c *gin.Context) {
 	// The transaction that makes the request's change marks the claim
 	// with it (idempotency.CarriedOut).
 	c.Request = c.Request.WithContext(s.svc.Idempotency.Claimed(ctx, scope, key, fp))
+	c.Set(heldKeyCtxKey, heldKey{scope: scope, key: key, fp: fp})
 
 	rec := &recorder{ResponseWriter: c.Writer}
 	c.Writer = rec
