@@ -90,6 +90,10 @@ type BulkItem struct {
 	Error      string `gorm:"size:500"`
 	Attempts   int    `gorm:"not null;default:0"`
 	FinishedAt *time.Time
+	// SentAt is when a run first sent the item's change to the registry,
+	// written before the call: an item still pending with it may have been
+	// applied, its answer lost with the run.
+	SentAt *time.Time
 }
 
 // CartItem is a renewal or restore waiting for checkout, priced when added.

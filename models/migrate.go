@@ -66,6 +66,7 @@ var migrations = []migration{
 	{42, "payments, payouts and referred sales indexed as their lists read them", migrateV42},
 	{43, "partners' idempotency records", migrateV43},
 	{44, "partners' idempotency records marked when their change is made", migrateV44},
+	{45, "bulk items marked when their change is sent to the registry", migrateV45},
 }
 
 // SchemaMigration records an applied migration.

@@ -29,7 +29,9 @@ const (
 // bounded number at a time, and records each outcome. An item's outcome is
 // written only while it is pending, and the registry sees the item's id as
 // the change id, so a run that is retried or resumed (its worker killed,
-// its task run twice) applies no item twice.
+// its task run twice) applies no item twice. An item is marked sent before
+// its first registry call, so that an op that ends with it still pending
+// says it may have been applied (finishBulk).
 type bulkRun struct {
 	db          *gorm.DB
 	registry    registry.Provider
@@ -104,7 +106,7 @@ func (h *bulkRun) applyPending(ctx context.Context, op models.BulkOp) (stopped s
 					return
 				}
 				it := pending[i]
-				o, ok := h.applyItem(ctx, plan, it)
+				o, ok := h.applyItem(ctx, plan, rec, it)
 				if !ok {
 					return
 				}
@@ -146,12 +148,16 @@ type outcome struct {
 	attempts               int
 }
 
-// applyItem applies one item at the registry. It reports false when the
-// task is stopping before the outcome is known: the item then stays pending.
-func (h *bulkRun) applyItem(ctx context.Context, plan bulkop.Plan, it models.BulkItem) (outcome, bool) {
+// applyItem applies one item at the registry, once rec has marked it sent.
+// It reports false when the task is stopping before the outcome is known,
+// or the mark failed: the item then stays pending.
+func (h *bulkRun) applyItem(ctx context.Context, plan bulkop.Plan, rec *recorder, it models.BulkItem) (outcome, bool) {
 	var applyErr error
 	attempts := 0
 	if plan.NeedsRegistry() {
+		if !rec.markSent(ctx, it) {
+			return outcome{}, false
+		}
 		for attempts < itemAttempts {
 			attempts++
 			applyErr = h.registry.UpdateDomain(ctx, it.Domain, plan.Update, it.ID)
@@ -179,11 +185,12 @@ func (h *bulkRun) applyItem(ctx context.Context, plan bulkop.Plan, it models.Bul
 // progress to be seen rising.
 const recordEvery = 50 * time.Millisecond
 
-// recorder writes the outcomes of an op's items in batches. An outcome is
-// written only while its item is pending, and only then mirrored on the
-// domain's row; an outcome not written (the worker died, or the write
-// failed) leaves its item pending, and the retry sends it to the registry
-// again under the same change id, which applies nothing twice.
+// recorder writes the outcomes of an op's items in batches, and marks each
+// item sent before its registry call (markSent). An outcome is written
+// only while its item is pending, and only then mirrored on the domain's
+// row; an outcome not written (the worker died, or the write failed)
+// leaves its item pending, and the retry sends it to the registry again
+// under the same change id, which applies nothing twice.
 type recorder struct {
 	db     *gorm.DB
 	plan   bulkop.Plan
@@ -205,6 +212,33 @@ func (r *recorder) failure() error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.err
+}
+
+// fail records err as the run's failure, unless one is recorded already.
+func (r *recorder) fail(err error) {
+	r.mu.Lock()
+	if r.err == nil {
+		r.err = err
+	}
+	r.mu.Unlock()
+}
+
+// markSent writes that it is sent, before its first registry call: should
+// the op end before its outcome is written, finishBulk fails it as maybe
+// applied rather than skipping it. It reports false when it must not be
+// sent: the task is stopping, or the mark was not written (the run's
+// failure). A mark written as the task stops, the call then not made,
+// says no more than that the change may have been applied.
+func (r *recorder) markSent(ctx context.Context, it models.BulkItem) bool {
+	if it.SentAt != nil {
+		return true
+	}
+	err := r.db.WithContext(ctx).Model(&models.BulkItem{}).Where("id = ? AND sent_at IS NULL", it.ID).
+		Update("sent_at", time.Now().UTC()).Error
+	if err != nil && ctx.Err() == nil {
+		r.fail(fmt.Errorf("mark item %s sent: %w", it.ID, err))
+	}
+	return err == nil
 }
 
 // loop writes the outcomes every recordEvery until ctx ends. A write under
@@ -234,11 +268,7 @@ func (r *recorder) flush(ctx context.Context) {
 	}
 	err := r.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error { return r.write(tx, batch) })
 	if err != nil {
-		r.mu.Lock()
-		if r.err == nil {
-			r.err = fmt.Errorf("record %d item outcomes: %w", len(batch), err)
-		}
-		r.mu.Unlock()
+		r.fail(fmt.Errorf("record %d item outcomes: %w", len(batch), err))
 	}
 }
 
@@ -261,11 +291,12 @@ func (r *recorder) write(tx *gorm.DB, batch []outcome) error {
 	}
 	var done []string
 	for _, k := range kinds {
-		// A skipped item was skipped by a concurrent run of the same op that
-		// stopped; what this run did at the registry is the truer outcome.
+		// A skipped item, or one failed as sent and not answered, was ended
+		// so by a concurrent run of the same op that stopped; what this run
+		// did at the registry is the truer outcome.
 		var recorded []models.BulkItem
 		res := tx.Model(&recorded).Clauses(clause.Returning{Columns: []clause.Column{{Name: "domain"}}}).
-			Where("id IN ? AND state IN ?", ids[k], []string{models.ItemPending, models.ItemSkipped}).
+			Where("id IN ? AND (state IN ? OR (state = ? AND error = ?))", ids[k], []string{models.ItemPending, models.ItemSkipped}, models.ItemFailed, sentNotRecorded).
 			Updates(map[string]any{"state": k.state, "error": k.err, "finished_at": now, "attempts": gorm.Expr("attempts + ?", k.attempts)})
 		if res.Error != nil {
 			return res.Error
@@ -333,9 +364,21 @@ func (h *bulkRun) finish(ctx context.Context, op models.BulkOp, state, why strin
 	})
 }
 
-// finishBulk gives an unfinished op its terminal state; items still
-// pending (after a stop, or when the op is given up) are skipped.
+// sentNotRecorded is the error of an item whose change a run sent to the
+// registry, its answer lost with the run (a worker killed, a database
+// that failed), when the op ended.
+const sentNotRecorded = "the change was sent to the registry, but the op ended before its answer was recorded, " +
+	"so it may have been applied: check the domain, or send the op again for it, which sets the same values"
+
+// finishBulk gives an unfinished op its terminal state. Of the items still
+// pending (after a stop, or when the op is given up), those a run sent to
+// the registry may have been applied: they are failed, saying so; the
+// others are skipped.
 func finishBulk(tx *gorm.DB, id, state, why string, now time.Time) error {
+	if err := tx.Model(&models.BulkItem{}).Where("bulk_op_id = ? AND state = ? AND sent_at IS NOT NULL", id, models.ItemPending).
+		Updates(map[string]any{"state": models.ItemFailed, "error": sentNotRecorded, "finished_at": now}).Error; err != nil {
+		return fmt.Errorf("fail the items of %s sent to the registry: %w", id, err)
+	}
 	if err := tx.Model(&models.BulkItem{}).Where("bulk_op_id = ? AND state = ?", id, models.ItemPending).
 		Updates(map[string]any{"state": models.ItemSkipped, "finished_at": now}).Error; err != nil {
 		return fmt.Errorf("skip the rest of %s: %w", id, err)
