@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"net/url"
 	"slices"
@@ -154,7 +155,7 @@ func (s *Server) runBatch(c *gin.Context) error {
 	if retryLater {
 		httpjson.MarkRetryLater(c)
 	}
-	keep.settle(c, results, retryLater)
+	keep.settle(context.WithoutCancel(c.Request.Context()), results, retryLater)
 	c.JSON(http.StatusOK, resp)
 	return nil
 }
@@ -165,27 +166,30 @@ func (s *Server) runBatch(c *gin.Context) error {
 // answers of its other operations are kept then, and the retry replays
 // them instead of running them again, which would spend their units again
 // (a WHOIS lookup's, of 10 a day). A batch answered in full is kept whole
-// by idempotent, and its operations' answers are not kept besides.
+// by idempotent, and the answers of its operations an earlier send kept
+// are let go.
 //
 // An operation's key is the batch's key, the batch's fingerprint and the
 // operation's index: only the same batch sent again with the same key
 // finds it, and no client can send it (it holds NULs, which an
-// Idempotency-Key cannot). The answers are kept as the batch's would be,
-// in its caller's scope and within the anonymous budget; while the batch
-// runs, the batch's key, held, keeps a retry from running beside it.
+// Idempotency-Key cannot). The batch route is anonymous, so the answers
+// are kept as an anonymous caller's, an hour within its address's budget.
+// While the batch runs it holds its own key, which keeps a retry from
+// running beside it: its operations' keys need no claims of their own.
 type batchKeep struct {
-	s    *Server
-	held heldKey
-	// claims are the operations' keys this batch claimed, by index.
-	claims []opClaim
+	store  *idempotency.Store
+	log    *slog.Logger
+	held   heldKey
+	client string // whose budget the answers count against
+	ops    []keptOp
 }
 
-// opClaim is an operation's key a batch claimed, its single call's
-// fingerprint, and whether the call's answer is whole: given while the
-// batch's client was still there (a stream it left may be cut short).
-type opClaim struct {
-	key, fp string
-	whole   bool
+// keptOp is an operation of a kept batch: its key, its single call's
+// fingerprint, and what became of it.
+type keptOp struct {
+	key, fp  string
+	replayed bool // answered from an earlier send's record
+	whole    bool // answered while the batch's client was still there (a stream it left may be cut short)
 }
 
 // newBatchKeep is the keep of c's batch of n operations; nil, which keeps
@@ -195,65 +199,62 @@ func (s *Server) newBatchKeep(c *gin.Context, n int) *batchKeep {
 	if !ok {
 		return nil
 	}
-	return &batchKeep{s: s, held: held, claims: make([]opClaim, n)}
+	return &batchKeep{store: s.svc.Idempotency, log: s.log, held: held, client: httpjson.Client(c), ops: make([]keptOp, n)}
 }
 
-// replay returns the answer kept for the i-th operation, the single call
-// of fingerprint fp, by an earlier send of the batch. When there is none
-// it claims the operation's key, and the operation runs. One whose key
-// cannot be claimed (the store failed, or another request holds it) runs
-// without being kept.
+// replay returns the answer an earlier send of the batch kept for its
+// i-th operation, the single call of fingerprint fp, if there is one; the
+// operation runs otherwise (and when the record cannot be read).
 func (k *batchKeep) replay(ctx context.Context, i int, fp string) (status int, body json.RawMessage, ok bool) {
 	if k == nil {
 		return 0, nil, false
 	}
 	key := k.held.key + "\x00" + k.held.fp + "\x00" + strconv.Itoa(i)
-	prior, claimed, err := k.s.svc.Idempotency.Begin(ctx, k.held.scope, key, fp)
-	switch {
-	case err != nil:
-		k.s.log.WarnContext(ctx, "batch operation: idempotency claim failed", "index", i, "err", err)
-	case claimed:
-		k.claims[i] = opClaim{key: key, fp: fp}
-	case !prior.Running && prior.Fingerprint == fp:
-		return prior.Status, prior.Body, true
+	k.ops[i] = keptOp{key: key, fp: fp}
+	prior, found, err := k.store.Stored(ctx, k.held.scope, key)
+	if err != nil {
+		k.log.WarnContext(ctx, "batch operation: reading its kept answer failed; it runs", "index", i, "err", err)
 	}
-	return 0, nil, false
+	if !found || prior.Running || prior.Fingerprint != fp {
+		return 0, nil, false
+	}
+	k.ops[i].replayed = true
+	return prior.Status, prior.Body, true
 }
 
-// ran notes that the i-th operation has its answer: a whole one if the
-// batch's client is still there.
-func (k *batchKeep) ran(ctx context.Context, i int) {
-	if k != nil && k.claims[i].key != "" && ctx.Err() == nil {
-		k.claims[i].whole = true
+// answered notes that the i-th operation ran and has its answer: a whole
+// one if the batch's client is still there.
+func (k *batchKeep) answered(ctx context.Context, i int) {
+	if k != nil && ctx.Err() == nil {
+		k.ops[i].whole = true
 	}
 }
 
 // settle keeps, when the batch says retry later, the whole answers of the
-// operations that do not, and frees every other key the batch claimed.
-// The keys are settled whatever becomes of the batch's client (the one
-// that left is the one most likely to retry).
-func (k *batchKeep) settle(c *gin.Context, results []batchResult, retryLater bool) {
+// operations that ran and do not; when the batch is answered in full
+// (and kept whole), it lets go of the answers an earlier send kept. ctx
+// is not the request's: the answers are settled whatever becomes of the
+// batch's client (the one that left is the one most likely to retry).
+func (k *batchKeep) settle(ctx context.Context, results []batchResult, retryLater bool) {
 	if k == nil {
 		return
 	}
-	ctx := context.WithoutCancel(c.Request.Context())
-	for i, cl := range k.claims {
-		if cl.key == "" {
-			continue
-		}
-		if retryLater && cl.whole && !saysRetryLater(results[i]) {
+	for i, op := range k.ops {
+		switch {
+		case op.key == "": // it could not run (a bad op), and was not looked up
+		case retryLater && op.whole && !saysRetryLater(results[i]):
 			body, _ := json.Marshal(results[i].Body) // a decoded body always marshals
-			r := idempotency.Record{Fingerprint: cl.fp, Status: results[i].Status, Body: body}
-			switch err := k.s.store(c, k.held.scope, cl.key, r); {
+			r := idempotency.Record{Fingerprint: op.fp, Status: results[i].Status, Body: body}
+			switch err := k.store.CompleteWithin(ctx, k.held.scope, op.key, r, k.client, idempotency.Anonymous); {
 			case errors.Is(err, idempotency.ErrOverBudget):
-				k.s.log.InfoContext(ctx, "batch operation: an anonymous answer was not kept", "index", i, "err", err)
+				k.log.InfoContext(ctx, "batch operation: an anonymous answer was not kept", "index", i, "err", err)
 			case err != nil:
-				k.s.log.WarnContext(ctx, "batch operation: idempotency store failed", "index", i, "err", err)
+				k.log.WarnContext(ctx, "batch operation: keeping its answer failed", "index", i, "err", err)
 			}
-			continue
-		}
-		if err := k.s.svc.Idempotency.Release(ctx, k.held.scope, cl.key); err != nil {
-			k.s.log.WarnContext(ctx, "batch operation: idempotency release failed", "index", i, "err", err)
+		case !retryLater && op.replayed:
+			if err := k.store.Release(ctx, k.held.scope, op.key); err != nil {
+				k.log.WarnContext(ctx, "batch operation: letting go of its kept answer failed", "index", i, "err", err)
+			}
 		}
 	}
 }
@@ -362,7 +363,7 @@ func (s *Server) dispatch(c *gin.Context, i int, op batchOperation, keep *batchK
 	}
 	w := &bufferWriter{header: http.Header{}, status: http.StatusOK}
 	s.engine.ServeHTTP(w, sub)
-	keep.ran(ctx, i)
+	keep.answered(ctx, i)
 	res.Status, res.Body = w.status, decodeBody(w.Header().Get("Content-Type"), w.body.Bytes())
 	return res
 }

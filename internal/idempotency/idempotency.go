@@ -147,6 +147,13 @@ func (m mirrored) claim(ctx context.Context, k string, v []byte, ttl time.Durati
 	return true, nil, nil
 }
 
+func (m mirrored) get(ctx context.Context, k string) ([]byte, bool, error) {
+	if v, found, err := m.redis.get(ctx, k); err != nil || found {
+		return v, found, err
+	}
+	return m.table.get(ctx, k)
+}
+
 func (m mirrored) set(ctx context.Context, k string, v []byte, ttl time.Duration) error {
 	return errors.Join(m.table.set(ctx, k, v, ttl), m.redis.set(ctx, k, v, ttl))
 }
@@ -167,6 +174,8 @@ type keyStore interface {
 	// claim stores v under k for ttl unless a record is there; otherwise
 	// it answers the record.
 	claim(ctx context.Context, k string, v []byte, ttl time.Duration) (claimed bool, prior []byte, err error)
+	// get answers the record under k, if one is there.
+	get(ctx context.Context, k string) (v []byte, found bool, err error)
 	set(ctx context.Context, k string, v []byte, ttl time.Duration) error
 	del(ctx context.Context, k string) error
 }
@@ -196,6 +205,18 @@ func (s *Store) Begin(ctx context.Context, scope, key, fp string) (prior Record,
 	}
 	prior, err = s.decode(b)
 	return prior, false, err
+}
+
+// Stored returns the record under scope's key, if one is there, without
+// claiming the key: for a caller that holds a key of its own over the
+// keys it reads (a batch over its operations').
+func (s *Store) Stored(ctx context.Context, scope, key string) (r Record, found bool, err error) {
+	b, found, err := s.storeOf(scope).get(ctx, recordKey(scope, key))
+	if err != nil || !found {
+		return Record{}, false, err
+	}
+	r, err = s.decode(b)
+	return r, err == nil, err
 }
 
 // Complete stores the response of a claimed key for TTL.
@@ -309,6 +330,17 @@ func (r redisKeys) claim(ctx context.Context, k string, v []byte, ttl time.Durat
 		return false, b, nil
 	}
 	return false, nil, errors.New("idempotency claim: key keeps changing")
+}
+
+func (r redisKeys) get(ctx context.Context, k string) ([]byte, bool, error) {
+	b, err := r.rdb.Get(ctx, k).Bytes()
+	if errors.Is(err, redis.Nil) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, fmt.Errorf("idempotency read: %w", err)
+	}
+	return b, true, nil
 }
 
 func (r redisKeys) set(ctx context.Context, k string, v []byte, ttl time.Duration) error {

@@ -65,6 +65,33 @@ func TestBeginCompleteReplay(t *testing.T) {
 	}
 }
 
+// Stored reads a key's record without claiming it, in both kinds of
+// scope: nothing for a key never used, the answer once stored, and, for
+// a partner's, from the database once Redis lost its copy.
+func TestStoredReadsWithoutClaiming(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	ctx := context.Background()
+	for _, scope := range []string{"addr:192.0.2.1", idempotency.PartnerScope("pk_a")} {
+		if _, found, err := w.s.Stored(ctx, scope, "k1"); err != nil || found {
+			t.Fatalf("%s: Stored of an unused key = %v, %v; want nothing", scope, found, err)
+		}
+		if _, claimed, err := w.s.Begin(ctx, scope, "k1", "fp"); err != nil || !claimed {
+			t.Fatalf("%s: the key was taken by the read (claimed %v, %v)", scope, claimed, err)
+		}
+		if err := w.s.Complete(ctx, scope, "k1", idempotency.Record{Fingerprint: "fp", Status: 200, Body: []byte(`{"n":1}`)}); err != nil {
+			t.Fatal(err)
+		}
+		if r, found, err := w.s.Stored(ctx, scope, "k1"); err != nil || !found || r.Running || string(r.Body) != `{"n":1}` {
+			t.Errorf("%s: Stored after Complete = %+v, %v, %v; want the answer", scope, r, found, err)
+		}
+	}
+	w.redis.Flush(t)
+	if r, found, err := w.s.Stored(ctx, idempotency.PartnerScope("pk_a"), "k1"); err != nil || !found || string(r.Body) != `{"n":1}` {
+		t.Errorf("a partner's answer after Redis lost its data = %+v, %v, %v; want it from the database", r, found, err)
+	}
+}
+
 // A partner's key outlives Redis: after a FLUSHALL its answer is still
 // replayed, and a key still running is still held.
 func TestAPartnersKeysSurviveRedisLosingItsData(t *testing.T) {

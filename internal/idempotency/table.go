@@ -56,6 +56,15 @@ func (t tableKeys) claim(ctx context.Context, k string, v []byte, ttl time.Durat
 	return false, nil, errors.New("idempotency claim: key keeps changing")
 }
 
+func (t tableKeys) get(ctx context.Context, k string) ([]byte, bool, error) {
+	var r models.IdempotencyRecord
+	res := t.db.WithContext(ctx).Where("id = ? AND expires_at > ?", k, t.now().UTC()).Limit(1).Find(&r)
+	if res.Error != nil {
+		return nil, false, fmt.Errorf("idempotency read: %w", res.Error)
+	}
+	return r.Record, res.RowsAffected == 1, nil
+}
+
 // set writes the record whether or not its claim is still there (the
 // cleanup may have deleted a claim that ran past its expiry); a record
 // carried out stays so.
