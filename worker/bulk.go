@@ -291,12 +291,13 @@ func (r *recorder) write(tx *gorm.DB, batch []outcome) error {
 	}
 	var done []string
 	for _, k := range kinds {
-		// A skipped item, or one failed as sent and not answered, was ended
-		// so by a concurrent run of the same op that stopped; what this run
-		// did at the registry is the truer outcome.
+		// A skipped item, or one failed as sent and not answered (sent, and
+		// no attempt recorded: a recorded outcome counts at least one), was
+		// ended so by a concurrent run of the same op that stopped; what
+		// this run did at the registry is the truer outcome.
 		var recorded []models.BulkItem
 		res := tx.Model(&recorded).Clauses(clause.Returning{Columns: []clause.Column{{Name: "domain"}}}).
-			Where("id IN ? AND (state IN ? OR (state = ? AND error = ?))", ids[k], []string{models.ItemPending, models.ItemSkipped}, models.ItemFailed, sentNotRecorded).
+			Where("id IN ? AND (state IN ? OR (state = ? AND sent_at IS NOT NULL AND attempts = 0))", ids[k], []string{models.ItemPending, models.ItemSkipped}, models.ItemFailed).
 			Updates(map[string]any{"state": k.state, "error": k.err, "finished_at": now, "attempts": gorm.Expr("attempts + ?", k.attempts)})
 		if res.Error != nil {
 			return res.Error

@@ -308,17 +308,37 @@ func TestBulkOutcomeReplacesAFailureAsSentButNotAnswered(t *testing.T) {
 	db := modelstest.NewDB(t)
 	op, items := newLockOp(t, db, 2)
 	db.Model(&models.Domain{}).Where("user_id = ?", op.UserID).Update("locked", false)
-	db.Model(&models.BulkItem{}).Where("bulk_op_id = ?", op.ID).Update("state", models.ItemFailed)
-	db.Model(&items[0]).Update("error", sentNotRecorded)
-	db.Model(&items[1]).Update("error", "registry refused the change: no")
-	rec := &recorder{db: db, plan: bulkop.FromRow(op), userID: op.UserID}
-	for _, it := range items {
-		rec.add(outcome{id: it.ID, domain: it.Domain, state: models.ItemDone, attempts: 1})
+	ctx := context.Background()
+	record := func(o ...outcome) {
+		t.Helper()
+		rec := &recorder{db: db, plan: bulkop.FromRow(op), userID: op.UserID}
+		for _, o := range o {
+			rec.add(o)
+		}
+		rec.flush(ctx)
+		if err := rec.failure(); err != nil {
+			t.Fatal(err)
+		}
 	}
-	rec.flush(context.Background())
-	if err := rec.failure(); err != nil {
+	// Both sent; the registry refused the second, and the op ended with
+	// the first's answer not recorded.
+	rec := &recorder{db: db}
+	for _, it := range items {
+		if !rec.markSent(ctx, it) {
+			t.Fatal(rec.failure())
+		}
+	}
+	record(outcome{id: items[1].ID, domain: items[1].Domain, state: models.ItemFailed, err: "registry refused the change: no", attempts: 1})
+	if err := finishBulk(db, op.ID, models.BulkFailed, "given up", time.Now()); err != nil {
 		t.Fatal(err)
 	}
+	var ended models.BulkItem
+	if db.First(&ended, "id = ?", items[0].ID); ended.State != models.ItemFailed || ended.Error != sentNotRecorded {
+		t.Fatalf("the item in flight when the op ended is %s %q, want failed as sent", ended.State, ended.Error)
+	}
+	// The other run's answers come.
+	record(outcome{id: items[0].ID, domain: items[0].Domain, state: models.ItemDone, attempts: 1},
+		outcome{id: items[1].ID, domain: items[1].Domain, state: models.ItemDone, attempts: 1})
 	want := []string{models.ItemDone, models.ItemFailed}
 	for i, it := range items {
 		var got models.BulkItem
