@@ -3,6 +3,7 @@ package api
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -252,6 +253,16 @@ func TestTextThatIsNotUTF8IsRefused(t *testing.T) {
 	} {
 		if w.Code != http.StatusBadRequest || !strings.Contains(w.Body.String(), "UTF-8") {
 			t.Errorf("%s = %d %s, want 400 saying UTF-8", name, w.Code, w.Body)
+		}
+	}
+	// The older endpoints' 400 is in their legacy shape, this one too.
+	for name, w := range map[string]*httptest.ResponseRecorder{
+		"pricing NUL":     env.request("GET", "/api/pricing/tld?tld=co%00m", ""),
+		"availability FF": env.request("GET", "/api/v1/domains/available?domain=%FF", ""),
+	} {
+		var legacy struct{ Error string }
+		if w.Code != http.StatusBadRequest || json.Unmarshal(w.Body.Bytes(), &legacy) != nil || !strings.Contains(legacy.Error, "UTF-8") {
+			t.Errorf("%s = %d %s, want 400 in the legacy shape saying UTF-8", name, w.Code, w.Body)
 		}
 	}
 	if w := form("/api/oauth/token", "grant_type=refresh_token&refresh_token=x&client_id=oc_000000000000000000000000"); w.Code != http.StatusUnauthorized ||

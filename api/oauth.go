@@ -146,11 +146,19 @@ func (s *Server) apiRoot(c *gin.Context) {
 // middleware's included, take the protocol's shape.
 var oauthPaths = map[string]bool{"/api/oauth/register": true, "/api/oauth/token": true, "/api/oauth/revoke": true}
 
-// oauthShape marks the requests to the OAuth endpoints for their error
-// shape (httpjson.OAuthErrors), before any middleware may refuse them.
-func oauthShape(c *gin.Context) {
-	if oauthPaths[c.FullPath()] {
+// legacyPaths are the older endpoints, whose 400 and 401 take the legacy
+// shape (SPEC §7.1).
+var legacyPaths = map[string]bool{"/api/pricing/tld": true, "/api/v1/domains/available": true}
+
+// errorShape marks the requests to the endpoints whose errors take a shape
+// of their own, the OAuth protocol's (httpjson.OAuthErrors) or the older
+// endpoints' (httpjson.Legacy), before any middleware may refuse them.
+func errorShape(c *gin.Context) {
+	switch path := c.FullPath(); {
+	case oauthPaths[path]:
 		httpjson.OAuthErrors(c)
+	case legacyPaths[path]:
+		httpjson.Legacy(c)
 	}
 	c.Next()
 }

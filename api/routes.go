@@ -6,7 +6,6 @@ import (
 	"github.com/gin-gonic/gin"
 	"github.com/hibiken/asynq"
 
-	"github.com/domaind/domaind/api/httpjson"
 	"github.com/domaind/domaind/api/openapi"
 	partnerapi "github.com/domaind/domaind/api/partner"
 	"github.com/domaind/domaind/dashboard/console"
@@ -22,7 +21,7 @@ import (
 // routes lists every route of the API in one place.
 func (s *Server) routes(monitoring http.Handler, healthOnly bool) {
 	e := s.engine
-	e.Use(requestID, oauthShape, s.securityHeaders, s.deprecationHeaders, s.accessLog, s.recovery, clientIdentity(s.cfg.TrustedProxies), s.routeBodyLimit, s.utf8Only)
+	e.Use(requestID, errorShape, s.securityHeaders, s.deprecationHeaders, s.accessLog, s.recovery, clientIdentity(s.cfg.TrustedProxies), s.routeBodyLimit, s.utf8Only)
 	e.NoRoute(s.browsable(func(c *gin.Context) error {
 		return fault.New(fault.NotFound, "There is nothing at %s %s.", c.Request.Method, c.Request.URL.Path)
 	}))
@@ -57,7 +56,7 @@ func (s *Server) routes(monitoring http.Handler, healthOnly bool) {
 	pub.handle("GET", "/api/batch", s.resp.Handle(s.batchCatalog))
 	pub.handle("POST", "/api/batch", writeTimeout(batchWriteTimeout), s.idempotent, s.limit(batchLimit), s.resp.Handle(s.runBatch))
 	pub.handle("GET", "/api/market/listings", s.limit(listingsLimit), s.withBearer, s.resp.Handle(s.listListings))
-	pub.handle("GET", "/api/pricing/tld", httpjson.Legacy, s.limit(pricingLimit), s.resp.Handle(s.getTLDPrice))
+	pub.handle("GET", "/api/pricing/tld", s.limit(pricingLimit), s.resp.Handle(s.getTLDPrice))
 	pub.handle("GET", "/api/tlds/:tld/metadata", s.limit(pricingLimit), s.resp.Handle(s.getTLDMetadata))
 
 	e.POST("/api/auth/signup", s.idempotent, s.limit(signUpLimit), s.resp.Handle(s.signUp))
@@ -78,7 +77,7 @@ func (s *Server) routes(monitoring http.Handler, healthOnly bool) {
 	cart.GET("", s.resp.Handle(s.getCart))
 	cart.DELETE("/items/:id", s.resp.Handle(s.deleteCartItem))
 
-	e.GET("/api/v1/domains/available", httpjson.Legacy, s.requireKey, s.resp.Handle(s.getMarketAvailability))
+	e.GET("/api/v1/domains/available", s.requireKey, s.resp.Handle(s.getMarketAvailability))
 
 	pub.handle("GET", "/.well-known/oauth-authorization-server", s.authServerMetadata)
 	pub.handle("GET", "/.well-known/oauth-protected-resource", s.protectedResourceMetadata("", "domaind API"))

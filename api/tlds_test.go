@@ -120,14 +120,9 @@ func TestPricingAndMetadataShareTheLimit(t *testing.T) {
 		if w.Code != 429 || w.Header().Get("Retry-After") == "" {
 			t.Fatalf("%s after 120 = %d, want 429 with Retry-After", path, w.Code)
 		}
-		// One endpoint, one error shape: pricing answers in the legacy
-		// shape, its 429 included; metadata in the typed one.
-		if strings.HasPrefix(path, "/api/pricing") {
-			var legacy struct{ Error string }
-			if json.Unmarshal(w.Body.Bytes(), &legacy) != nil || !strings.Contains(legacy.Error, "120 requests per minute") {
-				t.Errorf("%s 429 body = %s, want the legacy shape", path, w.Body)
-			}
-		} else if code, _ := typedError(t, w); code != "rate_limited" {
+		// Typed on both: pricing's legacy shape is for its 400s alone
+		// (SPEC §7.1).
+		if code, _ := typedError(t, w); code != "rate_limited" {
 			t.Errorf("%s code = %q", path, code)
 		}
 	}

@@ -115,7 +115,9 @@ func SetClient(c *gin.Context, key string) { c.Set(clientKey, key) }
 // Client is the request's client identity that SetClient recorded.
 func Client(c *gin.Context) string { return c.GetString(clientKey) }
 
-// Legacy marks a route whose errors take the older {"error": "…"} shape.
+// Legacy marks a request to one of the older endpoints, whose 400 and 401
+// take the older {"error": "…"} shape (SPEC §7.1); their other errors, a
+// 429 or a 5xx, are typed like every endpoint's.
 func Legacy(c *gin.Context) { c.Set(legacyKey, true) }
 
 // OAuthErrors marks a request to an endpoint of the OAuth protocol (token,
@@ -177,7 +179,7 @@ func (r Responder) Error(c *gin.Context, err error) {
 	if e.RetryAfter > 0 {
 		c.Header("Retry-After", strconv.Itoa(ceilSeconds(e.RetryAfter)))
 	}
-	if c.GetBool(legacyKey) {
+	if c.GetBool(legacyKey) && (status == http.StatusBadRequest || status == http.StatusUnauthorized) {
 		c.AbortWithStatusJSON(status, gin.H{"error": e.Message})
 		return
 	}
