@@ -289,6 +289,13 @@ func TestListingsPriceFilterNeedsTheScope(t *testing.T) {
 	if body.Error.Field != "max" || !strings.Contains(body.Error.Message, "pricing:read") {
 		t.Errorf("refusal = %s, want it to name the field and the scope", w.Body)
 	}
+	// A max that is no price at all says so, token or not.
+	for _, max := range []string{"-1", "NaN"} {
+		w := env.request("GET", "/api/market/listings?max="+max, "")
+		if w.Code != 400 || !strings.Contains(w.Body.String(), "non-negative number") {
+			t.Errorf("max=%s without a token = %d %s, want 400 saying what max must be", max, w.Code, w.Body)
+		}
+	}
 	if p := getListings(t, env, "sort=price_asc"); len(p.Items) == 0 || p.Items[0].Price.BIN != nil {
 		t.Errorf("price sort without a token = %+v, want items with masked prices", p.Items)
 	}

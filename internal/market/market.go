@@ -147,11 +147,11 @@ func check(q Query, showPrices bool) (checked, error) {
 		c.TLD = tld
 	}
 	if m := c.MaxDollars; m != nil {
-		if !showPrices {
-			return c, ErrMaxNeedsPrices
-		}
 		if math.IsNaN(*m) || *m < 0 || *m > MaxPriceDollars {
 			return c, fault.Invalid("max", "must be a non-negative number of US dollars")
+		}
+		if !showPrices {
+			return c, ErrMaxNeedsPrices
 		}
 		cents := int64(math.Round(*m * 100))
 		c.maxCents = &cents
