@@ -45,6 +45,10 @@ type batchTarget struct {
 	Path   string `json:"path"`
 	// params are the operation's parameters and whether each is required.
 	params map[string]bool
+	// inPath names the parameter that is a segment of the call's path, if
+	// one is: without it there is no call to make (a direct client cannot
+	// leave a segment out), so its absence is the batch's 400.
+	inPath string
 	// requestFunc gives the single call's request target (path and query,
 	// escaped as a client puts them on the request line) and body from params.
 	requestFunc func(params map[string]json.RawMessage) (target string, body []byte)
@@ -71,7 +75,7 @@ var batchOps = map[string]batchTarget{
 			}
 			return "/api/pricing/tld?" + q.Encode(), nil
 		}},
-	"tld_requirements": {Method: http.MethodGet, Path: "/api/tlds/{tld}/metadata", params: map[string]bool{"tld": true},
+	"tld_requirements": {Method: http.MethodGet, Path: "/api/tlds/{tld}/metadata", params: map[string]bool{"tld": true}, inPath: "tld",
 		requestFunc: func(p map[string]json.RawMessage) (string, []byte) {
 			return "/api/tlds/" + url.PathEscape(queryValue(p["tld"])) + "/metadata", nil
 		}},
@@ -338,6 +342,11 @@ func (s *Server) dispatch(c *gin.Context, i int, op batchOperation, keep *batchK
 	params, err := batchParams(op.Params)
 	if err != nil {
 		return res.failed("params " + err.Error())
+	}
+	if p := target.inPath; p != "" {
+		if v, ok := params[p]; !ok || string(v) == "null" || strings.TrimSpace(queryValue(v)) == "" {
+			return res.failed(fmt.Sprintf("params.%s is required", p))
+		}
 	}
 	uri, body := target.requestFunc(params)
 	u, err := url.ParseRequestURI(uri)

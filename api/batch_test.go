@@ -96,6 +96,24 @@ func TestBatchAnswersLikeTheSingleCalls(t *testing.T) {
 	}
 }
 
+// An operation whose path segment is missing has no call to stand for: it
+// is the batch's 400 naming the parameter, not a route that is not there.
+func TestBatchRequiresAPathsParameter(t *testing.T) {
+	t.Parallel()
+	env := newTestEnv(t)
+	r := runBatch(t, env, `{"operations":[
+		{"op":"tld_requirements","params":{}},
+		{"op":"tld_requirements"},
+		{"op":"tld_requirements","params":{"tld":null}},
+		{"op":"tld_requirements","params":{"tld":" "}}
+	]}`)
+	for i, res := range r.Results {
+		if res.Status != 400 || !strings.Contains(string(res.Body), `"validation_error"`) || !strings.Contains(string(res.Body), "params.tld is required") {
+			t.Errorf("result %d = %d %s, want 400 saying params.tld is required", i, res.Status, res.Body)
+		}
+	}
+}
+
 func TestBatchCountsEachOperationAgainstItsLimit(t *testing.T) {
 	t.Parallel()
 	env := newTestEnv(t)
@@ -139,8 +157,6 @@ func TestBatchHostileParamsAnswerLikeTheDirectCall(t *testing.T) {
 		{"tld unicode", "tld_requirements", `{"tld":"ком"}`, "/api/tlds/%D0%BA%D0%BE%D0%BC/metadata"},
 		{"tld idn of a sold tld", "tld_requirements", `{"tld":"ＣＯＭ"}`, "/api/tlds/%EF%BC%A3%EF%BC%AF%EF%BC%AD/metadata"},
 		{"tld query and fragment", "tld_requirements", `{"tld":"com?x=1#y"}`, "/api/tlds/com%3Fx=1%23y/metadata"},
-		{"tld empty", "tld_requirements", `{"tld":""}`, "/api/tlds//metadata"},
-		{"tld missing", "tld_requirements", `{}`, "/api/tlds//metadata"},
 		{"tld a number", "tld_requirements", `{"tld":42}`, "/api/tlds/42/metadata"},
 		{"price tld with a space", "tld_registration_price", `{"tld":"c om"}`, "/api/pricing/tld?tld=c+om"},
 		{"price tld percent", "tld_registration_price", `{"tld":"%2F","op":"register"}`, "/api/pricing/tld?op=register&tld=%252F"},
