@@ -414,3 +414,30 @@ func exactHeader(w *httptest.ResponseRecorder, name string) string {
 	}
 	return ""
 }
+
+// A validation error names the input at fault in error.field, as the
+// OpenAPI document's BadRequest says: the body's field, the path's
+// segment.
+func TestValidationErrorsNameTheirField(t *testing.T) {
+	t.Parallel()
+	env := newTestEnv(t)
+	for _, tc := range []struct {
+		method, path, body, field string
+	}{
+		{"POST", "/api/domain/search", `{}`, "q"},
+		{"POST", "/api/domain/search", `{"q":"not a name!"}`, "q"},
+		{"POST", "/api/tools/whois", `{}`, "domain"},
+		{"POST", "/api/tools/whois", `{"domain":"-bad-.com"}`, "domain"},
+		{"GET", "/api/tlds/c_m/metadata", "", "tld"},
+		{"GET", "/api/tools/dns-lookup/status/not-a-job", "", "jobId"},
+	} {
+		w := env.request(tc.method, tc.path, tc.body)
+		var body struct {
+			Error struct{ Code, Field string } `json:"error"`
+		}
+		if w.Code != http.StatusBadRequest || json.Unmarshal(w.Body.Bytes(), &body) != nil ||
+			body.Error.Code != "validation_error" || body.Error.Field != tc.field {
+			t.Errorf("%s %s %s = %d %s, want 400 validation_error naming %s", tc.method, tc.path, tc.body, w.Code, w.Body, tc.field)
+		}
+	}
+}

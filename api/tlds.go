@@ -70,7 +70,7 @@ type metadataResponse struct {
 func (s *Server) getTLDMetadata(c *gin.Context) error {
 	tld, err := domainname.ParseTLD(c.Param("tld"))
 	if err != nil {
-		return err
+		return fault.InvalidErr("tld", err)
 	}
 	cat, err := s.svc.Catalog.Get(c.Request.Context())
 	if err != nil {

@@ -46,11 +46,11 @@ func (s *Server) createWhoisLookup(c *gin.Context) error {
 		return err
 	}
 	if req.Domain == nil || strings.TrimSpace(*req.Domain) == "" {
-		return fault.New(fault.Validation, "domain is required")
+		return fault.Invalid("domain", "is required")
 	}
 	name, err := domainname.Parse(*req.Domain)
 	if err != nil {
-		return err
+		return fault.InvalidErr("domain", err)
 	}
 	a, failed, err := s.svc.Whois.LookUp(c.Request.Context(), name.Registrable)
 	if failed {

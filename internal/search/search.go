@@ -144,7 +144,7 @@ func New(d Deps) *Service {
 func (s *Service) Close() { s.warmups.close() }
 
 // ErrNoQuery is a search without a name.
-var ErrNoQuery = fault.New(fault.Validation, "q is required: the domain to check")
+var ErrNoQuery = fault.Invalid("q", "is required: the domain to check")
 
 // wordTLD is the TLD a query without one is searched on first.
 const wordTLD = "com"
@@ -159,7 +159,7 @@ func (s *Service) Names(query string) ([]domainname.Name, error) {
 	}
 	q, err := domainname.ParseQuery(query, wordTLD)
 	if err != nil {
-		return nil, err
+		return nil, fault.InvalidErr("q", err)
 	}
 	primary := q
 	if !q.IsRegistrable() {

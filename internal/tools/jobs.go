@@ -61,7 +61,7 @@ func (j *Jobs) Queue(ctx context.Context, slug string, input json.RawMessage) (m
 func (j *Jobs) Get(ctx context.Context, slug, id string) (models.ToolJob, error) {
 	var job models.ToolJob
 	if !secret.IsID(id, JobPrefix) {
-		return job, fault.New(fault.Validation, "%q is not a job id", id)
+		return job, fault.Invalid("jobId", "%q is not a job id", id)
 	}
 	err := j.db.WithContext(ctx).Take(&job, "id = ? AND tool = ? AND expires_at > ?", id, slug, j.now().UTC()).Error
 	return job, models.FoundOr(err, "job "+id, "no %s job %s (jobs are kept %s)", slug, id, ratelimit.DescribeDuration(JobRetention))
