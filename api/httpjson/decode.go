@@ -17,9 +17,10 @@ import (
 )
 
 // DecodeJSON reads the request body into v, refusing another content type,
-// unknown fields, trailing data and wrong types with a 400 that says what is
-// wrong (the spec's invalid-input status; a 415 is not among its answers).
-// An empty body decodes as {} when emptyOK.
+// unknown fields, a name given twice in one object, trailing data and
+// wrong types with a 400 that says what is wrong (the spec's invalid-input
+// status; a 415 is not among its answers). An empty body decodes as {}
+// when emptyOK.
 func DecodeJSON(c *gin.Context, v any, emptyOK bool) error {
 	if err := RequireJSON(c); err != nil {
 		return err
@@ -68,12 +69,67 @@ func DecodeJSON(c *gin.Context, v any, emptyOK bool) error {
 	// Anything but the end after the value is refused, a closing bracket
 	// too (which Decoder.More takes for the end of an array).
 	switch _, err := dec.Token(); {
-	case errors.Is(err, io.EOF):
-		return nil
 	case errors.As(err, &mbe):
 		return err
-	default:
+	case !errors.Is(err, io.EOF):
 		return fault.New(fault.BadRequest, "request body has data after the JSON object")
+	}
+	if name, ok := repeatedName(body); ok {
+		return fault.New(fault.Validation, "%q is given twice in one object; give it once", name)
+	}
+	return nil
+}
+
+// repeatedName finds a name given twice in one object of body, valid JSON:
+// decoding keeps the last, and another reader of the same bytes may take
+// the first, so a request is read one way only.
+func repeatedName(body []byte) (string, bool) {
+	dec := json.NewDecoder(bytes.NewReader(body))
+	// Each open object's names so far; an array's entry is nil, and the
+	// top's expectName says the next string is a name, not a value.
+	type level struct {
+		names      map[string]bool
+		expectName bool
+	}
+	var stack []level
+	for {
+		tok, err := dec.Token()
+		if err != nil {
+			return "", false // the end (the body decoded, so it is valid)
+		}
+		top := len(stack) - 1
+		switch t := tok.(type) {
+		case json.Delim:
+			if t == '{' || t == '[' {
+				if top >= 0 && stack[top].names != nil {
+					stack[top].expectName = true // the object or array is a value
+				}
+				l := level{}
+				if t == '{' {
+					l = level{names: map[string]bool{}, expectName: true}
+				}
+				stack = append(stack, l)
+				continue
+			}
+			stack = stack[:top]
+			if top > 0 && stack[top-1].names != nil {
+				stack[top-1].expectName = true
+			}
+		case string:
+			if top >= 0 && stack[top].names != nil {
+				if stack[top].expectName {
+					if stack[top].names[t] {
+						return t, true
+					}
+					stack[top].names[t] = true
+				}
+				stack[top].expectName = !stack[top].expectName
+			}
+		default: // a number, true, false or null: a value
+			if top >= 0 && stack[top].names != nil {
+				stack[top].expectName = true
+			}
+		}
 	}
 }
 

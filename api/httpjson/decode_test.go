@@ -98,3 +98,44 @@ func TestDecodeRefusesNUL(t *testing.T) {
 		t.Errorf("an escaped backslash before u0000 = %q, %v; want it taken", got, err)
 	}
 }
+
+// A name given twice in one object is refused, at any depth: decoding keeps
+// the last, another reader may take the first. The same name in two
+// objects, or a value that spells a name, is not a repeat.
+func TestDecodeRefusesANameGivenTwice(t *testing.T) {
+	type op struct {
+		Op     string         `json:"op"`
+		Params map[string]any `json:"params"`
+	}
+	decode := func(in string) error {
+		c, _ := gin.CreateTestContext(httptest.NewRecorder())
+		c.Request = httptest.NewRequest("POST", "/", strings.NewReader(in))
+		c.Request.Header.Set("Content-Type", "application/json")
+		var b struct {
+			Q   string `json:"q"`
+			Ops []op   `json:"ops"`
+			Tag string `json:"tag"`
+		}
+		return DecodeJSON(c, &b, false)
+	}
+	for in, name := range map[string]string{
+		`{"q":"a.com","q":"b.com"}`:                           "q",
+		`{"ops":[{"op":"x"},{"op":"y","op":"z"}]}`:            "op",
+		`{"ops":[{"params":{"tld":"com","tld":"net"}}]}`:      "tld",
+		`{"ops":[{"params":{"a":[1,{"b":2}],"a":3}}],"q":""}`: "a",
+	} {
+		var e *fault.Error
+		if err := decode(in); !errors.As(err, &e) || e.Code != fault.Validation || !strings.Contains(e.Message, `"`+name+`" is given twice`) {
+			t.Errorf("%s: %v, want %q refused as given twice", in, err, name)
+		}
+	}
+	for _, in := range []string{
+		`{"q":"q","tag":"tag"}`,
+		`{"ops":[{"op":"x","params":{"op":"op"}},{"op":"y","params":{"q":["q","q"]}}],"q":"a"}`,
+		`{"ops":[{"params":{"a":{"a":{"a":1}}}}],"tag":"a"}`,
+	} {
+		if err := decode(in); err != nil {
+			t.Errorf("%s: %v, want it taken", in, err)
+		}
+	}
+}
