@@ -157,6 +157,12 @@ func TestSEOCrawlIsAJobCallersPoll(t *testing.T) {
 	wantError(t, "unknown job", env.request("GET", "/api/tools/seo-crawl/status/job_0123456789abcdef01234567", ""), 404, "not_found")
 	wantError(t, "malformed id", env.request("GET", "/api/tools/seo-crawl/status/1%27%20OR%201=1", ""), 400, "validation_error")
 	wantError(t, "unknown tool", env.request("GET", "/api/tools/nope/status/"+tk.Result.JobID, ""), 404, "not_found")
+	// whois is a tool whose route answers at once: its status says so,
+	// not that there is no tool whois among the tools it lists.
+	w = env.request("GET", "/api/tools/whois/status/"+tk.Result.JobID, "")
+	if _, msg := typedError(t, w); w.Code != 404 || !strings.Contains(msg, "whois has no jobs") {
+		t.Errorf("whois status = %d %s, want 404 saying whois has no jobs", w.Code, w.Body)
+	}
 	env.now = env.now.Add(25 * time.Hour)
 	wantError(t, "a job past its day", env.request("GET", "/api/tools/seo-crawl/status/"+tk.Result.JobID, ""), 404, "not_found")
 }
