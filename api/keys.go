@@ -115,7 +115,9 @@ type availabilityResponse struct {
 
 // getMarketAvailability answers GET /api/v1/domains/available?domain=: can
 // the name be bought in our marketplace now, and at what prices. A name we
-// do not list is not available, with null prices.
+// do not list is not available, with null prices. A host name asks about
+// its registrable domain (www.example.com about example.com), as search
+// and WHOIS do.
 func (s *Server) getMarketAvailability(c *gin.Context) error {
 	raw := c.Query("domain")
 	if raw == "" {
@@ -125,8 +127,8 @@ func (s *Server) getMarketAvailability(c *gin.Context) error {
 	if err != nil {
 		return err
 	}
-	res := availabilityResponse{Domain: n.ASCII}
-	l, listed, err := s.svc.Market.Public(c.Request.Context(), n.ASCII)
+	res := availabilityResponse{Domain: n.Registrable}
+	l, listed, err := s.svc.Market.Public(c.Request.Context(), n.Registrable)
 	if err != nil {
 		return err
 	}

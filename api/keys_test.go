@@ -106,6 +106,8 @@ func TestMarketAvailability(t *testing.T) {
 		{"pending.com", `{"domain":"pending.com","available":false,"locked":false,"bin_price":null,"floor_price":null}`},
 		{"hidden.com", `{"domain":"hidden.com","available":false,"locked":false,"bin_price":null,"floor_price":null}`},
 		{"unlisted.net", `{"domain":"unlisted.net","available":false,"locked":false,"bin_price":null,"floor_price":null}`},
+		// A host name asks about its registrable domain, as search and WHOIS do.
+		{"www.forsale.com", `{"domain":"forsale.com","available":true,"locked":false,"bin_price":2500.00,"floor_price":999.00}`},
 	}
 	for _, tc := range tests {
 		w := env.request("GET", "/api/v1/domains/available?domain="+tc.query, "", "x-api-key", k.Key, "x-api-secret", k.Secret)
