@@ -188,7 +188,9 @@ func (s *Service) reserve(ctx context.Context, hp *order.HostedPayment, ref stri
 // (a decline counts towards the session's limit) and returns it.
 func (s *Service) refused(ctx context.Context, cs models.CheckoutSession, pay models.Payment, e *fault.Error) error {
 	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		if err := payment.Declined(tx, pay.ID, e.Message, s.now().UTC()); err != nil {
+		// Every refused card counts, though tabs sharing the payment
+		// decline it once: the limit is on cards tried.
+		if _, err := payment.Declined(tx, pay.ID, e.Message, s.now().UTC()); err != nil {
 			return err
 		}
 		if e.Code != fault.CardDeclined {

@@ -307,10 +307,16 @@ func (s *Service) PagePayment(ctx context.Context, p models.Payment) (HostedPaym
 
 // Abandoned records that pending payment p came to nothing (why: its page
 // expired, its payment failed for good) and ends its session's hold on
-// the name, together.
+// the name, together, under the session's lock as RecordHosted takes it.
+// A payment settled meanwhile (paid, or given back) is left alone, and so
+// is the hold.
 func (s *Service) Abandoned(ctx context.Context, p models.Payment, why string) error {
 	return s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		if err := payment.Declined(tx, p.ID, why, s.now().UTC()); err != nil {
+		if _, err := lockSession(tx, p.SessionID); err != nil {
+			return err
+		}
+		declined, err := payment.Declined(tx, p.ID, why, s.now().UTC())
+		if err != nil || !declined {
 			return err
 		}
 		return releaseHold(tx, p.Environment, p.SessionID)

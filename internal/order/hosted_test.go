@@ -230,3 +230,42 @@ func TestAChargeWithoutItsOrderIsGivenBack(t *testing.T) {
 		t.Errorf("%d orders, want none", orders)
 	}
 }
+
+// A page that expires releases the name only if its payment was still
+// pending: one settled meanwhile (here failed by another path while the
+// session kept its hold) leaves the hold as it was.
+func TestAbandonedReleasesOnlyWhatItDeclined(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	ctx := context.Background()
+	id := w.list(t, "stillheld.com", 30_000)
+	cs := w.session(t, "prt_a", "stillheld.com")
+	p := w.reserved(t, cs, 30_000)
+	w.db.Model(&models.Payment{}).Where("id = ?", p.Payment.ID).Updates(map[string]any{"status": models.PaymentFailed, "note": "refused"})
+
+	if err := w.s.Abandoned(ctx, p.Payment, "its page expired"); err != nil {
+		t.Fatal(err)
+	}
+	var l models.SandboxListing
+	w.db.Take(&l, "id = ?", id)
+	if l.HeldSession == nil || *l.HeldSession != cs.ID || l.LockedUntil == nil {
+		t.Errorf("after abandoning a payment no longer pending: held by %v until %v, want %s's hold kept", l.HeldSession, l.LockedUntil, cs.ID)
+	}
+	var pay models.Payment
+	w.db.Take(&pay, "id = ?", p.Payment.ID)
+	if pay.Note != "refused" {
+		t.Errorf("the payment's note = %q, want the first outcome's kept", pay.Note)
+	}
+
+	w.list(t, "expired.com", 30_000)
+	other := w.reserved(t, w.session(t, "prt_a", "expired.com"), 30_000)
+	if err := w.s.Abandoned(ctx, other.Payment, "its page expired"); err != nil {
+		t.Fatal(err)
+	}
+	w.db.Take(&pay, "id = ?", other.Payment.ID)
+	var freed models.SandboxListing
+	w.db.Take(&freed, "domain = ?", "expired.com")
+	if pay.Status != models.PaymentFailed || freed.HeldSession != nil || freed.LockedUntil != nil {
+		t.Errorf("a pending payment abandoned: status %s, the name held by %v until %v; want failed and free", pay.Status, freed.HeldSession, freed.LockedUntil)
+	}
+}

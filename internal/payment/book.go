@@ -118,14 +118,15 @@ func Paid(tx *gorm.DB, id, chargeID, last4, orderID string, now time.Time) error
 	return nil
 }
 
-// Declined records that the provider refused payment id, with why.
-func Declined(db *gorm.DB, id, why string, now time.Time) error {
-	err := db.Model(&models.Payment{}).Where("id = ? AND status = ?", id, models.PaymentPending).
-		Updates(map[string]any{"status": models.PaymentFailed, "note": models.Cut(why, 500), "updated_at": now}).Error
-	if err != nil {
-		return fmt.Errorf("record the decline of payment %s: %w", id, err)
+// Declined records that the provider refused payment id, with why, and
+// reports whether it did: a payment no longer pending is left alone.
+func Declined(db *gorm.DB, id, why string, now time.Time) (bool, error) {
+	res := db.Model(&models.Payment{}).Where("id = ? AND status = ?", id, models.PaymentPending).
+		Updates(map[string]any{"status": models.PaymentFailed, "note": models.Cut(why, 500), "updated_at": now})
+	if res.Error != nil {
+		return false, fmt.Errorf("record the decline of payment %s: %w", id, res.Error)
 	}
-	return nil
+	return res.RowsAffected == 1, nil
 }
 
 // Charged is a charge the processor took for a payment.

@@ -93,8 +93,11 @@ func TestAttemptsShareThePendingPayment(t *testing.T) {
 	if _, err := bk.attempt(t, "cs_1", 6_000); !errors.Is(err, ErrPendingElsewhere) {
 		t.Errorf("an attempt at another price while one is pending = %v", err)
 	}
-	if err := Declined(bk.db, first.ID, "Your card was declined.", bk.now); err != nil {
-		t.Fatal(err)
+	if declined, err := Declined(bk.db, first.ID, "Your card was declined.", bk.now); err != nil || !declined {
+		t.Fatalf("declining the pending payment = %v, %v", declined, err)
+	}
+	if declined, err := Declined(bk.db, first.ID, "Declined again.", bk.now); err != nil || declined {
+		t.Errorf("declining it again = %v, %v; want nothing done", declined, err)
 	}
 	if p := bk.payment(t, first.ID); p.Status != models.PaymentFailed || p.Note != "Your card was declined." {
 		t.Errorf("the declined payment = %+v", p)
