@@ -688,3 +688,32 @@ func snakeKeys(v any, at string) []string {
 	}
 	return bad
 }
+
+// A bulk op refused because an earlier op is still changing its domains
+// says to send it again once that op ends, so its refusal is not kept for
+// its Idempotency-Key: the retry with the same key runs.
+func TestBulkRefusedAsBusyIsNotKeptForItsKey(t *testing.T) {
+	t.Parallel()
+	env := newTestEnv(t)
+	seedTLDs(t, env)
+	o := newOwner(t, env, "owner@example.com", 3)
+	names := o.names(3)
+	res, body := o.bulk("lock", map[string]any{"domains": names}) // no worker: it stays queued
+	var lock struct{ BulkOpID string }
+	if json.Unmarshal([]byte(body), &lock); res.StatusCode != 200 {
+		t.Fatalf("lock = %d %s", res.StatusCode, body)
+	}
+	unlock := func() (*http.Response, string) {
+		b, _ := json.Marshal(map[string]any{"domains": names[:1]})
+		return o.json("POST", "/api/domains/bulk/unlock", string(b), HeaderCSRFToken, o.csrf, "Idempotency-Key", "unlock-once")
+	}
+	if res, body := unlock(); res.StatusCode != 409 || !strings.Contains(body, lock.BulkOpID) {
+		t.Fatalf("unlock while the lock is queued = %d %s, want 409 naming %s", res.StatusCode, body, lock.BulkOpID)
+	}
+	env.db.Model(&models.BulkItem{}).Where("bulk_op_id = ?", lock.BulkOpID).Update("state", models.ItemDone)
+	env.db.Model(&models.BulkOp{}).Where("id = ?", lock.BulkOpID).Update("state", models.BulkDone)
+	res, body = unlock()
+	if res.StatusCode != 200 || res.Header.Get("Idempotent-Replayed") != "" || !strings.Contains(body, "bulkOpId") {
+		t.Errorf("the same key once the lock ended = %d (replayed %q) %s, want the unlock run", res.StatusCode, res.Header.Get("Idempotent-Replayed"), body)
+	}
+}

@@ -176,6 +176,9 @@ func (r Responder) Error(c *gin.Context, err error) {
 		return
 	}
 	c.Set(codeKey, e.Code)
+	if errors.Is(err, fault.ErrRetryLater) {
+		MarkRetryLater(c)
+	}
 	if e.RetryAfter > 0 {
 		c.Header("Retry-After", strconv.Itoa(ceilSeconds(e.RetryAfter)))
 	}
@@ -204,7 +207,8 @@ func (r Responder) Error(c *gin.Context, err error) {
 const retryLaterKey = "domaind.retry_later"
 
 // MarkRetryLater marks c's answer as one that says "retry later" (a batch
-// holding a lookup_failed, a case refused while a check runs): it is not
+// holding a lookup_failed; Error marks a refusal caused by
+// fault.ErrRetryLater): it is not
 // stored for the request's Idempotency-Key, so that a retry with the same
 // key runs again and may succeed.
 func MarkRetryLater(c *gin.Context) { c.Set(retryLaterKey, true) }

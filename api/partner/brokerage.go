@@ -1,7 +1,6 @@
 package partner
 
 import (
-	"errors"
 	"net/http"
 	"time"
 
@@ -39,9 +38,6 @@ func (a *API) createCase(c *gin.Context) error {
 	}
 	cred := credential(c)
 	v, err := a.Brokerage.Open(c.Request.Context(), cred.PartnerID, cred.Environment, body)
-	if errors.Is(err, brokerage.ErrRetryLater) {
-		httpjson.MarkRetryLater(c) // a retry with the same Idempotency-Key asks again
-	}
 	if err != nil {
 		return err
 	}

@@ -120,15 +120,10 @@ func notEligible(domain string, reasons []string) error {
 	}
 	e := fault.New(fault.Conflict, "%s", msg)
 	if slices.Contains(reasons, ReasonSiteCheckPending) || slices.Contains(reasons, ReasonRegistrationUnknown) {
-		e.Err = ErrRetryLater
+		e.Err = fault.ErrRetryLater
 	}
 	return e
 }
-
-// ErrRetryLater is wrapped by a refusal that may not hold for long (the
-// site is being checked, the registry could not be asked): the same
-// request may succeed later.
-var ErrRetryLater = errors.New("brokerage: the refusal may not hold: retry later")
 
 // recordStep writes a step of c's life at now (its actor, event, amount
 // and note; the rest is filled in) and, when the step has an event, the

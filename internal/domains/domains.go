@@ -312,8 +312,10 @@ func refuseBusy(tx *outbox.Tx, userID string, plan bulkop.Plan) error {
 		domains[i], ops[i] = it.Domain, it.BulkOpID
 	}
 	slices.Sort(ops)
-	return fault.New(fault.Conflict, "%d of these domains are still being changed by your bulk operation %s: %s; wait until it ends (its statusPath says when), then send this again; nothing was changed",
+	e := fault.New(fault.Conflict, "%d of these domains are still being changed by your bulk operation %s: %s; wait until it ends (its statusPath says when), then send this again; nothing was changed",
 		len(domains), strings.Join(slices.Compact(ops), ", "), bulkop.Names(domains))
+	e.Err = fault.ErrRetryLater
+	return e
 }
 
 // setAutoRenew applies setAutoRenew to the domains at once.

@@ -50,6 +50,13 @@ const (
 	CheckoutExpired         Code = "checkout_expired" // a hosted checkout link past its expiry
 )
 
+// ErrRetryLater is the cause (Error.Err) of a refusal that may not hold
+// for long: the same request may succeed later (another operation on the
+// same domains ends, a check still running is decided). Its answer is not
+// kept for the request's Idempotency-Key, so a retry with the key runs
+// again.
+var ErrRetryLater = errors.New("the refusal may not hold: retry later")
+
 // Error is a coded error. Err, when set, is a cause kept for errors.Is
 // and the log; it is not shown. RetryAfter, when set, is how long a
 // refused caller waits before trying again (a Retry-After header).
