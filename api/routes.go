@@ -2,6 +2,8 @@ package api
 
 import (
 	"net/http"
+	"slices"
+	"strings"
 
 	"github.com/gin-gonic/gin"
 	"github.com/hibiken/asynq"
@@ -26,6 +28,7 @@ func (s *Server) routes(monitoring http.Handler, healthOnly bool) {
 		return fault.New(fault.NotFound, "There is nothing at %s %s.", c.Request.Method, c.Request.URL.Path)
 	}))
 	e.NoMethod(s.resp.Handle(func(c *gin.Context) error {
+		allowHead(c.Writer.Header())
 		return fault.New(fault.MethodNotAllowed, "%s is not allowed on %s", c.Request.Method, c.Request.URL.Path)
 	}))
 
@@ -150,4 +153,13 @@ func (s *Server) routes(monitoring http.Handler, healthOnly bool) {
 		Outbox: s.outbox, Catalog: s.svc.Catalog, Brokerage: s.svc.Brokerage, Referrals: s.svc.Referrals,
 		Limiter: s.svc.Limiter, Nonces: nonce.NewStore(s.redis, nonce.TTL), Idempotent: s.idempotent, Log: s.log, Now: s.now,
 	}).Mount(e)
+}
+
+// allowHead adds HEAD to a 405's Allow where it lists GET: the router
+// knows GET routes only, and ServeHTTP answers a HEAD wherever GET works.
+func allowHead(h http.Header) {
+	methods := strings.Split(h.Get("Allow"), ", ")
+	if i := slices.Index(methods, http.MethodGet); i >= 0 && !slices.Contains(methods, http.MethodHead) {
+		h.Set("Allow", strings.Join(slices.Insert(methods, i+1, http.MethodHead), ", "))
+	}
 }

@@ -231,10 +231,12 @@ func TestUnknownRouteAndMethod(t *testing.T) {
 		name, method, path string
 		wantStatus         int
 		wantCode           string
+		wantAllow          string
 	}{
-		{"unknown path", "GET", "/no/such/thing", 404, "not_found"},
-		{"unknown api path", "POST", "/api/nothing", 404, "not_found"},
-		{"wrong method", "DELETE", "/healthz", 405, "method_not_allowed"},
+		{"unknown path", "GET", "/no/such/thing", 404, "not_found", ""},
+		{"unknown api path", "POST", "/api/nothing", 404, "not_found", ""},
+		{"wrong method", "DELETE", "/healthz", 405, "method_not_allowed", "GET, HEAD"}, // HEAD is answered wherever GET is
+		{"GET on a POST route", "GET", "/api/domain/search", 405, "method_not_allowed", "POST, OPTIONS"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -247,6 +249,9 @@ func TestUnknownRouteAndMethod(t *testing.T) {
 			}
 			if ct := w.Header().Get("Content-Type"); ct != "application/json; charset=utf-8" {
 				t.Errorf("content type = %q", ct)
+			}
+			if allow := w.Header().Get("Allow"); allow != tc.wantAllow {
+				t.Errorf("Allow = %q, want %q", allow, tc.wantAllow)
 			}
 		})
 	}
