@@ -13,7 +13,6 @@ import (
 	"runtime/debug"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/gin-gonic/gin"
 
@@ -22,6 +21,7 @@ import (
 	"github.com/domaind/domaind/internal/fault"
 	"github.com/domaind/domaind/internal/httpserver"
 	"github.com/domaind/domaind/internal/requestid"
+	"github.com/domaind/domaind/models"
 )
 
 // HeaderRequestID carries the request id in both directions. A client's own
@@ -143,7 +143,7 @@ func (s *Server) bodyLimit(n int64) gin.HandlerFunc {
 func (s *Server) utf8Only(c *gin.Context) {
 	field := ""
 	switch {
-	case !isText(c.Request.URL.Path):
+	case !models.Storable(c.Request.URL.Path):
 		field = "path"
 	case !utf8Values(c.Request.URL.Query()):
 		field = "query"
@@ -179,20 +179,17 @@ func isForm(r *http.Request) bool {
 // utf8Values reports whether every name and value of vs is UTF-8.
 func utf8Values(vs url.Values) bool {
 	for k, v := range vs {
-		if !isText(k) {
+		if !models.Storable(k) {
 			return false
 		}
 		for _, x := range v {
-			if !isText(x) {
+			if !models.Storable(x) {
 				return false
 			}
 		}
 	}
 	return true
 }
-
-// isText says s is UTF-8 without NUL, as Postgres's text is.
-func isText(s string) bool { return utf8.ValidString(s) && !strings.ContainsRune(s, 0) }
 
 // writeTimeout gives a route's answer d from now to be written, in place of
 // the server's WriteTimeout (for routes that wait on slow work inline).

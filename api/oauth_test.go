@@ -322,6 +322,7 @@ func TestOAuthTokenEndpointRefusesMalformedRequests(t *testing.T) {
 		{"Basic with the client", c.conf.ClientID, "", 400, "invalid_grant"}, // past the client: the refresh token is unknown
 		{"Basic with a secret", c.conf.ClientID, "s3cret", 401, "invalid_client"},
 		{"Basic with an unknown client", "oc_nobody", "", 401, "invalid_client"},
+		{"Basic with a NUL in the client", "oc_\x00", "", 401, "invalid_client"}, // Postgres's text holds no NUL
 	} {
 		req, _ := http.NewRequest("POST", "/api/oauth/token", strings.NewReader(url.Values{"grant_type": {"refresh_token"}, "refresh_token": {"rt_x"}}.Encode()))
 		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")

@@ -128,6 +128,12 @@ func FromReplica(db *gorm.DB) *gorm.DB {
 // (see Cut).
 func ErrorText(err error, maxLen int) string { return Cut(err.Error(), maxLen) }
 
+// Storable reports whether s can be stored in, or compared with, a text
+// column: UTF-8 without NUL characters (Postgres's text holds neither, and
+// refuses a query that sends one). Input from anywhere but a JSON body is
+// checked with it before it reaches a query.
+func Storable(s string) bool { return utf8.ValidString(s) && !strings.ContainsRune(s, 0) }
+
 // Cut cuts s to at most maxLen bytes, never in the middle of a UTF-8
 // character (Postgres refuses invalid UTF-8).
 func Cut(s string, maxLen int) string {

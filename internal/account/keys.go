@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"unicode/utf8"
 
 	"gorm.io/gorm"
 
@@ -104,7 +103,7 @@ var dummySecretHash = secret.Hash("no key has this secret")
 // KeyOwner returns the live key id with secret sec, or ErrBadKey (an id
 // that is not UTF-8, as a header may be, is no key's).
 func (s *Service) KeyOwner(ctx context.Context, id, sec string) (models.APIKey, error) {
-	if !utf8.ValidString(id) {
+	if !models.Storable(id) {
 		return models.APIKey{}, ErrBadKey
 	}
 	var k models.APIKey

@@ -13,7 +13,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"gorm.io/gorm"
 
@@ -132,7 +131,7 @@ func check(q Query, showPrices bool) (checked, error) {
 	if c.Offset < 0 || c.Offset > MaxOffset {
 		return c, fault.Invalid("offset", "must be an integer from 0 to %d (walk further with next_cursor)", MaxOffset)
 	}
-	if !utf8.ValidString(c.Q) || strings.ContainsRune(c.Q, 0) { // callers other than the HTTP API's (MCP)
+	if !models.Storable(c.Q) { // callers other than the HTTP API's (MCP)
 		return c, fault.Invalid("q", "must be UTF-8 text without NUL characters")
 	}
 	c.Q = strings.ToLower(strings.TrimSpace(c.Q))

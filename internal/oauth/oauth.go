@@ -20,7 +20,6 @@ import (
 	"strings"
 	"time"
 	"unicode"
-	"unicode/utf8"
 
 	"gorm.io/gorm"
 
@@ -134,7 +133,7 @@ func (s *Server) client(ctx context.Context, id string) (models.OAuthClient, err
 	if id == "" {
 		return models.OAuthClient{}, oauthError("invalid_request", "client_id is required")
 	}
-	if !utf8.ValidString(id) { // from a Basic header: no client's, and no query for Postgres to refuse
+	if !models.Storable(id) { // percent-decoded from a Basic header: no client's, and no query for Postgres to refuse
 		return models.OAuthClient{}, oauthError("invalid_client", "client_id is not registered")
 	}
 	var c models.OAuthClient

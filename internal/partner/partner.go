@@ -12,7 +12,6 @@ import (
 	"slices"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"gorm.io/gorm"
 
@@ -382,9 +381,9 @@ func (s *Service) All(ctx context.Context) ([]models.Partner, error) {
 }
 
 // KeyIDShaped reports whether keyID has a credential's shape: its
-// environment's prefix, at most 40 bytes, UTF-8.
+// environment's prefix, at most 40 bytes, storable text.
 func KeyIDShaped(keyID string) bool {
-	return len(keyID) <= 40 && (strings.HasPrefix(keyID, sandboxKeyPrefix) || strings.HasPrefix(keyID, liveKeyPrefix)) && utf8.ValidString(keyID)
+	return len(keyID) <= 40 && (strings.HasPrefix(keyID, sandboxKeyPrefix) || strings.HasPrefix(keyID, liveKeyPrefix)) && models.Storable(keyID)
 }
 
 // Authenticate returns the live credential of keyID with its secret
