@@ -82,7 +82,9 @@ func DecodeJSON(c *gin.Context, v any, emptyOK bool) error {
 
 // repeatedName finds a name given twice in one object of body, valid JSON:
 // decoding keeps the last, and another reader of the same bytes may take
-// the first, so a request is read one way only.
+// the first, so a request is read one way only. Names are compared as
+// decoding matches them to fields, without case: "q" and "Q" fill the
+// same field.
 func repeatedName(body []byte) (string, bool) {
 	dec := json.NewDecoder(bytes.NewReader(body))
 	// Each open object's names so far; an array's entry is nil, and the
@@ -118,10 +120,11 @@ func repeatedName(body []byte) (string, bool) {
 		case string:
 			if top >= 0 && stack[top].names != nil {
 				if stack[top].expectName {
-					if stack[top].names[t] {
+					folded := strings.ToUpper(strings.ToLower(t)) // encoding/json's fold, rune by rune
+					if stack[top].names[folded] {
 						return t, true
 					}
-					stack[top].names[t] = true
+					stack[top].names[folded] = true
 				}
 				stack[top].expectName = !stack[top].expectName
 			}

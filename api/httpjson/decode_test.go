@@ -99,9 +99,10 @@ func TestDecodeRefusesNUL(t *testing.T) {
 	}
 }
 
-// A name given twice in one object is refused, at any depth: decoding keeps
-// the last, another reader may take the first. The same name in two
-// objects, or a value that spells a name, is not a repeat.
+// A name given twice in one object is refused, at any depth, also in
+// another case (decoding fills a field from either): decoding keeps the
+// last, another reader may take the first. The same name in two objects,
+// or a value that spells a name, is not a repeat.
 func TestDecodeRefusesANameGivenTwice(t *testing.T) {
 	type op struct {
 		Op     string         `json:"op"`
@@ -123,6 +124,9 @@ func TestDecodeRefusesANameGivenTwice(t *testing.T) {
 		`{"ops":[{"op":"x"},{"op":"y","op":"z"}]}`:            "op",
 		`{"ops":[{"params":{"tld":"com","tld":"net"}}]}`:      "tld",
 		`{"ops":[{"params":{"a":[1,{"b":2}],"a":3}}],"q":""}`: "a",
+		`{"q":"a.com","Q":"b.com"}`:                           "Q",   // both fill Q
+		`{"q":"a.com","\u0071":"b.com"}`:                      "q",   // the same name, escaped
+		`{"ops":[{"params":{"tld":"com","TLD":"net"}}]}`:      "TLD", // read into a field later
 	} {
 		var e *fault.Error
 		if err := decode(in); !errors.As(err, &e) || e.Code != fault.Validation || !strings.Contains(e.Message, `"`+name+`" is given twice`) {
