@@ -10,6 +10,8 @@ import (
 	"net/http"
 	"reflect"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/gin-gonic/gin"
 
@@ -84,56 +86,94 @@ func DecodeJSON(c *gin.Context, v any, emptyOK bool) error {
 // decoding keeps the last, and another reader of the same bytes may take
 // the first, so a request is read one way only. Names are compared as
 // decoding matches them to fields, without case: "q" and "Q" fill the
-// same field.
+// same field. One pass over the bytes: strings are skipped whole, and
+// only names are decoded.
 func repeatedName(body []byte) (string, bool) {
-	dec := json.NewDecoder(bytes.NewReader(body))
-	// Each open object's names so far; an array's entry is nil, and the
-	// top's expectName says the next string is a name, not a value.
-	type level struct {
-		names      map[string]bool
+	var (
+		// Each open object's names so far, folded; nil for an array.
+		open []map[string]bool
+		// expectName says the next string is a name of the innermost
+		// object, not a value.
 		expectName bool
-	}
-	var stack []level
-	for {
-		tok, err := dec.Token()
-		if err != nil {
-			return "", false // the end (the body decoded, so it is valid)
+		key        []byte
+	)
+	for i := 0; i < len(body); {
+		switch body[i] {
+		case '{':
+			open = append(open, map[string]bool{})
+			expectName = true
+		case '[':
+			open = append(open, nil)
+			expectName = false
+		case '}', ']':
+			open = open[:len(open)-1]
+			expectName = false
+		case ',':
+			expectName = open[len(open)-1] != nil
+		case '"':
+			end := stringEnd(body, i)
+			if expectName {
+				key = foldName(key[:0], body[i:end])
+				names := open[len(open)-1]
+				if names[string(key)] {
+					return nameOf(body[i:end]), true
+				}
+				names[string(key)] = true
+				expectName = false
+			}
+			i = end
+			continue
 		}
-		top := len(stack) - 1
-		switch t := tok.(type) {
-		case json.Delim:
-			if t == '{' || t == '[' {
-				if top >= 0 && stack[top].names != nil {
-					stack[top].expectName = true // the object or array is a value
-				}
-				l := level{}
-				if t == '{' {
-					l = level{names: map[string]bool{}, expectName: true}
-				}
-				stack = append(stack, l)
-				continue
-			}
-			stack = stack[:top]
-			if top > 0 && stack[top-1].names != nil {
-				stack[top-1].expectName = true
-			}
-		case string:
-			if top >= 0 && stack[top].names != nil {
-				if stack[top].expectName {
-					folded := strings.ToUpper(strings.ToLower(t)) // encoding/json's fold, rune by rune
-					if stack[top].names[folded] {
-						return t, true
-					}
-					stack[top].names[folded] = true
-				}
-				stack[top].expectName = !stack[top].expectName
-			}
-		default: // a number, true, false or null: a value
-			if top >= 0 && stack[top].names != nil {
-				stack[top].expectName = true
-			}
+		i++ // a value's byte, a colon or a space: none of them ends a name
+	}
+	return "", false
+}
+
+// stringEnd is the index just past the JSON string that starts at
+// body[i], its opening quote.
+func stringEnd(body []byte, i int) int {
+	for j := i + 1; j < len(body); j++ {
+		switch body[j] {
+		case '\\':
+			j++ // the escaped byte
+		case '"':
+			return j + 1
 		}
 	}
+	return len(body)
+}
+
+// nameOf decodes quoted, a JSON string (a byte that is not UTF-8 read as
+// U+FFFD, as the decoder reads it).
+func nameOf(quoted []byte) string {
+	if bytes.IndexByte(quoted, '\\') < 0 && utf8.Valid(quoted) {
+		return string(quoted[1 : len(quoted)-1])
+	}
+	var s string
+	json.Unmarshal(quoted, &s) // valid: the body decoded
+	return s
+}
+
+// foldName appends name (quoted, a JSON string) to dst folded as
+// encoding/json folds names to match fields: each character lowered,
+// then raised.
+func foldName(dst, quoted []byte) []byte {
+	raw := quoted[1 : len(quoted)-1]
+	if bytes.IndexByte(raw, '\\') >= 0 {
+		raw = []byte(nameOf(quoted))
+	} // else a byte that is not UTF-8 is decoded below as U+FFFD
+	for len(raw) > 0 {
+		if c := raw[0]; c < utf8.RuneSelf {
+			if 'a' <= c && c <= 'z' {
+				c -= 'a' - 'A'
+			}
+			dst, raw = append(dst, c), raw[1:]
+			continue
+		}
+		r, n := utf8.DecodeRune(raw)
+		dst, raw = utf8.AppendRune(dst, unicode.ToUpper(unicode.ToLower(r))), raw[n:]
+	}
+	return dst
 }
 
 // hasNULEscape says body has a \u0000 escape: one whose backslash is not

@@ -1,6 +1,8 @@
 package httpjson
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
 	"net/http/httptest"
 	"strings"
@@ -140,6 +142,81 @@ func TestDecodeRefusesANameGivenTwice(t *testing.T) {
 	} {
 		if err := decode(in); err != nil {
 			t.Errorf("%s: %v, want it taken", in, err)
+		}
+	}
+}
+
+// FuzzRepeatedName holds repeatedName's one pass over the bytes to a walk
+// of the decoder's tokens, on any valid JSON: both find a repeat, the
+// same one, or neither does.
+func FuzzRepeatedName(f *testing.F) {
+	for _, seed := range []string{
+		`{"q":"a","Q":"b"}`, `{"a":{"b":1,"B":2}}`, `[{"a":1},{"a":2}]`, `{"a":[{"a":1}],"b":"a"}`,
+		`{"\u0071":1,"q":2}`, `{"\"":1,"\\\"":2}`, `{"k":1,"\u212a":2}`, `{"ſ":1,"S":2}`, `{"é":1,"É":2}`,
+		`{ "a" : [ "x" , { "y" : null } ] , "b" : true , "c" : -1.5e3 }`, `"just a string"`, `42`, `{}`, `[]`,
+		`{"a":"}","b":"]","c":",","d":"{\"a\":1,\"a\":2}"}`,
+	} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		if !json.Valid(body) {
+			return
+		}
+		name, found := repeatedName(body)
+		wantName, want := repeatedByTokens(body)
+		if found != want || name != wantName {
+			t.Errorf("%q: repeatedName = %q, %v; the decoder's tokens say %q, %v", body, name, found, wantName, want)
+		}
+	})
+}
+
+// repeatedByTokens is repeatedName written over the decoder's tokens:
+// slower, and plainly right.
+func repeatedByTokens(body []byte) (string, bool) {
+	dec := json.NewDecoder(bytes.NewReader(body))
+	type level struct {
+		names      map[string]bool // nil for an array
+		expectName bool
+	}
+	var stack []level
+	for {
+		tok, err := dec.Token()
+		if err != nil {
+			return "", false
+		}
+		top := len(stack) - 1
+		switch t := tok.(type) {
+		case json.Delim:
+			if t == '{' || t == '[' {
+				if top >= 0 && stack[top].names != nil {
+					stack[top].expectName = true
+				}
+				l := level{}
+				if t == '{' {
+					l = level{names: map[string]bool{}, expectName: true}
+				}
+				stack = append(stack, l)
+				continue
+			}
+			stack = stack[:top]
+			if top > 0 && stack[top-1].names != nil {
+				stack[top-1].expectName = true
+			}
+		case string:
+			if top >= 0 && stack[top].names != nil {
+				if stack[top].expectName {
+					folded := strings.ToUpper(strings.ToLower(t))
+					if stack[top].names[folded] {
+						return t, true
+					}
+					stack[top].names[folded] = true
+				}
+				stack[top].expectName = !stack[top].expectName
+			}
+		default:
+			if top >= 0 && stack[top].names != nil {
+				stack[top].expectName = true
+			}
 		}
 	}
 }
