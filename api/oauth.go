@@ -332,10 +332,13 @@ func (s *Server) authorize(c *gin.Context) {
 }
 
 // redirectBack sends the browser to the client's (verified) redirect URI
-// with params and the request's state added to its query.
+// with params and the request's state added to its query. It answers the
+// consent form's POST, so with 303 See Other: the only status that makes
+// every browser follow with a GET, leaving the form, the session's CSRF
+// token in it, behind (RFC 9700 §4.12; a 307 would post it to the client).
 func (s *Server) redirectBack(c *gin.Context, r oauth.AuthorizeRequest, params url.Values) {
 	c.Header("Cache-Control", "no-store")
-	c.Redirect(http.StatusFound, s.returnURL(r, params))
+	c.Redirect(http.StatusSeeOther, s.returnURL(r, params))
 }
 
 // returnURL is the client's (verified) redirect URI with params, the

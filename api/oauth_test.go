@@ -48,7 +48,8 @@ func registerClient(t *testing.T, b *browser, redirect string) oauthClient {
 var hiddenInput = regexp.MustCompile(`<input type="hidden" name="([^"]+)" value="([^"]*)">`)
 
 // consent follows an authorization URL in a signed-in browser to its
-// consent page and answers it; it returns where the server redirected.
+// consent page and answers it; it returns where the server redirected
+// (with 303, checked).
 func consent(t *testing.T, b *browser, authURL, decision string) *url.URL {
 	t.Helper()
 	u, _ := url.Parse(authURL)
@@ -64,8 +65,11 @@ func consent(t *testing.T, b *browser, authURL, decision string) *url.URL {
 		form.Set(m[1], html.UnescapeString(m[2]))
 	}
 	res, body = b.form("/oauth/authorize", form)
-	if res.StatusCode != http.StatusFound {
-		t.Fatalf("consent answer = %d %s", res.StatusCode, body)
+	if res.StatusCode != http.StatusSeeOther {
+		// RFC 9700 §4.12: after a POST only 303 makes the browser GET the
+		// redirect URI; a 307 would post the form, the session's CSRF
+		// token with it, to the client, and 302 lets a browser do so.
+		t.Fatalf("consent answer = %d %s, want 303 See Other", res.StatusCode, body)
 	}
 	loc, err := url.Parse(res.Header.Get("Location"))
 	if err != nil {
