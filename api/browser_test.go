@@ -143,6 +143,8 @@ func TestBrowserSignUpSignInAndOut(t *testing.T) {
 // An OAuth client sends a signed-out person to authorize: they sign in,
 // see the consent page, allow, and the browser lands on the client's
 // redirect URI with a code (the CSP lets the consent form end there).
+// The request is as long as can be (its redirect URI and state at their
+// limits), and comes through the sign-in intact.
 func TestBrowserOAuthConsent(t *testing.T) {
 	env, srv := servedEnv(t)
 	ctx := newChromium(t)
@@ -151,7 +153,7 @@ func TestBrowserOAuthConsent(t *testing.T) {
 	var mu sync.Mutex
 	var landed url.Values
 	cb := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path != "/callback" { // the browser asks for a favicon too
+		if !strings.HasPrefix(r.URL.Path, "/callback/") { // the browser asks for a favicon too
 			http.NotFound(w, r)
 			return
 		}
@@ -162,10 +164,12 @@ func TestBrowserOAuthConsent(t *testing.T) {
 	}))
 	t.Cleanup(cb.Close)
 	b := newBrowser(t, env)
-	c := registerClient(t, b, cb.URL+"/callback")
+	redirect := cb.URL + "/callback/"
+	c := registerClient(t, b, redirect+strings.Repeat(":", 2000-len(redirect)))
 	c.conf.Endpoint = oauth2.Endpoint{AuthURL: srv.URL + "/oauth/authorize", TokenURL: srv.URL + "/api/oauth/token", AuthStyle: oauth2.AuthStyleInParams}
 	verifier := oauth2.GenerateVerifier()
-	authURL := c.conf.AuthCodeURL("browser-state", oauth2.S256ChallengeOption(verifier))
+	state := strings.Repeat("é", 500/len("é"))
+	authURL := c.conf.AuthCodeURL(state, oauth2.S256ChallengeOption(verifier))
 
 	err := chromedp.Do(ctx,
 		chromedp.Navigate(authURL),
@@ -192,7 +196,7 @@ func TestBrowserOAuthConsent(t *testing.T) {
 	mu.Lock()
 	got := landed
 	mu.Unlock()
-	if got.Get("state") != "browser-state" || got.Get("iss") != srv.URL || got.Get("code") == "" {
+	if got.Get("state") != state || got.Get("iss") != srv.URL || got.Get("code") == "" {
 		t.Fatalf("the client got %v, want the code, the state and iss", got)
 	}
 	if _, err := c.conf.Exchange(context.Background(), got.Get("code"), oauth2.VerifierOption(verifier)); err != nil {

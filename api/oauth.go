@@ -250,6 +250,34 @@ func authorizeRequest(get func(string) string) oauth.AuthorizeRequest {
 	}
 }
 
+// authorizeParams are the parameters of the authorization request r, as
+// authorizeRequest reads them.
+func authorizeParams(r oauth.AuthorizeRequest) map[string]string {
+	return map[string]string{"response_type": r.ResponseType, "client_id": r.ClientID,
+		"redirect_uri": r.RedirectURI, "code_challenge": r.CodeChallenge,
+		"code_challenge_method": r.CodeChallengeMethod, "state": r.State, "scope": r.Scope, "resource": r.Resource}
+}
+
+// authorizeNext is where a person who signs in first comes back to: the
+// authorization request r, checked, as a GET of its own parameters only,
+// whether it came as a GET or as the consent form's POST (whose path
+// alone would lose the request, and whose CSRF token and decision must
+// not travel). A scope asked for is given as granted: the same grant, and
+// bounded (one scope may be repeated without end), so that the longest
+// request fits in safeNext's limit.
+func authorizeNext(r oauth.AuthorizeRequest, scope string) string {
+	q := url.Values{}
+	for k, v := range authorizeParams(r) {
+		if v != "" {
+			q.Set(k, v)
+		}
+	}
+	if q.Has("scope") {
+		q.Set("scope", scope)
+	}
+	return "/oauth/authorize?" + q.Encode()
+}
+
 // authorize answers GET and POST /oauth/authorize. An unknown client or a
 // redirect URI it did not register is shown on a page of ours, never
 // redirected (RFC 6749 §4.1.2.1); so are malformed requests (no PKCE, a
@@ -296,7 +324,7 @@ func (s *Server) authorize(c *gin.Context) {
 	}
 	u, signedIn := currentUser(c)
 	if !signedIn {
-		c.Redirect(http.StatusSeeOther, "/login?next="+url.QueryEscape(c.Request.URL.RequestURI()))
+		c.Redirect(http.StatusSeeOther, "/login?next="+url.QueryEscape(authorizeNext(r, scope)))
 		return
 	}
 	if c.Request.Method == http.MethodGet {
@@ -308,10 +336,7 @@ func (s *Server) authorize(c *gin.Context) {
 		c.Set(formActionCtxKey, redirect.Scheme+"://"+redirect.Host) // the answer ends there
 		s.render(c, http.StatusOK, "consent.html", gin.H{
 			"Title": "Allow access", "ClientName": client.Name, "Scopes": scopes, "Email": u.Email,
-			"RedirectHost": redirect.Host, "CSRF": s.csrfToken(c),
-			"Params": map[string]string{"response_type": r.ResponseType, "client_id": r.ClientID,
-				"redirect_uri": r.RedirectURI, "code_challenge": r.CodeChallenge,
-				"code_challenge_method": r.CodeChallengeMethod, "state": r.State, "scope": r.Scope, "resource": r.Resource},
+			"RedirectHost": redirect.Host, "CSRF": s.csrfToken(c), "Params": authorizeParams(r),
 		})
 		return
 	}

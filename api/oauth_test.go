@@ -444,6 +444,87 @@ func TestOAuthAuthorizeRefusals(t *testing.T) {
 	}
 }
 
+// A person who is not signed in signs in and comes back to the
+// authorization request, even the longest a client may send (a redirect
+// URI and a state at their limits, every byte percent-encoded): from the
+// request itself (GET), and from the consent form when the session ended
+// before it was answered (POST), without the form's CSRF token.
+func TestOAuthSignInKeepsTheLongestRequest(t *testing.T) {
+	t.Parallel()
+	env := newTestEnv(t)
+	b := newBrowser(t, env)
+	const prefix = "https://app.example/cb/"
+	c := registerClient(t, b, prefix+strings.Repeat(":", 2000-len(prefix)))
+	state := strings.Repeat("é", 500/len("é"))
+	authURL, _ := url.Parse(c.conf.AuthCodeURL(state, oauth2.S256ChallengeOption(oauth2.GenerateVerifier()),
+		oauth2.SetAuthURLParam("resource", "http://api.test/api")))
+	want := authURL.RequestURI()
+	if len(want) < 3*(2000+500) {
+		t.Fatalf("the request is %d bytes long, not at the limits", len(want))
+	}
+	// signIn signs in on the page /login?next= leads to, and checks that
+	// the page, its form and its sign-up link carry want intact, and that
+	// the sign-in leads back to it.
+	signIn := func(how string, res *http.Response) {
+		t.Helper()
+		login, _ := url.Parse(res.Header.Get("Location"))
+		if res.StatusCode != 303 || login.Path != "/login" || login.Query().Get("next") != want {
+			t.Fatalf("%s signed out = %d to %.200q, want /login with next = the request", how, res.StatusCode, res.Header.Get("Location"))
+		}
+		res, body := b.do("GET", login.RequestURI(), "", "")
+		form := url.Values{"email": {"long@example.com"}, "password": {"long-enough-pw"}}
+		for _, m := range hiddenInput.FindAllStringSubmatch(body, -1) {
+			form.Set(m[1], html.UnescapeString(m[2]))
+		}
+		if res.StatusCode != 200 || form.Get("next") != want {
+			t.Fatalf("%s: the sign-in page = %d with next = %.200q, want the request", how, res.StatusCode, form.Get("next"))
+		}
+		if m := regexp.MustCompile(`href="(/signup\?[^"]+)"`).FindStringSubmatch(body); m == nil {
+			t.Errorf("%s: the sign-in page has no link to sign up with next", how)
+		} else if signUp, err := url.Parse(html.UnescapeString(m[1])); err != nil || signUp.Query().Get("next") != want {
+			t.Errorf("%s: the sign-in page's link to sign up loses the request: %.200s", how, m[1])
+		}
+		res, _ = b.form("/login", form)
+		if res.StatusCode != 303 || res.Header.Get("Location") != want {
+			t.Fatalf("%s: sign-in = %d to %.200q, want back to the request", how, res.StatusCode, res.Header.Get("Location"))
+		}
+	}
+
+	res, _ := b.do("GET", want, "", "")
+	newBrowser(t, env).signUp("long@example.com", "long-enough-pw")
+	signIn("GET", res)
+	res, body := b.do("GET", want, "", "")
+	consentForm := url.Values{"decision": {"approve"}}
+	for _, m := range hiddenInput.FindAllStringSubmatch(body, -1) {
+		consentForm.Set(m[1], html.UnescapeString(m[2]))
+	}
+	if res.StatusCode != 200 || consentForm.Get("state") != state || consentForm.Get("redirect_uri") != c.redirect {
+		t.Fatalf("consent page = %d, want it with the state and redirect_uri intact", res.StatusCode)
+	}
+
+	// The session ends before the consent form is answered.
+	if res, _ := b.form("/logout", url.Values{"csrf_token": {consentForm.Get("csrf_token")}}); res.StatusCode != 303 {
+		t.Fatalf("sign-out = %d", res.StatusCode)
+	}
+	res, _ = b.form("/oauth/authorize", consentForm)
+	signIn("POST", res)
+	loc := consent(t, b, b.base+want, "approve")
+	if !strings.HasPrefix(loc.String(), c.redirect+"?") || loc.Query().Get("code") == "" || loc.Query().Get("state") != state {
+		t.Errorf("consent after signing in again = %.200s, want the redirect URI with a code and the state", loc)
+	}
+
+	// A scope may repeat its one value without end: it comes back as
+	// granted, and fits.
+	repeated := authURL.Query()
+	repeated.Set("scope", strings.Repeat("pricing:read ", 1000))
+	res, _ = newBrowser(t, env).do("GET", "/oauth/authorize?"+repeated.Encode(), "", "")
+	login, _ := url.Parse(res.Header.Get("Location"))
+	next, _ := url.Parse(login.Query().Get("next"))
+	if res.StatusCode != 303 || next.Query().Get("scope") != "pricing:read" || safeNext(next.String()) != next.String() {
+		t.Errorf("a repeated scope signed out = %d to next %.300q, want the request with scope=pricing:read", res.StatusCode, next)
+	}
+}
+
 func TestOAuthRegistration(t *testing.T) {
 	t.Parallel()
 	env := newTestEnv(t)

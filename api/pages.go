@@ -15,6 +15,7 @@ import (
 	"github.com/domaind/domaind/dashboard/page"
 	"github.com/domaind/domaind/internal/account"
 	"github.com/domaind/domaind/internal/fault"
+	"github.com/domaind/domaind/internal/oauth"
 	"github.com/domaind/domaind/internal/password"
 	"github.com/domaind/domaind/models"
 )
@@ -64,6 +65,15 @@ func (s *Server) browsableError(c *gin.Context, err error) {
 	c.Abort()
 }
 
+// maxNext bounds safeNext's next. The longest next of ours is an
+// authorization request (authorizeNext): its redirect URI and state, every
+// byte percent-encoded at worst, and the rest, which takes 211 bytes and
+// three times the resource's length (the base URL and "/api"), within the
+// 1 KiB added for a base URL of up to 250 bytes. Carried in /login's
+// query it is encoded once more, to under 15 KB, well within the server's
+// 64 KiB of request header.
+const maxNext = 3*(oauth.MaxRedirectURILen+oauth.MaxStateLen) + 1<<10
+
 // safeNext is where to send a browser after signing in: next when it is a
 // path on this site, "/account" otherwise (never another site: an open
 // redirect would lend our name to phishing). next is judged as the browser
@@ -72,7 +82,7 @@ func (s *Server) browsableError(c *gin.Context, err error) {
 // scheme or host, and the same again once percent-decoded.
 func safeNext(next string) string {
 	const home = "/account"
-	if next == "" || len(next) > 2000 {
+	if next == "" || len(next) > maxNext {
 		return home
 	}
 	p, query, hasQuery := strings.Cut(next, "?")

@@ -39,7 +39,8 @@ func TestSafeNext(t *testing.T) {
 		{"javascript", "javascript:alert(1)", "/account"},
 		{"javascript after a slash", "/javascript:alert(1)", "/javascript:alert(1)"},
 		{"bad escape", "/%zz", "/account"},
-		{"too long", "/" + strings.Repeat("a", 2001), "/account"},
+		{"as long as can be", "/" + strings.Repeat("a", maxNext-1), "/" + strings.Repeat("a", maxNext-1)},
+		{"too long", "/" + strings.Repeat("a", maxNext), "/account"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -34,6 +34,13 @@ const (
 	RefreshTTL = 30 * 24 * time.Hour
 )
 
+// Limits, in bytes, of a registered redirect URI and of an authorization
+// request's state (which PKCE makes optional).
+const (
+	MaxRedirectURILen = 2000
+	MaxStateLen       = 500
+)
+
 // ScopePricingRead is the only scope: it unmasks marketplace prices.
 const ScopePricingRead = "pricing:read"
 
@@ -101,8 +108,8 @@ func (s *Server) Register(ctx context.Context, name string, redirectURIs []strin
 }
 
 func checkRedirectURI(raw string) error {
-	if len(raw) > 2000 {
-		return errors.New("longer than 2000 characters")
+	if len(raw) > MaxRedirectURILen {
+		return fmt.Errorf("longer than %d characters", MaxRedirectURILen)
 	}
 	u, err := url.Parse(raw)
 	switch {
@@ -189,8 +196,8 @@ func (s *Server) CheckRequest(r AuthorizeRequest) (string, error) {
 		return "", oauthError("invalid_request", "code_challenge_method must be S256")
 	case !challengePattern.MatchString(r.CodeChallenge):
 		return "", oauthError("invalid_request", "code_challenge must be the base64url SHA-256 of the verifier (43 characters)")
-	case len(r.State) > 500: // optional: PKCE protects the flow (OAuth 2.1)
-		return "", oauthError("invalid_request", "state is longer than 500 characters")
+	case len(r.State) > MaxStateLen: // optional: PKCE protects the flow (OAuth 2.1)
+		return "", oauthError("invalid_request", "state is longer than %d characters", MaxStateLen)
 	}
 	if err := s.checkResource(r.Resource); err != nil {
 		return "", err
