@@ -307,8 +307,9 @@ func TestMCPToolsBehindOAuth(t *testing.T) {
 			t.Errorf("token %.12s… = %d %q, want 401 with the challenge saying invalid_token (RFC 6750 §3.1)", token, code, challenge)
 		}
 	}
-	// A revoked token is refused with the challenge.
-	form := url.Values{"token": {tok.access}}
+	// A revoked token is refused with the challenge. Its client revokes it
+	// (RFC 7009 §2.1), the one the SDK registered.
+	form := url.Values{"token": {tok.access}, "client_id": {bound.ClientID}}
 	if r, err := http.PostForm(srv.URL+"/api/oauth/revoke", form); err != nil || r.StatusCode != 200 {
 		t.Fatalf("revoke = %v %v", r, err)
 	}

@@ -421,11 +421,11 @@ func (s *Server) token(c *gin.Context) {
 	c.JSON(http.StatusOK, t)
 }
 
-// tokenClientID is the client of a token request: client_id in the form,
-// or the user name of HTTP Basic authentication (RFC 6749 §2.3.1, as
-// golang.org/x/oauth2 sends it), with an empty password: the clients are
-// public, so a secret is refused as invalid_client. Both, naming two
-// clients, are an invalid_request.
+// tokenClientID is the client of a token or revocation request:
+// client_id in the form, or the user name of HTTP Basic authentication
+// (RFC 6749 §2.3.1, as golang.org/x/oauth2 sends it), with an empty
+// password: the clients are public, so a secret is refused as
+// invalid_client. Both, naming two clients, are an invalid_request.
 func tokenClientID(c *gin.Context) (string, error) {
 	form := c.PostForm("client_id")
 	if _, ok := c.Request.Header["Authorization"]; !ok {
@@ -448,10 +448,16 @@ func tokenClientID(c *gin.Context) (string, error) {
 	return id, nil
 }
 
-// revoke answers POST /api/oauth/revoke (RFC 7009): 200 whether or not the
-// token was known.
+// revoke answers POST /api/oauth/revoke (RFC 7009), for the client named
+// as at the token endpoint (tokenClientID): 200 whether or not the token
+// was known, live or expired; invalid_client for another client's token
+// (oauth.Server.Revoke).
 func (s *Server) revoke(c *gin.Context) {
-	if err := s.svc.OAuth.Revoke(c.Request.Context(), c.PostForm("token"), c.PostForm("client_id")); err != nil {
+	clientID, err := tokenClientID(c)
+	if err == nil {
+		err = s.svc.OAuth.Revoke(c.Request.Context(), c.PostForm("token"), clientID)
+	}
+	if err != nil {
 		s.writeOAuthError(c, err)
 		return
 	}

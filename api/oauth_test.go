@@ -650,15 +650,64 @@ func TestOAuthRevocation(t *testing.T) {
 	env := newTestEnv(t)
 	b := signedInBrowser(t, env, "user@example.com")
 	c := registerClient(t, b, "https://app.example/cb")
-	tok := grant(t, b, c, "s")
-	if res, _ := b.form("/api/oauth/revoke", url.Values{"token": {"rt_never_issued"}}); res.StatusCode != 200 {
-		t.Errorf("revoking an unknown token = %d, want 200", res.StatusCode)
+	other := registerClient(t, b, "https://other.example/cb")
+	tok, otherTok := grant(t, b, c, "s"), grant(t, b, other, "s")
+	// revoke asks to revoke token, naming the client in the form
+	// (client_id) or by HTTP Basic (user name and password, when user is
+	// not "", as at the token endpoint), and returns the answer.
+	revoke := func(token, clientID, user, pass string) (int, string, http.Header) {
+		t.Helper()
+		form := url.Values{"token": {token}}
+		if clientID != "" {
+			form.Set("client_id", clientID)
+		}
+		req := httptest.NewRequest("POST", "/api/oauth/revoke", strings.NewReader(form.Encode()))
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		if user != "" {
+			req.SetBasicAuth(url.QueryEscape(user), pass)
+		}
+		w := env.do(req)
+		var out struct{ Error string }
+		json.Unmarshal(w.Body.Bytes(), &out)
+		return w.Code, out.Error, w.Header()
 	}
-	if res, _ := bearerGet(b, "/api", tok.AccessToken); res.StatusCode != 200 {
-		t.Fatalf("token before revocation = %d", res.StatusCode)
+	live := func(what, token string) {
+		t.Helper()
+		if res, _ := bearerGet(b, "/api", token); res.StatusCode != 200 {
+			t.Errorf("%s = %d, want it live", what, res.StatusCode)
+		}
 	}
-	if res, _ := b.form("/api/oauth/revoke", url.Values{"token": {tok.RefreshToken}, "token_type_hint": {"refresh_token"}}); res.StatusCode != 200 {
-		t.Errorf("revoke = %d, want 200", res.StatusCode)
+
+	// RFC 7009 §2.1: the token must have been issued to the client asking;
+	// else the request is refused and nothing is revoked.
+	for _, tc := range []struct {
+		name, clientID, user, pass string
+		want                       int
+		code                       string
+	}{
+		{"no client", "", "", "", 400, "invalid_request"},
+		{"another client in the form", other.conf.ClientID, "", "", 401, "invalid_client"},
+		{"another client by Basic", "", other.conf.ClientID, "", 401, "invalid_client"},
+		{"Basic with a secret", "", c.conf.ClientID, "s3cret", 401, "invalid_client"},
+		{"Basic with an unknown client", "", "oc_nobody", "", 401, "invalid_client"},
+	} {
+		status, code, h := revoke(tok.RefreshToken, tc.clientID, tc.user, tc.pass)
+		if status != tc.want || code != tc.code {
+			t.Errorf("revoke, %s = %d %s, want %d %s", tc.name, status, code, tc.want, tc.code)
+		}
+		if tc.want == 401 && !strings.HasPrefix(h.Get("WWW-Authenticate"), "Basic") {
+			t.Errorf("revoke, %s: WWW-Authenticate = %q, want a Basic challenge (RFC 6749 §5.2)", tc.name, h.Get("WWW-Authenticate"))
+		}
+		live(tc.name+": the token after a refused revocation", tok.AccessToken)
+	}
+
+	// RFC 7009 §2.2: an unknown token is answered 200.
+	if status, code, _ := revoke("rt_never_issued", c.conf.ClientID, "", ""); status != 200 {
+		t.Errorf("revoking an unknown token = %d %s, want 200", status, code)
+	}
+	// The client by Basic, as golang.org/x/oauth2 sends it.
+	if status, code, _ := revoke(tok.RefreshToken, "", c.conf.ClientID, ""); status != 200 {
+		t.Errorf("revoke by Basic = %d %s, want 200", status, code)
 	}
 	if res, _ := bearerGet(b, "/api", tok.AccessToken); res.StatusCode != 401 {
 		t.Errorf("access token after its refresh token was revoked = %d, want 401", res.StatusCode)
@@ -667,11 +716,25 @@ func TestOAuthRevocation(t *testing.T) {
 	if status != 400 || out["error"] != "invalid_grant" {
 		t.Errorf("revoked refresh token = %d %v, want invalid_grant", status, out)
 	}
+	// The client in the form; a token revoked again is still 200.
+	live("the other client's token", otherTok.AccessToken)
+	for range 2 {
+		if res, _ := b.form("/api/oauth/revoke", url.Values{"token": {otherTok.AccessToken}, "token_type_hint": {"access_token"}, "client_id": {other.conf.ClientID}}); res.StatusCode != 200 {
+			t.Errorf("revoke with client_id = %d, want 200", res.StatusCode)
+		}
+	}
+	if res, _ := bearerGet(b, "/api", otherTok.AccessToken); res.StatusCode != 401 {
+		t.Errorf("access token after its revocation = %d, want 401", res.StatusCode)
+	}
+
 	env.now = env.now.Add(31 * time.Minute)
 	tok = grant(t, b, c, "s")
 	env.now = env.now.Add(31 * time.Minute)
 	if res, _ := bearerGet(b, "/api", tok.AccessToken); res.StatusCode != 401 {
 		t.Errorf("access token after 31 minutes = %d, want 401 (it lives 30)", res.StatusCode)
+	}
+	if status, code, _ := revoke(tok.AccessToken, c.conf.ClientID, "", ""); status != 200 {
+		t.Errorf("revoking an expired token = %d %s, want 200", status, code)
 	}
 }
 

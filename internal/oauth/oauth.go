@@ -443,11 +443,17 @@ func (s *Server) issue(tx *gorm.DB, family, clientID, userID, scope, resource st
 		RefreshToken: refresh, Scope: scope}, nil
 }
 
-// Revoke revokes a token (RFC 7009) of clientID (any client when empty).
-// Revoking a refresh token revokes its whole family (the access tokens
-// issued with it too). An unknown token, or another client's, is no error:
-// the answer must not tell which tokens exist.
+// Revoke revokes a token (RFC 7009) at the request of the client
+// clientID. Revoking a refresh token revokes its whole family (the access
+// tokens issued with it too). The client must name itself: no client_id
+// is invalid_request, an unknown one invalid_client; and a token issued to
+// another client is refused, invalid_client, and stays live (§2.1). An
+// unknown token, or one expired or already revoked, is no error (§2.2):
+// there is nothing to revoke, and the client can do nothing about it.
 func (s *Server) Revoke(ctx context.Context, token, clientID string) error {
+	if err := s.checkClientID(ctx, clientID); err != nil {
+		return err
+	}
 	if token == "" {
 		return oauthError("invalid_request", "token is required")
 	}
@@ -460,8 +466,8 @@ func (s *Server) Revoke(ctx context.Context, token, clientID string) error {
 	if err != nil {
 		return fmt.Errorf("find token: %w", err)
 	}
-	if clientID != "" && clientID != t.ClientID {
-		return nil // not this client's token (RFC 7009 §2.1): nothing to say
+	if t.ClientID != clientID {
+		return oauthError("invalid_client", "the token was not issued to this client")
 	}
 	if t.Kind == models.TokenRefresh {
 		return s.revokeFamily(ctx, t.Family)

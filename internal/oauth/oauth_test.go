@@ -266,22 +266,35 @@ func TestConcurrentRefreshesRevokeTheFamily(t *testing.T) {
 	}
 }
 
-// Revoking an access token ends it alone; a refresh token, its family;
-// an unknown or another client's token is no error and changes nothing.
+// Revoking an access token ends it alone; a refresh token, its family.
+// The client must name itself, and a token of another client is refused
+// and stays live (RFC 7009 §2.1); an unknown or expired token is no error.
 func TestRevoke(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t)
 	ctx := context.Background()
+	other, err := w.s.Register(ctx, "Other App", []string{redirect})
+	if err != nil {
+		t.Fatal(err)
+	}
 	a, _ := w.s.ExchangeCode(ctx, w.client.ID, w.code(t, ""), redirect, verifier, "")
 	b, _ := w.s.ExchangeCode(ctx, w.client.ID, w.code(t, ""), redirect, verifier, "")
-	if err := w.s.Revoke(ctx, "at_unknown", ""); err != nil {
-		t.Errorf("an unknown token: %v", err)
-	}
-	if err := w.s.Revoke(ctx, a.AccessToken, "oc_other"); err != nil {
-		t.Errorf("another client's token: %v", err)
+	for _, tc := range []struct {
+		name, token, clientID, want string
+	}{
+		{"no token", "", w.client.ID, "invalid_request"},
+		{"no client", a.AccessToken, "", "invalid_request"},
+		{"an unknown client", a.AccessToken, "oc_nobody", "invalid_client"},
+		{"another client's access token", a.AccessToken, other.ID, "invalid_client"},
+		{"another client's refresh token", a.RefreshToken, other.ID, "invalid_client"},
+		{"an unknown token", "at_unknown", w.client.ID, ""},
+	} {
+		if err := w.s.Revoke(ctx, tc.token, tc.clientID); oauthCode(err) != tc.want || (tc.want == "") != (err == nil) {
+			t.Errorf("%s: %v, want %q", tc.name, err, tc.want)
+		}
 	}
 	if _, err := w.s.Authenticate(ctx, a.AccessToken); err != nil {
-		t.Errorf("a token revoked by another client was revoked: %v", err)
+		t.Errorf("a token after refused revocations: %v, want it live", err)
 	}
 	if err := w.s.Revoke(ctx, a.AccessToken, w.client.ID); err != nil {
 		t.Fatal(err)
@@ -292,13 +305,17 @@ func TestRevoke(t *testing.T) {
 	if _, err := w.s.Refresh(ctx, w.client.ID, a.RefreshToken, "", ""); err != nil {
 		t.Errorf("its refresh token after the access token's revocation: %v", err)
 	}
-	if err := w.s.Revoke(ctx, b.RefreshToken, ""); err != nil {
+	if err := w.s.Revoke(ctx, b.RefreshToken, w.client.ID); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := w.s.Authenticate(ctx, b.AccessToken); !errors.Is(err, ErrInvalidToken) {
 		t.Errorf("an access token of a revoked refresh token's family: %v", err)
 	}
-	if err := w.s.Revoke(ctx, "", ""); oauthCode(err) != "invalid_request" {
-		t.Errorf("no token: %v", err)
+	if err := w.s.Revoke(ctx, b.RefreshToken, w.client.ID); err != nil {
+		t.Errorf("a revoked token revoked again: %v, want no error", err)
+	}
+	w.now = w.now.Add(AccessTTL + time.Second)
+	if err := w.s.Revoke(ctx, b.AccessToken, w.client.ID); err != nil {
+		t.Errorf("an expired token: %v, want no error", err)
 	}
 }
