@@ -33,7 +33,7 @@ func TestBrowserAccountPartner(t *testing.T) {
 		t.Fatal(err)
 	}
 	site := serveTestSite(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusNoContent) }))
-	if _, err := env.srv.svc.Webhooks.Register(bg, p.ID, models.EnvSandbox, strings.Replace(site, "site.test", testSiteAddr, 1)+"/hook",
+	if _, err := env.srv.svc.Webhooks.Register(bg, p.ID, models.EnvSandbox, strings.Replace(site, "site.example.net", testSiteAddr, 1)+"/hook",
 		"whsec-0123456789abcdef"); err != nil {
 		t.Fatal(err)
 	}

@@ -36,7 +36,7 @@ func TestEveryCreatingPOSTHonoursIdempotencyKey(t *testing.T) {
 	}{
 		{"developer key", "/api/v1/keys", `{"name":"laptop"}`, `{"name":"desktop"}`, []string{HeaderCSRFToken, csrf}, func() int64 { return count(&models.APIKey{}) }},
 		{"bulk lock", "/api/domains/bulk/lock", `{"domains":["mine.com"]}`, `{"domains":["mine.com"],"options":{"dry_run":true}}`, []string{HeaderCSRFToken, csrf}, func() int64 { return count(&models.BulkOp{}) }},
-		{"seo crawl", "/api/tools/seo-crawl", `{"url":"http://site.test/"}`, `{"url":"http://site.test/x"}`, nil, func() int64 { return count(&models.ToolJob{}) }},
+		{"seo crawl", "/api/tools/seo-crawl", `{"url":"http://site.example.net/"}`, `{"url":"http://site.example.net/x"}`, nil, func() int64 { return count(&models.ToolJob{}) }},
 		{"oauth client", "/api/oauth/register", `{"redirect_uris":["https://app.example/cb"]}`, `{"redirect_uris":["https://app.example/other"]}`, nil, func() int64 { return count(&models.OAuthClient{}) }},
 		{"account", "/api/auth/signup", `{"email":"new@example.com","password":"long-enough-pw"}`, `{"email":"new2@example.com","password":"long-enough-pw"}`, nil, func() int64 { return count(&models.User{}) }},
 	}
@@ -221,7 +221,7 @@ func TestAnonymousAnswersAreKeptAnHour(t *testing.T) {
 	}
 	crawl := func(key string, header ...string) {
 		t.Helper()
-		res, out := b.json("POST", "/api/tools/seo-crawl", `{"url":"http://site.test/`+key+`"}`, append([]string{"Idempotency-Key", key}, header...)...)
+		res, out := b.json("POST", "/api/tools/seo-crawl", `{"url":"http://site.example.net/`+key+`"}`, append([]string{"Idempotency-Key", key}, header...)...)
 		if res.StatusCode >= 300 {
 			t.Fatalf("seo-crawl = %d %s", res.StatusCode, out)
 		}

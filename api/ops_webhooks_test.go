@@ -25,7 +25,7 @@ func TestBrowserOpsWebhooks(t *testing.T) {
 			t.Fatal(err)
 		}
 		site := serveTestSite(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(status) }))
-		url := strings.Replace(site, "site.test", testSiteAddr, 1) + "/hook"
+		url := strings.Replace(site, "site.example.net", testSiteAddr, 1) + "/hook"
 		if _, err := hooks.Register(bg, partner, models.EnvSandbox, url, "whsec-0123456789abcdef"); err != nil {
 			t.Fatal(err)
 		}

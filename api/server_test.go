@@ -135,17 +135,17 @@ func (env *testEnv) rebuild() {
 // address of its own, so that 127.0.0.1 stays refused.
 const testSiteAddr = "127.0.0.2"
 
-// testNames is the DNS of the tools' tests: public-looking names, one of
-// which resolves to a private address.
+// testNames is the DNS of the tools' tests: names under public suffixes
+// (as the tools take), one of which resolves to a private address.
 var testNames = staticResolver{
-	"site.test":            {netip.MustParseAddr(testSiteAddr)},
+	"site.example.net":     {netip.MustParseAddr(testSiteAddr)},
 	"internal.example.com": {netip.MustParseAddr("10.0.0.7")},
 }
 
 type staticResolver map[string][]netip.Addr
 
 func (r staticResolver) LookupNetIP(_ context.Context, _, host string) ([]netip.Addr, error) {
-	if a, ok := r[host]; ok {
+	if a, ok := r[strings.TrimSuffix(host, ".")]; ok {
 		return a, nil
 	}
 	return nil, &net.DNSError{Err: "no such host", Name: host, IsNotFound: true}

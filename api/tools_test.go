@@ -19,7 +19,7 @@ import (
 )
 
 // serveTestSite serves h on testSiteAddr and returns its base URL under
-// the name site.test.
+// the name site.example.net.
 func serveTestSite(t testing.TB, h http.Handler) string {
 	t.Helper()
 	ln, err := net.Listen("tcp", testSiteAddr+":0")
@@ -31,7 +31,7 @@ func serveTestSite(t testing.TB, h http.Handler) string {
 	srv.Listener = ln
 	srv.Start()
 	t.Cleanup(srv.Close)
-	return fmt.Sprintf("http://site.test:%d", ln.Addr().(*net.TCPAddr).Port)
+	return fmt.Sprintf("http://site.example.net:%d", ln.Addr().(*net.TCPAddr).Port)
 }
 
 // smallSite is three pages, one linking to a missing one.
@@ -178,7 +178,7 @@ func TestAJobTheWorkerCannotRunEndsFailedWithAReason(t *testing.T) {
 	}
 	startWorker(t, env, worker.Deps{Tools: env.deps.Tools})
 	st := env.waitJob(t, "seo-crawl", job.ID)
-	if st.Status != "failed" || !strings.Contains(st.Error, "private address") || strings.Contains(st.Error, "10.0.0.7") || st.Finished == nil {
+	if st.Status != "failed" || !strings.Contains(st.Error, "not to a public address") || strings.Contains(st.Error, "10.0.0.7") || st.Finished == nil {
 		t.Errorf("job = %+v, want failed saying why in general terms, without the address", st)
 	}
 }
@@ -196,14 +196,16 @@ func TestToolsRefuseBadInputAndInternalTargets(t *testing.T) {
 		{"not JSON", "seo-crawl", `{"url":`, 400, "validation_error", "body"},
 		{"no url", "seo-crawl", `{}`, 400, "validation_error", "url"},
 		{"url not a string", "seo-crawl", `{"url":42}`, 400, "validation_error", "url"},
-		{"unknown field", "seo-crawl", `{"url":"http://site.test/","depth":9}`, 400, "validation_error", "depth"},
-		{"too many pages", "seo-crawl", `{"url":"http://site.test/","max_pages":101}`, 400, "validation_error", "max_pages"},
-		{"a name that does not resolve", "seo-crawl", `{"url":"http://nowhere.test/"}`, 400, "validation_error", "url"},
+		{"unknown field", "seo-crawl", `{"url":"http://site.example.net/","depth":9}`, 400, "validation_error", "depth"},
+		{"too many pages", "seo-crawl", `{"url":"http://site.example.net/","max_pages":101}`, 400, "validation_error", "max_pages"},
+		{"a name of our network", "seo-crawl", `{"url":"http://redis/"}`, 400, "validation_error", "url"},
+		{"a name under no public suffix", "http-headers", `{"url":"http://redis.default.svc.cluster.local:6379/"}`, 400, "validation_error", "url"},
 		{"http-headers without url", "http-headers", `{}`, 400, "validation_error", "url"},
 		{"ssl-check of an address", "ssl-check", `{"host":"10.0.0.1"}`, 400, "validation_error", "host"},
+		{"ssl-check of a name of our network", "ssl-check", `{"host":"redis.svc.cluster.local"}`, 400, "validation_error", "host"},
 		{"bad domain", "dns-lookup", `{"domain":"not a domain"}`, 400, "validation_error", "domain"},
 		{"an internal name", "dns-lookup", `{"domain":"redis.default.svc.cluster.local"}`, 400, "validation_error", "domain"},
-		{"a huge url", "http-headers", `{"url":"http://site.test/` + strings.Repeat("a", 2048) + `"}`, 400, "validation_error", "url"},
+		{"a huge url", "http-headers", `{"url":"http://site.example.net/` + strings.Repeat("a", 2048) + `"}`, 400, "validation_error", "url"},
 		{"no keywords", "domain-suggest", `{"keywords":"  "}`, 400, "validation_error", "keywords"},
 		{"odd keyword", "domain-suggest", `{"keywords":"caf\u00e9!"}`, 400, "validation_error", "keywords"},
 	}
@@ -220,7 +222,7 @@ func TestToolsRefuseBadInputAndInternalTargets(t *testing.T) {
 	for _, target := range []string{
 		"http://127.0.0.1/", "http://[::1]/", "http://10.1.2.3/", "http://169.254.169.254/latest/meta-data/",
 		"http://internal.example.com/", "http://2130706433/", "http://0177.0.0.1/", "http://0x7f.0.0.1/",
-		"http://100.64.0.1/", "http://[fd00::1]/", "ftp://site.test/", "http://user:pw@site.test/",
+		"http://100.64.0.1/", "http://[fd00::1]/", "ftp://site.example.net/", "http://user:pw@site.example.net/",
 	} {
 		env.now = env.now.Add(6 * time.Minute) // refused requests count against the quota of 10 an hour
 		w := env.request("POST", "/api/tools/seo-crawl", fmt.Sprintf(`{"url":%q}`, target))
@@ -359,10 +361,10 @@ func TestSSLCheckDescribesTheCertificate(t *testing.T) {
 	srv := httptest.NewUnstartedServer(http.NotFoundHandler())
 	srv.Listener.Close()
 	srv.Listener = ln
-	srv.StartTLS() // httptest's certificate, for example.com: neither trusted nor for site.test
+	srv.StartTLS() // httptest's certificate, for example.com: neither trusted nor for site.example.net
 	t.Cleanup(srv.Close)
 	port := ln.Addr().(*net.TCPAddr).Port
-	w := env.request("POST", "/api/tools/ssl-check", fmt.Sprintf(`{"host":"site.test","port":%d}`, port))
+	w := env.request("POST", "/api/tools/ssl-check", fmt.Sprintf(`{"host":"site.example.net","port":%d}`, port))
 	var got struct {
 		OK     bool
 		Result struct {
@@ -377,16 +379,16 @@ func TestSSLCheckDescribesTheCertificate(t *testing.T) {
 		}
 	}
 	json.Unmarshal(w.Body.Bytes(), &got)
-	if w.Code != 200 || !got.OK || got.Result.Host != "site.test" || got.Result.TLSVersion == "" || got.Result.Verified ||
+	if w.Code != 200 || !got.OK || got.Result.Host != "site.example.net" || got.Result.TLSVersion == "" || got.Result.Verified ||
 		got.Result.VerifyError == "" || !slices.Contains(got.Result.Leaf.SANs, "example.com") || got.Result.Leaf.DaysLeft <= 0 {
 		t.Errorf("ssl-check = %d %s", w.Code, w.Body)
 	}
 	refused := env.request("POST", "/api/tools/ssl-check", `{"host":"internal.example.com"}`)
 	wantError(t, "ssl-check of a private address", refused, 400, "target_refused")
-	if _, msg := typedError(t, refused); strings.Contains(msg, "10.0.0.7") || !strings.Contains(msg, "private") {
-		t.Errorf("refusal message %q, want the kind of address without the address itself", msg)
+	if _, msg := typedError(t, refused); strings.Contains(msg, "10.0.0.7") || !strings.Contains(msg, "not to a public address") {
+		t.Errorf("refusal message %q, want it refused in general terms without the address", msg)
 	}
-	wantError(t, "port out of range", env.request("POST", "/api/tools/ssl-check", `{"host":"site.test","port":70000}`), 400, "validation_error")
+	wantError(t, "port out of range", env.request("POST", "/api/tools/ssl-check", `{"host":"site.example.net","port":70000}`), 400, "validation_error")
 }
 
 func TestAnInlineToolWhoseTargetFailsAnswersNotOKAndIsNotCached(t *testing.T) {
@@ -401,6 +403,37 @@ func TestAnInlineToolWhoseTargetFailsAnswersNotOKAndIsNotCached(t *testing.T) {
 		json.Unmarshal(w.Body.Bytes(), &got)
 		if w.Code != 200 || got.OK || got.Cached || got.Result.Error == "" || strings.Contains(got.Result.Error, "127.0.0.1") {
 			t.Errorf("dns-lookup with no resolver = %d %s, want ok false with an error that does not name the resolver, not cached", w.Code, w.Body)
+		}
+	}
+}
+
+// A public name that does not resolve and one that resolves inside our
+// network get one answer, word for word but the name, from every tool that
+// reaches a host and from a redirect: whoever asks cannot tell which names
+// our network has.
+func TestToolsRefuseMissingAndInternalNamesAlike(t *testing.T) {
+	t.Parallel()
+	env := newTestEnv(t)
+	site := serveTestSite(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, "http://"+strings.TrimPrefix(r.URL.Path, "/to/")+"/", http.StatusFound)
+	}))
+	// answer is the status and body of a request for a tool of name, with
+	// the name replaced by NAME.
+	answer := func(slug, body, name string) string {
+		env.now = env.now.Add(6 * time.Minute) // past the quotas
+		w := env.request("POST", "/api/tools/"+slug, fmt.Sprintf(body, name))
+		return fmt.Sprintf("%d %s", w.Code, strings.ReplaceAll(w.Body.String(), name, "NAME"))
+	}
+	for _, tc := range []struct{ slug, body string }{
+		{"seo-crawl", `{"url":"http://%s/"}`},
+		{"http-headers", `{"url":"https://%s:8443/x"}`},
+		{"ssl-check", `{"host":"%s"}`},
+		{"http-headers", `{"url":"` + site + `/to/%s"}`},
+	} {
+		missing := answer(tc.slug, tc.body, "nowhere.example.com")
+		inside := answer(tc.slug, tc.body, "internal.example.com")
+		if missing != inside || !strings.HasPrefix(missing, "400 ") || !strings.Contains(missing, "target_refused") {
+			t.Errorf("%s %s:\n a name that does not resolve = %s\n one that resolves inside = %s\nwant one 400 target_refused", tc.slug, tc.body, missing, inside)
 		}
 	}
 }

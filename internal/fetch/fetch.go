@@ -7,9 +7,11 @@
 // at 169.254.169.254 included), CGNAT, multicast, unspecified and other
 // special-purpose ranges are refused, whatever name led there, after every
 // redirect, and however DNS answers between a check and the connection
-// (rebinding). Only http and https are fetched, redirects are bounded, and
-// so are the time and the bytes read. Networks listed as allowed (tests'
-// local servers, through DOMAIND_FETCH_ALLOW_CIDRS) are exempt.
+// (rebinding). Names are looked up fully qualified, so the search domains
+// of the service's own network are never tried. Only http and https are
+// fetched, redirects are bounded, and so are the time and the bytes read.
+// Networks listed as allowed (tests' local servers, through
+// DOMAIND_FETCH_ALLOW_CIDRS) are exempt.
 package fetch
 
 import (
@@ -52,7 +54,8 @@ func (e *BlockedError) Error() string {
 	return fmt.Sprintf("refused to fetch %s: %s", e.Target, e.Reason)
 }
 
-// Resolver looks host names up; net.DefaultResolver is one.
+// Resolver looks host names up; net.DefaultResolver is one. It is asked
+// for fully qualified names, which end in a dot.
 type Resolver interface {
 	LookupNetIP(ctx context.Context, network, host string) ([]netip.Addr, error)
 }
@@ -76,9 +79,10 @@ type Options struct {
 
 // Client fetches user-given URLs safely.
 type Client struct {
-	opts   Options
-	dialer *net.Dialer
-	http   *http.Client
+	opts      Options
+	hideNames bool // see HidingNames
+	dialer    *net.Dialer
+	http      *http.Client
 }
 
 // New returns a Client with opts.
@@ -128,6 +132,17 @@ func New(opts Options) *Client {
 	return c
 }
 
+// HidingNames returns a client with c's options that refuses a name that
+// does not resolve exactly as it refuses a name that resolves to a refused
+// address, so that whoever gives it names cannot tell which ones the
+// service's own network has: for targets anyone may give (the free tools).
+// An IP address is still refused with the kind of address it is.
+func (c *Client) HidingNames() *Client {
+	h := New(c.opts)
+	h.hideNames = true
+	return h
+}
+
 // HTTP returns the guarded *http.Client, for callers that need its
 // redirects or TLS state themselves (it follows the same rules as Get).
 func (c *Client) HTTP() *http.Client { return c.http }
@@ -135,10 +150,10 @@ func (c *Client) HTTP() *http.Client { return c.http }
 // MaxBody is how many bytes of a body the client reads.
 func (c *Client) MaxBody() int64 { return c.opts.MaxBody }
 
-// Check refuses a URL before any work starts on it: not http(s), no host,
-// a numeric host in a non-standard form, or a name that resolves to a
-// refused address. (The dialer checks again at every connection.)
-func (c *Client) Check(ctx context.Context, raw string) (*url.URL, error) {
+// ParseURL refuses a URL the client never fetches, whatever its host
+// resolves to: not http(s), no host, credentials, or a numeric host in a
+// non-standard form. It resolves nothing.
+func ParseURL(raw string) (*url.URL, error) {
 	u, err := url.Parse(strings.TrimSpace(raw))
 	if err != nil || u.Host == "" {
 		return nil, &BlockedError{Target: raw, Reason: "not an absolute http(s) URL"}
@@ -146,14 +161,25 @@ func (c *Client) Check(ctx context.Context, raw string) (*url.URL, error) {
 	if err := checkURL(u); err != nil {
 		return nil, err
 	}
-	addrs, err := c.resolve(ctx, u.Hostname())
+	return u, nil
+}
+
+// Check refuses a URL before any work starts on it: what ParseURL refuses,
+// or a host that resolves to a refused address. (The dialer checks again
+// at every connection.)
+func (c *Client) Check(ctx context.Context, raw string) (*url.URL, error) {
+	u, err := ParseURL(raw)
 	if err != nil {
 		return nil, err
 	}
+	host := u.Hostname()
+	addrs, err := c.resolve(ctx, host)
+	if err != nil {
+		return nil, c.unresolved(u.Redacted(), host, err)
+	}
 	for _, a := range addrs {
 		if reason := c.refused(a); reason != "" {
-			return nil, &BlockedError{Target: u.Redacted(), Reason: fmt.Sprintf("%s resolves to %s", u.Hostname(), reason),
-				Detail: fmt.Sprintf("%s resolves to %s", u.Hostname(), a)}
+			return nil, c.refusal(u.Redacted(), host, a, fmt.Sprintf("%s resolves to %s", host, reason))
 		}
 	}
 	return u, nil
@@ -273,18 +299,50 @@ func numericForm(host string) bool {
 	return err == nil
 }
 
+// resolve returns the addresses of host. An IP address is its own; a name
+// is looked up fully qualified, so that a search domain of the service's
+// network never completes it ("redis" into redis.default.svc.cluster.local).
 func (c *Client) resolve(ctx context.Context, host string) ([]netip.Addr, error) {
 	if a, err := netip.ParseAddr(host); err == nil {
 		return []netip.Addr{a}, nil
 	}
-	addrs, err := c.opts.Resolver.LookupNetIP(ctx, "ip", host)
+	fqdn := host
+	if !strings.HasSuffix(fqdn, ".") {
+		fqdn += "."
+	}
+	addrs, err := c.opts.Resolver.LookupNetIP(ctx, "ip", fqdn)
 	if err != nil {
 		return nil, fmt.Errorf("resolve %s: %w", host, withoutServer(err))
 	}
 	if len(addrs) == 0 {
-		return nil, fmt.Errorf("resolve %s: no addresses", host)
+		return nil, fmt.Errorf("resolve %s: %w", host, &net.DNSError{Err: "no addresses", Name: host, IsNotFound: true})
 	}
 	return addrs, nil
+}
+
+// hiddenReason is why a client that hides names refuses a name, in the
+// same words whether it does not resolve or resolves to a refused address.
+const hiddenReason = "does not resolve, or not to a public address"
+
+// unresolved is what Check and DialContext answer for target when its
+// host did not resolve: err, or, when the name does not exist and the
+// client hides names, the refusal of a hidden name.
+func (c *Client) unresolved(target, host string, err error) error {
+	var de *net.DNSError
+	if c.hideNames && errors.As(err, &de) && de.IsNotFound {
+		return &BlockedError{Target: target, Reason: host + " " + hiddenReason, Detail: err.Error()}
+	}
+	return err
+}
+
+// refusal refuses target, whose host resolves to the refused address a,
+// for reason; a client that hides names refuses a name as one that does
+// not resolve.
+func (c *Client) refusal(target, host string, a netip.Addr, reason string) *BlockedError {
+	if _, err := netip.ParseAddr(host); err != nil && c.hideNames {
+		reason = host + " " + hiddenReason
+	}
+	return &BlockedError{Target: target, Reason: reason, Detail: fmt.Sprintf("%s resolves to %s", host, a)}
 }
 
 // withoutServer drops the resolver's address from a DNS error: the error
@@ -311,13 +369,13 @@ func (c *Client) DialContext(ctx context.Context, network, addr string) (net.Con
 	}
 	addrs, err := c.resolve(ctx, host)
 	if err != nil {
-		return nil, err
+		return nil, c.unresolved(host, host, err)
 	}
 	var firstErr error
 	for _, a := range addrs {
 		if reason := c.refused(a); reason != "" {
 			if firstErr == nil {
-				firstErr = &BlockedError{Target: host, Reason: "it resolves to " + reason, Detail: fmt.Sprintf("%s resolves to %s", host, a)}
+				firstErr = c.refusal(host, host, a, "it resolves to "+reason)
 			}
 			continue
 		}

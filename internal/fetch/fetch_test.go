@@ -8,7 +8,9 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
+	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -22,7 +24,7 @@ type fakeDNS struct {
 }
 
 func (f *fakeDNS) LookupNetIP(_ context.Context, _, host string) ([]netip.Addr, error) {
-	seq, ok := f.answers[host]
+	seq, ok := f.answers[strings.TrimSuffix(host, ".")]
 	if !ok {
 		return nil, &net.DNSError{Err: "no such host", Name: host, IsNotFound: true}
 	}
@@ -302,5 +304,92 @@ func TestExempt(t *testing.T) {
 	}
 	if New(Options{Resolver: dns}).Exempt(ctx, "http://127.0.0.2/") {
 		t.Error("a client without an allow list exempts a target")
+	}
+}
+
+// askedDNS records the names it is asked and answers them from a table.
+type askedDNS struct {
+	answers map[string]string
+	mu      sync.Mutex
+	asked   []string
+}
+
+func (d *askedDNS) LookupNetIP(_ context.Context, _, host string) ([]netip.Addr, error) {
+	d.mu.Lock()
+	d.asked = append(d.asked, host)
+	d.mu.Unlock()
+	if a, ok := d.answers[strings.TrimSuffix(host, ".")]; ok {
+		return []netip.Addr{netip.MustParseAddr(a)}, nil
+	}
+	return nil, &net.DNSError{Err: "no such host", Name: host, IsNotFound: true}
+}
+
+// Names are looked up fully qualified, so that the resolver's search
+// domains never turn "redis" into redis.default.svc.cluster.local.
+func TestNamesAreLookedUpFullyQualified(t *testing.T) {
+	dns := &askedDNS{answers: map[string]string{"public.example": "93.184.216.34"}}
+	c := New(Options{Resolver: dns, Allow: []netip.Prefix{netip.MustParsePrefix("127.0.0.2/32")}})
+	ctx := context.Background()
+	c.Check(ctx, "http://redis/")
+	c.Check(ctx, "https://public.example:8443/")
+	c.Check(ctx, "http://rooted.example./")
+	c.Check(ctx, "http://10.0.0.1/") // an address is not looked up
+	if conn, err := c.DialContext(ctx, "tcp", "dial.example:443"); err == nil {
+		conn.Close()
+	}
+	c.Exempt(ctx, "http://exempt.example/")
+	want := []string{"redis.", "public.example.", "rooted.example.", "dial.example.", "exempt.example."}
+	if !slices.Equal(dns.asked, want) {
+		t.Errorf("the resolver was asked %q, want %q", dns.asked, want)
+	}
+}
+
+// A client that hides names refuses a name that does not resolve and a
+// name that resolves inside in the same words, at the check and at the
+// connection; an IP address is still told what kind it is.
+func TestHidingNames(t *testing.T) {
+	dns := &askedDNS{answers: map[string]string{"inside.example": "10.1.2.3", "loop.example": "127.0.0.1", "public.example": "93.184.216.34"}}
+	plain := New(Options{Resolver: dns})
+	c := plain.HidingNames()
+	ctx := context.Background()
+	// refusal is the message and detail of a refusal, with the name in it
+	// replaced by NAME.
+	refusal := func(what, name string, err error) (string, string) {
+		t.Helper()
+		var be *BlockedError
+		if !errors.As(err, &be) {
+			t.Fatalf("%s: err = %v, want refused", what, err)
+		}
+		return strings.ReplaceAll(be.Error(), name, "NAME"), be.Detail
+	}
+	for _, tc := range []struct {
+		name, detail string
+	}{
+		{"nowhere.example", "no such host"},
+		{"inside.example", "10.1.2.3"},
+		{"loop.example", "127.0.0.1"},
+	} {
+		_, err := c.Check(ctx, "http://"+tc.name+"/")
+		msg, detail := refusal("check of "+tc.name, tc.name, err)
+		if want := "refused to fetch http://NAME/: NAME does not resolve, or not to a public address"; msg != want {
+			t.Errorf("check of %s: %q, want %q", tc.name, msg, want)
+		}
+		if !strings.Contains(detail, tc.detail) {
+			t.Errorf("check of %s: detail %q, want %q for the log", tc.name, detail, tc.detail)
+		}
+		_, err = c.DialContext(ctx, "tcp", tc.name+":443")
+		msg, _ = refusal("dial of "+tc.name, tc.name, err)
+		if want := "refused to fetch NAME: NAME does not resolve, or not to a public address"; msg != want {
+			t.Errorf("dial of %s: %q, want %q", tc.name, msg, want)
+		}
+	}
+	if _, err := c.Check(ctx, "http://10.0.0.1/"); err == nil || !strings.Contains(err.Error(), "10.0.0.1 resolves to a private address") {
+		t.Errorf("check of a private IP address = %v, want it told as private", err)
+	}
+	if _, err := c.Check(ctx, "https://public.example/"); err != nil {
+		t.Errorf("check of a public name = %v", err)
+	}
+	if _, err := plain.Check(ctx, "http://inside.example/"); err == nil || !strings.Contains(err.Error(), "private address") {
+		t.Errorf("the client HidingNames was called on = %v, want it unchanged", err)
 	}
 }

@@ -29,7 +29,7 @@ func (d *testDNS) LookupNetIP(_ context.Context, _, host string) ([]netip.Addr, 
 	d.mu.Lock()
 	d.lookups++
 	d.mu.Unlock()
-	if d.fail[host] {
+	if d.fail[strings.TrimSuffix(host, ".")] {
 		return nil, &net.DNSError{Err: "no such host", Name: host, IsNotFound: true}
 	}
 	return []netip.Addr{netip.MustParseAddr(d.addr)}, nil

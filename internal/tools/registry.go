@@ -5,6 +5,7 @@ import (
 	"crypto/x509"
 	"errors"
 	"net"
+	"net/netip"
 	"strings"
 	"time"
 
@@ -31,7 +32,8 @@ const (
 
 // Deps are what the tools reach the world with.
 type Deps struct {
-	// Fetch is the SSRF-safe client every user-given URL goes through.
+	// Fetch is the SSRF-safe client every user-given URL goes through; the
+	// tools use it hiding names (fetch.Client.HidingNames).
 	Fetch *fetch.Client
 	// DNS is the resolver dns-lookup asks.
 	DNS *dnslookup.Resolver
@@ -43,6 +45,9 @@ type Deps struct {
 
 // New returns the registry of the free tools.
 func New(d Deps) *Registry {
+	if d.Fetch != nil {
+		d.Fetch = d.Fetch.HidingNames()
+	}
 	r := &Registry{bySlug: map[string]Tool{}}
 	r.add(define(Tool{Slug: "seo-crawl", Async: true, PerHour: crawlPerHour},
 		func(ctx context.Context, in *crawlInput) error { return checkCrawl(ctx, d.Fetch, in) },
@@ -81,7 +86,8 @@ type urlInput struct {
 }
 
 // checkURL validates a URL to fetch and refuses one the fetch client would
-// not reach.
+// not reach. Its host is an IP address or a public name (see publicName),
+// written in ASCII.
 func checkURL(ctx context.Context, c *fetch.Client, in *urlInput) error {
 	if strings.TrimSpace(in.URL) == "" {
 		return fault.Invalid("url", "is required, e.g. https://example.com/")
@@ -89,13 +95,26 @@ func checkURL(ctx context.Context, c *fetch.Client, in *urlInput) error {
 	if len(in.URL) > maxURLLength {
 		return fault.Invalid("url", "is %d characters; at most %d", len(in.URL), maxURLLength)
 	}
-	u, err := c.Check(ctx, in.URL)
+	u, err := fetch.ParseURL(in.URL)
+	if err != nil {
+		return err
+	}
+	host := u.Hostname()
+	if _, err := netip.ParseAddr(host); err != nil {
+		if host, err = publicName("url", host); err != nil {
+			return err
+		}
+		if port := u.Port(); port != "" {
+			u.Host = net.JoinHostPort(host, port)
+		} else {
+			u.Host = host
+		}
+	}
+	u, err = c.Check(ctx, u.String())
 	var dnsErr *net.DNSError
 	switch {
-	case errors.As(err, &dnsErr) && dnsErr.IsNotFound:
-		return fault.Invalid("url", "%s does not resolve (no such host)", dnsErr.Name)
 	case errors.As(err, &dnsErr):
-		return fault.Invalid("url", "%s could not be resolved (its DNS did not answer); try again later", dnsErr.Name)
+		return fault.Invalid("url", "%s could not be resolved (its DNS did not answer); try again later", host)
 	case err != nil:
 		return err
 	}
@@ -112,9 +131,9 @@ func checkTLSInput(_ context.Context, in *tlsInput) error {
 	if strings.TrimSpace(in.Host) == "" {
 		return fault.Invalid("host", "is required: the server's name, e.g. example.com")
 	}
-	h, err := domainname.ParseHost(in.Host)
+	h, err := publicName("host", in.Host)
 	if err != nil {
-		return fault.Invalid("host", "%v", err)
+		return err
 	}
 	in.Host = h
 	switch {
@@ -151,18 +170,30 @@ type hostInput struct {
 	Domain string `json:"domain"`
 }
 
-// checkHostInput takes names under a public suffix only, so the resolver
-// is not asked about the service's own network (redis.svc.cluster.local).
+// checkHostInput takes a public name only (see publicName).
 func checkHostInput(_ context.Context, in *hostInput) error {
 	if strings.TrimSpace(in.Domain) == "" {
 		return fault.Invalid("domain", "is required, e.g. example.com")
 	}
-	n, err := domainname.Parse(in.Domain)
+	d, err := publicName("domain", in.Domain)
 	if err != nil {
-		return fault.Invalid("domain", "%v", err)
+		return err
 	}
-	in.Domain = n.ASCII
+	in.Domain = d
 	return nil
+}
+
+// publicName returns the ASCII form of host, a name under a public suffix
+// ("example.com", "www.example.co.uk"), or a validation error of field.
+// Every name a tool is given passes it first, so that no resolver is asked
+// about the service's own network (redis, redis.svc.cluster.local) and the
+// answer cannot tell whether such a name exists.
+func publicName(field, host string) (string, error) {
+	n, err := domainname.Parse(host)
+	if err != nil {
+		return "", fault.Invalid(field, "%v", err)
+	}
+	return n.ASCII, nil
 }
 
 // inRange checks the optional count *n of field: nil takes def, and a

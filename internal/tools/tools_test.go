@@ -6,13 +6,17 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"net"
+	"net/netip"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/domaind/domaind/internal/fault"
+	"github.com/domaind/domaind/internal/fetch"
 	"github.com/domaind/domaind/internal/outbox"
 	"github.com/domaind/domaind/internal/platform/platformtest"
 	"github.com/domaind/domaind/internal/registry"
@@ -217,5 +221,68 @@ func TestInlineRunsCacheAnswersNotFailures(t *testing.T) {
 	}
 	if runs.Load() != 2 {
 		t.Errorf("the failing tool ran %d times for two calls, want 2 (failures are not cached)", runs.Load())
+	}
+}
+
+// askedDNS records the names it is asked; it knows two: inside.example.com,
+// which resolves to a private address, and public.example.com.
+type askedDNS struct {
+	mu    sync.Mutex
+	asked []string
+}
+
+func (d *askedDNS) LookupNetIP(_ context.Context, _, host string) ([]netip.Addr, error) {
+	d.mu.Lock()
+	d.asked = append(d.asked, host)
+	d.mu.Unlock()
+	switch strings.ToLower(strings.TrimSuffix(host, ".")) {
+	case "inside.example.com":
+		return []netip.Addr{netip.MustParseAddr("10.1.2.3")}, nil
+	case "public.example.com":
+		return []netip.Addr{netip.MustParseAddr("93.184.216.34")}, nil
+	}
+	return nil, &net.DNSError{Err: "no such host", Name: host, IsNotFound: true}
+}
+
+// The tools that reach a host take an IP address or a name under a public
+// suffix: a name of the service's own network is invalid as written, and
+// never looked up. A public name that does not resolve and one that
+// resolves inside are refused in the same words.
+func TestToolsLookUpOnlyPublicNames(t *testing.T) {
+	t.Parallel()
+	dns := &askedDNS{}
+	r := New(Deps{Fetch: fetch.New(fetch.Options{Resolver: dns})})
+	ctx := context.Background()
+	for _, tc := range []struct{ slug, body, field string }{
+		{"http-headers", `{"url":"http://redis/"}`, "url"},
+		{"http-headers", `{"url":"http://redis.default.svc.cluster.local:6379/"}`, "url"},
+		{"seo-crawl", `{"url":"https://intranet.corp/"}`, "url"},
+		{"ssl-check", `{"host":"vault.service.consul"}`, "host"},
+		{"ssl-check", `{"host":"ldap"}`, "host"},
+		{"dns-lookup", `{"domain":"redis.default.svc.cluster.local"}`, "domain"},
+	} {
+		tool, _ := r.Get(tc.slug)
+		if _, err := tool.Parse(ctx, []byte(tc.body)); fieldOf(err) != tc.field {
+			t.Errorf("%s %s: %v, want a validation error of %s", tc.slug, tc.body, err, tc.field)
+		}
+	}
+	if len(dns.asked) != 0 {
+		t.Errorf("the resolver was asked %q, want nothing", dns.asked)
+	}
+
+	headers, _ := r.Get("http-headers")
+	_, missing := headers.Parse(ctx, []byte(`{"url":"http://nowhere.example.com/"}`))
+	_, inside := headers.Parse(ctx, []byte(`{"url":"http://inside.example.com/"}`))
+	var a, b *fetch.BlockedError
+	if !errors.As(missing, &a) || !errors.As(inside, &b) ||
+		strings.ReplaceAll(a.Error(), "nowhere", "NAME") != strings.ReplaceAll(b.Error(), "inside", "NAME") {
+		t.Errorf("a name that does not resolve = %v; one that resolves inside = %v; want one refusal", missing, inside)
+	}
+	canonical, err := headers.Parse(ctx, []byte(`{"url":"http://Public.EXAMPLE.com.:8443/a?b=1"}`))
+	if want := `{"url":"http://public.example.com:8443/a?b=1"}`; err != nil || string(canonical) != want {
+		t.Errorf("canonical input = %s, %v; want %s", canonical, err, want)
+	}
+	if want := []string{"nowhere.example.com.", "inside.example.com.", "public.example.com."}; !slices.Equal(dns.asked, want) {
+		t.Errorf("the resolver was asked %q, want %q", dns.asked, want)
 	}
 }

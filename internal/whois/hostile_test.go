@@ -21,7 +21,7 @@ import (
 type hostNames map[string]string
 
 func (h hostNames) LookupNetIP(_ context.Context, _, host string) ([]netip.Addr, error) {
-	if a, ok := h[host]; ok {
+	if a, ok := h[strings.TrimSuffix(host, ".")]; ok {
 		return []netip.Addr{netip.MustParseAddr(a)}, nil
 	}
 	return nil, &net.DNSError{Err: "no such host", Name: host, IsNotFound: true}
