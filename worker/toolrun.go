@@ -71,13 +71,16 @@ func (h *toolRun) Work(ctx context.Context, p tasks.ToolRunPayload) error {
 }
 
 // finish records the job's final state (result or error) once; cause, when
-// not nil, is returned so asynq files the task as failed.
+// not nil, is returned so asynq files the task as failed. why is cut to
+// the error column's 500 bytes: a refusal names the URL it refused, which
+// may be four times as long, and a write that fails would leave the job
+// running.
 func (h *toolRun) finish(ctx context.Context, id string, result json.RawMessage, why string, cause error) error {
 	state := models.JobDone
 	if why != "" {
 		state = models.JobFailed
 	}
-	updates := map[string]any{"state": state, "error": why, "finished_at": time.Now().UTC()}
+	updates := map[string]any{"state": state, "error": models.Cut(why, 500), "finished_at": time.Now().UTC()}
 	if result != nil {
 		updates["result"] = result
 	}
