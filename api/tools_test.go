@@ -437,3 +437,51 @@ func TestToolsRefuseMissingAndInternalNamesAlike(t *testing.T) {
 		}
 	}
 }
+
+// http-headers answers (and caches) a bounded set of headers, and a
+// response whose header is too large to read answers ok false, saying so.
+func TestHTTPHeadersAnswersBoundedHeaders(t *testing.T) {
+	t.Parallel()
+	env := newTestEnv(t)
+	site := serveTestSite(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/many": // under 64 KiB in all
+			for i := range 10 {
+				w.Header().Add(fmt.Sprintf("X-Long-%d", i), strings.Repeat("v", 3000))
+			}
+			for i := range 300 {
+				w.Header().Add(fmt.Sprintf("X-Many-%03d", i), "v")
+			}
+		case "/huge":
+			w.Header().Set("X-Padding", strings.Repeat("x", 1<<20))
+		}
+	}))
+	var got struct {
+		OK     bool `json:"ok"`
+		Result struct {
+			Headers    map[string][]string `json:"headers"`
+			HeadersCut bool                `json:"headers_cut"`
+			Error      string              `json:"error"`
+		} `json:"result"`
+	}
+	w := env.request("POST", "/api/tools/http-headers", fmt.Sprintf(`{"url":%q}`, site+"/many"))
+	json.Unmarshal(w.Body.Bytes(), &got)
+	values, longest := 0, 0
+	for _, vs := range got.Result.Headers {
+		for _, v := range vs {
+			values, longest = values+1, max(longest, len(v))
+		}
+	}
+	if w.Code != 200 || !got.OK || values != 100 || longest != 1024 || !got.Result.HeadersCut || w.Body.Len() > 200<<10 {
+		t.Errorf("http-headers = %d, ok %v, %d values, the longest %d bytes, headers_cut %v, %d bytes in all; want 100 values of at most 1,024 bytes, cut",
+			w.Code, got.OK, values, longest, got.Result.HeadersCut, w.Body.Len())
+	}
+
+	w = env.request("POST", "/api/tools/http-headers", fmt.Sprintf(`{"url":%q}`, site+"/huge"))
+	got.OK, got.Result.Error = true, ""
+	json.Unmarshal(w.Body.Bytes(), &got)
+	if w.Code != 200 || got.OK || !strings.Contains(got.Result.Error, "headers exceeded 65536 bytes") || w.Body.Len() > 10<<10 {
+		t.Errorf("http-headers of a 1 MiB header = %d, ok %v, error %.200q, %d bytes in all; want ok false saying the headers are too large",
+			w.Code, got.OK, got.Result.Error, w.Body.Len())
+	}
+}

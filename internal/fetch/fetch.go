@@ -9,9 +9,9 @@
 // redirect, and however DNS answers between a check and the connection
 // (rebinding). Names are looked up fully qualified, so the search domains
 // of the service's own network are never tried. Only http and https are
-// fetched, redirects are bounded, and so are the time and the bytes read.
-// Networks listed as allowed (tests' local servers, through
-// DOMAIND_FETCH_ALLOW_CIDRS) are exempt.
+// fetched, redirects are bounded, and so are the time and the bytes read
+// of a header and of a body. Networks listed as allowed (tests' local
+// servers, through DOMAIND_FETCH_ALLOW_CIDRS) are exempt.
 package fetch
 
 import (
@@ -35,6 +35,10 @@ const (
 	DefaultMaxBody      = 2 << 20
 	DefaultMaxRedirects = 5
 )
+
+// MaxHeaderBytes bounds the header of a response: a larger one is an
+// error ("server response headers exceeded 65536 bytes"), never read whole.
+const MaxHeaderBytes = 64 << 10
 
 // BlockedError is a target the client refuses to reach. Its message may be
 // shown to whoever gave the target: it names the target as given and says
@@ -105,13 +109,14 @@ func New(opts Options) *Client {
 	c := &Client{opts: opts}
 	c.dialer = &net.Dialer{Timeout: 5 * time.Second, Control: c.control}
 	transport := &http.Transport{
-		Proxy:                 nil, // a proxy would dial for us, past the guard
-		DialContext:           c.DialContext,
-		TLSHandshakeTimeout:   5 * time.Second,
-		ResponseHeaderTimeout: opts.Timeout,
-		MaxIdleConnsPerHost:   4,
-		IdleConnTimeout:       30 * time.Second,
-		ForceAttemptHTTP2:     true,
+		Proxy:                  nil, // a proxy would dial for us, past the guard
+		DialContext:            c.DialContext,
+		TLSHandshakeTimeout:    5 * time.Second,
+		ResponseHeaderTimeout:  opts.Timeout,
+		MaxResponseHeaderBytes: MaxHeaderBytes,
+		MaxIdleConnsPerHost:    4,
+		IdleConnTimeout:        30 * time.Second,
+		ForceAttemptHTTP2:      true,
 	}
 	c.http = &http.Client{
 		Transport: transport,

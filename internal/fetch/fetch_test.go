@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"net/netip"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -391,5 +392,21 @@ func TestHidingNames(t *testing.T) {
 	}
 	if _, err := plain.Check(ctx, "http://inside.example/"); err == nil || !strings.Contains(err.Error(), "private address") {
 		t.Errorf("the client HidingNames was called on = %v, want it unchanged", err)
+	}
+}
+
+// A response's header is read up to 64 KiB: a larger one is an error that
+// says so, not megabytes read into memory.
+func TestResponseHeaderIsCapped(t *testing.T) {
+	srv := serveOn(t, "127.0.0.1", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		size, _ := strconv.Atoi(r.URL.Query().Get("kib"))
+		w.Header().Set("X-Padding", strings.Repeat("x", size<<10))
+	}))
+	c := New(Options{Allow: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}})
+	if res, _, _, err := c.Get(context.Background(), srv+"/?kib=60"); err != nil || len(res.Header.Get("X-Padding")) != 60<<10 {
+		t.Errorf("a 60 KiB header = %v; want it read", err)
+	}
+	if _, _, _, err := c.Get(context.Background(), srv+"/?kib=65"); err == nil || !strings.Contains(err.Error(), "headers exceeded 65536 bytes") {
+		t.Errorf("a 65 KiB header = %v; want an error saying it exceeded 65536 bytes", err)
 	}
 }

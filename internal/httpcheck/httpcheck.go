@@ -8,10 +8,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/domaind/domaind/internal/fetch"
 )
@@ -23,6 +26,14 @@ const MaxRedirects = 10
 // its connection can be reused.
 const discardLimit = 64 << 10
 
+// Bounds of Result.Headers, which is answered and cached: at most
+// MaxHeaders values, each at most MaxHeaderValue bytes. (A response whose
+// header is over fetch.MaxHeaderBytes in all is an error.)
+const (
+	MaxHeaders     = 100
+	MaxHeaderValue = 1 << 10
+)
+
 const userAgent = "domaind-http-headers/1 (+https://github.com/domaind/domaind)"
 
 // Errors of a redirect chain that does not end.
@@ -33,14 +44,19 @@ var (
 
 // Result is what Check found.
 type Result struct {
-	URL         string      `json:"url"`
-	FinalURL    string      `json:"final_url"`
-	Status      int         `json:"status"`
-	HTTPVersion string      `json:"http_version"` // "HTTP/1.1", "HTTP/2.0"
-	Redirects   []Redirect  `json:"redirects"`    // in the order followed; empty, not null
-	Headers     http.Header `json:"headers"`      // of the final response, canonical names
-	Security    Security    `json:"security"`
-	ResponseMS  int64       `json:"response_ms"` // from the first request to the final response's headers
+	URL         string     `json:"url"`
+	FinalURL    string     `json:"final_url"`
+	Status      int        `json:"status"`
+	HTTPVersion string     `json:"http_version"` // "HTTP/1.1", "HTTP/2.0"
+	Redirects   []Redirect `json:"redirects"`    // in the order followed; empty, not null
+	// Headers are the final response's, by canonical name: at most
+	// MaxHeaders values, taken in the order of their names, each cut to
+	// MaxHeaderValue bytes; a name longer than that is left out.
+	Headers http.Header `json:"headers"`
+	// HeadersCut reports whether Headers left a value out or cut one.
+	HeadersCut bool     `json:"headers_cut"`
+	Security   Security `json:"security"`
+	ResponseMS int64    `json:"response_ms"` // from the first request to the final response's headers
 }
 
 // Redirect is one hop: url answered status with a Location of location
@@ -99,7 +115,7 @@ func Check(ctx context.Context, c *fetch.Client, rawURL string) (*Result, error)
 			res.FinalURL = u.String()
 			res.Status = hop.StatusCode
 			res.HTTPVersion = hop.Proto
-			res.Headers = hop.Header
+			res.Headers, res.HeadersCut = bounded(hop.Header)
 			res.Security = security(hop.Header, u.Scheme == "https")
 			res.ResponseMS = time.Since(start).Milliseconds()
 			return res, nil
@@ -140,6 +156,34 @@ func get(ctx context.Context, hc *http.Client, u *url.URL) (*http.Response, erro
 	io.CopyN(io.Discard, res.Body, discardLimit)
 	res.Body.Close()
 	return res, nil
+}
+
+// bounded returns h within MaxHeaders and MaxHeaderValue (see
+// Result.Headers), and whether anything was left out or cut.
+func bounded(h http.Header) (http.Header, bool) {
+	out := http.Header{}
+	n, cut := 0, false
+	for _, name := range slices.Sorted(maps.Keys(h)) {
+		if len(name) > MaxHeaderValue {
+			cut = true
+			continue
+		}
+		for _, v := range h[name] {
+			if n == MaxHeaders {
+				return out, true
+			}
+			if len(v) > MaxHeaderValue {
+				end := MaxHeaderValue
+				for end > 0 && !utf8.RuneStart(v[end]) {
+					end--
+				}
+				v, cut = v[:end], true
+			}
+			out[name] = append(out[name], v)
+			n++
+		}
+	}
+	return out, cut
 }
 
 // redirectLocation is the Location res redirects to, or "" when it is not

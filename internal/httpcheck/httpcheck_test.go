@@ -2,10 +2,14 @@ package httpcheck
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -252,5 +256,69 @@ func TestCheckHonoursTheContext(t *testing.T) {
 	}
 	if elapsed := time.Since(start); elapsed > 2*time.Second {
 		t.Errorf("Check took %v; the context ended after 200ms", elapsed)
+	}
+}
+
+// The headers answered (and cached) are bounded: at most 100 values, in
+// the order of their names, each cut to 1 KiB without splitting a UTF-8
+// character, with headers_cut saying so. The security report still sees
+// them all.
+func TestHeadersAreBounded(t *testing.T) {
+	long := strings.Repeat("é", 600) // 1,200 bytes
+	srv := serve(t, func(w http.ResponseWriter, r *http.Request) {
+		h := w.Header()
+		h.Set("A-Long", long)
+		for i := range 150 {
+			h.Add(fmt.Sprintf("A-Many-%03d", i), "v")
+		}
+		h.Set("X-Frame-Options", "DENY")
+	})
+	res, err := Check(context.Background(), newClient("127.0.0.0/8"), srv+"/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := json.Marshal(res)
+	var got struct {
+		Headers    map[string][]string `json:"headers"`
+		HeadersCut bool                `json:"headers_cut"`
+		Security   Security            `json:"security"`
+	}
+	if err := json.Unmarshal(b, &got); err != nil {
+		t.Fatal(err)
+	}
+	values := 0
+	for _, vs := range got.Headers {
+		values += len(vs)
+	}
+	if values != 100 || !got.HeadersCut {
+		t.Errorf("%d header values, headers_cut %v; want 100, true", values, got.HeadersCut)
+	}
+	if a := got.Headers["A-Long"]; len(a) != 1 || a[0] != long[:1024] {
+		t.Errorf("A-Long = %d bytes, want its first 1,024 (512 characters)", len(strings.Join(a, "")))
+	}
+	want := []string{"A-Long"}
+	for i := range 99 {
+		want = append(want, fmt.Sprintf("A-Many-%03d", i))
+	}
+	if diff := cmp.Diff(want, slices.Sorted(maps.Keys(got.Headers))); diff != "" {
+		t.Errorf("headers answered, the first 100 by name (-want +got):\n%s", diff)
+	}
+	if !slices.Contains(got.Security.Present, "X-Frame-Options") {
+		t.Errorf("security = %+v, want X-Frame-Options present though not among the headers answered", got.Security)
+	}
+}
+
+// A response whose header is too large to read is an error that says so.
+func TestAHeaderTooLargeIsAnError(t *testing.T) {
+	srv := serve(t, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("X-Padding", strings.Repeat("x", 1<<20))
+	})
+	res, err := Check(context.Background(), newClient("127.0.0.0/8"), srv+"/")
+	if err == nil || !strings.Contains(err.Error(), "headers exceeded") {
+		read := 0
+		if res != nil {
+			read = len(res.Headers.Get("X-Padding"))
+		}
+		t.Errorf("Check = %d bytes of X-Padding read, %v; want an error saying the headers are too large", read, err)
 	}
 }
