@@ -113,8 +113,10 @@ func checkURL(ctx context.Context, c *fetch.Client, in *urlInput) error {
 	u, err = c.Check(ctx, u.String())
 	var dnsErr *net.DNSError
 	switch {
-	case errors.As(err, &dnsErr):
-		return fault.Invalid("url", "%s could not be resolved (its DNS did not answer); try again later", host)
+	case errors.As(err, &dnsErr): // for now, maybe: not kept for the request's Idempotency-Key
+		e := fault.Invalid("url", "%s could not be resolved (its DNS did not answer); try again later", host)
+		e.Err = fault.ErrRetryLater
+		return e
 	case err != nil:
 		return err
 	}

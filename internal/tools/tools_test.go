@@ -225,7 +225,8 @@ func TestInlineRunsCacheAnswersNotFailures(t *testing.T) {
 }
 
 // askedDNS records the names it is asked; it knows two: inside.example.com,
-// which resolves to a private address, and public.example.com.
+// which resolves to a private address, and public.example.com; the DNS of
+// slow.example.com does not answer.
 type askedDNS struct {
 	mu    sync.Mutex
 	asked []string
@@ -240,6 +241,8 @@ func (d *askedDNS) LookupNetIP(_ context.Context, _, host string) ([]netip.Addr,
 		return []netip.Addr{netip.MustParseAddr("10.1.2.3")}, nil
 	case "public.example.com":
 		return []netip.Addr{netip.MustParseAddr("93.184.216.34")}, nil
+	case "slow.example.com":
+		return nil, &net.DNSError{Err: "i/o timeout", Name: host, IsTimeout: true}
 	}
 	return nil, &net.DNSError{Err: "no such host", Name: host, IsNotFound: true}
 }
@@ -278,11 +281,14 @@ func TestToolsLookUpOnlyPublicNames(t *testing.T) {
 		strings.ReplaceAll(a.Error(), "nowhere", "NAME") != strings.ReplaceAll(b.Error(), "inside", "NAME") {
 		t.Errorf("a name that does not resolve = %v; one that resolves inside = %v; want one refusal", missing, inside)
 	}
+	if _, err := headers.Parse(ctx, []byte(`{"url":"http://slow.example.com/"}`)); fieldOf(err) != "url" || !errors.Is(err, fault.ErrRetryLater) {
+		t.Errorf("a name whose DNS does not answer = %v, want an error of url to retry later", err)
+	}
 	canonical, err := headers.Parse(ctx, []byte(`{"url":"http://Public.EXAMPLE.com.:8443/a?b=1"}`))
 	if want := `{"url":"http://public.example.com:8443/a?b=1"}`; err != nil || string(canonical) != want {
 		t.Errorf("canonical input = %s, %v; want %s", canonical, err, want)
 	}
-	if want := []string{"nowhere.example.com.", "inside.example.com.", "public.example.com."}; !slices.Equal(dns.asked, want) {
+	if want := []string{"nowhere.example.com.", "inside.example.com.", "slow.example.com.", "public.example.com."}; !slices.Equal(dns.asked, want) {
 		t.Errorf("the resolver was asked %q, want %q", dns.asked, want)
 	}
 }
