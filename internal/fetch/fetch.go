@@ -51,12 +51,22 @@ type BlockedError struct {
 	Detail string
 }
 
+// Error names the target in at most maxTargetShown bytes, so that the
+// reason survives wherever the message is cut to fit (a job's error).
 func (e *BlockedError) Error() string {
 	if e.Target == "" {
 		return "refused to fetch: " + e.Reason
 	}
-	return fmt.Sprintf("refused to fetch %s: %s", e.Target, e.Reason)
+	target := e.Target
+	if len(target) > maxTargetShown {
+		target = strings.ToValidUTF8(target[:maxTargetShown], "") + "…" // no character cut in two
+	}
+	return fmt.Sprintf("refused to fetch %s: %s", target, e.Reason)
 }
+
+// maxTargetShown is how much of a target a refusal shows: enough to know
+// it by (a URL may be 2,048 characters).
+const maxTargetShown = 200
 
 // Resolver looks host names up; net.DefaultResolver is one. It is asked
 // for fully qualified names, which end in a dot.

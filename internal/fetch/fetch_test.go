@@ -410,3 +410,18 @@ func TestResponseHeaderIsCapped(t *testing.T) {
 		t.Errorf("a 65 KiB header = %v; want an error saying it exceeded 65536 bytes", err)
 	}
 }
+
+// A refusal of a long URL shows its start and keeps the reason whole.
+func TestARefusalOfALongURLKeepsItsReason(t *testing.T) {
+	t.Parallel()
+	c := New(Options{})
+	long := "http://10.0.0.1/" + strings.Repeat("a", 2000)
+	_, err := c.Check(context.Background(), long)
+	var b *BlockedError
+	if !errors.As(err, &b) || b.Target != long {
+		t.Fatalf("Check(a long private URL) = %v, want it refused naming the whole URL", err)
+	}
+	if msg := err.Error(); len(msg) > 300 || !strings.HasPrefix(msg, "refused to fetch http://10.0.0.1/aaa") || !strings.HasSuffix(msg, ": "+b.Reason) {
+		t.Errorf("the refusal says %d bytes: %.80q…; want the URL's start and the reason, in under 300", len(msg), msg)
+	}
+}
