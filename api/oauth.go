@@ -384,8 +384,7 @@ func (s *Server) returnURL(r oauth.AuthorizeRequest, params url.Values) string {
 
 // token answers POST /api/oauth/token (form-encoded, RFC 6749 §3.2).
 func (s *Server) token(c *gin.Context) {
-	if ct := c.ContentType(); !strings.EqualFold(ct, "application/x-www-form-urlencoded") { // media types ignore case
-		s.writeOAuthError(c, &oauth.Error{Code: "invalid_request", Description: "send the token request form-encoded (application/x-www-form-urlencoded)"})
+	if !s.formEncoded(c, "token request") {
 		return
 	}
 	ctx := c.Request.Context()
@@ -421,6 +420,17 @@ func (s *Server) token(c *gin.Context) {
 	c.JSON(http.StatusOK, t)
 }
 
+// formEncoded reports whether c's body is a form, as the token and
+// revocation endpoints take them (RFC 6749 §3.2, RFC 7009 §2.1), and
+// answers invalid_request, naming what (the kind of request), when not.
+func (s *Server) formEncoded(c *gin.Context, what string) bool {
+	if strings.EqualFold(c.ContentType(), "application/x-www-form-urlencoded") { // media types ignore case
+		return true
+	}
+	s.writeOAuthError(c, &oauth.Error{Code: "invalid_request", Description: "send the " + what + " form-encoded (application/x-www-form-urlencoded)"})
+	return false
+}
+
 // tokenClientID is the client of a token or revocation request:
 // client_id in the form, or the user name of HTTP Basic authentication
 // (RFC 6749 §2.3.1, as golang.org/x/oauth2 sends it), with an empty
@@ -453,6 +463,9 @@ func tokenClientID(c *gin.Context) (string, error) {
 // was known, live or expired; invalid_client for another client's token
 // (oauth.Server.Revoke).
 func (s *Server) revoke(c *gin.Context) {
+	if !s.formEncoded(c, "revocation request") {
+		return
+	}
 	clientID, err := tokenClientID(c)
 	if err == nil {
 		err = s.svc.OAuth.Revoke(c.Request.Context(), c.PostForm("token"), clientID)

@@ -700,6 +700,13 @@ func TestOAuthRevocation(t *testing.T) {
 		}
 		live(tc.name+": the token after a refused revocation", tok.AccessToken)
 	}
+	// RFC 7009 §2.1: the request is form-encoded, as at the token endpoint.
+	asJSON, _ := json.Marshal(map[string]string{"token": tok.RefreshToken, "client_id": c.conf.ClientID})
+	res, body := b.json("POST", "/api/oauth/revoke", string(asJSON))
+	if res.StatusCode != 400 || !strings.Contains(body, `"invalid_request"`) || !strings.Contains(body, "form-encoded") {
+		t.Errorf("a revocation sent as JSON = %d %s, want 400 invalid_request asking for a form", res.StatusCode, body)
+	}
+	live("the token after a revocation sent as JSON", tok.AccessToken)
 
 	// RFC 7009 §2.2: an unknown token is answered 200.
 	if status, code, _ := revoke("rt_never_issued", c.conf.ClientID, "", ""); status != 200 {
