@@ -296,18 +296,21 @@ func (s *Service) Add(ctx context.Context, env, domain string, binCents, floorCe
 	return it, nil
 }
 
-// Remove takes listing id out of env's inventory; an unknown one is not_found.
+// Remove takes listing id out of env's inventory; a sold or unknown one is
+// not_found. A sold listing stays: its order names it, and a refund or a
+// cancellation puts it back on sale (removed, the name could be listed
+// and sold again).
 func (s *Service) Remove(ctx context.Context, env, id string) error {
 	model, err := listingModel(env)
 	if err != nil {
 		return err
 	}
-	res := s.db.WithContext(ctx).Where("id = ?", id).Delete(model)
+	res := s.db.WithContext(ctx).Where("id = ? AND sold_at IS NULL", id).Delete(model)
 	if res.Error != nil {
 		return fmt.Errorf("remove listing %s: %w", id, res.Error)
 	}
 	if res.RowsAffected == 0 {
-		return fault.New(fault.NotFound, "no %s listing %s", env, id)
+		return fault.New(fault.NotFound, "no unsold %s listing %s", env, id)
 	}
 	s.changed(ctx, change{Env: env, ID: id, Removed: true})
 	return nil

@@ -129,3 +129,30 @@ func TestAddRefusesBadListings(t *testing.T) {
 		}
 	}
 }
+
+// A sold listing cannot be withdrawn: its order names it, and the name
+// would be listed and sold again.
+func TestASoldListingIsNotRemoved(t *testing.T) {
+	t.Parallel()
+	db := modelstest.NewDB(t)
+	now := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
+	s := New(db, testKey, func() time.Time { return now })
+	t.Cleanup(s.Close)
+	ctx := context.Background()
+	for _, env := range []string{models.EnvSandbox, models.EnvLive} {
+		sold, err := s.Add(ctx, env, "soldalready-"+env+".com", cents(50000), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		model, _ := listingModel(env)
+		db.Model(model).Where("id = ?", sold.ID).Update("sold_at", now)
+		if err := s.Remove(ctx, env, sold.ID); codeOf(err) != fault.NotFound {
+			t.Errorf("%s: removing a sold listing = %v, want not_found", env, err)
+		}
+		var left int64
+		db.Model(model).Where("id = ?", sold.ID).Count(&left)
+		if left != 1 {
+			t.Errorf("%s: the sold listing was deleted", env)
+		}
+	}
+}
