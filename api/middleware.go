@@ -155,10 +155,12 @@ func (s *Server) utf8Only(c *gin.Context) {
 		}
 		c.Request.Body = io.NopCloser(bytes.NewReader(body))
 		// Parsed as the handler's PostForm will be: what parses before an
-		// error reaches the handler too.
+		// error reaches the handler too. The body is in memory already, so
+		// its files are parsed there: past a smaller limit they went to
+		// temporary files, which no one removed for this copy.
 		peek := c.Request.Clone(c.Request.Context())
 		peek.Body = io.NopCloser(bytes.NewReader(body))
-		peek.ParseMultipartForm(DefaultBodyLimit)
+		peek.ParseMultipartForm(int64(len(body)))
 		if !utf8Values(peek.PostForm) {
 			field = "body"
 		}
