@@ -31,7 +31,8 @@ func TestFormPercent(t *testing.T) {
 			t.Errorf("formPercent(%q) = %v, %v; want %d", in, got, err, want)
 		}
 	}
-	for _, in := range []string{"", "100.01", "150", "-1", "1.234", "abc", ".5", "1e2", "12,5"} {
+	for _, in := range []string{"", "100.01", "150", "-1", "1.234", "abc", ".5", "1e2", "12,5",
+		"184467440737095516.16", "184467440737095517"} { // w*100 wraps to 0 and to 84
 		if got, err := formPercent("commission", in); err == nil {
 			t.Errorf("formPercent(%q) = %d, want an error", in, *got)
 		} else if e, ok := fault.As(err); !ok || e.Field != "commission" {

@@ -136,7 +136,7 @@ func formPercent(field, v string) (*int, error) {
 	w, err1 := strconv.Atoi(whole)
 	f, err2 := strconv.Atoi(frac)
 	digits := func(s string) bool { return s != "" && strings.Trim(s, "0123456789") == "" }
-	bps := w*100 + f
+	bps := min(w, 101)*100 + f // a larger whole part would wrap around
 	if !digits(whole) || !digits(frac) || err1 != nil || err2 != nil || len(frac) > 2 || bps > partner.MaxCommissionBPS {
 		return nil, fault.Invalid(field, "must be a percentage from 0 to 100 with at most two decimals, such as 15 or 12.5")
 	}
