@@ -7,8 +7,9 @@
 // at 169.254.169.254 included), CGNAT, multicast, unspecified and other
 // special-purpose ranges are refused, whatever name led there, after every
 // redirect, and however DNS answers between a check and the connection
-// (rebinding). Names are looked up fully qualified, so the search domains
-// of the service's own network are never tried. Only http and https are
+// (rebinding). A client that hides names (for the free tools) looks them
+// up fully qualified, so the search domains of the service's own network
+// are never tried. Only http and https are
 // fetched, redirects are bounded, and so are the time and the bytes read
 // of a header and of a body. Networks listed as allowed (tests' local
 // servers, through DOMAIND_FETCH_ALLOW_CIDRS) are exempt.
@@ -68,8 +69,8 @@ func (e *BlockedError) Error() string {
 // it by (a URL may be 2,048 characters).
 const maxTargetShown = 200
 
-// Resolver looks host names up; net.DefaultResolver is one. It is asked
-// for fully qualified names, which end in a dot.
+// Resolver looks host names up; net.DefaultResolver is one. A client that
+// hides names asks it for fully qualified names, which end in a dot.
 type Resolver interface {
 	LookupNetIP(ctx context.Context, network, host string) ([]netip.Addr, error)
 }
@@ -314,18 +315,21 @@ func numericForm(host string) bool {
 	return err == nil
 }
 
-// resolve returns the addresses of host. An IP address is its own; a name
-// is looked up fully qualified, so that a search domain of the service's
-// network never completes it ("redis" into redis.default.svc.cluster.local).
+// resolve returns the addresses of host. An IP address is its own. A
+// client that hides names looks a name up fully qualified, so that a
+// search domain of the service's network never completes it ("redis" into
+// redis.default.svc.cluster.local); the others as given, so that a name
+// of the hosts file or of the search domains (localhost, a receiver or a
+// registry server named by an operator) is found.
 func (c *Client) resolve(ctx context.Context, host string) ([]netip.Addr, error) {
 	if a, err := netip.ParseAddr(host); err == nil {
 		return []netip.Addr{a}, nil
 	}
-	fqdn := host
-	if !strings.HasSuffix(fqdn, ".") {
-		fqdn += "."
+	name := host
+	if c.hideNames && !strings.HasSuffix(name, ".") {
+		name += "."
 	}
-	addrs, err := c.opts.Resolver.LookupNetIP(ctx, "ip", fqdn)
+	addrs, err := c.opts.Resolver.LookupNetIP(ctx, "ip", name)
 	if err != nil {
 		return nil, fmt.Errorf("resolve %s: %w", host, withoutServer(err))
 	}

@@ -328,20 +328,40 @@ func (d *askedDNS) LookupNetIP(_ context.Context, _, host string) ([]netip.Addr,
 // Names are looked up fully qualified, so that the resolver's search
 // domains never turn "redis" into redis.default.svc.cluster.local.
 func TestNamesAreLookedUpFullyQualified(t *testing.T) {
-	dns := &askedDNS{answers: map[string]string{"public.example": "93.184.216.34"}}
-	c := New(Options{Resolver: dns, Allow: []netip.Prefix{netip.MustParsePrefix("127.0.0.2/32")}})
-	ctx := context.Background()
-	c.Check(ctx, "http://redis/")
-	c.Check(ctx, "https://public.example:8443/")
-	c.Check(ctx, "http://rooted.example./")
-	c.Check(ctx, "http://10.0.0.1/") // an address is not looked up
-	if conn, err := c.DialContext(ctx, "tcp", "dial.example:443"); err == nil {
-		conn.Close()
+	for _, tc := range []struct {
+		hiding bool
+		want   []string
+	}{
+		{true, []string{"redis.", "public.example.", "rooted.example.", "dial.example.", "exempt.example."}},
+		// Others find localhost, or a receiver named by the search domains.
+		{false, []string{"redis", "public.example", "rooted.example.", "dial.example", "exempt.example"}},
+	} {
+		dns := &askedDNS{answers: map[string]string{"public.example": "93.184.216.34"}}
+		c := New(Options{Resolver: dns, Allow: []netip.Prefix{netip.MustParsePrefix("127.0.0.2/32")}})
+		if tc.hiding {
+			c = c.HidingNames()
+		}
+		ctx := context.Background()
+		c.Check(ctx, "http://redis/")
+		c.Check(ctx, "https://public.example:8443/")
+		c.Check(ctx, "http://rooted.example./")
+		c.Check(ctx, "http://10.0.0.1/") // an address is not looked up
+		if conn, err := c.DialContext(ctx, "tcp", "dial.example:443"); err == nil {
+			conn.Close()
+		}
+		c.Exempt(ctx, "http://exempt.example/")
+		if !slices.Equal(dns.asked, tc.want) {
+			t.Errorf("hiding names %v: the resolver was asked %q, want %q", tc.hiding, dns.asked, tc.want)
+		}
 	}
-	c.Exempt(ctx, "http://exempt.example/")
-	want := []string{"redis.", "public.example.", "rooted.example.", "dial.example.", "exempt.example."}
-	if !slices.Equal(dns.asked, want) {
-		t.Errorf("the resolver was asked %q, want %q", dns.asked, want)
+}
+
+// A client that does not hide names finds localhost through the hosts
+// file, as a receiver on the developer's machine is named.
+func TestLocalhostIsFound(t *testing.T) {
+	c := New(Options{Allow: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8"), netip.MustParsePrefix("::1/128")}})
+	if !c.Exempt(context.Background(), "http://localhost:8080/hook") {
+		t.Error("http://localhost:8080/hook is not found exempt, with loopback allowed")
 	}
 }
 

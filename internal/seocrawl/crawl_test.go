@@ -325,7 +325,7 @@ func TestCrawlKeepsABoundedShareOfManyLinks(t *testing.T) {
 type metadataDNS struct{}
 
 func (metadataDNS) LookupNetIP(_ context.Context, _, host string) ([]netip.Addr, error) {
-	if host == "metadata.test." {
+	if host == "metadata.test" {
 		return []netip.Addr{netip.MustParseAddr("169.254.169.254")}, nil
 	}
 	return nil, &net.DNSError{Err: "no such host", Name: host, IsNotFound: true}
