@@ -79,6 +79,7 @@ func (s *Server) runTool(c *gin.Context) error {
 		if errors.As(failed.Err, &ours) {
 			why = ours.Public
 		}
+		httpjson.MarkRetryLater(c) // nor kept for the request's Idempotency-Key
 		c.JSON(http.StatusOK, gin.H{"ok": false, "cached": false, "result": gin.H{"error": why}})
 		return nil
 	}

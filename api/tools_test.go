@@ -391,11 +391,15 @@ func TestSSLCheckDescribesTheCertificate(t *testing.T) {
 	wantError(t, "port out of range", env.request("POST", "/api/tools/ssl-check", `{"host":"site.example.net","port":70000}`), 400, "validation_error")
 }
 
+// ... nor kept for its Idempotency-Key: a retry with the key runs again.
 func TestAnInlineToolWhoseTargetFailsAnswersNotOKAndIsNotCached(t *testing.T) {
 	t.Parallel()
 	env := newTestEnv(t) // its DNS resolver does not answer
 	for range 2 {
-		w := env.request("POST", "/api/tools/dns-lookup", `{"domain":"Example.COM"}`)
+		w := env.request("POST", "/api/tools/dns-lookup", `{"domain":"Example.COM"}`, "Idempotency-Key", "lookup-once")
+		if replayed := w.Header().Get("Idempotent-Replayed"); replayed != "" {
+			t.Errorf("the second call with the key: Idempotent-Replayed %q, want it run again", replayed)
+		}
 		var got struct {
 			OK, Cached bool
 			Result     struct{ Error string }
