@@ -113,7 +113,11 @@ func (s *Service) expiredOnPage(ctx context.Context, ev payment.Event) (string, 
 	if err != nil || p.Status != models.PaymentPending {
 		return "nothing pending", err
 	}
-	return "payment failed; hold released", s.orders.Abandoned(ctx, p, "the buyer left the processor's page without paying (it expired)")
+	declined, err := s.orders.Abandoned(ctx, p, "the buyer left the processor's page without paying (it expired)")
+	if err != nil || !declined {
+		return "settled meanwhile: nothing done", err
+	}
+	return "payment failed; hold released", nil
 }
 
 func (s *Service) failedOnPage(ctx context.Context, ev payment.Event) (string, error) {

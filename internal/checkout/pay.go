@@ -189,14 +189,16 @@ func (s *Service) reserve(ctx context.Context, hp *order.HostedPayment, ref stri
 func (s *Service) refused(ctx context.Context, cs models.CheckoutSession, pay models.Payment, e *fault.Error) error {
 	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		// Every refused card counts, though tabs sharing the payment
-		// decline it once: the limit is on cards tried.
-		if _, err := payment.Declined(tx, pay.ID, e.Message, s.now().UTC()); err != nil {
-			return err
+		// decline it once: the limit is on cards tried. The session's row
+		// is written before the payment's, the order in which every path
+		// of a session's payment locks them.
+		if e.Code == fault.CardDeclined {
+			if err := tx.Model(&models.CheckoutSession{}).Where("id = ?", cs.ID).Update("declines", gorm.Expr("declines + 1")).Error; err != nil {
+				return err
+			}
 		}
-		if e.Code != fault.CardDeclined {
-			return nil
-		}
-		return tx.Model(&models.CheckoutSession{}).Where("id = ?", cs.ID).Update("declines", gorm.Expr("declines + 1")).Error
+		_, err := payment.Declined(tx, pay.ID, e.Message, s.now().UTC())
+		return err
 	})
 	if err != nil {
 		return fmt.Errorf("record the refusal of payment %s: %w", pay.ID, err)

@@ -269,6 +269,9 @@ func (s *Service) RecordHosted(ctx context.Context, p HostedPayment) (View, erro
 // session on the name ends.
 func (s *Service) Unrecorded(ctx context.Context, p HostedPayment, why error) error {
 	return s.outbox.Transaction(ctx, func(tx *outbox.Tx) error {
+		if _, err := lockSession(tx.DB, p.Session.ID); err != nil { // first, as every path of a session's payment
+			return err
+		}
 		now := s.now().UTC()
 		if err := releaseHold(tx.DB, p.Session.Environment, p.Session.ID); err != nil {
 			return err
@@ -309,16 +312,18 @@ func (s *Service) PagePayment(ctx context.Context, p models.Payment) (HostedPaym
 // expired, its payment failed for good) and ends its session's hold on
 // the name, together, under the session's lock as RecordHosted takes it.
 // A payment settled meanwhile (paid, or given back) is left alone, and so
-// is the hold.
-func (s *Service) Abandoned(ctx context.Context, p models.Payment, why string) error {
-	return s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+// is the hold; Abandoned reports whether it declined p.
+func (s *Service) Abandoned(ctx context.Context, p models.Payment, why string) (bool, error) {
+	var declined bool
+	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		if _, err := lockSession(tx, p.SessionID); err != nil {
 			return err
 		}
-		declined, err := payment.Declined(tx, p.ID, why, s.now().UTC())
-		if err != nil || !declined {
+		var err error
+		if declined, err = payment.Declined(tx, p.ID, why, s.now().UTC()); err != nil || !declined {
 			return err
 		}
 		return releaseHold(tx, p.Environment, p.SessionID)
 	})
+	return declined, err
 }

@@ -243,8 +243,8 @@ func TestAbandonedReleasesOnlyWhatItDeclined(t *testing.T) {
 	p := w.reserved(t, cs, 30_000)
 	w.db.Model(&models.Payment{}).Where("id = ?", p.Payment.ID).Updates(map[string]any{"status": models.PaymentFailed, "note": "refused"})
 
-	if err := w.s.Abandoned(ctx, p.Payment, "its page expired"); err != nil {
-		t.Fatal(err)
+	if declined, err := w.s.Abandoned(ctx, p.Payment, "its page expired"); err != nil || declined {
+		t.Fatalf("abandoning a payment no longer pending = %v, %v; want nothing declined", declined, err)
 	}
 	var l models.SandboxListing
 	w.db.Take(&l, "id = ?", id)
@@ -259,13 +259,14 @@ func TestAbandonedReleasesOnlyWhatItDeclined(t *testing.T) {
 
 	w.list(t, "expired.com", 30_000)
 	other := w.reserved(t, w.session(t, "prt_a", "expired.com"), 30_000)
-	if err := w.s.Abandoned(ctx, other.Payment, "its page expired"); err != nil {
-		t.Fatal(err)
+	if declined, err := w.s.Abandoned(ctx, other.Payment, "its page expired"); err != nil || !declined {
+		t.Fatalf("abandoning a pending payment = %v, %v; want it declined", declined, err)
 	}
-	w.db.Take(&pay, "id = ?", other.Payment.ID)
+	var failed models.Payment
+	w.db.Take(&failed, "id = ?", other.Payment.ID)
 	var freed models.SandboxListing
 	w.db.Take(&freed, "domain = ?", "expired.com")
-	if pay.Status != models.PaymentFailed || freed.HeldSession != nil || freed.LockedUntil != nil {
-		t.Errorf("a pending payment abandoned: status %s, the name held by %v until %v; want failed and free", pay.Status, freed.HeldSession, freed.LockedUntil)
+	if failed.Status != models.PaymentFailed || freed.HeldSession != nil || freed.LockedUntil != nil {
+		t.Errorf("a pending payment abandoned: status %s, the name held by %v until %v; want failed and free", failed.Status, freed.HeldSession, freed.LockedUntil)
 	}
 }
