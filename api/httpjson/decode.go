@@ -85,8 +85,10 @@ func DecodeJSON(c *gin.Context, v any, emptyOK bool) error {
 // repeatedName finds a name given twice in one object of body, valid JSON:
 // decoding keeps the last, and another reader of the same bytes may take
 // the first, so a request is read one way only. Names are compared as
-// decoding matches them to fields, without case: "q" and "Q" fill the
-// same field. One pass over the bytes: strings are skipped whole, and
+// decoding matches them to a struct's fields, without case: "q" and "Q"
+// fill the same field. The scan knows no types, so in a free-form object
+// (a batch's params, a bulk op's contacts) names that differ in case only
+// are refused too. One pass over the bytes: strings are skipped whole, and
 // only names are decoded.
 func repeatedName(body []byte) (string, bool) {
 	var (
