@@ -34,8 +34,11 @@ var errCrossSite = &fault.Error{Code: fault.Forbidden,
 //     client address before the check (so parallel guesses cannot slip
 //     under the limit), and past opsFailureLimit refused unchecked; a
 //     login the address has signed in with lately is not counted
-//     (opsLogins).
+//     (opsLogins);
+//   - no answer is kept by a cache (no-store): ops' pages and downloads
+//     hold every partner's data, payouts and bank references included.
 func (s *Server) opsOnly(c *gin.Context) {
+	c.Header("Cache-Control", "no-store")
 	if !safeMethod(c.Request.Method) && !s.sameOrigin(c.Request) {
 		s.resp.Error(c, errCrossSite)
 		return

@@ -96,6 +96,9 @@ func TestOpsPayoutsCSV(t *testing.T) {
 		if w.Code != 200 || w.Header().Get("Content-Type") != "text/csv; charset=utf-8" {
 			t.Fatalf("payouts.csv%s = %d %s", query, w.Code, w.Body)
 		}
+		if cc := w.Header().Get("Cache-Control"); cc != "no-store" { // partners' bank references
+			t.Errorf("payouts.csv%s: Cache-Control %q, want no-store", query, cc)
+		}
 		rows, err := csv.NewReader(w.Body).ReadAll()
 		if err != nil {
 			t.Fatal(err)

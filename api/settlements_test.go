@@ -101,7 +101,8 @@ func TestOpsSettlementRun(t *testing.T) {
 	wantCSV := "period_start,period_end,partner_id,environment,currency,orders,gross_cents,refunds_cents,commission_cents,amount_owed_cents,referral_cents,payout_cents\n" +
 		"2026-11-16T00:00:00Z,2026-11-23T00:00:00Z,prt_a,sandbox,USD,1,10000,0,1500,8500,0,0\n"
 	if csvAnswer.Code != 200 || csvAnswer.Body.String() != wantCSV || !strings.HasPrefix(csvAnswer.Header().Get("Content-Type"), "text/csv") ||
-		!strings.Contains(csvAnswer.Header().Get("Content-Disposition"), "settlement-2026-11-16.csv") {
+		!strings.Contains(csvAnswer.Header().Get("Content-Disposition"), "settlement-2026-11-16.csv") ||
+		csvAnswer.Header().Get("Cache-Control") != "no-store" {
 		t.Errorf("csv = %d %q %v", csvAnswer.Code, csvAnswer.Body, csvAnswer.Header())
 	}
 	wantError(t, "an unknown run", opsRequest(env, "GET", "/api/ops/settlements/runs/stl_nosuch", ""), 404, "not_found")
