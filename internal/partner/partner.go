@@ -161,12 +161,14 @@ func get(db *gorm.DB, id string) (models.Partner, error) {
 
 // Approve approves a partner. A partner that applied through its owner's
 // account gets a sandbox credential with every scope, kept sealed until its
-// owner has seen it once (RevealCredential). Approving twice changes nothing.
+// owner has seen it once (RevealCredential). Approving twice changes
+// nothing, at once too (a double-clicked button): the partner's row is
+// locked while it is read.
 func (s *Service) Approve(ctx context.Context, id string) (models.Partner, error) {
 	var p models.Partner
 	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		var err error
-		if p, err = get(tx, id); err != nil {
+		if p, err = get(models.ForUpdate(tx), id); err != nil {
 			return err
 		}
 		if p.Status == models.PartnerApproved {

@@ -266,3 +266,30 @@ func TestTouchRecordsUseAtMostOnceAMinute(t *testing.T) {
 		}
 	}
 }
+
+// Approvals sent at once (a double-clicked button) issue the applicant
+// one sandbox credential, the one its owner is shown.
+func TestConcurrentApprovalsIssueOneCredential(t *testing.T) {
+	t.Parallel()
+	s := newService(t)
+	ctx := context.Background()
+	p, err := s.Apply(ctx, "user-1", "Side Project", "me@example.com")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Go(func() {
+			if _, err := s.Approve(ctx, p.ID); err != nil {
+				t.Errorf("Approve: %v", err)
+			}
+		})
+	}
+	wg.Wait()
+	var issued int64
+	s.db.Model(&models.PartnerCredential{}).Where("partner_id = ?", p.ID).Count(&issued)
+	keyID, _, ok, err := s.RevealCredential(ctx, "user-1")
+	if issued != 1 || !ok || err != nil {
+		t.Errorf("%d credentials issued (the owner shown %q, %v, %v); want one, shown", issued, keyID, ok, err)
+	}
+}
