@@ -9,10 +9,10 @@
 // redirect, and however DNS answers between a check and the connection
 // (rebinding). A client that hides names (for the free tools) looks them
 // up fully qualified, so the search domains of the service's own network
-// are never tried. Only http and https are
-// fetched, redirects are bounded, and so are the time and the bytes read
-// of a header and of a body. Networks listed as allowed (tests' local
-// servers, through DOMAIND_FETCH_ALLOW_CIDRS) are exempt.
+// are never tried. Only http and https are fetched, redirects are
+// bounded, and so are the time and the bytes read of a header and of a
+// body. Networks listed as allowed (tests' local servers, through
+// DOMAIND_FETCH_ALLOW_CIDRS) are exempt.
 package fetch
 
 import (

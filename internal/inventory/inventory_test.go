@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"gorm.io/gorm"
+
 	"github.com/domaind/domaind/internal/fault"
 	"github.com/domaind/domaind/models"
 	"github.com/domaind/domaind/models/modelstest"
@@ -20,13 +22,21 @@ func codeOf(err error) fault.Code {
 	return ""
 }
 
+// newInventory is a Service on a database of its own, whose clock reads
+// *now (a test may move it), and the database.
+func newInventory(t *testing.T, now *time.Time) (*Service, *gorm.DB) {
+	t.Helper()
+	db := modelstest.NewDB(t)
+	s := New(db, testKey, func() time.Time { return *now })
+	t.Cleanup(s.Close)
+	return s, db
+}
+
 // Sandbox and live inventories never see each other's names.
 func TestEnvironmentsAreSeparate(t *testing.T) {
 	t.Parallel()
-	db := modelstest.NewDB(t)
 	now := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
-	s := New(db, testKey, func() time.Time { return now })
-	t.Cleanup(s.Close)
+	s, db := newInventory(t, &now)
 	ctx := context.Background()
 	live, err := s.Add(ctx, models.EnvLive, "cheapflightsnow.com", cents(250000), cents(180000))
 	if err != nil {
@@ -59,10 +69,8 @@ func TestEnvironmentsAreSeparate(t *testing.T) {
 
 func TestSearchIsCappedAndFollowsChanges(t *testing.T) {
 	t.Parallel()
-	db := modelstest.NewDB(t)
 	now := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
-	s := New(db, testKey, func() time.Time { return now })
-	t.Cleanup(s.Close)
+	s, _ := newInventory(t, &now)
 	ctx := context.Background()
 	for _, d := range []string{"petgroomingpro.com", "doggroomers.net", "puppyspa.io", "catgrooming.co", "petwash.shop", "groomingstudio.app", "furbabies.com"} {
 		if _, err := s.Add(ctx, models.EnvSandbox, d, cents(50000), nil); err != nil {
@@ -134,10 +142,8 @@ func TestAddRefusesBadListings(t *testing.T) {
 // would be listed and sold again.
 func TestASoldListingIsNotRemoved(t *testing.T) {
 	t.Parallel()
-	db := modelstest.NewDB(t)
 	now := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
-	s := New(db, testKey, func() time.Time { return now })
-	t.Cleanup(s.Close)
+	s, db := newInventory(t, &now)
 	ctx := context.Background()
 	for _, env := range []string{models.EnvSandbox, models.EnvLive} {
 		sold, err := s.Add(ctx, env, "soldalready-"+env+".com", cents(50000), nil)

@@ -28,10 +28,8 @@ func wantInvalid(t *testing.T, what string, err error, field string) {
 // refused.
 func TestListPagesNewestFirst(t *testing.T) {
 	t.Parallel()
-	db := modelstest.NewDB(t)
 	now := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
-	s := New(db, testKey, func() time.Time { return now })
-	t.Cleanup(s.Close)
+	s, db := newInventory(t, &now)
 	ctx := context.Background()
 	for i := range 5 {
 		now = now.Add(time.Minute)
