@@ -152,6 +152,17 @@ func opsForm(env *testEnv, path string, form url.Values) *httptest.ResponseRecor
 	return env.do(r)
 }
 
+// afterForm is the page a form's answer w sends the browser back to, asked
+// with the cookies the answer set, as a browser asks it.
+func afterForm(env *testEnv, w *httptest.ResponseRecorder) *httptest.ResponseRecorder {
+	r := httptest.NewRequest("GET", w.Header().Get("Location"), nil)
+	for _, ck := range w.Result().Cookies() {
+		r.AddCookie(ck)
+	}
+	r.SetBasicAuth("ops", "ops-secret")
+	return env.do(r)
+}
+
 // TestOpsOrdersPage: the page lists orders with the moves their status
 // allows; its forms move them, and a refused move shows why.
 func TestOpsOrdersPage(t *testing.T) {
@@ -168,8 +179,14 @@ func TestOpsOrdersPage(t *testing.T) {
 		t.Fatalf("page = %d:\n%s", w.Code, page)
 	}
 	w = opsForm(env, "/ops/orders/"+small.PublicID+"/start-transfer", url.Values{"recipient": {"buyer-registrar"}})
-	if w.Code != 303 || !strings.HasPrefix(w.Header().Get("Location"), "/ops/orders?done=") {
+	if w.Code != 303 || w.Header().Get("Location") != "/ops/orders" {
 		t.Fatalf("start-transfer form = %d %s", w.Code, w.Header().Get("Location"))
+	}
+	if page := afterForm(env, w).Body.String(); !strings.Contains(page, `<p class="notice" role="status">`+small.PublicID+": start-transfer, now "+models.OrderTransferInProgress+"</p>") {
+		t.Errorf("the page after the form:\n%s", page)
+	}
+	if page := opsRequest(env, "GET", "/ops/orders?done=All+orders+refunded", "").Body.String(); strings.Contains(page, "refunded") || strings.Contains(page, `class="notice"`) {
+		t.Errorf("a link's done= shows a notice:\n%s", page)
 	}
 	v, _ := env.srv.svc.Orders.Ops(context.Background(), small.PublicID)
 	if v.Status != models.OrderTransferInProgress {

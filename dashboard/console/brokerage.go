@@ -3,7 +3,6 @@ package console
 import (
 	"fmt"
 	"net/http"
-	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -36,7 +35,7 @@ type opsCaseRow struct {
 // optionally of one status, with a form for each move their status
 // allows.
 func (con *Console) opsCasesPage(c *gin.Context) {
-	con.renderOpsCases(c, http.StatusOK, "", c.Query("done"))
+	con.renderOpsCases(c, http.StatusOK, "", con.notice(c))
 }
 
 // renderOpsCases shows the page of the query's filter with status and a
@@ -98,7 +97,7 @@ func (con *Console) opsCaseSubmit(c *gin.Context) {
 		return
 	}
 	done := fmt.Sprintf("%s: %s, now %s", v.CaseID, action, v.Status)
-	c.Redirect(http.StatusSeeOther, "/ops/brokerage?"+url.Values{"done": {done}}.Encode())
+	con.done(c, "/ops/brokerage", done)
 }
 
 // formCents reads an amount typed in dollars ("1250", "1,250.5") as

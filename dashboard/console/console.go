@@ -29,14 +29,18 @@ type Console struct {
 	ob *outbox.Outbox
 	// monitoring says this process serves the queue dashboard.
 	monitoring bool
-	log        *slog.Logger
+	// secureCookies says the service is served over https, so that the
+	// pages' cookies go over it only.
+	secureCookies bool
+	log           *slog.Logger
 }
 
 // New returns the console over svc, reading the queues through inspector
 // and making tasks through ob; monitoring says the queue dashboard is
-// served beside it.
-func New(svc *services.Set, inspector *asynq.Inspector, ob *outbox.Outbox, monitoring bool, log *slog.Logger) *Console {
-	return &Console{svc: svc, inspector: inspector, ob: ob, monitoring: monitoring, log: log}
+// served beside it, and secureCookies that the service is served over
+// https.
+func New(svc *services.Set, inspector *asynq.Inspector, ob *outbox.Outbox, monitoring, secureCookies bool, log *slog.Logger) *Console {
+	return &Console{svc: svc, inspector: inspector, ob: ob, monitoring: monitoring, secureCookies: secureCookies, log: log}
 }
 
 // Register adds the pages to r at the paths under /ops that r's prefix

@@ -1,7 +1,14 @@
 package console
 
 import (
+	"encoding/base64"
+	"net/http"
+	"net/http/httptest"
+	"strings"
 	"testing"
+	"unicode/utf8"
+
+	"github.com/gin-gonic/gin"
 
 	"github.com/domaind/domaind/internal/fault"
 )
@@ -37,6 +44,60 @@ func TestFormPercent(t *testing.T) {
 			t.Errorf("formPercent(%q) = %d, want an error", in, *got)
 		} else if e, ok := fault.As(err); !ok || e.Field != "commission" {
 			t.Errorf("formPercent(%q) = %v, want a validation error naming commission", in, err)
+		}
+	}
+}
+
+// A form's answer leaves its notice in a cookie for the page it redirects
+// to, which shows it once; the notice is cut to a sentence's length on a
+// character's edge, and a cookie that is not one of ours shows nothing.
+func TestNotices(t *testing.T) {
+	gin.SetMode(gin.TestMode)
+	con := &Console{secureCookies: true}
+	answer := func(notice string) *http.Cookie {
+		w := httptest.NewRecorder()
+		c, _ := gin.CreateTestContext(w)
+		c.Request = httptest.NewRequest("POST", "/ops/orders/o/cancel", nil)
+		con.done(c, "/ops/orders?status=paid", notice)
+		c.Writer.WriteHeaderNow() // as gin does after the handlers
+		cookies := w.Result().Cookies()
+		if w.Code != 303 || w.Header().Get("Location") != "/ops/orders?status=paid" || len(cookies) != 1 {
+			t.Fatalf("the answer = %d %q, cookies %v", w.Code, w.Header().Get("Location"), cookies)
+		}
+		ck := cookies[0]
+		if ck.Path != "/ops" || !ck.HttpOnly || !ck.Secure || ck.SameSite != http.SameSiteStrictMode || ck.MaxAge != 60 {
+			t.Errorf("the notice's cookie = %+v", ck)
+		}
+		return ck
+	}
+	page := func(ck *http.Cookie) (string, []*http.Cookie) {
+		w := httptest.NewRecorder()
+		c, _ := gin.CreateTestContext(w)
+		c.Request = httptest.NewRequest("GET", "/ops/orders?done=Paid+everyone", nil)
+		if ck != nil {
+			c.Request.AddCookie(ck)
+		}
+		return con.notice(c), w.Result().Cookies()
+	}
+
+	said := "ord_1: cancel, now cancelled — <b>ü</b>"
+	got, set := page(answer(said))
+	if got != said || len(set) != 1 || set[0].MaxAge >= 0 {
+		t.Errorf("the page after the form says %q and sets %v; want %q and the cookie deleted", got, set, said)
+	}
+	if got, _ := page(nil); got != "" {
+		t.Errorf("a page asked with ?done= and no cookie says %q", got)
+	}
+	long := strings.Repeat("é", maxNotice) // two bytes each
+	if got, _ := page(answer(long)); got != long[:maxNotice] {
+		t.Errorf("a long notice is kept as %d bytes (%t UTF-8), want its first %d", len(got), utf8.ValidString(got), maxNotice)
+	}
+	if got, _ := page(answer("x" + long)); got != "x"+long[:maxNotice-2] {
+		t.Errorf("a long notice cut inside a character is kept as %d bytes (%t UTF-8), want %d", len(got), utf8.ValidString(got), maxNotice-1)
+	}
+	for _, forged := range []string{"not base64!", base64.RawURLEncoding.EncodeToString([]byte{0xff, 'a'})} {
+		if got, _ := page(&http.Cookie{Name: noticeCookie, Value: forged}); got != "" {
+			t.Errorf("the cookie %q shows %q, want nothing", forged, got)
 		}
 	}
 }

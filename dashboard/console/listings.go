@@ -44,7 +44,7 @@ const MaxImportBytes = 4 << 20
 // the name, with forms to add one, change a price, withdraw one and
 // import a CSV, as the ops API's listing routes do.
 func (con *Console) opsListingsPage(c *gin.Context) {
-	con.renderOpsListings(c, http.StatusOK, opsListingsPageData{Environment: c.Query("environment"), Query: c.Query("q"), Done: c.Query("done")})
+	con.renderOpsListings(c, http.StatusOK, opsListingsPageData{Environment: c.Query("environment"), Query: c.Query("q"), Done: con.notice(c)})
 }
 
 // renderOpsListings shows the listings of view's environment (live when
@@ -129,7 +129,7 @@ func (con *Console) opsListingSubmit(c *gin.Context) {
 		con.renderOpsListings(c, status, opsListingsPageData{Environment: env, Error: problem})
 		return
 	}
-	c.Redirect(http.StatusSeeOther, "/ops/listings?"+url.Values{"environment": {env}, "done": {done}}.Encode())
+	con.done(c, "/ops/listings?"+url.Values{"environment": {env}}.Encode(), done)
 }
 
 // opsListingImport answers the page's import form: the page of the

@@ -3,7 +3,6 @@ package console
 import (
 	"fmt"
 	"net/http"
-	"net/url"
 	"slices"
 
 	"github.com/gin-gonic/gin"
@@ -50,7 +49,7 @@ type opsOrderRow struct {
 // filtered as GET /api/ops/orders is, with a form for each move their
 // status allows.
 func (con *Console) opsOrdersPage(c *gin.Context) {
-	con.renderOpsOrders(c, http.StatusOK, "", c.Query("done"))
+	con.renderOpsOrders(c, http.StatusOK, "", con.notice(c))
 }
 
 // renderOpsOrders shows the page of the query's filters with status and a
@@ -105,5 +104,5 @@ func (con *Console) opsOrderSubmit(c *gin.Context) {
 		return
 	}
 	done := fmt.Sprintf("%s: %s, now %s", o.PublicID, action, o.Status)
-	c.Redirect(http.StatusSeeOther, "/ops/orders?"+url.Values{"done": {done}}.Encode())
+	con.done(c, "/ops/orders", done)
 }

@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"fmt"
 	"net/http"
-	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -48,7 +47,7 @@ type opsCredentialRow struct {
 // affiliate flag, issue a credential and revoke one, as the ops API's
 // partner routes do.
 func (con *Console) opsPartnersPage(c *gin.Context) {
-	con.renderOpsPartners(c, http.StatusOK, opsPartnersPageData{Done: c.Query("done")})
+	con.renderOpsPartners(c, http.StatusOK, opsPartnersPageData{Done: con.notice(c)})
 }
 
 // renderOpsPartners shows the partners with status beside what view says
@@ -96,7 +95,7 @@ func (con *Console) opsPartnerSubmit(c *gin.Context) {
 		}
 	case "revoke":
 		if err = con.svc.Partners.Revoke(ctx, id, c.PostForm("key_id")); err == nil {
-			con.partnersDone(c, fmt.Sprintf("%s: credential %s revoked", id, c.PostForm("key_id")))
+			con.done(c, "/ops/partners", fmt.Sprintf("%s: credential %s revoked", id, c.PostForm("key_id")))
 			return
 		}
 	default:
@@ -107,12 +106,7 @@ func (con *Console) opsPartnerSubmit(c *gin.Context) {
 		con.renderOpsPartners(c, status, opsPartnersPageData{Error: problem})
 		return
 	}
-	con.partnersDone(c, fmt.Sprintf("%s (%s): %s, commission %d bps, affiliate %t", p.Name, p.ID, p.Status, p.CommissionBPS, p.Affiliate))
-}
-
-// partnersDone sends the browser back to the page saying done.
-func (con *Console) partnersDone(c *gin.Context, done string) {
-	c.Redirect(http.StatusSeeOther, "/ops/partners?"+url.Values{"done": {done}}.Encode())
+	con.done(c, "/ops/partners", fmt.Sprintf("%s (%s): %s, commission %d bps, affiliate %t", p.Name, p.ID, p.Status, p.CommissionBPS, p.Affiliate))
 }
 
 // opsCredentialSubmit answers the page's issue form with the page showing

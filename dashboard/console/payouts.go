@@ -4,7 +4,6 @@ import (
 	"encoding/csv"
 	"fmt"
 	"net/http"
-	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -36,7 +35,7 @@ type opsPayoutRow struct {
 // first, filtered by status as GET /api/ops/payouts is, each pending one
 // with a form to mark it paid.
 func (con *Console) opsPayoutsPage(c *gin.Context) {
-	con.renderOpsPayouts(c, http.StatusOK, "", c.Query("done"))
+	con.renderOpsPayouts(c, http.StatusOK, "", con.notice(c))
 }
 
 func (con *Console) renderOpsPayouts(c *gin.Context, status int, problem, done string) {
@@ -74,7 +73,7 @@ func (con *Console) opsPayoutSubmit(c *gin.Context) {
 		return
 	}
 	done := fmt.Sprintf("%s: paid %s to %s, reference %s", p.ID, page.Money(p.Currency, p.AmountCents), p.PartnerID, p.Reference)
-	c.Redirect(http.StatusSeeOther, "/ops/payouts?"+url.Values{"done": {done}}.Encode())
+	con.done(c, "/ops/payouts", done)
 }
 
 // payoutsCSV answers GET /ops/payouts.csv: every payout of the page's

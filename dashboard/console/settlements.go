@@ -3,7 +3,6 @@ package console
 import (
 	"fmt"
 	"net/http"
-	"net/url"
 	"strings"
 	"time"
 
@@ -63,7 +62,7 @@ type opsSettlementsPageData struct {
 // /api/ops/settlements/runs lists them, and a form to run a closed period
 // now.
 func (con *Console) opsSettlementsPage(c *gin.Context) {
-	con.renderOpsSettlements(c, http.StatusOK, con.svc.Settlements.Closed().Start.Format(time.RFC3339), "", c.Query("done"))
+	con.renderOpsSettlements(c, http.StatusOK, con.svc.Settlements.Closed().Start.Format(time.RFC3339), "", con.notice(c))
 }
 
 // renderOpsSettlements shows the runs with status, the form's period
@@ -96,7 +95,7 @@ func (con *Console) opsSettlementSubmit(c *gin.Context) {
 		return
 	}
 	done := fmt.Sprintf("The run of %s: %s", run.PeriodStart.UTC().Format(page.Time), run.Status)
-	c.Redirect(http.StatusSeeOther, "/ops/settlements?"+url.Values{"done": {done}}.Encode())
+	con.done(c, "/ops/settlements", done)
 }
 
 // opsSettlementPageData is what a run's ops page shows.

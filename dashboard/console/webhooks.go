@@ -3,7 +3,6 @@ package console
 import (
 	"fmt"
 	"net/http"
-	"net/url"
 
 	"github.com/gin-gonic/gin"
 
@@ -44,7 +43,7 @@ type opsDeliveryRow struct {
 // each with its event, attempts, last answer and how long it took to
 // arrive, and a form to send its event again.
 func (con *Console) opsWebhooksPage(c *gin.Context) {
-	con.renderOpsWebhooks(c, http.StatusOK, "", c.Query("done"))
+	con.renderOpsWebhooks(c, http.StatusOK, "", con.notice(c))
 }
 
 func (con *Console) renderOpsWebhooks(c *gin.Context, status int, problem, done string) {
@@ -100,5 +99,5 @@ func (con *Console) opsRedeliverSubmit(c *gin.Context) {
 		return
 	}
 	done := fmt.Sprintf("%s: sent again to %s's %s endpoint as delivery %s", eventID, partnerID, env, id)
-	c.Redirect(http.StatusSeeOther, "/ops/webhooks?"+url.Values{"done": {done}}.Encode())
+	con.done(c, "/ops/webhooks", done)
 }
