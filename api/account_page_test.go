@@ -2,6 +2,7 @@ package api
 
 import (
 	"net/http"
+	"net/url"
 	"strings"
 	"testing"
 
@@ -76,5 +77,45 @@ func TestBrowserDeveloperKeys(t *testing.T) {
 	}
 	if code := call(); code != http.StatusUnauthorized {
 		t.Errorf("a call with the revoked key = %d, want 401", code)
+	}
+}
+
+// The key form sent again (its answer reloaded, its button pressed twice)
+// makes no second key and shows no secret; a form without its token, from
+// a page of before, makes none either and says to load the page again; a
+// refused form can be sent again.
+func TestAKeyFormSentAgainMakesNoSecondKey(t *testing.T) {
+	t.Parallel()
+	env := newTestEnv(t)
+	b := newBrowser(t, env)
+	b.signUp("twice@example.com", "a-long-password")
+	keys := func() int {
+		t.Helper()
+		res, body := b.json("GET", "/api/v1/keys", "")
+		if res.StatusCode != 200 {
+			t.Fatalf("listing keys = %d %s", res.StatusCode, body)
+		}
+		return strings.Count(body, `"name"`)
+	}
+	form := b.formFields("/account")
+	form.Set("name", strings.Repeat("k", 101))
+	if res, body := b.form("/account/keys", form); res.StatusCode != 400 || !strings.Contains(body, "100 characters") {
+		t.Fatalf("a name too long = %d %s", res.StatusCode, body)
+	}
+	form.Set("name", "my script")
+	res, body := b.form("/account/keys", form)
+	if res.StatusCode != 201 || !strings.Contains(body, `id="new-key-secret"`) {
+		t.Fatalf("the form sent again with a good name = %d %s", res.StatusCode, body)
+	}
+	res, body = b.form("/account/keys", form)
+	if res.StatusCode != 409 || !strings.Contains(body, "sent before") || strings.Contains(body, `id="new-key-secret"`) {
+		t.Errorf("the form sent a third time = %d %s, want 409 saying it was sent and no secret", res.StatusCode, body)
+	}
+	res, body = b.form("/account/keys", url.Values{"csrf_token": form["csrf_token"], "name": {"from an old page"}})
+	if res.StatusCode != 400 || !strings.Contains(body, "load the page again") {
+		t.Errorf("a form without its token = %d %s", res.StatusCode, body)
+	}
+	if n := keys(); n != 1 {
+		t.Errorf("%d keys after the sends, want one", n)
 	}
 }

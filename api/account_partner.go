@@ -95,7 +95,8 @@ func (s *Server) ownPartner(c *gin.Context, u models.User) (models.Partner, erro
 }
 
 // partnerSubmit answers the account page's partner forms: issue a
-// credential (the page shows its secret, this once), revoke one, send a
+// credential (the page shows its secret, this once; a resend of the form
+// issues none), revoke one, send a
 // test event to an endpoint.
 func (s *Server) partnerSubmit(c *gin.Context, u models.User) (func(*accountPageData), error) {
 	ctx := c.Request.Context()
@@ -105,7 +106,11 @@ func (s *Server) partnerSubmit(c *gin.Context, u models.User) (func(*accountPage
 	}
 	switch c.Param("action") {
 	case "issue":
-		issued, err := s.svc.Partners.IssueCredential(ctx, p.ID, c.PostForm("environment"), c.PostFormArray("scope"))
+		var issued partner.Issued
+		err := s.formOnce(c, u, func() (err error) {
+			issued, err = s.svc.Partners.IssueCredential(ctx, p.ID, c.PostForm("environment"), c.PostFormArray("scope"))
+			return err
+		})
 		return func(v *accountPageData) {
 			v.PartnerPart.Issued = &issued
 			v.Notice = fmt.Sprintf("%s credential %s issued with %s", issued.Environment, issued.KeyID, strings.Join(issued.Scopes, ", "))

@@ -3,7 +3,6 @@ package api
 import (
 	"context"
 	"net/http"
-	"net/url"
 	"strings"
 	"testing"
 
@@ -94,8 +93,10 @@ func TestAccountPartnerFormsNeedApproval(t *testing.T) {
 	if _, err := env.srv.svc.Partners.Apply(context.Background(), u.ID, "Pending Shop", "pending@example.com"); err != nil {
 		t.Fatal(err)
 	}
-	token := b.formToken("/account")
-	res, body := b.form("/account/partner/issue", url.Values{"csrf_token": {token}, "environment": {"sandbox"}, "scope": {"search"}})
+	form := b.formFields("/account")
+	form.Set("environment", "sandbox")
+	form.Set("scope", "search")
+	res, body := b.form("/account/partner/issue", form)
 	var n int64
 	env.db.Model(&models.PartnerCredential{}).Count(&n)
 	if res.StatusCode != http.StatusConflict || !strings.Contains(body, "not approved yet") || n != 0 {

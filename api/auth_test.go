@@ -377,7 +377,23 @@ func TestSignInIsLimitedPerAddress(t *testing.T) {
 	}
 }
 
-var csrfInput = regexp.MustCompile(`name="csrf_token" value="([^"]+)"`)
+var (
+	csrfInput = regexp.MustCompile(`name="csrf_token" value="([^"]+)"`)
+	onceInput = regexp.MustCompile(`name="once" value="([^"]+)"`)
+)
+
+// formFields fetches page and returns the hidden fields its forms that
+// make a key or a credential carry: the csrf_token and the form's once.
+func (b *browser) formFields(page string) url.Values {
+	b.tb.Helper()
+	csrf := b.formToken(page)
+	_, body := b.do("GET", page, "", "")
+	m := onceInput.FindStringSubmatch(body)
+	if m == nil {
+		b.tb.Fatalf("GET %s: no form with a once token", page)
+	}
+	return url.Values{"csrf_token": {csrf}, "once": {m[1]}}
+}
 
 // formToken fetches page and returns the csrf_token its form carries.
 func (b *browser) formToken(page string) string {

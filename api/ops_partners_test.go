@@ -106,3 +106,43 @@ func TestBrowserOpsPartners(t *testing.T) {
 		t.Error("a revoked credential still signs requests")
 	}
 }
+
+// The ops forms that add a partner and issue a credential, sent again (a
+// reload of their answer, a double click), add and issue nothing more,
+// and show no second secret.
+func TestOpsFormsSentAgainDoNothingMore(t *testing.T) {
+	t.Parallel()
+	env := newTestEnv(t)
+	page := opsRequest(env, "GET", "/ops/partners", "").Body.String()
+	m := onceInput.FindStringSubmatch(page)
+	if m == nil {
+		t.Fatalf("the partners page has no once token:\n%s", page)
+	}
+	add := url.Values{"once": {m[1]}, "name": {"Twice Names"}, "contact_email": {"twice@example.com"}}
+	for i, want := range []int{303, 409} {
+		if w := opsForm(env, "/ops/partners", add); w.Code != want {
+			t.Errorf("adding, send %d = %d %s, want %d", i+1, w.Code, w.Body, want)
+		}
+	}
+	var added []models.Partner
+	env.db.Find(&added, "name = ?", "Twice Names")
+	if len(added) != 1 {
+		t.Fatalf("%d partners added by one form sent twice", len(added))
+	}
+
+	m = onceInput.FindStringSubmatch(opsRequest(env, "GET", "/ops/partners", "").Body.String())
+	issue := url.Values{"once": {m[1]}, "environment": {"sandbox"}, "scope": {"search"}}
+	w := opsForm(env, "/ops/partners/"+added[0].ID+"/credentials", issue)
+	if w.Code != 201 || !strings.Contains(w.Body.String(), `id="issued-secret"`) {
+		t.Fatalf("issuing = %d %s", w.Code, w.Body)
+	}
+	w = opsForm(env, "/ops/partners/"+added[0].ID+"/credentials", issue)
+	if w.Code != 409 || !strings.Contains(w.Body.String(), "sent before") || strings.Contains(w.Body.String(), `id="issued-secret"`) {
+		t.Errorf("issuing again with the same form = %d %s, want 409 and no secret", w.Code, w.Body)
+	}
+	var n int64
+	env.db.Model(&models.PartnerCredential{}).Where("partner_id = ?", added[0].ID).Count(&n)
+	if n != 1 {
+		t.Errorf("%d credentials issued by one form sent twice", n)
+	}
+}

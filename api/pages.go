@@ -15,6 +15,7 @@ import (
 	"github.com/domaind/domaind/dashboard/page"
 	"github.com/domaind/domaind/internal/account"
 	"github.com/domaind/domaind/internal/fault"
+	"github.com/domaind/domaind/internal/idempotency"
 	"github.com/domaind/domaind/internal/oauth"
 	"github.com/domaind/domaind/internal/password"
 	"github.com/domaind/domaind/models"
@@ -259,6 +260,9 @@ type accountPageData struct {
 	Title, Email, CSRF, Error string
 	// Notice says what a form just did.
 	Notice string
+	// Once is the token of the forms that make a key or a credential,
+	// which a resend of the same form does not make again.
+	Once string
 	// Partner is the person's application, nil before they apply;
 	// PartnerPart its credentials and webhooks once approved.
 	Partner     *models.Partner
@@ -286,7 +290,7 @@ type accountKeyRow struct {
 
 func (s *Server) accountData(c *gin.Context, u models.User) (accountPageData, error) {
 	ctx := c.Request.Context()
-	view := accountPageData{Title: "Your account", Email: u.Email, CSRF: s.csrfToken(c), BaseURL: s.base(),
+	view := accountPageData{Title: "Your account", Email: u.Email, CSRF: s.csrfToken(c), Once: idempotency.FormToken(), BaseURL: s.base(),
 		MaxKeys: account.MaxKeys, KeyLimit: fmt.Sprintf("%d requests a minute", keyLimit.Limit)}
 	keys, err := s.svc.Accounts.Keys(ctx, u)
 	if err != nil {
@@ -320,15 +324,25 @@ func (s *Server) accountData(c *gin.Context, u models.User) (accountPageData, er
 }
 
 // keySubmit answers the account page's developer key forms: create
-// shows the page with the new key's secret, this once; revoke goes back
-// to the page.
+// shows the page with the new key's secret, this once (a resend of the
+// form makes no second key); revoke goes back to the page.
 func (s *Server) keySubmit(c *gin.Context, u models.User) (func(*accountPageData), error) {
 	ctx := c.Request.Context()
 	if id := c.Param("id"); id != "" {
 		return nil, s.svc.Accounts.RevokeKey(ctx, u, id)
 	}
-	k, err := s.svc.Accounts.CreateKey(ctx, u, c.PostForm("name"))
+	var k account.NewKey
+	err := s.formOnce(c, u, func() (err error) {
+		k, err = s.svc.Accounts.CreateKey(ctx, u, c.PostForm("name"))
+		return err
+	})
 	return func(v *accountPageData) { v.NewKey = &k }, err
+}
+
+// formOnce runs do for an account page's form that makes a key or a
+// credential, unless the form was sent before (idempotency.Once).
+func (s *Server) formOnce(c *gin.Context, u models.User, do func() error) error {
+	return s.svc.Idempotency.Once(c.Request.Context(), "user:"+u.ID, c.PostForm(idempotency.FormField), do)
 }
 
 // applySubmit answers the account page's partner application form.

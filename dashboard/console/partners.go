@@ -12,6 +12,7 @@ import (
 
 	"github.com/domaind/domaind/dashboard/page"
 	"github.com/domaind/domaind/internal/fault"
+	"github.com/domaind/domaind/internal/idempotency"
 	"github.com/domaind/domaind/internal/partner"
 	"github.com/domaind/domaind/models"
 )
@@ -19,6 +20,9 @@ import (
 // opsPartnersPageData is what the ops partners page shows.
 type opsPartnersPageData struct {
 	Title, Error, Done string
+	// Once is the token of the forms that add a partner or issue a
+	// credential, which a resend of the same form does not do again.
+	Once string
 	// Issued is a credential just issued, its secret shown this once.
 	Issued       *partner.Issued
 	Partners     []opsPartnerRow
@@ -54,6 +58,7 @@ func (con *Console) opsPartnersPage(c *gin.Context) {
 // (a problem, a notice, a credential just issued).
 func (con *Console) renderOpsPartners(c *gin.Context, status int, view opsPartnersPageData) {
 	view.Title, view.Scopes, view.Environments = "Partners", partner.AllScopes, []string{models.EnvSandbox, models.EnvLive}
+	view.Once = idempotency.FormToken()
 	listed, err := con.svc.Partners.List(c.Request.Context())
 	if err != nil && view.Error == "" {
 		status, view.Error = con.problem(c, err)
@@ -83,7 +88,10 @@ func (con *Console) opsPartnerSubmit(c *gin.Context) {
 	var err error
 	switch cmp.Or(c.Param("action"), "create") { // POST /ops/partners adds one
 	case "create":
-		p, err = con.svc.Partners.Create(ctx, c.PostForm("name"), c.PostForm("contact_email"))
+		err = con.formOnce(c, func() (err error) {
+			p, err = con.svc.Partners.Create(ctx, c.PostForm("name"), c.PostForm("contact_email"))
+			return err
+		})
 	case "approve":
 		p, err = con.svc.Partners.Approve(ctx, id)
 	case "terms":
@@ -110,9 +118,14 @@ func (con *Console) opsPartnerSubmit(c *gin.Context) {
 }
 
 // opsCredentialSubmit answers the page's issue form with the page showing
-// the new credential's secret, this once (the page is never cached).
+// the new credential's secret, this once (the page is never cached, and a
+// resend of the form issues none).
 func (con *Console) opsCredentialSubmit(c *gin.Context) {
-	issued, err := con.svc.Partners.IssueCredential(c.Request.Context(), c.Param("id"), c.PostForm("environment"), c.PostFormArray("scope"))
+	var issued partner.Issued
+	err := con.formOnce(c, func() (err error) {
+		issued, err = con.svc.Partners.IssueCredential(c.Request.Context(), c.Param("id"), c.PostForm("environment"), c.PostFormArray("scope"))
+		return err
+	})
 	if err != nil {
 		status, problem := con.problem(c, err)
 		con.renderOpsPartners(c, status, opsPartnersPageData{Error: problem})
@@ -135,4 +148,10 @@ func formPercent(field, v string) (*int, error) {
 		return nil, fault.Invalid(field, "must be a percentage from 0 to 100 with at most two decimals, such as 15 or 12.5")
 	}
 	return &bps, nil
+}
+
+// formOnce runs do for a form that adds a partner or issues a credential,
+// unless the form was sent before (idempotency.Once).
+func (con *Console) formOnce(c *gin.Context, do func() error) error {
+	return con.svc.Idempotency.Once(c.Request.Context(), "ops", c.PostForm(idempotency.FormField), do)
 }
