@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"net/url"
 	"strings"
 	"testing"
 
@@ -184,5 +185,44 @@ func TestProgressPageNamesEveryStatus(t *testing.T) {
 		if lead := progressLeads[status]; statusLabels[status] == "" || strings.Count(lead, "%s") != 1 {
 			t.Errorf("status %s: label %q, lead %q", status, statusLabels[status], lead)
 		}
+	}
+}
+
+// An offer form sent twice (a double click, its answer reloaded) is
+// recorded once; the second send says so.
+func TestOpsOfferSentTwiceIsRecordedOnce(t *testing.T) {
+	t.Parallel()
+	env := newTestEnv(t)
+	v := openCase(t, env, "offertwice.com")
+	once := func() string {
+		t.Helper()
+		m := onceInput.FindStringSubmatch(opsRequest(env, "GET", "/ops/brokerage", "").Body.String())
+		if m == nil {
+			t.Fatal("the brokerage page has no once token")
+		}
+		return m[1]
+	}
+	if w := opsForm(env, "/ops/brokerage/"+v.CaseID+"/contact-owner", url.Values{"once": {once()}}); w.Code != 303 {
+		t.Fatalf("contact-owner = %d %s", w.Code, w.Body)
+	}
+	offer := url.Values{"once": {once()}, "amount": {"9000"}}
+	for i, want := range []int{303, 409} {
+		if w := opsForm(env, "/ops/brokerage/"+v.CaseID+"/record-offer", offer); w.Code != want || (want == 409 && !strings.Contains(w.Body.String(), "sent before")) {
+			t.Errorf("the offer, send %d = %d %s, want %d", i+1, w.Code, w.Body, want)
+		}
+	}
+	var got brokerage.View
+	rec := opsRequest(env, "GET", "/api/ops/brokerage/"+v.CaseID, "")
+	if err := json.Unmarshal(rec.Body.Bytes(), &got); err != nil {
+		t.Fatal(err)
+	}
+	offers := 0
+	for _, step := range got.Timeline {
+		if step.AmountCents != nil {
+			offers++
+		}
+	}
+	if offers != 1 {
+		t.Errorf("%d offers recorded by one form sent twice, want one: %+v", offers, got.Timeline)
 	}
 }

@@ -12,14 +12,18 @@ import (
 	"github.com/domaind/domaind/dashboard/page"
 	"github.com/domaind/domaind/internal/brokerage"
 	"github.com/domaind/domaind/internal/fault"
+	"github.com/domaind/domaind/internal/idempotency"
 )
 
 // opsCasesPageData is what the ops brokerage page shows.
 type opsCasesPageData struct {
 	Title, Error, Done string
-	Status             string
-	Statuses           []string
-	Cases              []opsCaseRow
+	// Once is the token of the move forms: an offer sent twice is
+	// recorded once.
+	Once     string
+	Status   string
+	Statuses []string
+	Cases    []opsCaseRow
 	// Next is the link to the next page ("" on the last).
 	Next string
 }
@@ -42,7 +46,8 @@ func (con *Console) opsCasesPage(c *gin.Context) {
 // problem or a notice.
 func (con *Console) renderOpsCases(c *gin.Context, status int, problem, done string) {
 	ctx := c.Request.Context()
-	view := opsCasesPageData{Title: "Brokerage cases", Error: problem, Done: done, Statuses: brokerage.Statuses, Status: c.Query("status")}
+	view := opsCasesPageData{Title: "Brokerage cases", Error: problem, Done: done, Once: idempotency.FormToken(),
+		Statuses: brokerage.Statuses, Status: c.Query("status")}
 	fail := func(err error) {
 		if view.Error == "" {
 			status, view.Error = con.problem(c, err)
@@ -71,7 +76,8 @@ func (con *Console) renderOpsCases(c *gin.Context, status int, problem, done str
 }
 
 // opsCaseSubmit answers the page's move forms: back to the page (303)
-// after the move, or the page with what went wrong. Amounts are typed in
+// after the move, or the page with what went wrong; a form sent again
+// (an offer's double click) moves nothing. Amounts are typed in
 // dollars and cents ("1250.50").
 func (con *Console) opsCaseSubmit(c *gin.Context) {
 	action := brokerage.Action(c.Param("action"))
@@ -89,7 +95,10 @@ func (con *Console) opsCaseSubmit(c *gin.Context) {
 	}
 	var v brokerage.View
 	if err == nil {
-		v, err = con.svc.Brokerage.Move(c.Request.Context(), c.Param("case_id"), action, in)
+		err = con.formOnce(c, func() (err error) {
+			v, err = con.svc.Brokerage.Move(c.Request.Context(), c.Param("case_id"), action, in)
+			return err
+		})
 	}
 	if err != nil {
 		status, problem := con.problem(c, err)

@@ -15,6 +15,7 @@ import (
 	"github.com/hibiken/asynq"
 
 	"github.com/domaind/domaind/dashboard/page"
+	"github.com/domaind/domaind/internal/idempotency"
 	"github.com/domaind/domaind/internal/outbox"
 	"github.com/domaind/domaind/internal/services"
 	"github.com/domaind/domaind/models"
@@ -86,6 +87,14 @@ func (con *Console) problem(c *gin.Context, err error) (int, string) {
 		con.log.ErrorContext(c.Request.Context(), "ops page failed", "route", c.FullPath(), "err", err)
 	}
 	return status, words
+}
+
+// formOnce runs do for a form whose resend must not do it again (a
+// partner added, a credential issued, an offer recorded), unless the
+// form was sent before (idempotency.Once). Such a form carries the
+// page's once token.
+func (con *Console) formOnce(c *gin.Context, do func() error) error {
+	return con.svc.Idempotency.Once(c.Request.Context(), "ops", c.PostForm(idempotency.FormField), do)
 }
 
 // partnerNames says a partner's name for the pages, or its id when

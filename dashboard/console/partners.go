@@ -149,9 +149,3 @@ func formPercent(field, v string) (*int, error) {
 	}
 	return &bps, nil
 }
-
-// formOnce runs do for a form that adds a partner or issues a credential,
-// unless the form was sent before (idempotency.Once).
-func (con *Console) formOnce(c *gin.Context, do func() error) error {
-	return con.svc.Idempotency.Once(c.Request.Context(), "ops", c.PostForm(idempotency.FormField), do)
-}
