@@ -27,11 +27,16 @@ import (
 	"github.com/domaind/domaind/models"
 )
 
-// Lifetimes (SPEC §5.2, §8).
+// Lifetimes (SPEC §5.2, §8). A grant, the person's consent, lasts
+// GrantTTL from its code: its refresh tokens rotate, each for up to
+// RefreshTTL, and no token of it lives past its end, after which the
+// person is asked to consent again. A stolen refresh token kept in use
+// thus dies at the latest with its grant.
 const (
 	CodeTTL    = 60 * time.Second
 	AccessTTL  = 30 * time.Minute
 	RefreshTTL = 30 * 24 * time.Hour
+	GrantTTL   = 90 * 24 * time.Hour
 )
 
 // Limits, in bytes, of a registered redirect URI and of an authorization
@@ -321,7 +326,7 @@ func (s *Server) ExchangeCode(ctx context.Context, clientID, code, redirectURI, 
 		if res.RowsAffected == 0 {
 			return &errReuse{family: c.Hash}
 		}
-		out, err = s.issue(tx, c.Hash, c.ClientID, c.UserID, c.Scope, bound, now)
+		out, err = s.issue(tx, c, c.Scope, bound, now)
 		return err
 	})
 	if err != nil {
@@ -395,7 +400,7 @@ func (s *Server) Refresh(ctx context.Context, clientID, refreshToken, scope, res
 			return errBadRefresh
 		case t.UsedAt != nil:
 			return &errReuse{family: t.Family}
-		case t.RevokedAt != nil || root.RevokedAt != nil || !now.Before(t.ExpiresAt):
+		case t.RevokedAt != nil || root.RevokedAt != nil || !now.Before(t.ExpiresAt) || !now.Before(grantEnd(root)):
 			return errBadRefresh
 		}
 		granted, err := checkScope(scope, strings.Fields(t.Scope))
@@ -413,7 +418,7 @@ func (s *Server) Refresh(ctx context.Context, clientID, refreshToken, scope, res
 		if res.RowsAffected == 0 { // rotated meanwhile by a concurrent request: a reuse
 			return &errReuse{family: t.Family}
 		}
-		out, err = s.issue(tx, t.Family, t.ClientID, t.UserID, granted, bound, now)
+		out, err = s.issue(tx, root, granted, bound, now)
 		return err
 	})
 	if err != nil {
@@ -427,21 +432,35 @@ func (s *Server) checkClientID(ctx context.Context, id string) error {
 	return err
 }
 
-// issue makes an access and a refresh token in family, for resource.
-func (s *Server) issue(tx *gorm.DB, family, clientID, userID, scope, resource string, now time.Time) (Tokens, error) {
+// issue makes an access and a refresh token of grant, the family's code,
+// for scope and resource, neither living past the grant's end.
+func (s *Server) issue(tx *gorm.DB, grant models.OAuthCode, scope, resource string, now time.Time) (Tokens, error) {
+	end := grantEnd(grant)
+	until := func(ttl time.Duration) time.Time {
+		if t := now.Add(ttl); t.Before(end) {
+			return t
+		}
+		return end
+	}
+	accessEnd, refreshEnd := until(AccessTTL), until(RefreshTTL)
 	access, refresh := "at_"+secret.New(), "rt_"+secret.New()
+	token := func(hash, kind string, expires time.Time) models.OAuthToken {
+		return models.OAuthToken{Hash: hash, Kind: kind, Family: grant.Hash, ClientID: grant.ClientID, UserID: grant.UserID,
+			Scope: scope, Resource: resource, ExpiresAt: expires, CreatedAt: now}
+	}
 	rows := []models.OAuthToken{
-		{Hash: secret.Hash(access), Kind: models.TokenAccess, Family: family, ClientID: clientID, UserID: userID,
-			Scope: scope, Resource: resource, ExpiresAt: now.Add(AccessTTL), CreatedAt: now},
-		{Hash: secret.Hash(refresh), Kind: models.TokenRefresh, Family: family, ClientID: clientID, UserID: userID,
-			Scope: scope, Resource: resource, ExpiresAt: now.Add(RefreshTTL), CreatedAt: now},
+		token(secret.Hash(access), models.TokenAccess, accessEnd),
+		token(secret.Hash(refresh), models.TokenRefresh, refreshEnd),
 	}
 	if err := tx.Create(&rows).Error; err != nil {
 		return Tokens{}, fmt.Errorf("issue tokens: %w", err)
 	}
-	return Tokens{AccessToken: access, TokenType: "Bearer", ExpiresIn: int(AccessTTL / time.Second),
+	return Tokens{AccessToken: access, TokenType: "Bearer", ExpiresIn: int(accessEnd.Sub(now) / time.Second),
 		RefreshToken: refresh, Scope: scope}, nil
 }
+
+// grantEnd is when the grant whose code is c ends, and every token of it.
+func grantEnd(c models.OAuthCode) time.Time { return c.CreatedAt.Add(GrantTTL) }
 
 // Revoke revokes a token (RFC 7009) at the request of the client
 // clientID. Revoking a refresh token revokes its whole family (the access

@@ -204,6 +204,41 @@ func TestCodeTokensRefreshAndReuse(t *testing.T) {
 	}
 }
 
+// A grant refreshed on time lives GrantTTL from its consent and no
+// longer: its last tokens end with it (the access token's expires_in
+// shrinks to fit), and a refresh at its end is invalid_grant, though the
+// refresh token itself is younger than RefreshTTL.
+func TestAGrantEndsGrantTTLAfterItsConsent(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	ctx := context.Background()
+	consent := w.now
+	tok, err := w.s.ExchangeCode(ctx, w.client.ID, w.code(t, ""), redirect, verifier, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	end := consent.Add(GrantTTL)
+	step := RefreshTTL - time.Hour // refreshed each time a little before its refresh token expires
+	for w.now.Add(step).Before(end) {
+		w.now = w.now.Add(step)
+		if tok, err = w.s.Refresh(ctx, w.client.ID, tok.RefreshToken, "", ""); err != nil {
+			t.Fatalf("a refresh %s after the consent: %v", w.now.Sub(consent), err)
+		}
+	}
+	w.now = end.Add(-10 * time.Minute)
+	last, err := w.s.Refresh(ctx, w.client.ID, tok.RefreshToken, "", "")
+	if err != nil || last.ExpiresIn != 600 {
+		t.Fatalf("a refresh ten minutes before the grant's end = %+v, %v; want an access token for those ten minutes", last, err)
+	}
+	w.now = end
+	if _, err := w.s.Authenticate(ctx, last.AccessToken); !errors.Is(err, ErrInvalidToken) {
+		t.Errorf("an access token at its grant's end: %v", err)
+	}
+	if _, err := w.s.Refresh(ctx, w.client.ID, last.RefreshToken, "", ""); oauthCode(err) != "invalid_grant" {
+		t.Errorf("a refresh at the grant's end: %v, want invalid_grant", err)
+	}
+}
+
 // A reuse found while its client goes away (the request's context ends
 // once the spent token is found) still revokes the family: the attacker
 // who spent it first would otherwise keep the live refresh token.
