@@ -785,3 +785,49 @@ func TestOAuthConcurrentExchangesOfOneCode(t *testing.T) {
 		t.Errorf("the winner's token after the reuses = %d, want 401", res.StatusCode)
 	}
 }
+
+// The account page lists the apps the person allowed, and ends one's
+// access: its tokens stop at once and its refresh is invalid_grant.
+// Another person cannot end it, and ending it twice is a 404 on the page.
+func TestAccountPageEndsAnAppsAccess(t *testing.T) {
+	t.Parallel()
+	env := newTestEnv(t)
+	b := signedInBrowser(t, env, "allowed@example.com")
+	c := registerClient(t, b, "https://app.example/cb")
+	tok := grant(t, b, c, "s")
+	if res, _ := bearerGet(b, "/api", tok.AccessToken); res.StatusCode != 200 {
+		t.Fatalf("the app's token before = %d", res.StatusCode)
+	}
+	res, page := b.do("GET", "/account", "", "")
+	if res.StatusCode != 200 || !strings.Contains(page, `<tr id="app-`+c.conf.ClientID+`"><td data-label="App">Price Watcher`) ||
+		!strings.Contains(page, `action="/account/apps/`+c.conf.ClientID+`/revoke"`) {
+		t.Fatalf("the account page = %d, want the app and its form:\n%s", res.StatusCode, page)
+	}
+
+	other := signedInBrowser(t, env, "other@example.com")
+	res, body := other.form("/account/apps/"+c.conf.ClientID+"/revoke", url.Values{"csrf_token": {other.formToken("/account")}})
+	if res.StatusCode != 404 || !strings.Contains(body, "no app of that id") {
+		t.Errorf("another person ending the app = %d %s, want 404", res.StatusCode, body)
+	}
+	if res, _ := bearerGet(b, "/api", tok.AccessToken); res.StatusCode != 200 {
+		t.Errorf("the app's token after another person's try = %d, want it still good", res.StatusCode)
+	}
+
+	form := url.Values{"csrf_token": {b.formToken("/account")}}
+	if res, _ := b.form("/account/apps/"+c.conf.ClientID+"/revoke", form); res.StatusCode != 303 || res.Header.Get("Location") != "/account" {
+		t.Fatalf("ending the app's access = %d to %q", res.StatusCode, res.Header.Get("Location"))
+	}
+	if res, _ := bearerGet(b, "/api", tok.AccessToken); res.StatusCode != 401 {
+		t.Errorf("the app's token after its access ended = %d, want 401", res.StatusCode)
+	}
+	status, out := postToken(t, b, url.Values{"grant_type": {"refresh_token"}, "refresh_token": {tok.RefreshToken}, "client_id": {c.conf.ClientID}})
+	if status != 400 || out["error"] != "invalid_grant" {
+		t.Errorf("the app's refresh after its access ended = %d %v, want invalid_grant", status, out)
+	}
+	if _, page := b.do("GET", "/account", "", ""); strings.Contains(page, `id="app-`) || !strings.Contains(page, "No apps.") {
+		t.Errorf("the account page still lists the app:\n%s", page)
+	}
+	if res, _ := b.form("/account/apps/"+c.conf.ClientID+"/revoke", form); res.StatusCode != 404 {
+		t.Errorf("ending it again = %d, want 404", res.StatusCode)
+	}
+}

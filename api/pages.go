@@ -194,7 +194,7 @@ func (s *Server) formError(c *gin.Context, err error) (int, string) {
 }
 
 // accountPage answers GET /account: who is signed in, their developer
-// keys, their partner application (a form to make one, its status, the
+// keys, the apps they allowed through OAuth, their partner application (a form to make one, its status, the
 // sandbox credential issued on approval, shown this once, and once
 // approved its credentials and webhooks), and a way out.
 func (s *Server) accountPage(c *gin.Context) {
@@ -277,6 +277,14 @@ type accountPageData struct {
 	NewKey   *account.NewKey
 	MaxKeys  int
 	KeyLimit string
+	// Apps are the OAuth clients the person allowed, still able to take
+	// tokens.
+	Apps []accountAppRow
+}
+
+// accountAppRow is an OAuth client the person allowed, with its times.
+type accountAppRow struct {
+	ClientID, ClientName, Scope, Since, LastUsed, Ends string
 }
 
 // accountKeyRow is a developer key on the account page, with what is
@@ -305,6 +313,15 @@ func (s *Server) accountData(c *gin.Context, u models.User) (accountPageData, er
 			row.Left = fmt.Sprintf("%d of %d left this minute", r.Remaining, r.Limit)
 		}
 		view.Keys = append(view.Keys, row)
+	}
+	apps, err := s.svc.OAuth.Allowed(ctx, u.ID)
+	if err != nil {
+		return view, err
+	}
+	at := func(t time.Time) string { return t.UTC().Format(page.Time) }
+	for _, a := range apps {
+		view.Apps = append(view.Apps, accountAppRow{ClientID: a.ClientID, ClientName: a.ClientName, Scope: a.Scope,
+			Since: at(a.Since), LastUsed: at(a.LastUsed), Ends: at(a.Ends)})
 	}
 	p, err := s.svc.Partners.OwnedBy(ctx, u.ID)
 	if e, ok := fault.As(err); ok && e.Code == fault.NotFound {
@@ -343,6 +360,12 @@ func (s *Server) keySubmit(c *gin.Context, u models.User) (func(*accountPageData
 // credential, unless the form was sent before (idempotency.Once).
 func (s *Server) formOnce(c *gin.Context, u models.User, do func() error) error {
 	return s.svc.Idempotency.Once(c.Request.Context(), "user:"+u.ID, c.PostForm(idempotency.FormField), do)
+}
+
+// appSubmit answers the account page's form that ends an app's access:
+// back to the page.
+func (s *Server) appSubmit(c *gin.Context, u models.User) (func(*accountPageData), error) {
+	return nil, s.svc.OAuth.Disallow(c.Request.Context(), u.ID, c.Param("client_id"))
 }
 
 // applySubmit answers the account page's partner application form.

@@ -147,6 +147,7 @@ func (s *Server) routes(monitoring http.Handler, healthOnly bool) {
 	pages.POST("/account/partner-application", s.accountForm(s.applySubmit))
 	pages.POST("/account/keys", s.accountForm(s.keySubmit))
 	pages.POST("/account/keys/:id/revoke", s.accountForm(s.keySubmit))
+	pages.POST("/account/apps/:client_id/revoke", s.accountForm(s.appSubmit))
 	pages.POST("/account/partner/:action", s.accountForm(s.partnerSubmit))
 	partnerapi.New(partnerapi.Deps{
 		Partners: s.svc.Partners, Inventory: s.svc.Inventory, Webhooks: s.svc.Webhooks, Orders: s.svc.Orders, Checkout: s.svc.Checkout, Settlements: s.svc.Settlements, Payouts: s.svc.Payouts,
