@@ -50,8 +50,8 @@ type deviceClaims struct {
 
 // deviceUser returns the user id of the request's device cookie, or "".
 func (s *Server) deviceUser(c *gin.Context) string {
-	raw, err := c.Cookie(deviceCookie)
-	if err != nil {
+	raw := s.cookie(c, deviceCookie)
+	if raw == "" {
 		return ""
 	}
 	var d deviceClaims

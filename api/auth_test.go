@@ -100,6 +100,57 @@ func cookieNamed(res *http.Response, name string) *http.Cookie {
 	return nil
 }
 
+// Served over https, the cookies carry the __Host- prefix (Secure, the
+// whole site, no Domain), so no other host of the domain can set them: a
+// session or form token under the plain name counts for nothing.
+func TestCookiesOverHTTPSAreHostOnly(t *testing.T) {
+	t.Parallel()
+	env := newTestEnv(t, func(c *config.Config) { c.BaseURL, _ = url.Parse("https://domaind.example") })
+	send := func(method, path, body string, cookies ...*http.Cookie) *httptest.ResponseRecorder {
+		r := httptest.NewRequest(method, "https://domaind.example"+path, strings.NewReader(body))
+		if body != "" {
+			r.Header.Set("Content-Type", "application/json")
+		}
+		for _, ck := range cookies {
+			r.AddCookie(ck)
+		}
+		return env.do(r)
+	}
+	creds := `{"email":"host@example.com","password":"host-only-password"}`
+	if w := send("POST", "/api/auth/signup", creds); w.Code != 202 {
+		t.Fatalf("sign up = %d %s", w.Code, w.Body)
+	}
+	w := send("POST", "/api/auth/login", creds)
+	session := cookieNamed(w.Result(), "__Host-"+sessionCookie)
+	if w.Code != 200 || session == nil || !session.Secure || session.Path != "/" || session.Domain != "" || cookieNamed(w.Result(), sessionCookie) != nil {
+		t.Fatalf("sign in = %d, cookies %v; want the session as __Host-%s only, Secure, Path=/", w.Code, w.Result().Cookies(), sessionCookie)
+	}
+	if w := send("GET", "/api/auth/me", "", session); w.Code != 200 {
+		t.Errorf("me with the __Host- session = %d %s", w.Code, w.Body)
+	}
+	tossed := &http.Cookie{Name: sessionCookie, Value: session.Value}
+	if w := send("GET", "/api/auth/me", "", tossed); w.Code != 401 {
+		t.Errorf("me with the session under the plain name = %d, want 401", w.Code)
+	}
+	csrf := cookieNamed(send("GET", "/login", "").Result(), "__Host-"+formCSRFCookie)
+	if csrf == nil || !csrf.Secure || csrf.Path != "/" {
+		t.Fatalf("the sign-in form's token cookie = %+v, want __Host-%s, Secure, Path=/", csrf, formCSRFCookie)
+	}
+	signIn := func(cookie *http.Cookie) *httptest.ResponseRecorder {
+		form := url.Values{"email": {"host@example.com"}, "password": {"host-only-password"}, "csrf_token": {csrf.Value}}
+		r := httptest.NewRequest("POST", "https://domaind.example/login", strings.NewReader(form.Encode()))
+		r.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		r.AddCookie(cookie)
+		return env.do(r)
+	}
+	if w := signIn(csrf); w.Code != 303 || cookieNamed(w.Result(), "__Host-"+sessionCookie) == nil {
+		t.Errorf("the sign-in form with its __Host- token = %d %s, want 303 and a session", w.Code, w.Body)
+	}
+	if w := signIn(&http.Cookie{Name: formCSRFCookie, Value: csrf.Value}); w.Code != 403 {
+		t.Errorf("the sign-in form with its token under the plain name = %d, want 403", w.Code)
+	}
+}
+
 func TestSignUpMeAndSignOut(t *testing.T) {
 	t.Parallel()
 	env := newTestEnv(t)

@@ -32,7 +32,7 @@ type checkoutPage struct {
 // checkoutForm answers GET /checkout?pt=: the hosted checkout's page, or,
 // once it is paid, on to the partner's return_url with the order.
 func (s *Server) checkoutForm(c *gin.Context) {
-	p, err := s.svc.Checkout.Open(c.Request.Context(), c.Query("pt"), referralCookie(c))
+	p, err := s.svc.Checkout.Open(c.Request.Context(), c.Query("pt"), s.referralCookie(c))
 	switch {
 	case err != nil:
 		s.checkoutError(c, err)
@@ -54,10 +54,10 @@ func (s *Server) checkoutSubmit(c *gin.Context) {
 	ctx := c.Request.Context()
 	pay := checkout.Payment{Token: c.PostForm("pt"), Currency: c.PostForm("currency"),
 		CardNumber: c.PostForm("card_number"), Expiry: c.PostForm("expiry"), CVC: c.PostForm("cvc"),
-		Name: c.PostForm("name"), Email: c.PostForm("email"), Country: c.PostForm("country"), Referral: referralCookie(c)}
+		Name: c.PostForm("name"), Email: c.PostForm("email"), Country: c.PostForm("country"), Referral: s.referralCookie(c)}
 	pay.PriceCents, _ = strconv.ParseInt(c.PostForm("price_cents"), 10, 64) // a bad one is the page's price_mismatch
 	var err error
-	if validFormCSRF(c) {
+	if s.validFormCSRF(c) {
 		var to string
 		if to, err = s.svc.Checkout.Pay(ctx, pay); err == nil {
 			c.Redirect(http.StatusSeeOther, to)

@@ -201,7 +201,7 @@ func (s *Server) marketBuySubmit(c *gin.Context) {
 		s.marketNamePage(c)
 		return
 	}
-	if !validFormCSRF(c) {
+	if !s.validFormCSRF(c) {
 		s.renderMarketName(c, name.ASCII, http.StatusForbidden, "The form expired. Please try again.")
 		return
 	}

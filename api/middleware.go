@@ -63,7 +63,7 @@ func (s *Server) securityHeaders(c *gin.Context) {
 	h := c.Writer.Header()
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("Referrer-Policy", "no-referrer")
-	if s.cfg.BaseURL.Scheme == "https" {
+	if s.servedOverHTTPS() {
 		h.Set("Strict-Transport-Security", "max-age=31536000")
 	}
 	c.Next()

@@ -168,7 +168,7 @@ func (s *Server) signUpSubmit(c *gin.Context) {
 // form again with what went wrong.
 func (s *Server) credentialsForm(c *gin.Context, tmpl string, view signInPage, submit func(email, pw, next string) (string, error)) {
 	view.Email, view.Next, view.CSRF = c.PostForm("email"), safeNext(c.PostForm("next")), s.formCSRF(c)
-	if !validFormCSRF(c) {
+	if !s.validFormCSRF(c) {
 		view.Error = "The form expired. Please try again."
 		s.render(c, http.StatusForbidden, tmpl, view)
 		return

@@ -33,7 +33,15 @@ func (s *Server) followLink(c *gin.Context) error {
 }
 
 // referralCookie is the request's attribution cookie, "" without one.
-func referralCookie(c *gin.Context) string {
+// Over https a click made before the cookies took the __Host- prefix
+// still counts, under its plain name, so that no sale it led to loses its
+// partner's commission. Its value is signed and names the click's time,
+// which the referral service holds to CookieTTL, so the old name counts
+// for nothing 30 days after the upgrade and can then go.
+func (s *Server) referralCookie(c *gin.Context) string {
+	if v := s.cookie(c, referral.CookieName); v != "" || !s.servedOverHTTPS() {
+		return v
+	}
 	v, _ := c.Cookie(referral.CookieName)
 	return v
 }

@@ -2,11 +2,16 @@ package api
 
 import (
 	"context"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
 	"strings"
 	"testing"
 
 	"github.com/chromedp/chromedp"
+	"github.com/gin-gonic/gin"
 
+	"github.com/domaind/domaind/internal/config"
 	"github.com/domaind/domaind/internal/partner"
 	"github.com/domaind/domaind/internal/referral"
 	"github.com/domaind/domaind/internal/testtool"
@@ -72,5 +77,33 @@ func TestBrowserReferredCheckout(t *testing.T) {
 	}
 	if !strings.HasPrefix(link.URL, srv.URL+"/r/") {
 		t.Errorf("link url %q is not on the base URL", link.URL)
+	}
+}
+
+// Over https the attribution cookie is read under its __Host- name, and,
+// for the clicks made before the upgrade, under its plain one; over http
+// only the plain name is the cookie.
+func TestReferralCookieNames(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		base    string
+		cookies []*http.Cookie
+		want    string
+	}{
+		{"https://domaind.example", []*http.Cookie{{Name: "__Host-" + referral.CookieName, Value: "new"}, {Name: referral.CookieName, Value: "old"}}, "new"},
+		{"https://domaind.example", []*http.Cookie{{Name: referral.CookieName, Value: "old"}}, "old"},
+		{"http://localhost:8080", []*http.Cookie{{Name: "__Host-" + referral.CookieName, Value: "new"}}, ""},
+		{"http://localhost:8080", []*http.Cookie{{Name: referral.CookieName, Value: "plain"}}, "plain"},
+	} {
+		base, _ := url.Parse(tc.base)
+		s := &Server{cfg: &config.Config{BaseURL: base}}
+		c, _ := gin.CreateTestContext(httptest.NewRecorder())
+		c.Request = httptest.NewRequest("GET", "/checkout", nil)
+		for _, ck := range tc.cookies {
+			c.Request.AddCookie(ck)
+		}
+		if got := s.referralCookie(c); got != tc.want {
+			t.Errorf("%s with %v: %q, want %q", tc.base, tc.cookies, got, tc.want)
+		}
 	}
 }

@@ -141,7 +141,7 @@ func (s *Server) routes(monitoring http.Handler, healthOnly bool) {
 	ops.GET("/payouts", s.resp.Handle(s.listPayouts))
 	ops.POST("/payouts/:id/mark-paid", s.resp.Handle(s.markPayoutPaid))
 	ops.GET("/payments", s.resp.Handle(s.listPayments))
-	console.New(s.svc, asynq.NewInspectorFromRedisClient(s.redis), s.outbox, s.monitoring, s.cfg.BaseURL.Scheme == "https", s.log).Register(e.Group("/ops", s.opsOnly))
+	console.New(s.svc, asynq.NewInspectorFromRedisClient(s.redis), s.outbox, s.monitoring, s.servedOverHTTPS(), s.log).Register(e.Group("/ops", s.opsOnly))
 
 	e.POST("/api/partner/applications", s.withSession, s.requireSession, s.idempotent, s.resp.Handle(s.applyAsPartner))
 	pages.POST("/account/partner-application", s.accountForm(s.applySubmit))

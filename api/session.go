@@ -41,7 +41,7 @@ var errBadCSRF = &fault.Error{Code: fault.CSRFFailed, Message: "missing or wrong
 // withSession makes the request's signed-in user, if any, known to the
 // handlers (currentUser). It never refuses a request.
 func (s *Server) withSession(c *gin.Context) {
-	if tok, err := c.Cookie(sessionCookie); err == nil && tok != "" {
+	if tok := s.cookie(c, sessionCookie); tok != "" {
 		u, err := s.svc.Accounts.SessionUser(c.Request.Context(), tok)
 		switch {
 		case err == nil:
@@ -111,7 +111,7 @@ func (s *Server) validCSRF(c *gin.Context) bool {
 // formCSRF returns the double-submit token of the sign-in and sign-up
 // forms, setting its cookie when the browser has none yet.
 func (s *Server) formCSRF(c *gin.Context) string {
-	if v, err := c.Cookie(formCSRFCookie); err == nil && len(v) == 43 {
+	if v := s.cookie(c, formCSRFCookie); len(v) == 43 {
 		return v
 	}
 	v := secret.New()
@@ -120,15 +120,15 @@ func (s *Server) formCSRF(c *gin.Context) string {
 }
 
 // validFormCSRF reports whether a posted form carries its cookie's token.
-func validFormCSRF(c *gin.Context) bool {
-	cookie, err := c.Cookie(formCSRFCookie)
-	return err == nil && cookie != "" && hmac.Equal([]byte(cookie), []byte(c.PostForm("csrf_token")))
+func (s *Server) validFormCSRF(c *gin.Context) bool {
+	cookie := s.cookie(c, formCSRFCookie)
+	return cookie != "" && hmac.Equal([]byte(cookie), []byte(c.PostForm("csrf_token")))
 }
 
 // startSession signs u in: a new session and its cookie, ending the
 // browser's previous session if it had one.
 func (s *Server) startSession(c *gin.Context, u models.User) error {
-	if old, err := c.Cookie(sessionCookie); err == nil && old != "" {
+	if old := s.cookie(c, sessionCookie); old != "" {
 		if err := s.svc.Accounts.EndSession(c.Request.Context(), old); err != nil {
 			return err
 		}
@@ -144,12 +144,13 @@ func (s *Server) startSession(c *gin.Context, u models.User) error {
 }
 
 // setCookie sets an HttpOnly, SameSite=Lax cookie for the whole site,
-// Secure when the service is served over https. A zero expires makes a
-// cookie that lasts the browser session; a past one deletes it.
+// Secure when the service is served over https (and then named with the
+// __Host- prefix: cookieName). A zero expires makes a cookie that lasts
+// the browser session; a past one deletes it.
 func (s *Server) setCookie(c *gin.Context, name, value string, expires time.Time) {
 	ck := &http.Cookie{
-		Name: name, Value: value, Path: "/", HttpOnly: true, SameSite: http.SameSiteLaxMode,
-		Secure: s.cfg.BaseURL.Scheme == "https",
+		Name: s.cookieName(name), Value: value, Path: "/", HttpOnly: true, SameSite: http.SameSiteLaxMode,
+		Secure: s.servedOverHTTPS(),
 	}
 	if !expires.IsZero() {
 		ck.Expires = expires
@@ -158,4 +159,25 @@ func (s *Server) setCookie(c *gin.Context, name, value string, expires time.Time
 		}
 	}
 	http.SetCookie(c.Writer, ck)
+}
+
+// servedOverHTTPS says the service's base URL is https.
+func (s *Server) servedOverHTTPS() bool { return s.cfg.BaseURL.Scheme == "https" }
+
+// cookieName is the name the browser keeps the cookie name under. Served
+// over https it carries the __Host- prefix: the browser then takes the
+// cookie only from this host, Secure, for the whole site, so a sibling
+// subdomain can neither set nor shadow it (cookie tossing), which would
+// defeat the double-submit CSRF token or fix a session.
+func (s *Server) cookieName(name string) string {
+	if s.servedOverHTTPS() {
+		return "__Host-" + name
+	}
+	return name
+}
+
+// cookie is the value of the request's cookie name, "" without one.
+func (s *Server) cookie(c *gin.Context, name string) string {
+	v, _ := c.Cookie(s.cookieName(name))
+	return v
 }

@@ -65,7 +65,7 @@ func TestNotices(t *testing.T) {
 			t.Fatalf("the answer = %d %q, cookies %v", w.Code, w.Header().Get("Location"), cookies)
 		}
 		ck := cookies[0]
-		if ck.Path != "/ops" || !ck.HttpOnly || !ck.Secure || ck.SameSite != http.SameSiteStrictMode || ck.MaxAge != 60 {
+		if ck.Name != "__Host-"+noticeCookie || ck.Path != "/" || ck.Domain != "" || !ck.HttpOnly || !ck.Secure || ck.SameSite != http.SameSiteStrictMode || ck.MaxAge != 60 {
 			t.Errorf("the notice's cookie = %+v", ck)
 		}
 		return ck
@@ -96,8 +96,12 @@ func TestNotices(t *testing.T) {
 		t.Errorf("a long notice cut inside a character is kept as %d bytes (%t UTF-8), want %d", len(got), utf8.ValidString(got), maxNotice-1)
 	}
 	for _, forged := range []string{"not base64!", base64.RawURLEncoding.EncodeToString([]byte{0xff, 'a'})} {
-		if got, _ := page(&http.Cookie{Name: noticeCookie, Value: forged}); got != "" {
+		if got, _ := page(&http.Cookie{Name: "__Host-" + noticeCookie, Value: forged}); got != "" {
 			t.Errorf("the cookie %q shows %q, want nothing", forged, got)
 		}
+	}
+	tossed := &http.Cookie{Name: noticeCookie, Value: base64.RawURLEncoding.EncodeToString([]byte("paid"))}
+	if got, _ := page(tossed); got != "" {
+		t.Errorf("a notice without the __Host- prefix (another host's) shows %q over https, want nothing", got)
 	}
 }

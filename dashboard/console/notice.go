@@ -32,7 +32,7 @@ func (con *Console) done(c *gin.Context, path, notice string) {
 // notice is what the last form's answer left for this page, once: reading
 // it deletes it.
 func (con *Console) notice(c *gin.Context) string {
-	kept, err := c.Cookie(noticeCookie)
+	kept, err := c.Cookie(con.noticeName())
 	if err != nil || kept == "" {
 		return ""
 	}
@@ -45,9 +45,19 @@ func (con *Console) notice(c *gin.Context) string {
 }
 
 // setNotice sets the notice cookie to value for maxAge seconds (a
-// negative one deletes it). It goes only to the ops pages, and only from
-// this site's own pages: a form's answer is a same-site redirect.
+// negative one deletes it). It goes only with requests from this site's
+// own pages (a form's answer is a same-site redirect).
 func (con *Console) setNotice(c *gin.Context, value string, maxAge int) {
-	http.SetCookie(c.Writer, &http.Cookie{Name: noticeCookie, Value: value, Path: "/ops", MaxAge: maxAge,
+	http.SetCookie(c.Writer, &http.Cookie{Name: con.noticeName(), Value: value, Path: "/", MaxAge: maxAge,
 		HttpOnly: true, Secure: con.secureCookies, SameSite: http.SameSiteStrictMode})
+}
+
+// noticeName is the notice cookie's name: with the __Host- prefix over
+// https, as the api package names its cookies, so that no other host of
+// the domain can set it.
+func (con *Console) noticeName() string {
+	if con.secureCookies {
+		return "__Host-" + noticeCookie
+	}
+	return noticeCookie
 }
