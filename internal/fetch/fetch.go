@@ -7,12 +7,14 @@
 // at 169.254.169.254 included), CGNAT, multicast, unspecified and other
 // special-purpose ranges are refused, whatever name led there, after every
 // redirect, and however DNS answers between a check and the connection
-// (rebinding). A client that hides names (for the free tools) looks them
-// up fully qualified, so the search domains of the service's own network
-// are never tried. Only http and https are fetched, redirects are
-// bounded, and so are the time and the bytes read of a header and of a
-// body. Networks listed as allowed (tests' local servers, through
-// DOMAIND_FETCH_ALLOW_CIDRS) are exempt.
+// (rebinding). A client that hides names (for the free tools) reaches only
+// IP addresses and names under a public suffix (PublicHost), whether given
+// or met in a redirect, and looks names up fully qualified, so that the
+// names of the service's own network are never tried: neither as written
+// (intranet, printer.local) nor completed by its search domains. Only http
+// and https are fetched, redirects are bounded, and so are the time and
+// the bytes read of a header and of a body. Networks listed as allowed
+// (tests' local servers, through DOMAIND_FETCH_ALLOW_CIDRS) are exempt.
 package fetch
 
 import (
@@ -28,6 +30,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/domaind/domaind/internal/domainname"
 )
 
 // Defaults of Options.
@@ -58,16 +62,21 @@ func (e *BlockedError) Error() string {
 	if e.Target == "" {
 		return "refused to fetch: " + e.Reason
 	}
-	target := e.Target
-	if len(target) > maxTargetShown {
-		target = strings.ToValidUTF8(target[:maxTargetShown], "") + "…" // no character cut in two
-	}
-	return fmt.Sprintf("refused to fetch %s: %s", target, e.Reason)
+	return fmt.Sprintf("refused to fetch %s: %s", shown(e.Target), e.Reason)
 }
 
-// maxTargetShown is how much of a target a refusal shows: enough to know
-// it by (a URL may be 2,048 characters).
+// maxTargetShown is how much of a target, or of a host named in a reason,
+// a refusal shows: enough to know it by (a URL may be 2,048 characters,
+// and a host in a redirect's Location longer still).
 const maxTargetShown = 200
+
+// shown is s cut to maxTargetShown bytes, with no character cut in two.
+func shown(s string) string {
+	if len(s) <= maxTargetShown {
+		return s
+	}
+	return strings.ToValidUTF8(s[:maxTargetShown], "") + "…"
+}
 
 // Resolver looks host names up; net.DefaultResolver is one. A client that
 // hides names asks it for fully qualified names, which end in a dot.
@@ -129,29 +138,37 @@ func New(opts Options) *Client {
 		IdleConnTimeout:        30 * time.Second,
 		ForceAttemptHTTP2:      true,
 	}
-	c.http = &http.Client{
-		Transport: transport,
-		Timeout:   opts.Timeout,
-		CheckRedirect: func(req *http.Request, via []*http.Request) error {
-			if opts.NoRedirects {
-				return http.ErrUseLastResponse
-			}
-			if len(via) > opts.MaxRedirects {
-				return &BlockedError{Target: req.URL.Redacted(), Reason: fmt.Sprintf("more than %d redirects", opts.MaxRedirects)}
-			}
-			if opts.HTTPSRedirectsOnly && req.URL.Scheme != "https" {
-				return &BlockedError{Target: req.URL.Redacted(), Reason: "redirects are followed to https URLs only"}
-			}
-			return checkURL(req.URL)
-		},
-	}
+	c.http = &http.Client{Transport: transport, Timeout: opts.Timeout, CheckRedirect: c.checkRedirect}
 	return c
+}
+
+// checkRedirect refuses a redirect the client does not follow. A host a
+// client that hides names does not reach is refused here, naming the
+// redirect's URL, rather than at the connection, which knows only the host.
+func (c *Client) checkRedirect(req *http.Request, via []*http.Request) error {
+	switch {
+	case c.opts.NoRedirects:
+		return http.ErrUseLastResponse
+	case len(via) > c.opts.MaxRedirects:
+		return &BlockedError{Target: req.URL.Redacted(), Reason: fmt.Sprintf("more than %d redirects", c.opts.MaxRedirects)}
+	case c.opts.HTTPSRedirectsOnly && req.URL.Scheme != "https":
+		return &BlockedError{Target: req.URL.Redacted(), Reason: "redirects are followed to https URLs only"}
+	}
+	if err := checkURL(req.URL); err != nil {
+		return err
+	}
+	if _, err := c.lookupName(req.URL.Hostname()); err != nil {
+		return named(err, req.URL.Redacted())
+	}
+	return nil
 }
 
 // HidingNames returns a client with c's options that refuses a name that
 // does not resolve exactly as it refuses a name that resolves to a refused
 // address, so that whoever gives it names cannot tell which ones the
 // service's own network has: for targets anyone may give (the free tools).
+// It reaches only hosts that PublicHost takes, whether given or met in a
+// redirect, and refuses any other name as written, without looking it up.
 // An IP address is still refused with the kind of address it is.
 func (c *Client) HidingNames() *Client {
 	h := New(c.opts)
@@ -269,12 +286,20 @@ func unwrapBlocked(err error, asked *url.URL) error {
 	if !errors.As(err, &be) {
 		return err
 	}
-	if be.Target == "" {
-		named := *be
-		named.Target = asked.Redacted()
-		return &named
+	return named(be, asked.Redacted())
+}
+
+// named is err with target named, when err is a *BlockedError that names
+// none (the dialler's, or a refusal of a host); any other err is returned
+// as it is.
+func named(err error, target string) error {
+	be, ok := err.(*BlockedError)
+	if !ok || be.Target != "" {
+		return err
 	}
-	return be
+	n := *be
+	n.Target = target
+	return &n
 }
 
 func checkURL(u *url.URL) error {
@@ -315,19 +340,57 @@ func numericForm(host string) bool {
 	return err == nil
 }
 
-// resolve returns the addresses of host. An IP address is its own. A
-// client that hides names looks a name up fully qualified, so that a
-// search domain of the service's network never completes it ("redis" into
-// redis.default.svc.cluster.local); the others as given, so that a name
-// of the hosts file or of the search domains (localhost, a receiver or a
-// registry server named by an operator) is found.
+// PublicHost returns host as a client that hides names reaches it: an IP
+// address as it is, or a name under a public suffix ("example.com",
+// "www.example.co.uk", with or without its trailing dot) in its ASCII
+// form. Any other name (intranet, printer.local, redis.svc.cluster.local)
+// is refused with the *domainname.Error that says why, judged on the name
+// as written: nothing is looked up, so the answer cannot tell which names
+// the service's own network has. The free tools hold their targets to it
+// too, so that a target and every request made for it follow one rule.
+func PublicHost(host string) (string, error) {
+	if _, err := netip.ParseAddr(host); err == nil {
+		return host, nil
+	}
+	n, err := domainname.Parse(host)
+	if err != nil {
+		return "", err
+	}
+	return n.ASCII, nil
+}
+
+// notPublicReason is why a client that hides names refuses a host that
+// PublicHost does not take.
+const notPublicReason = "is not an IP address or a name under a public suffix"
+
+// lookupName is the name the resolver is asked for host, or the refusal
+// of host, naming no target (the caller names it). A client that hides
+// names asks only for a host PublicHost takes, in the ASCII form it
+// checked, fully qualified, so that a search domain of the service's
+// network never completes it ("redis" into redis.default.svc.cluster.local).
+// The others ask for host as given, so that a name of the hosts file or of
+// the search domains (localhost, a receiver or a registry server named by
+// an operator) is found.
+func (c *Client) lookupName(host string) (string, error) {
+	if !c.hideNames {
+		return host, nil
+	}
+	name, err := PublicHost(host)
+	if err != nil {
+		return "", &BlockedError{Reason: shown(host) + " " + notPublicReason, Detail: err.Error()}
+	}
+	return name + ".", nil
+}
+
+// resolve returns the addresses of host. An IP address is its own; a name
+// is looked up as lookupName says, or refused as it says.
 func (c *Client) resolve(ctx context.Context, host string) ([]netip.Addr, error) {
 	if a, err := netip.ParseAddr(host); err == nil {
 		return []netip.Addr{a}, nil
 	}
-	name := host
-	if c.hideNames && !strings.HasSuffix(name, ".") {
-		name += "."
+	name, err := c.lookupName(host)
+	if err != nil {
+		return nil, err
 	}
 	addrs, err := c.opts.Resolver.LookupNetIP(ctx, "ip", name)
 	if err != nil {
@@ -344,14 +407,15 @@ func (c *Client) resolve(ctx context.Context, host string) ([]netip.Addr, error)
 const hiddenReason = "does not resolve, or not to a public address"
 
 // unresolved is what Check and DialContext answer for target when its
-// host did not resolve: err, or, when the name does not exist and the
-// client hides names, the refusal of a hidden name.
+// host did not resolve: err (a refusal of the host naming target), or,
+// when the name does not exist and the client hides names, the refusal of
+// a hidden name.
 func (c *Client) unresolved(target, host string, err error) error {
 	var de *net.DNSError
 	if c.hideNames && errors.As(err, &de) && de.IsNotFound {
-		return &BlockedError{Target: target, Reason: host + " " + hiddenReason, Detail: err.Error()}
+		return &BlockedError{Target: target, Reason: shown(host) + " " + hiddenReason, Detail: err.Error()}
 	}
-	return err
+	return named(err, target)
 }
 
 // refusal refuses target, whose host resolves to the refused address a,
@@ -359,7 +423,7 @@ func (c *Client) unresolved(target, host string, err error) error {
 // not resolve.
 func (c *Client) refusal(target, host string, a netip.Addr, reason string) *BlockedError {
 	if _, err := netip.ParseAddr(host); err != nil && c.hideNames {
-		reason = host + " " + hiddenReason
+		reason = shown(host) + " " + hiddenReason
 	}
 	return &BlockedError{Target: target, Reason: reason, Detail: fmt.Sprintf("%s resolves to %s", host, a)}
 }

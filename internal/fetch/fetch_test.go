@@ -325,31 +325,34 @@ func (d *askedDNS) LookupNetIP(_ context.Context, _, host string) ([]netip.Addr,
 	return nil, &net.DNSError{Err: "no such host", Name: host, IsNotFound: true}
 }
 
-// Names are looked up fully qualified, so that the resolver's search
-// domains never turn "redis" into redis.default.svc.cluster.local.
+// A client that hides names looks up only names under a public suffix,
+// fully qualified, so that the resolver's search domains never turn
+// "redis" into redis.default.svc.cluster.local, and "redis" itself, or
+// printer.local, is not looked up at all.
 func TestNamesAreLookedUpFullyQualified(t *testing.T) {
 	for _, tc := range []struct {
 		hiding bool
 		want   []string
 	}{
-		{true, []string{"redis.", "public.example.", "rooted.example.", "dial.example.", "exempt.example."}},
+		{true, []string{"public.example.com.", "rooted.example.com.", "dial.example.com.", "exempt.example.com."}},
 		// Others find localhost, or a receiver named by the search domains.
-		{false, []string{"redis", "public.example", "rooted.example.", "dial.example", "exempt.example"}},
+		{false, []string{"redis", "printer.local", "public.example.com", "rooted.example.com.", "dial.example.com", "exempt.example.com"}},
 	} {
-		dns := &askedDNS{answers: map[string]string{"public.example": "93.184.216.34"}}
+		dns := &askedDNS{answers: map[string]string{"public.example.com": "93.184.216.34"}}
 		c := New(Options{Resolver: dns, Allow: []netip.Prefix{netip.MustParsePrefix("127.0.0.2/32")}})
 		if tc.hiding {
 			c = c.HidingNames()
 		}
 		ctx := context.Background()
 		c.Check(ctx, "http://redis/")
-		c.Check(ctx, "https://public.example:8443/")
-		c.Check(ctx, "http://rooted.example./")
+		c.Check(ctx, "http://printer.local/")
+		c.Check(ctx, "https://public.example.com:8443/")
+		c.Check(ctx, "http://rooted.example.com./")
 		c.Check(ctx, "http://10.0.0.1/") // an address is not looked up
-		if conn, err := c.DialContext(ctx, "tcp", "dial.example:443"); err == nil {
+		if conn, err := c.DialContext(ctx, "tcp", "dial.example.com:443"); err == nil {
 			conn.Close()
 		}
-		c.Exempt(ctx, "http://exempt.example/")
+		c.Exempt(ctx, "http://exempt.example.com/")
 		if !slices.Equal(dns.asked, tc.want) {
 			t.Errorf("hiding names %v: the resolver was asked %q, want %q", tc.hiding, dns.asked, tc.want)
 		}
@@ -369,7 +372,7 @@ func TestLocalhostIsFound(t *testing.T) {
 // name that resolves inside in the same words, at the check and at the
 // connection; an IP address is still told what kind it is.
 func TestHidingNames(t *testing.T) {
-	dns := &askedDNS{answers: map[string]string{"inside.example": "10.1.2.3", "loop.example": "127.0.0.1", "public.example": "93.184.216.34"}}
+	dns := &askedDNS{answers: map[string]string{"inside.example.com": "10.1.2.3", "loop.example.com": "127.0.0.1", "public.example.com": "93.184.216.34"}}
 	plain := New(Options{Resolver: dns})
 	c := plain.HidingNames()
 	ctx := context.Background()
@@ -386,9 +389,9 @@ func TestHidingNames(t *testing.T) {
 	for _, tc := range []struct {
 		name, detail string
 	}{
-		{"nowhere.example", "no such host"},
-		{"inside.example", "10.1.2.3"},
-		{"loop.example", "127.0.0.1"},
+		{"nowhere.example.com", "no such host"},
+		{"inside.example.com", "10.1.2.3"},
+		{"loop.example.com", "127.0.0.1"},
 	} {
 		_, err := c.Check(ctx, "http://"+tc.name+"/")
 		msg, detail := refusal("check of "+tc.name, tc.name, err)
@@ -407,12 +410,109 @@ func TestHidingNames(t *testing.T) {
 	if _, err := c.Check(ctx, "http://10.0.0.1/"); err == nil || !strings.Contains(err.Error(), "10.0.0.1 resolves to a private address") {
 		t.Errorf("check of a private IP address = %v, want it told as private", err)
 	}
-	if _, err := c.Check(ctx, "https://public.example/"); err != nil {
+	if _, err := c.Check(ctx, "https://public.example.com/"); err != nil {
 		t.Errorf("check of a public name = %v", err)
 	}
-	if _, err := plain.Check(ctx, "http://inside.example/"); err == nil || !strings.Contains(err.Error(), "private address") {
+	if _, err := plain.Check(ctx, "http://inside.example.com/"); err == nil || !strings.Contains(err.Error(), "private address") {
 		t.Errorf("the client HidingNames was called on = %v, want it unchanged", err)
 	}
+}
+
+// A client that hides names refuses a name that is not under a public
+// suffix as written, at the check and at the connection, without asking
+// the resolver whether the service's network has it; the client it was
+// made from still looks such names up.
+func TestHidingNamesRefusesNamesOutsidePublicSuffixes(t *testing.T) {
+	names := []string{"intranet", "printer.local", "foo.svc.cluster.local", "intranet.corp"}
+	answers := map[string]string{}
+	for _, n := range names {
+		answers[n] = "93.184.216.34" // were they looked up, they would pass
+	}
+	dns := &askedDNS{answers: answers}
+	plain := New(Options{Resolver: dns})
+	c := plain.HidingNames()
+	ctx := context.Background()
+	for _, name := range names {
+		_, err := c.Check(ctx, "http://"+name+":8080/x")
+		if want := "refused to fetch http://" + name + ":8080/x: " + name + " is not an IP address or a name under a public suffix"; errString(err) != want || !isBlocked(err) {
+			t.Errorf("check of %s = %v, want %q", name, err, want)
+		}
+		_, err = c.DialContext(ctx, "tcp", name+":443")
+		if want := "refused to fetch " + name + ": " + name + " is not an IP address or a name under a public suffix"; errString(err) != want || !isBlocked(err) {
+			t.Errorf("dial of %s = %v, want %q", name, err, want)
+		}
+	}
+	if len(dns.asked) != 0 {
+		t.Errorf("the resolver was asked %q, want nothing", dns.asked)
+	}
+	for _, name := range names {
+		if _, err := plain.Check(ctx, "http://"+name+"/"); err != nil {
+			t.Errorf("a client that does not hide names refused %s: %v", name, err)
+		}
+	}
+}
+
+// A client that hides names follows a redirect to a name under a public
+// suffix and refuses one to another name, naming the redirect's URL, before
+// anything is looked up; the client it was made from follows both.
+func TestHidingNamesRedirectsToPublicNamesOnly(t *testing.T) {
+	srv := serveOn(t, "127.0.0.1", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if host := r.URL.Query().Get("to"); host != "" {
+			_, port, _ := net.SplitHostPort(r.Host)
+			http.Redirect(w, r, "http://"+net.JoinHostPort(host, port)+"/landed", http.StatusFound)
+			return
+		}
+		fmt.Fprint(w, "landed on "+r.Host)
+	}))
+	_, port, _ := net.SplitHostPort(strings.TrimPrefix(srv, "http://"))
+	newDNS := func() *askedDNS {
+		return &askedDNS{answers: map[string]string{"intranet": "127.0.0.1", "printer.local": "127.0.0.1", "intranet.example.com": "127.0.0.1"}}
+	}
+	allow := []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}
+	ctx := context.Background()
+
+	dns := newDNS()
+	c := New(Options{Resolver: dns, Allow: allow}).HidingNames()
+	for _, name := range []string{"intranet", "printer.local"} {
+		_, _, _, err := c.Get(ctx, srv+"/?to="+name)
+		want := "refused to fetch http://" + name + ":" + port + "/landed: " + name + " is not an IP address or a name under a public suffix"
+		if !isBlocked(err) || err.Error() != want {
+			t.Errorf("a redirect to %s = %v, want %q", name, err, want)
+		}
+	}
+	if len(dns.asked) != 0 {
+		t.Errorf("the resolver was asked %q, want nothing", dns.asked)
+	}
+	_, body, _, err := c.Get(ctx, srv+"/?to=intranet.example.com")
+	if want := "landed on intranet.example.com:" + port; err != nil || string(body) != want {
+		t.Errorf("a redirect to a public name = %q, %v; want %q", body, err, want)
+	}
+
+	plain := New(Options{Resolver: newDNS(), Allow: allow})
+	for _, name := range []string{"intranet", "printer.local"} {
+		if _, body, _, err := plain.Get(ctx, srv+"/?to="+name); err != nil || string(body) != "landed on "+name+":"+port {
+			t.Errorf("a client that does not hide names, redirected to %s = %q, %v; want it followed", name, body, err)
+		}
+	}
+}
+
+// A refusal of a long name outside the public suffixes is cut, name and
+// URL, as every refusal is, so that its reason survives.
+func TestARefusalOfALongNameKeepsItsReason(t *testing.T) {
+	t.Parallel()
+	c := New(Options{Resolver: &askedDNS{}}).HidingNames()
+	long := strings.Repeat("a", 2000) + ".local"
+	_, err := c.Check(context.Background(), "http://"+long+"/")
+	if msg := errString(err); !isBlocked(err) || len(msg) > 500 || !strings.HasSuffix(msg, "… is not an IP address or a name under a public suffix") {
+		t.Errorf("the refusal of a long name says %d bytes: %.80q…; want it cut, with the reason whole", len(msg), msg)
+	}
+}
+
+func errString(err error) string {
+	if err == nil {
+		return "<nil>"
+	}
+	return err.Error()
 }
 
 // A response's header is read up to 64 KiB: a larger one is an error that

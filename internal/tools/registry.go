@@ -5,7 +5,6 @@ import (
 	"crypto/x509"
 	"errors"
 	"net"
-	"net/netip"
 	"strings"
 	"time"
 
@@ -86,8 +85,10 @@ type urlInput struct {
 }
 
 // checkURL validates a URL to fetch and refuses one the fetch client would
-// not reach. Its host is an IP address or a public name (see publicName),
-// written in ASCII.
+// not reach. Its host is an IP address or a public name, written in ASCII:
+// fetch.PublicHost, the rule the client holds each of its requests to
+// (redirects and crawled pages), so that a target and what it leads to
+// pass the same test.
 func checkURL(ctx context.Context, c *fetch.Client, in *urlInput) error {
 	if strings.TrimSpace(in.URL) == "" {
 		return fault.Invalid("url", "is required, e.g. https://example.com/")
@@ -99,11 +100,11 @@ func checkURL(ctx context.Context, c *fetch.Client, in *urlInput) error {
 	if err != nil {
 		return err
 	}
-	host := u.Hostname()
-	if _, err := netip.ParseAddr(host); err != nil {
-		if host, err = publicName("url", host); err != nil {
-			return err
-		}
+	host, err := fetch.PublicHost(u.Hostname())
+	if err != nil {
+		return fault.Invalid("url", "%v", err)
+	}
+	if host != u.Hostname() { // a name, not in its ASCII form
 		if port := u.Port(); port != "" {
 			u.Host = net.JoinHostPort(host, port)
 		} else {
@@ -189,7 +190,9 @@ func checkHostInput(_ context.Context, in *hostInput) error {
 // ("example.com", "www.example.co.uk"), or a validation error of field.
 // Every name a tool is given passes it first, so that no resolver is asked
 // about the service's own network (redis, redis.svc.cluster.local) and the
-// answer cannot tell whether such a name exists.
+// answer cannot tell whether such a name exists. (A URL's host may also be
+// an IP address: checkURL holds it to fetch.PublicHost, which is this rule
+// and that.)
 func publicName(field, host string) (string, error) {
 	n, err := domainname.Parse(host)
 	if err != nil {

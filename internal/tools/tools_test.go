@@ -4,9 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
+	"net/http"
+	"net/http/httptest"
 	"net/netip"
 	"slices"
 	"strings"
@@ -17,9 +20,11 @@ import (
 
 	"github.com/domaind/domaind/internal/fault"
 	"github.com/domaind/domaind/internal/fetch"
+	"github.com/domaind/domaind/internal/httpcheck"
 	"github.com/domaind/domaind/internal/outbox"
 	"github.com/domaind/domaind/internal/platform/platformtest"
 	"github.com/domaind/domaind/internal/registry"
+	"github.com/domaind/domaind/internal/seocrawl"
 	"github.com/domaind/domaind/models"
 	"github.com/domaind/domaind/models/modelstest"
 )
@@ -224,9 +229,10 @@ func TestInlineRunsCacheAnswersNotFailures(t *testing.T) {
 	}
 }
 
-// askedDNS records the names it is asked; it knows two: inside.example.com,
-// which resolves to a private address, and public.example.com; the DNS of
-// slow.example.com does not answer.
+// askedDNS records the names it is asked; it knows inside.example.com,
+// which resolves to a private address, public.example.com, and intranet
+// and intranet.example.com, which resolve to 127.0.0.1, where the tests'
+// servers listen; the DNS of slow.example.com does not answer.
 type askedDNS struct {
 	mu    sync.Mutex
 	asked []string
@@ -241,6 +247,8 @@ func (d *askedDNS) LookupNetIP(_ context.Context, _, host string) ([]netip.Addr,
 		return []netip.Addr{netip.MustParseAddr("10.1.2.3")}, nil
 	case "public.example.com":
 		return []netip.Addr{netip.MustParseAddr("93.184.216.34")}, nil
+	case "intranet", "intranet.example.com":
+		return []netip.Addr{netip.MustParseAddr("127.0.0.1")}, nil
 	case "slow.example.com":
 		return nil, &net.DNSError{Err: "i/o timeout", Name: host, IsTimeout: true}
 	}
@@ -290,5 +298,104 @@ func TestToolsLookUpOnlyPublicNames(t *testing.T) {
 	}
 	if want := []string{"nowhere.example.com.", "inside.example.com.", "slow.example.com.", "public.example.com."}; !slices.Equal(dns.asked, want) {
 		t.Errorf("the resolver was asked %q, want %q", dns.asked, want)
+	}
+}
+
+// hostsSeen is a test server's count of requests by Host header and path.
+type hostsSeen struct {
+	mu   sync.Mutex
+	seen map[string]int
+}
+
+func (h *hostsSeen) add(r *http.Request) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.seen[r.Host+r.URL.Path]++
+}
+
+func (h *hostsSeen) count(hostPath string) int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.seen[hostPath]
+}
+
+// The tools hold every request to the rule their target is held to: a
+// redirect (of http-headers, or of a crawled page) to a name outside the
+// public suffixes, such as intranet, is refused without looking it up,
+// even from a target given as an IP address; one to a public name is
+// followed. The crawl does not fetch links to other hosts at all.
+func TestToolsFollowOnlyPublicNames(t *testing.T) {
+	t.Parallel()
+	hits := &hostsSeen{seen: map[string]int{}}
+	var port string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hits.add(r)
+		switch r.URL.Path {
+		case "/":
+			w.Header().Set("Content-Type", "text/html")
+			fmt.Fprintf(w, `<title>Home</title><a href="/to-intranet">a</a><a href="/to-public">b</a><a href="http://intranet:%s/linked">c</a>`, port)
+		case "/to-intranet":
+			http.Redirect(w, r, "http://intranet:"+port+"/landed", http.StatusFound)
+		case "/to-public":
+			http.Redirect(w, r, "http://intranet.example.com:"+port+"/landed", http.StatusFound)
+		default:
+			fmt.Fprint(w, "landed")
+		}
+	}))
+	t.Cleanup(srv.Close)
+	port = srv.URL[strings.LastIndexByte(srv.URL, ':')+1:]
+	dns := &askedDNS{}
+	r := New(Deps{Fetch: fetch.New(fetch.Options{Resolver: dns, Allow: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}})})
+	ctx := context.Background()
+	run := func(slug, url string) (any, error) {
+		t.Helper()
+		tool, _ := r.Get(slug)
+		input, err := tool.Parse(ctx, []byte(`{"url":"`+url+`"}`))
+		if err != nil {
+			t.Fatalf("%s %s: %v", slug, url, err)
+		}
+		return tool.Run(ctx, input, nil)
+	}
+	refusal := "refused to fetch http://intranet:" + port + "/landed: intranet is not an IP address or a name under a public suffix"
+
+	_, err := run("http-headers", srv.URL+"/to-intranet")
+	var blocked *fetch.BlockedError
+	if !errors.As(err, &blocked) || err.Error() != refusal {
+		t.Errorf("http-headers redirected to intranet = %v, want %q", err, refusal)
+	}
+	out, err := run("http-headers", srv.URL+"/to-public")
+	if res, ok := out.(*httpcheck.Result); err != nil || !ok || res.Status != 200 || res.FinalURL != "http://intranet.example.com:"+port+"/landed" {
+		t.Errorf("http-headers redirected to intranet.example.com = %+v, %v; want it followed", out, err)
+	}
+
+	out, err = run("seo-crawl", srv.URL+"/")
+	report, ok := out.(*seocrawl.Report)
+	if err != nil || !ok {
+		t.Fatalf("seo-crawl = %v, %v", out, err)
+	}
+	pages := map[string]seocrawl.Page{}
+	for _, p := range report.Pages {
+		pages[p.URL] = p
+	}
+	if p := pages[srv.URL+"/to-intranet"]; p.Error != refusal || p.Status != 0 {
+		t.Errorf("the crawled page redirecting to intranet = %+v, want it refused: %q", p, refusal)
+	}
+	if p := pages[srv.URL+"/to-public"]; p.Error != "" || p.Status != 200 || p.FinalURL != "http://intranet.example.com:"+port+"/landed" {
+		t.Errorf("the crawled page redirecting to intranet.example.com = %+v, want it followed", p)
+	}
+	if n := len(report.Pages); n != 3 {
+		t.Errorf("%d pages crawled, want 3 (the link to intranet is another host's)", n)
+	}
+
+	if n := hits.count("intranet:" + port + "/landed"); n != 0 {
+		t.Errorf("intranet was fetched %d times, want never", n)
+	}
+	if n := hits.count("intranet:" + port + "/linked"); n != 0 {
+		t.Errorf("the crawl fetched its link to intranet %d times, want never", n)
+	}
+	dns.mu.Lock()
+	defer dns.mu.Unlock()
+	if slices.Contains(dns.asked, "intranet.") || slices.Contains(dns.asked, "intranet") || !slices.Contains(dns.asked, "intranet.example.com.") {
+		t.Errorf("the resolver was asked %q, want intranet.example.com and never intranet", dns.asked)
 	}
 }
