@@ -64,6 +64,11 @@ type Service struct {
 	db    *gorm.DB
 	seal  *secret.Sealer
 	fetch *fetch.Client
+	// names checks a URL given at registration: it takes only IP addresses
+	// and public names, and answers a name that does not resolve as one
+	// that resolves inside, so that registering tells a partner nothing of
+	// the service's own network (fetch.Client.HidingNames).
+	names *fetch.Client
 	// secretKey seals the cursors of Deliveries.
 	secretKey []byte
 	now       func() time.Time
@@ -75,15 +80,18 @@ type Service struct {
 // follows no redirect: a 3xx is not an acknowledgement.
 func New(db *gorm.DB, secretKey []byte, allow []netip.Prefix, now func() time.Time) *Service {
 	client := fetch.New(fetch.Options{Allow: allow, Timeout: DefaultTimeout, NoRedirects: true})
-	return &Service{db: db, seal: secret.NewSealer(secretKey, "webhook secrets"), fetch: client, secretKey: secretKey, now: now}
+	return &Service{db: db, seal: secret.NewSealer(secretKey, "webhook secrets"), fetch: client, names: client.HidingNames(),
+		secretKey: secretKey, now: now}
 }
 
 // Register sets the partner's endpoint for env: url (https; plain http in
 // the sandbox, test mode as payment processors have it, or to a network
 // exempt from the SSRF guard, that is, in tests) and the
 // secret deliveries are signed with (16 to 256 printable characters). It
-// checks the URL with the SSRF guard now, and every delivery again. A
-// registered endpoint is active, its failures forgotten.
+// checks the URL with the SSRF guard now, and every delivery again: now
+// as the free tools check theirs (an IP address or a public name, and one
+// refusal for a name missing or inside), unless the URL's network is
+// exempt. A registered endpoint is active, its failures forgotten.
 func (s *Service) Register(ctx context.Context, partnerID, env, rawURL, sec string) (models.WebhookEndpoint, error) {
 	if len(rawURL) > 2000 {
 		return models.WebhookEndpoint{}, fault.Invalid("url", "is longer than 2000 characters")
@@ -95,15 +103,26 @@ func (s *Service) Register(ctx context.Context, partnerID, env, rawURL, sec stri
 	if len(sec) < 16 || len(sec) > 256 || !printable(sec) {
 		return models.WebhookEndpoint{}, fault.Invalid("secret", "must be 16 to 256 printable ASCII characters")
 	}
-	if u.Scheme != "https" && !(u.Scheme == "http" && (env == models.EnvSandbox || s.fetch.Exempt(ctx, rawURL))) {
+	exempt := s.fetch.Exempt(ctx, rawURL)
+	if u.Scheme != "https" && !(u.Scheme == "http" && (env == models.EnvSandbox || exempt)) {
 		return models.WebhookEndpoint{}, fault.Invalid("url", "must be https for live credentials (plain http is for the sandbox)")
 	}
-	if _, err := s.fetch.Check(ctx, rawURL); err != nil {
-		var be *fetch.BlockedError
-		if errors.As(err, &be) {
-			return models.WebhookEndpoint{}, &fault.Error{Code: fault.Validation, Field: "url", Message: "url " + be.Reason, Err: err}
-		}
-		return models.WebhookEndpoint{}, &fault.Error{Code: fault.Validation, Field: "url", Message: "url does not resolve: " + err.Error(), Err: err}
+	check := s.names
+	if exempt {
+		check = s.fetch
+	}
+	_, err = check.Check(ctx, rawURL)
+	var be *fetch.BlockedError
+	var dnsErr *net.DNSError
+	switch {
+	case errors.As(err, &be):
+		return models.WebhookEndpoint{}, &fault.Error{Code: fault.Validation, Field: "url", Message: "url " + be.Reason, Err: err}
+	case errors.As(err, &dnsErr): // the resolver failed, not the name: its words stay in the log
+		e := fault.Invalid("url", "%s could not be resolved (its DNS did not answer); try again later", u.Hostname())
+		e.Err = fault.ErrRetryLater
+		return models.WebhookEndpoint{}, e
+	case err != nil:
+		return models.WebhookEndpoint{}, err
 	}
 	now := s.now().UTC()
 	e := models.WebhookEndpoint{ID: secret.NewID("whe_"), PartnerID: partnerID, Environment: env, URL: rawURL,

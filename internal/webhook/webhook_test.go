@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
+	"net/url"
 	"slices"
 	"strings"
 	"sync"
@@ -24,6 +25,7 @@ import (
 	"gorm.io/gorm"
 
 	"github.com/domaind/domaind/internal/fault"
+	"github.com/domaind/domaind/internal/fetch"
 	"github.com/domaind/domaind/internal/hmacsig"
 	"github.com/domaind/domaind/internal/outbox"
 	"github.com/domaind/domaind/internal/platform/platformtest"
@@ -157,6 +159,60 @@ func TestRegisterChecksTheURLAndTheSecret(t *testing.T) {
 	// Test mode takes plain http on the internet, as payment processors do.
 	if e, err := w.s.Register(ctx, "prt_2", models.EnvSandbox, "http://93.184.216.34/hook", receiverSecret); err != nil || e.URL != "http://93.184.216.34/hook" {
 		t.Errorf("a sandbox endpoint on plain http = %+v, %v; want it registered", e, err)
+	}
+}
+
+// tableDNS answers names from a table and nothing else, as a resolver
+// that knows no other name would; a name whose answer is "timeout" gets
+// no answer in time.
+type tableDNS map[string]string
+
+func (d tableDNS) LookupNetIP(_ context.Context, _, host string) ([]netip.Addr, error) {
+	if a, ok := d[strings.TrimSuffix(host, ".")]; ok {
+		if a == "timeout" {
+			return nil, &net.DNSError{Err: "i/o timeout on 10.0.0.53:53", Name: host, IsTimeout: true}
+		}
+		return []netip.Addr{netip.MustParseAddr(a)}, nil
+	}
+	return nil, &net.DNSError{Err: "no such host", Name: host, IsNotFound: true}
+}
+
+// Registering a URL tells a partner nothing of the service's own network:
+// a name that is not under a public suffix is refused as written, and a
+// public name that does not resolve gets the same words as one that
+// resolves to a private address; a name whose DNS did not answer is to be
+// tried again, in words that name no resolver. A public name resolving to
+// a public address is registered.
+func TestRegisterTellsNothingOfTheNetwork(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	dns := tableDNS{"intranet": "93.184.216.34", "inside.example.com": "10.1.2.3", "hooks.example.com": "93.184.216.34",
+		"slow.example.com": "timeout"}
+	w.s.fetch = fetch.New(fetch.Options{Resolver: dns, NoRedirects: true})
+	w.s.names = w.s.fetch.HidingNames()
+	ctx := context.Background()
+	refusal := func(raw string) string {
+		t.Helper()
+		_, err := w.s.Register(ctx, "prt_1", models.EnvLive, raw, receiverSecret)
+		e, ok := fault.As(err)
+		if !ok || e.Code != fault.Validation || e.Field != "url" {
+			t.Fatalf("registering %s = %v, want a validation error on url", raw, err)
+		}
+		u, _ := url.Parse(raw)
+		return strings.ReplaceAll(e.Message, u.Hostname(), "HOST") // the words, whatever the name
+	}
+	if got := refusal("https://intranet/hook"); !strings.Contains(got, "not an IP address or a name under a public suffix") {
+		t.Errorf("a name of no public suffix: %q", got)
+	}
+	missing, inside := refusal("https://nowhere.example.com/hook"), refusal("https://inside.example.com/hook")
+	if missing != inside {
+		t.Errorf("a missing name says %q, a name inside %q; want the same words", missing, inside)
+	}
+	if got := refusal("https://slow.example.com/hook"); !strings.Contains(got, "try again later") || strings.Contains(got, "10.0.0.53") {
+		t.Errorf("a name whose DNS did not answer: %q", got)
+	}
+	if e, err := w.s.Register(ctx, "prt_1", models.EnvLive, "https://hooks.example.com/hook", receiverSecret); err != nil || !e.Active {
+		t.Errorf("a public name = %+v, %v; want it registered", e, err)
 	}
 }
 
