@@ -106,10 +106,8 @@ func (s *Server) partnerSubmit(c *gin.Context, u models.User) (func(*accountPage
 	}
 	switch c.Param("action") {
 	case "issue":
-		var issued partner.Issued
-		err := s.formOnce(c, u, func() (err error) {
-			issued, err = s.svc.Partners.IssueCredential(ctx, p.ID, c.PostForm("environment"), c.PostFormArray("scope"))
-			return err
+		issued, err := formOnce(s, c, u, func() (partner.Issued, error) {
+			return s.svc.Partners.IssueCredential(ctx, p.ID, c.PostForm("environment"), c.PostFormArray("scope"))
 		})
 		return func(v *accountPageData) {
 			v.PartnerPart.Issued = &issued

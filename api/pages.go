@@ -342,24 +342,23 @@ func (s *Server) accountData(c *gin.Context, u models.User) (accountPageData, er
 
 // keySubmit answers the account page's developer key forms: create
 // shows the page with the new key's secret, this once (a resend of the
-// form makes no second key); revoke goes back to the page.
+// form makes no second key: it shows the first's, for a short while);
+// revoke goes back to the page.
 func (s *Server) keySubmit(c *gin.Context, u models.User) (func(*accountPageData), error) {
 	ctx := c.Request.Context()
 	if id := c.Param("id"); id != "" {
 		return nil, s.svc.Accounts.RevokeKey(ctx, u, id)
 	}
-	var k account.NewKey
-	err := s.formOnce(c, u, func() (err error) {
-		k, err = s.svc.Accounts.CreateKey(ctx, u, c.PostForm("name"))
-		return err
+	k, err := formOnce(s, c, u, func() (account.NewKey, error) {
+		return s.svc.Accounts.CreateKey(ctx, u, c.PostForm("name"))
 	})
 	return func(v *accountPageData) { v.NewKey = &k }, err
 }
 
 // formOnce runs do for an account page's form that makes a key or a
-// credential, unless the form was sent before (idempotency.Once).
-func (s *Server) formOnce(c *gin.Context, u models.User, do func() error) error {
-	return s.svc.Idempotency.Once(c.Request.Context(), "user:"+u.ID, c.PostForm(idempotency.FormField), do)
+// credential once, a resend answered with its result (idempotency.Once).
+func formOnce[T any](s *Server, c *gin.Context, u models.User, do func() (T, error)) (T, error) {
+	return idempotency.Once(c.Request.Context(), s.svc.Idempotency, "user:"+u.ID, c.PostForm(idempotency.FormField), do)
 }
 
 // appSubmit answers the account page's form that ends an app's access:

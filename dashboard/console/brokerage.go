@@ -95,9 +95,8 @@ func (con *Console) opsCaseSubmit(c *gin.Context) {
 	}
 	var v brokerage.View
 	if err == nil {
-		err = con.formOnce(c, func() (err error) {
-			v, err = con.svc.Brokerage.Move(c.Request.Context(), c.Param("case_id"), action, in)
-			return err
+		v, err = formOnce(con, c, func() (brokerage.View, error) {
+			return con.svc.Brokerage.Move(c.Request.Context(), c.Param("case_id"), action, in)
 		})
 	}
 	if err != nil {

@@ -90,11 +90,11 @@ func (con *Console) problem(c *gin.Context, err error) (int, string) {
 }
 
 // formOnce runs do for a form whose resend must not do it again (a
-// partner added, a credential issued, an offer recorded), unless the
-// form was sent before (idempotency.Once). Such a form carries the
+// partner added, a credential issued, an offer recorded) once, a resend
+// answered with its result (idempotency.Once). Such a form carries the
 // page's once token.
-func (con *Console) formOnce(c *gin.Context, do func() error) error {
-	return con.svc.Idempotency.Once(c.Request.Context(), "ops", c.PostForm(idempotency.FormField), do)
+func formOnce[T any](con *Console, c *gin.Context, do func() (T, error)) (T, error) {
+	return idempotency.Once(c.Request.Context(), con.svc.Idempotency, "ops", c.PostForm(idempotency.FormField), do)
 }
 
 // partnerNames says a partner's name for the pages, or its id when

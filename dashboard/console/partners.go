@@ -88,9 +88,8 @@ func (con *Console) opsPartnerSubmit(c *gin.Context) {
 	var err error
 	switch cmp.Or(c.Param("action"), "create") { // POST /ops/partners adds one
 	case "create":
-		err = con.formOnce(c, func() (err error) {
-			p, err = con.svc.Partners.Create(ctx, c.PostForm("name"), c.PostForm("contact_email"))
-			return err
+		p, err = formOnce(con, c, func() (models.Partner, error) {
+			return con.svc.Partners.Create(ctx, c.PostForm("name"), c.PostForm("contact_email"))
 		})
 	case "approve":
 		p, err = con.svc.Partners.Approve(ctx, id)
@@ -119,12 +118,11 @@ func (con *Console) opsPartnerSubmit(c *gin.Context) {
 
 // opsCredentialSubmit answers the page's issue form with the page showing
 // the new credential's secret, this once (the page is never cached, and a
-// resend of the form issues none).
+// resend of the form issues none: it shows the first's, for a short
+// while).
 func (con *Console) opsCredentialSubmit(c *gin.Context) {
-	var issued partner.Issued
-	err := con.formOnce(c, func() (err error) {
-		issued, err = con.svc.Partners.IssueCredential(c.Request.Context(), c.Param("id"), c.PostForm("environment"), c.PostFormArray("scope"))
-		return err
+	issued, err := formOnce(con, c, func() (partner.Issued, error) {
+		return con.svc.Partners.IssueCredential(c.Request.Context(), c.Param("id"), c.PostForm("environment"), c.PostFormArray("scope"))
 	})
 	if err != nil {
 		status, problem := con.problem(c, err)

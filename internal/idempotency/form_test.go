@@ -7,18 +7,25 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/domaind/domaind/internal/fault"
 	"github.com/domaind/domaind/internal/idempotency"
 )
 
+// made is what a form's work makes in these tests: a secret shown once.
+type made struct {
+	ID, Secret string
+}
+
 // A form's token runs its work once, however often and however fast the
-// form is sent again; a failed run leaves the token to a resend; a
-// missing or overlong token is refused without running; and another
-// scope's token is its own.
+// form is sent again: every send within a short while gets the first
+// send's result, its secret included (a double click shows the second
+// answer only), and later sends are refused. Another scope's token is its
+// own.
 func TestFormTokensRunOnce(t *testing.T) {
 	t.Parallel()
-	w := newWorld(t)
+	w, now := newClockedWorld(t)
 	ctx := context.Background()
 	token := idempotency.FormToken()
 	if len(token) < 20 || token == idempotency.FormToken() {
@@ -26,57 +33,77 @@ func TestFormTokensRunOnce(t *testing.T) {
 	}
 
 	var runs atomic.Int32
+	work := func() (made, error) {
+		n := runs.Add(1)
+		time.Sleep(20 * time.Millisecond) // the others come while it works
+		return made{ID: "key_" + string(rune('0'+n)), Secret: "secret-of-the-first"}, nil
+	}
 	var wg sync.WaitGroup
+	got := make([]made, 8)
 	errs := make([]error, 8)
-	for i := range errs { // a button pressed eight times at once
-		wg.Go(func() { errs[i] = w.s.Once(ctx, "user:a", token, func() error { runs.Add(1); return nil }) })
+	for i := range got { // a button pressed eight times at once
+		wg.Go(func() { got[i], errs[i] = idempotency.Once(ctx, w.s, "user:a", token, work) })
 	}
 	wg.Wait()
-	sent := 0
-	for _, err := range errs {
-		if errors.Is(err, idempotency.ErrFormSent) {
-			sent++
-		} else if err != nil {
-			t.Errorf("Once = %v", err)
+	for i := range got {
+		if errs[i] != nil || got[i] != (made{ID: "key_1", Secret: "secret-of-the-first"}) {
+			t.Errorf("send %d = %+v, %v; want the first send's result", i, got[i], errs[i])
 		}
 	}
-	if runs.Load() != 1 || sent != 7 {
-		t.Fatalf("eight sends of one form ran %d times and were refused %d times, want 1 and 7", runs.Load(), sent)
+	if runs.Load() != 1 {
+		t.Fatalf("eight sends of one form ran %d times, want once", runs.Load())
+	}
+
+	*now = now.Add(3 * time.Minute) // a reload of the answer later
+	if v, err := idempotency.Once(ctx, w.s, "user:a", token, work); !errors.Is(err, idempotency.ErrFormSent) || v.Secret != "" {
+		t.Errorf("a send three minutes later = %+v, %v; want ErrFormSent and no secret", v, err)
 	}
 	if e, ok := fault.As(idempotency.ErrFormSent); !ok || e.Code != fault.Conflict {
 		t.Errorf("ErrFormSent = %v, want a conflict", idempotency.ErrFormSent)
 	}
-	if err := w.s.Once(ctx, "user:b", token, func() error { return nil }); err != nil {
-		t.Errorf("another person's form with the same token = %v, want it run", err)
+	if _, err := idempotency.Once(ctx, w.s, "user:b", token, work); err != nil || runs.Load() != 2 {
+		t.Errorf("another person's form with the same token = %v (%d runs), want it run", err, runs.Load())
 	}
+	for _, k := range w.redis.Keys(t, "*") {
+		if v, _ := w.redis.Client.Get(ctx, k).Result(); strings.Contains(k, token) || strings.Contains(v, "secret-of-the-first") {
+			t.Errorf("Redis keeps the token or the secret in the clear under %s", k)
+		}
+	}
+}
+
+// A failed run frees its token, even when its sender has gone, so that the
+// form can be sent again; a missing or overlong token is refused without
+// running.
+func TestAFormThatFailedCanBeSentAgain(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	ctx := context.Background()
+	runs := 0
+	ok := func() (made, error) { runs++; return made{ID: "key"}, nil }
 
 	failing := idempotency.FormToken()
 	refused := fault.Invalid("name", "too long")
-	if err := w.s.Once(ctx, "user:a", failing, func() error { return refused }); !errors.Is(err, refused) {
+	if _, err := idempotency.Once(ctx, w.s, "user:a", failing, func() (made, error) { return made{}, refused }); !errors.Is(err, refused) {
 		t.Errorf("a failed run = %v, want its error", err)
 	}
-	if err := w.s.Once(ctx, "user:a", failing, func() error { runs.Add(1); return nil }); err != nil || runs.Load() != 2 {
-		t.Errorf("the resend of a refused form = %v (%d runs), want it run", err, runs.Load())
+	if v, err := idempotency.Once(ctx, w.s, "user:a", failing, ok); err != nil || v.ID != "key" || runs != 1 {
+		t.Errorf("the resend of a refused form = %+v, %v (%d runs), want it run", v, err, runs)
 	}
 
 	left := idempotency.FormToken() // the sender goes while the work fails
 	gone, leave := context.WithCancel(ctx)
-	if err := w.s.Once(gone, "user:a", left, func() error { leave(); return gone.Err() }); !errors.Is(err, context.Canceled) {
+	_, err := idempotency.Once(gone, w.s, "user:a", left, func() (made, error) { leave(); return made{}, gone.Err() })
+	if !errors.Is(err, context.Canceled) {
 		t.Errorf("a run whose sender left = %v, want its error", err)
 	}
-	if err := w.s.Once(ctx, "user:a", left, func() error { runs.Add(1); return nil }); err != nil || runs.Load() != 3 {
-		t.Errorf("the resend of a form whose sender left = %v (%d runs), want it run", err, runs.Load())
+	if _, err := idempotency.Once(ctx, w.s, "user:a", left, ok); err != nil || runs != 2 {
+		t.Errorf("the resend of a form whose sender left = %v (%d runs), want it run", err, runs)
 	}
 
 	for _, bad := range []string{"", strings.Repeat("x", 65)} {
-		err := w.s.Once(ctx, "user:a", bad, func() error { runs.Add(1); return nil })
-		if e, ok := fault.As(err); !ok || e.Code != fault.Validation || e.Field != idempotency.FormField || runs.Load() != 3 {
-			t.Errorf("a token of %d bytes = %v (%d runs), want a validation error naming %q and no run", len(bad), err, runs.Load(), idempotency.FormField)
-		}
-	}
-	for _, k := range w.redis.Keys(t, "*") {
-		if strings.Contains(k, token) {
-			t.Errorf("Redis keeps the token itself in the key %s", k)
+		_, err := idempotency.Once(ctx, w.s, "user:a", bad, ok)
+		if e, isFault := fault.As(err); !isFault || e.Code != fault.Validation || e.Field != idempotency.FormField || runs != 2 {
+			t.Errorf("a token of %d bytes = %v (%d runs), want a validation error naming %q and no run", len(bad), err, runs, idempotency.FormField)
 		}
 	}
 }
