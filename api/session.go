@@ -10,6 +10,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/domaind/domaind/dashboard/page"
 	"github.com/domaind/domaind/internal/account"
 	"github.com/domaind/domaind/internal/fault"
 	"github.com/domaind/domaind/internal/secret"
@@ -164,17 +165,9 @@ func (s *Server) setCookie(c *gin.Context, name, value string, expires time.Time
 // servedOverHTTPS says the service's base URL is https.
 func (s *Server) servedOverHTTPS() bool { return s.cfg.BaseURL.Scheme == "https" }
 
-// cookieName is the name the browser keeps the cookie name under. Served
-// over https it carries the __Host- prefix: the browser then takes the
-// cookie only from this host, Secure, for the whole site, so a sibling
-// subdomain can neither set nor shadow it (cookie tossing), which would
-// defeat the double-submit CSRF token or fix a session.
-func (s *Server) cookieName(name string) string {
-	if s.servedOverHTTPS() {
-		return "__Host-" + name
-	}
-	return name
-}
+// cookieName is the name the browser keeps the cookie name under: with
+// the __Host- prefix over https (page.CookieName).
+func (s *Server) cookieName(name string) string { return page.CookieName(name, s.servedOverHTTPS()) }
 
 // cookie is the value of the request's cookie name, "" without one.
 func (s *Server) cookie(c *gin.Context, name string) string {

@@ -49,8 +49,9 @@ func TestFormPercent(t *testing.T) {
 }
 
 // A form's answer leaves its notice in a cookie for the page it redirects
-// to, which shows it once; the notice is cut to a sentence's length on a
-// character's edge, and a cookie that is not one of ours shows nothing.
+// to, which shows it once; another page (another tab) neither shows nor
+// takes it. The notice is cut to a sentence's length on a character's
+// edge, and a cookie that is not one of ours shows nothing.
 func TestNotices(t *testing.T) {
 	gin.SetMode(gin.TestMode)
 	con := &Console{secureCookies: true}
@@ -70,18 +71,23 @@ func TestNotices(t *testing.T) {
 		}
 		return ck
 	}
-	page := func(ck *http.Cookie) (string, []*http.Cookie) {
+	pageAt := func(path string, ck *http.Cookie) (string, []*http.Cookie) {
 		w := httptest.NewRecorder()
 		c, _ := gin.CreateTestContext(w)
-		c.Request = httptest.NewRequest("GET", "/ops/orders?done=Paid+everyone", nil)
+		c.Request = httptest.NewRequest("GET", path, nil)
 		if ck != nil {
 			c.Request.AddCookie(ck)
 		}
 		return con.notice(c), w.Result().Cookies()
 	}
+	page := func(ck *http.Cookie) (string, []*http.Cookie) { return pageAt("/ops/orders?done=Paid+everyone", ck) }
 
 	said := "ord_1: cancel, now cancelled — <b>ü</b>"
-	got, set := page(answer(said))
+	left := answer(said)
+	if got, set := pageAt("/ops/payouts", left); got != "" || len(set) != 0 {
+		t.Errorf("another page says %q and sets %v; want nothing said or taken", got, set)
+	}
+	got, set := page(left)
 	if got != said || len(set) != 1 || set[0].MaxAge >= 0 {
 		t.Errorf("the page after the form says %q and sets %v; want %q and the cookie deleted", got, set, said)
 	}
@@ -95,12 +101,12 @@ func TestNotices(t *testing.T) {
 	if got, _ := page(answer("x" + long)); got != "x"+long[:maxNotice-2] {
 		t.Errorf("a long notice cut inside a character is kept as %d bytes (%t UTF-8), want %d", len(got), utf8.ValidString(got), maxNotice-1)
 	}
-	for _, forged := range []string{"not base64!", base64.RawURLEncoding.EncodeToString([]byte{0xff, 'a'})} {
+	for _, forged := range []string{"%2Fops%2Forders.not base64!", "%2Fops%2Forders." + base64.RawURLEncoding.EncodeToString([]byte{0xff, 'a'})} {
 		if got, _ := page(&http.Cookie{Name: "__Host-" + noticeCookie, Value: forged}); got != "" {
 			t.Errorf("the cookie %q shows %q, want nothing", forged, got)
 		}
 	}
-	tossed := &http.Cookie{Name: noticeCookie, Value: base64.RawURLEncoding.EncodeToString([]byte("paid"))}
+	tossed := &http.Cookie{Name: noticeCookie, Value: "%2Fops%2Forders." + base64.RawURLEncoding.EncodeToString([]byte("paid"))}
 	if got, _ := page(tossed); got != "" {
 		t.Errorf("a notice without the __Host- prefix (another host's) shows %q over https, want nothing", got)
 	}

@@ -3,10 +3,13 @@ package console
 import (
 	"encoding/base64"
 	"net/http"
+	"net/url"
 	"strings"
 	"unicode/utf8"
 
 	"github.com/gin-gonic/gin"
+
+	"github.com/domaind/domaind/dashboard/page"
 )
 
 // noticeCookie carries the sentence a form's answer leaves for the page
@@ -19,25 +22,31 @@ const noticeCookie = "domaind_ops_notice"
 // and a notice is a sentence.
 const maxNotice = 1000
 
-// done answers a form that changed something: back to path (303), whose
-// page says notice once.
-func (con *Console) done(c *gin.Context, path, notice string) {
+// done answers a form that changed something: back to target (303), a
+// path with its query, whose page says notice once.
+func (con *Console) done(c *gin.Context, target, notice string) {
 	if len(notice) > maxNotice {
 		notice = strings.ToValidUTF8(notice[:maxNotice], "")
 	}
-	con.setNotice(c, base64.RawURLEncoding.EncodeToString([]byte(notice)), 60)
-	c.Redirect(http.StatusSeeOther, path)
+	path, _, _ := strings.Cut(target, "?")
+	con.setNotice(c, url.PathEscape(path)+"."+base64.RawURLEncoding.EncodeToString([]byte(notice)), 60)
+	c.Redirect(http.StatusSeeOther, target)
 }
 
 // notice is what the last form's answer left for this page, once: reading
-// it deletes it.
+// it deletes it. A notice left for another page (the form's answer still
+// on its way while another tab loads a page) is left for it.
 func (con *Console) notice(c *gin.Context) string {
 	kept, err := c.Cookie(con.noticeName())
 	if err != nil || kept == "" {
 		return ""
 	}
+	escaped, encoded, _ := strings.Cut(kept, ".")
+	if path, err := url.PathUnescape(escaped); err == nil && path != c.Request.URL.Path {
+		return ""
+	}
 	con.setNotice(c, "", -1)
-	text, err := base64.RawURLEncoding.DecodeString(kept)
+	text, err := base64.RawURLEncoding.DecodeString(encoded)
 	if err != nil || !utf8.Valid(text) {
 		return ""
 	}
@@ -52,12 +61,6 @@ func (con *Console) setNotice(c *gin.Context, value string, maxAge int) {
 		HttpOnly: true, Secure: con.secureCookies, SameSite: http.SameSiteStrictMode})
 }
 
-// noticeName is the notice cookie's name: with the __Host- prefix over
-// https, as the api package names its cookies, so that no other host of
-// the domain can set it.
-func (con *Console) noticeName() string {
-	if con.secureCookies {
-		return "__Host-" + noticeCookie
-	}
-	return noticeCookie
-}
+// noticeName is the notice cookie's name, as the api package names its
+// cookies (page.CookieName).
+func (con *Console) noticeName() string { return page.CookieName(noticeCookie, con.secureCookies) }

@@ -128,6 +128,19 @@ func newFilter(label, name string, values []string, current string) Filter {
 	return Filter{Label: label, Name: name, Values: values, Current: current}
 }
 
+// CookieName is the name the browser keeps the service's cookie name
+// under. Served over https (secure) it carries the __Host- prefix: the
+// browser then takes the cookie only from this host, Secure, for the
+// whole site, so a sibling subdomain can neither set nor shadow it
+// (cookie tossing), which would defeat a double-submit CSRF token, fix a
+// session or plant a notice.
+func CookieName(name string, secure bool) string {
+	if secure {
+		return "__Host-" + name
+	}
+	return name
+}
+
 // Money writes cents of currency as the pages show an amount, with
 // thousands grouped: "1,234.56 USD", "-0.50 USD" (a refund).
 func Money(currency string, cents int64) string {

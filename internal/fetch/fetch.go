@@ -14,7 +14,9 @@
 // (intranet, printer.local) nor completed by its search domains. Only http
 // and https are fetched, redirects are bounded, and so are the time and
 // the bytes read of a header and of a body. Networks listed as allowed
-// (tests' local servers, through DOMAIND_FETCH_ALLOW_CIDRS) are exempt.
+// (tests' local servers, through DOMAIND_FETCH_ALLOW_CIDRS) are exempt from
+// the address rules; a client that hides names still reaches only IP
+// addresses and public names there.
 package fetch
 
 import (
