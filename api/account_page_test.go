@@ -1,6 +1,8 @@
 package api
 
 import (
+	"context"
+	"errors"
 	"net/http"
 	"net/url"
 	"strings"
@@ -8,8 +10,11 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+	"golang.org/x/oauth2"
 
 	pagepkg "github.com/domaind/domaind/dashboard/page"
+	"github.com/domaind/domaind/internal/oauth"
+	"github.com/domaind/domaind/models"
 )
 
 // A person makes a developer key on the account page in a real browser:
@@ -129,5 +134,59 @@ func TestAKeyFormSentAgainMakesNoSecondKey(t *testing.T) {
 	}
 	if n := keys(); n != 1 {
 		t.Errorf("%d keys after the sends, want one", n)
+	}
+}
+
+// A person sees the app they allowed on the account page, in a real
+// browser, and ends its access there: the row goes, and the app's token
+// no longer works.
+func TestBrowserEndAnAppsAccess(t *testing.T) {
+	env, srv := servedEnv(t)
+	ctx := newChromium(t)
+	newBrowser(t, env).signUp("apps@example.com", "a-long-password")
+	var u models.User
+	if err := env.db.Take(&u, "email = ?", "apps@example.com").Error; err != nil {
+		t.Fatal(err)
+	}
+	bg := context.Background()
+	auth := env.srv.svc.OAuth
+	app, err := auth.Register(bg, "Price Watcher", []string{"https://app.example/cb"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	verifier := oauth2.GenerateVerifier()
+	r := oauth.AuthorizeRequest{ResponseType: "code", ClientID: app.ID, RedirectURI: "https://app.example/cb",
+		CodeChallenge: oauth2.S256ChallengeFromVerifier(verifier), CodeChallengeMethod: "S256"}
+	code, err := auth.IssueCode(bg, r, u.ID, oauth.ScopePricingRead)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tok, err := auth.ExchangeCode(bg, app.ID, code, r.RedirectURI, verifier, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	text := pageText(t, ctx)
+	row := `#apps tr[id="app-` + app.ID + `"]`
+	err = chromedp.Do(ctx, chromedp.Navigate(srv.URL+"/login"),
+		chromedp.SendKeys(chromedp.CSS("#email"), "apps@example.com"),
+		chromedp.SendKeys(chromedp.CSS("#password"), "a-long-password"),
+		chromedp.Click(chromedp.CSS("button[type=submit]")),
+		chromedp.WaitVisible(chromedp.CSS(row)))
+	if err != nil {
+		t.Fatalf("the account page with an app: %v", err)
+	}
+	checkPage(t, ctx, "account-apps")
+	if got := text(row); !strings.Contains(got, "Price Watcher") || !strings.Contains(got, oauth.ScopePricingRead) {
+		t.Errorf("the app's row = %q", got)
+	}
+	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(row+" button")), chromedp.WaitNotPresent(chromedp.CSS(row))); err != nil {
+		t.Fatalf("ending the app's access: %v", err)
+	}
+	if got := text("#apps tbody"); got != "No apps." {
+		t.Errorf("the apps after ending one = %q", got)
+	}
+	if _, err := auth.Authenticate(bg, tok.AccessToken); !errors.Is(err, oauth.ErrInvalidToken) {
+		t.Errorf("the app's token after its access ended: %v", err)
 	}
 }
