@@ -194,9 +194,10 @@ func (s *Server) formError(c *gin.Context, err error) (int, string) {
 }
 
 // accountPage answers GET /account: who is signed in, their developer
-// keys, the apps they allowed through OAuth, their partner application (a form to make one, its status, the
-// sandbox credential issued on approval, shown this once, and once
-// approved its credentials and webhooks), and a way out.
+// keys, the apps they allowed through OAuth, their partner application
+// (a form to make one, its status, the sandbox credential issued on
+// approval, shown this once, and once approved its credentials and
+// webhooks), and a way out.
 func (s *Server) accountPage(c *gin.Context) {
 	if u, ok := s.signedInPerson(c); ok {
 		s.renderAccount(c, u, http.StatusOK, nil)

@@ -35,8 +35,11 @@ func (s *Server) Allowed(ctx context.Context, userID string) ([]Access, error) {
 	var live []models.OAuthToken
 	err := db.Where("user_id = ? AND kind = ? AND used_at IS NULL AND revoked_at IS NULL AND expires_at > ?", userID, models.TokenRefresh, now).
 		Find(&live).Error
-	if err != nil || len(live) == 0 {
-		return nil, err
+	if err != nil {
+		return nil, fmt.Errorf("read refresh tokens: %w", err)
+	}
+	if len(live) == 0 {
+		return nil, nil
 	}
 	families := make([]string, 0, len(live))
 	for _, t := range live {
