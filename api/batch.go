@@ -113,6 +113,10 @@ type batchResult struct {
 	Op     *string `json:"op"`
 	Status int     `json:"status"`
 	Body   any     `json:"body"`
+	// Replayed says the answer is the one an earlier send of the batch,
+	// with its Idempotency-Key, kept for this operation, which did not run
+	// again: a single call's Idempotent-Replayed.
+	Replayed bool `json:"replayed,omitempty"`
 }
 
 type batchResponse struct {
@@ -357,7 +361,7 @@ func (s *Server) dispatch(c *gin.Context, i int, op batchOperation, keep *batchK
 	}
 	ctx := c.Request.Context()
 	if status, kept, ok := keep.replay(ctx, i, idempotency.Fingerprint(target.Method, uri, body)); ok {
-		res.Status, res.Body = status, kept
+		res.Status, res.Body, res.Replayed = status, kept, true
 		return res
 	}
 	sub, _ := http.NewRequestWithContext(ctx, target.Method, "/", bytes.NewReader(body))

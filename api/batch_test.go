@@ -22,10 +22,11 @@ import (
 
 type batchReply struct {
 	Results []struct {
-		ID     string          `json:"id"`
-		Op     *string         `json:"op"`
-		Status int             `json:"status"`
-		Body   json.RawMessage `json:"body"`
+		ID       string          `json:"id"`
+		Op       *string         `json:"op"`
+		Status   int             `json:"status"`
+		Body     json.RawMessage `json:"body"`
+		Replayed bool            `json:"replayed"`
 	} `json:"results"`
 	Count  int `json:"count"`
 	Failed int `json:"failed"`
@@ -410,9 +411,13 @@ func TestBatchRetryReplaysTheOperationsThatSucceeded(t *testing.T) {
 	}
 	was, now := decodeBatch(t, first), decodeBatch(t, retry)
 	for i, id := range []string{"search", "price", "rules"} {
-		if now.Results[i].ID != id || string(now.Results[i].Body) != string(was.Results[i].Body) {
-			t.Errorf("retried %s ran again, not replayed:\n got %.160s…\nwant %.160s…", id, now.Results[i].Body, was.Results[i].Body)
+		if now.Results[i].ID != id || string(now.Results[i].Body) != string(was.Results[i].Body) || !now.Results[i].Replayed || was.Results[i].Replayed {
+			t.Errorf("retried %s ran again, or is not marked replayed (%t, first %t):\n got %.160s…\nwant %.160s…", id,
+				now.Results[i].Replayed, was.Results[i].Replayed, now.Results[i].Body, was.Results[i].Body)
 		}
+	}
+	if now.Results[3].Replayed {
+		t.Errorf("the retried whois, which ran again, is marked replayed")
 	}
 	var events []map[string]any
 	if err := json.Unmarshal(now.Results[0].Body, &events); err != nil || len(events) < 3 || events[0]["kind"] != "header" || events[len(events)-1]["kind"] != "done" {
