@@ -117,7 +117,7 @@ func (s *Service) Register(ctx context.Context, partnerID, env, rawURL, sec stri
 	switch {
 	case errors.As(err, &be):
 		return models.WebhookEndpoint{}, &fault.Error{Code: fault.Validation, Field: "url", Message: "url " + be.Reason, Err: err}
-	case errors.As(err, &dnsErr): // the resolver failed, not the name: its words stay in the log
+	case errors.As(err, &dnsErr): // the resolver failed, not the name: its words are not shown
 		e := fault.Invalid("url", "%s could not be resolved (its DNS did not answer); try again later", u.Hostname())
 		e.Err = fault.ErrRetryLater
 		return models.WebhookEndpoint{}, e
