@@ -15,6 +15,7 @@ import (
 	"github.com/domaind/domaind/internal/brokerage"
 	"github.com/domaind/domaind/internal/checkout"
 	"github.com/domaind/domaind/internal/fault"
+	"github.com/domaind/domaind/internal/knownaddr"
 	"github.com/domaind/domaind/internal/nonce"
 	"github.com/domaind/domaind/internal/order"
 	"github.com/domaind/domaind/internal/referral"
@@ -152,7 +153,7 @@ func (s *Server) routes(monitoring http.Handler, healthOnly bool) {
 	partnerapi.New(partnerapi.Deps{
 		Partners: s.svc.Partners, Inventory: s.svc.Inventory, Webhooks: s.svc.Webhooks, Orders: s.svc.Orders, Checkout: s.svc.Checkout, Settlements: s.svc.Settlements, Payouts: s.svc.Payouts,
 		Outbox: s.outbox, Catalog: s.svc.Catalog, Brokerage: s.svc.Brokerage, Referrals: s.svc.Referrals,
-		Limiter: s.svc.Limiter, Nonces: nonce.NewStore(s.redis, nonce.TTL), Idempotent: s.idempotent, Log: s.log, Now: s.now,
+		Limiter: s.svc.Limiter, Nonces: nonce.NewStore(s.redis, nonce.TTL), Addresses: knownaddr.New(s.redis, s.now), Idempotent: s.idempotent, Log: s.log, Now: s.now,
 	}).Mount(e)
 }
 

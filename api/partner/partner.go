@@ -20,6 +20,7 @@ import (
 	"github.com/domaind/domaind/internal/catalog"
 	"github.com/domaind/domaind/internal/checkout"
 	"github.com/domaind/domaind/internal/inventory"
+	"github.com/domaind/domaind/internal/knownaddr"
 	"github.com/domaind/domaind/internal/nonce"
 	"github.com/domaind/domaind/internal/order"
 	"github.com/domaind/domaind/internal/outbox"
@@ -51,6 +52,9 @@ type Deps struct {
 	Catalog *catalog.Catalog
 	Limiter *ratelimit.Limiter
 	Nonces  *nonce.Store
+	// Addresses are those each key id authenticated from, which its
+	// failures' lockout spares.
+	Addresses *knownaddr.Book
 	// Idempotent replays a POST retried with its Idempotency-Key (the
 	// API's middleware; it scopes keys by KeyID).
 	Idempotent gin.HandlerFunc

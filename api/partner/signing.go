@@ -42,7 +42,11 @@ func KeyID(c *gin.Context) (string, bool) {
 // before the work each costs, a credential lookup and a secret's
 // decryption: per client address, and per key id, so that many addresses
 // cannot make the service check one credential without end. A request that
-// authenticates spends nothing of either.
+// authenticates spends nothing of either. Past its key id's limit, a
+// request from an address the key id authenticated from in the last
+// knownaddr.TTL is let through (its address's limit still holds): whoever
+// knows a key id can spend its failures, but cannot lock the partner's own
+// servers out with them.
 var (
 	FailuresPerAddress = ratelimit.PerMinute("partner-failures-address", 30)
 	FailuresPerKey     = ratelimit.PerMinute("partner-failures-key", 120)
@@ -86,12 +90,22 @@ func failures(c *gin.Context) []counted {
 }
 
 // failuresLeft refuses a request whose address or key id has used up its
-// failed authentications, before any credential is looked up.
+// failed authentications, before any credential is looked up; past the key
+// id's limit (not the address's), not one from an address the key id
+// authenticated from.
 func (a *API) failuresLeft(c *gin.Context) error {
+	ctx := c.Request.Context()
 	for _, f := range failures(c) {
-		r, err := a.Limiter.Status(c.Request.Context(), f.policy, f.client)
+		r, err := a.Limiter.Status(ctx, f.policy, f.client)
 		if err != nil {
 			return err
+		}
+		if !r.Allowed && f.policy == FailuresPerKey {
+			known, err := a.Addresses.Known(ctx, f.client, httpjson.Client(c))
+			if err != nil {
+				return err
+			}
+			r.Allowed = known
 		}
 		if !r.Allowed { // the headers, Retry-After too, are the failures' limit's
 			_ = httpjson.RateHeaders(c.Writer.Header(), f.policy, r)
@@ -204,6 +218,9 @@ func (a *API) admit(c *gin.Context, cred partners.Credential) error {
 	}
 	if err := a.Partners.Touch(context.WithoutCancel(ctx), cred.KeyID); err != nil {
 		a.Log.WarnContext(ctx, "recording a credential's use failed", "key_id", cred.KeyID, "err", err)
+	}
+	if err := a.Addresses.Remember(context.WithoutCancel(ctx), cred.KeyID, httpjson.Client(c)); err != nil {
+		a.Log.WarnContext(ctx, "recording a credential's address failed", "key_id", cred.KeyID, "err", err)
 	}
 	return nil
 }

@@ -293,7 +293,8 @@ func TestNoSessionCookieOrCORS(t *testing.T) {
 
 // TestFailedAuthenticationsAreLimited: wrong signatures are counted per
 // address and per key id, and past either limit a request is refused
-// before its credential is looked up, well signed or not; requests that
+// before its credential is looked up, well signed or not, but for one
+// from an address the key id authenticated from; requests that
 // authenticate count for neither.
 func TestFailedAuthenticationsAreLimited(t *testing.T) {
 	t.Parallel()
@@ -341,6 +342,26 @@ func TestFailedAuthenticationsAreLimited(t *testing.T) {
 	}
 	if got := from("192.0.2.50", e.sign(other, "GET", path, nil)); got.status != 200 {
 		t.Errorf("another key id from that address = %d %s, want 200", got.status, got.body)
+	}
+	// The partner's own server, which authenticated with the key before,
+	// is not locked out by them; its signatures are still checked.
+	if got := from("198.51.100.1", e.sign(cred, "GET", path, nil)); got.status != 200 {
+		t.Errorf("the key id past its failures, from an address it authenticated from = %d %s, want 200", got.status, got.body)
+	}
+	if got := from("198.51.100.1", wrong()); got.status != 401 {
+		t.Errorf("a wrong signature from that address = %d %s, want 401", got.status, got.body)
+	}
+	if got := from("192.0.2.50", e.sign(cred, "GET", path, nil)); got.status != http.StatusTooManyRequests {
+		t.Errorf("the key id past its failures, from an address another key id authenticated from = %d %s, want 429", got.status, got.body)
+	}
+	// That address's own limit still holds.
+	for i := range partner.FailuresPerAddress.Limit - 1 {
+		if got := from("198.51.100.1", wrong()); got.status != 401 {
+			t.Fatalf("wrong signature %d more from the known address = %d %s, want 401", i+1, got.status, got.body)
+		}
+	}
+	if got := from("198.51.100.1", e.sign(cred, "GET", path, nil)); got.status != http.StatusTooManyRequests {
+		t.Errorf("a known address past its own failures = %d %s, want 429", got.status, got.body)
 	}
 
 	// A key id of no credential's shape counts against its address alone,
