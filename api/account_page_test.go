@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -24,13 +25,9 @@ import (
 func TestBrowserDeveloperKeys(t *testing.T) {
 	env, srv := servedEnv(t)
 	ctx := newChromium(t)
-	newBrowser(t, env).signUp("keys@example.com", "a-long-password")
+	toAccountPage(t, env, ctx, srv.URL, "keys@example.com")
 	text := pageText(t, ctx)
-	err := chromedp.Do(ctx, chromedp.Navigate(srv.URL+"/login"),
-		chromedp.SendKeys(chromedp.CSS("#email"), "keys@example.com"),
-		chromedp.SendKeys(chromedp.CSS("#password"), "a-long-password"),
-		chromedp.Click(chromedp.CSS("button[type=submit]")),
-		chromedp.WaitVisible(chromedp.CSS("#create-key")),
+	err := chromedp.Do(ctx,
 		chromedp.SendKeys(chromedp.CSS("#key-name"), "my script"),
 		chromedp.Click(chromedp.CSS("#create-key button")),
 		chromedp.WaitVisible(chromedp.CSS("#new-key-secret")))
@@ -39,18 +36,7 @@ func TestBrowserDeveloperKeys(t *testing.T) {
 	}
 	checkPage(t, ctx, "account-new-key")
 	id, secret := text("#new-key-id"), text("#new-key-secret")
-	call := func() int {
-		t.Helper()
-		r, _ := http.NewRequest("GET", srv.URL+"/api/v1/domains/available?domain=example.com", nil)
-		r.Header.Set("x-api-key", id)
-		r.Header.Set("x-api-secret", secret)
-		resp, err := http.DefaultClient.Do(r)
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp.Body.Close()
-		return resp.StatusCode
-	}
+	call := func() int { return callWithKey(t, srv.URL, id, secret) }
 	if code := call(); code != http.StatusOK {
 		t.Fatalf("a call with the new key = %d", code)
 	}
@@ -84,6 +70,104 @@ func TestBrowserDeveloperKeys(t *testing.T) {
 	if code := call(); code != http.StatusUnauthorized {
 		t.Errorf("a call with the revoked key = %d, want 401", code)
 	}
+}
+
+// A person double-clicks the key form's button in a real browser while
+// the server is slow: the browser sends the form twice and shows the
+// second answer only, which must hold the secret of the one key made.
+func TestBrowserDoubleClickMakesOneKey(t *testing.T) {
+	env, srv := servedEnv(t)
+	var sends atomic.Int32
+	second := make(chan struct{})
+	app := srv.Config.Handler
+	srv.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost && r.URL.Path == "/account/keys" {
+			switch sends.Add(1) {
+			case 1: // slow: the second click comes before this answer
+				select {
+				case <-second:
+				case <-time.After(10 * time.Second):
+				}
+			case 2:
+				close(second)
+			}
+		}
+		app.ServeHTTP(w, r)
+	})
+	ctx := newChromium(t)
+	toAccountPage(t, env, ctx, srv.URL, "double@example.com")
+	err := chromedp.Do(ctx,
+		chromedp.SendKeys(chromedp.CSS("#key-name"), "clicked twice"),
+		chromedp.ScrollIntoView(chromedp.CSS("#create-key button")))
+	if err != nil {
+		t.Fatalf("filling the key form: %v", err)
+	}
+	// Two clicks on the button's place, as a mouse makes them: no look-up
+	// of the button between them, whose page may be leaving.
+	at, err := chromedp.Run(ctx, chromedp.Evaluate[[]float64](`(() => { const r = document.querySelector("#create-key button").getBoundingClientRect();
+		return [r.x + r.width / 2, r.y + r.height / 2] })()`))
+	if err != nil || len(at) != 2 {
+		t.Fatalf("the button's place = %v, %v", at, err)
+	}
+	if err := chromedp.Do(ctx, chromedp.MouseClickXY(at[0], at[1])); err != nil {
+		t.Fatal(err)
+	}
+	// The second click comes once the first send is on its way, as a
+	// person's does (two clicks in one instant make one send).
+	for deadline := time.Now().Add(10 * time.Second); sends.Load() == 0; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the first click sent nothing")
+		}
+	}
+	err = chromedp.Do(ctx, chromedp.MouseClickXY(at[0], at[1]), chromedp.WaitVisible(chromedp.CSS("#new-key-secret")))
+	if err != nil {
+		t.Fatalf("creating a key with a double click: %v", err)
+	}
+	if n := sends.Load(); n != 2 {
+		t.Fatalf("the browser sent the form %d times, want 2: the test shows nothing", n)
+	}
+	text := pageText(t, ctx)
+	id, secret := text("#new-key-id"), text("#new-key-secret")
+	var keys []models.APIKey
+	if err := env.db.Where("name = ?", "clicked twice").Find(&keys).Error; err != nil {
+		t.Fatal(err)
+	}
+	if len(keys) != 1 || keys[0].ID != id {
+		t.Fatalf("%d keys made by the double click (the page shows %q), want one, the one shown", len(keys), id)
+	}
+	if code := callWithKey(t, srv.URL, id, secret); code != http.StatusOK {
+		t.Errorf("a call with the secret the second answer shows = %d, want 200", code)
+	}
+}
+
+// toAccountPage makes an account of email and signs in to it in the
+// browser ctx, on the service at base, which shows the account page.
+func toAccountPage(t *testing.T, env *testEnv, ctx context.Context, base, email string) {
+	t.Helper()
+	newBrowser(t, env).signUp(email, "a-long-password")
+	err := chromedp.Do(ctx, chromedp.Navigate(base+"/login"),
+		chromedp.SendKeys(chromedp.CSS("#email"), email),
+		chromedp.SendKeys(chromedp.CSS("#password"), "a-long-password"),
+		chromedp.Click(chromedp.CSS("button[type=submit]")),
+		chromedp.WaitVisible(chromedp.CSS("#create-key")))
+	if err != nil {
+		t.Fatalf("signing in as %s: %v", email, err)
+	}
+}
+
+// callWithKey calls the v1 API at base with a developer key and returns
+// the answer's status.
+func callWithKey(t *testing.T, base, id, secret string) int {
+	t.Helper()
+	r, _ := http.NewRequest("GET", base+"/api/v1/domains/available?domain=example.com", nil)
+	r.Header.Set("x-api-key", id)
+	r.Header.Set("x-api-secret", secret)
+	resp, err := http.DefaultClient.Do(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	return resp.StatusCode
 }
 
 // The key form sent again (its button pressed twice, its answer reloaded)

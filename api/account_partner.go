@@ -106,7 +106,7 @@ func (s *Server) partnerSubmit(c *gin.Context, u models.User) (func(*accountPage
 	}
 	switch c.Param("action") {
 	case "issue":
-		issued, err := formOnce(s, c, u, func() (partner.Issued, error) {
+		issued, err := formOnce(s, c, u, func(ctx context.Context) (partner.Issued, error) {
 			return s.svc.Partners.IssueCredential(ctx, p.ID, c.PostForm("environment"), c.PostFormArray("scope"))
 		})
 		return func(v *accountPageData) {

@@ -2,6 +2,7 @@ package api
 
 import (
 	"cmp"
+	"context"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -350,7 +351,7 @@ func (s *Server) keySubmit(c *gin.Context, u models.User) (func(*accountPageData
 	if id := c.Param("id"); id != "" {
 		return nil, s.svc.Accounts.RevokeKey(ctx, u, id)
 	}
-	k, err := formOnce(s, c, u, func() (account.NewKey, error) {
+	k, err := formOnce(s, c, u, func(ctx context.Context) (account.NewKey, error) {
 		return s.svc.Accounts.CreateKey(ctx, u, c.PostForm("name"))
 	})
 	return func(v *accountPageData) { v.NewKey = &k }, err
@@ -358,7 +359,7 @@ func (s *Server) keySubmit(c *gin.Context, u models.User) (func(*accountPageData
 
 // formOnce runs do for an account page's form that makes a key or a
 // credential once, a resend answered with its result (idempotency.Once).
-func formOnce[T any](s *Server, c *gin.Context, u models.User, do func() (T, error)) (T, error) {
+func formOnce[T any](s *Server, c *gin.Context, u models.User, do func(context.Context) (T, error)) (T, error) {
 	return idempotency.Once(c.Request.Context(), s.svc.Idempotency, "user:"+u.ID, c.PostForm(idempotency.FormField), do)
 }
 

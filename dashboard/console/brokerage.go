@@ -1,6 +1,7 @@
 package console
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"slices"
@@ -95,8 +96,8 @@ func (con *Console) opsCaseSubmit(c *gin.Context) {
 	}
 	var v brokerage.View
 	if err == nil {
-		v, err = formOnce(con, c, func() (brokerage.View, error) {
-			return con.svc.Brokerage.Move(c.Request.Context(), c.Param("case_id"), action, in)
+		v, err = formOnce(con, c, func(ctx context.Context) (brokerage.View, error) {
+			return con.svc.Brokerage.Move(ctx, c.Param("case_id"), action, in)
 		})
 	}
 	if err != nil {

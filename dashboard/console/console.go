@@ -9,6 +9,7 @@ package console
 
 import (
 	"cmp"
+	"context"
 	"log/slog"
 
 	"github.com/gin-gonic/gin"
@@ -93,7 +94,7 @@ func (con *Console) problem(c *gin.Context, err error) (int, string) {
 // partner added, a credential issued, an offer recorded) once, a resend
 // answered with its result (idempotency.Once). Such a form carries the
 // page's once token.
-func formOnce[T any](con *Console, c *gin.Context, do func() (T, error)) (T, error) {
+func formOnce[T any](con *Console, c *gin.Context, do func(context.Context) (T, error)) (T, error) {
 	return idempotency.Once(c.Request.Context(), con.svc.Idempotency, "ops", c.PostForm(idempotency.FormField), do)
 }
 

@@ -2,6 +2,7 @@ package console
 
 import (
 	"cmp"
+	"context"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -88,7 +89,7 @@ func (con *Console) opsPartnerSubmit(c *gin.Context) {
 	var err error
 	switch cmp.Or(c.Param("action"), "create") { // POST /ops/partners adds one
 	case "create":
-		p, err = formOnce(con, c, func() (models.Partner, error) {
+		p, err = formOnce(con, c, func(ctx context.Context) (models.Partner, error) {
 			return con.svc.Partners.Create(ctx, c.PostForm("name"), c.PostForm("contact_email"))
 		})
 	case "approve":
@@ -121,8 +122,8 @@ func (con *Console) opsPartnerSubmit(c *gin.Context) {
 // resend of the form issues none: it shows the first's, for a short
 // while).
 func (con *Console) opsCredentialSubmit(c *gin.Context) {
-	issued, err := formOnce(con, c, func() (partner.Issued, error) {
-		return con.svc.Partners.IssueCredential(c.Request.Context(), c.Param("id"), c.PostForm("environment"), c.PostFormArray("scope"))
+	issued, err := formOnce(con, c, func(ctx context.Context) (partner.Issued, error) {
+		return con.svc.Partners.IssueCredential(ctx, c.Param("id"), c.PostForm("environment"), c.PostFormArray("scope"))
 	})
 	if err != nil {
 		status, problem := con.problem(c, err)

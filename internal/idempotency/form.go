@@ -34,6 +34,9 @@ const (
 	formWait  = 10 * time.Second
 	formPoll  = 50 * time.Millisecond
 	replayFor = 2 * time.Minute
+	// formWork bounds a form's work, below formWait: a resend waiting for
+	// the work sees how it ended, its failure included.
+	formWork = formWait / 2
 )
 
 // formAnswer is what a form's token keeps of its work: the result, and
@@ -45,11 +48,14 @@ type formAnswer struct {
 
 // Once runs do the first time token comes from scope's forms (a person's,
 // or the ops login's), and answers a resend of the same form with that
-// first result while it is fresh, ErrFormSent after (for TTL). A token is
-// freed when do fails, so a refused form can be sent again. A missing or
-// overlong token is a form from an old page: a validation error naming
-// FormField. The result is kept sealed, as every record of the Store is.
-func Once[T any](ctx context.Context, s *Store, scope, token string, do func() (T, error)) (T, error) {
+// first result while it is fresh, ErrFormSent after (for TTL). do runs to
+// its end, within formWork, even when the sender has gone: a double click
+// drops the first send's connection, and the second send waits for the
+// first's result. A token is freed when do fails, so a refused form can be
+// sent again. A missing or overlong token is a form from an old page: a
+// validation error naming FormField. The result is kept sealed, as every
+// record of the Store is.
+func Once[T any](ctx context.Context, s *Store, scope, token string, do func(context.Context) (T, error)) (T, error) {
 	var zero T
 	if token == "" || len(token) > 64 {
 		return zero, fault.Invalid(FormField, "this form is out of date: load the page again and send it from there")
@@ -82,7 +88,9 @@ func Once[T any](ctx context.Context, s *Store, scope, token string, do func() (
 			waited += formPoll
 		}
 	}
-	v, err := do()
+	work, cancel := context.WithTimeout(context.WithoutCancel(ctx), formWork)
+	defer cancel()
+	v, err := do(work)
 	if err != nil { // freed even when the sender has gone: nothing was made
 		return zero, errors.Join(err, s.Release(context.WithoutCancel(ctx), scope, token))
 	}

@@ -33,7 +33,7 @@ func TestFormTokensRunOnce(t *testing.T) {
 	}
 
 	var runs atomic.Int32
-	work := func() (made, error) {
+	work := func(context.Context) (made, error) {
 		n := runs.Add(1)
 		time.Sleep(20 * time.Millisecond) // the others come while it works
 		return made{ID: "key_" + string(rune('0'+n)), Secret: "secret-of-the-first"}, nil
@@ -71,6 +71,33 @@ func TestFormTokensRunOnce(t *testing.T) {
 	}
 }
 
+// The work of a form whose sender leaves runs to its end, and a resend
+// gets its result: a double click drops the first send's connection while
+// the second send waits for the first's work.
+func TestAFormsWorkOutlivesItsSender(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	token := idempotency.FormToken()
+	gone, leave := context.WithCancel(context.Background())
+	v, err := idempotency.Once(gone, w.s, "user:a", token, func(ctx context.Context) (made, error) {
+		leave() // the browser drops the first send
+		if err := ctx.Err(); err != nil {
+			return made{}, err
+		}
+		return made{ID: "key_1", Secret: "secret-of-the-first"}, nil
+	})
+	if err != nil || v.ID != "key_1" {
+		t.Fatalf("the send whose sender left = %+v, %v; want its work done", v, err)
+	}
+	again := func(context.Context) (made, error) {
+		t.Error("the resend ran the work again")
+		return made{}, nil
+	}
+	if v, err := idempotency.Once(context.Background(), w.s, "user:a", token, again); err != nil || v != (made{ID: "key_1", Secret: "secret-of-the-first"}) {
+		t.Errorf("the resend = %+v, %v; want the first send's result", v, err)
+	}
+}
+
 // A failed run frees its token, even when its sender has gone, so that the
 // form can be sent again; a missing or overlong token is refused without
 // running.
@@ -79,11 +106,11 @@ func TestAFormThatFailedCanBeSentAgain(t *testing.T) {
 	w := newWorld(t)
 	ctx := context.Background()
 	runs := 0
-	ok := func() (made, error) { runs++; return made{ID: "key"}, nil }
+	ok := func(context.Context) (made, error) { runs++; return made{ID: "key"}, nil }
 
 	failing := idempotency.FormToken()
 	refused := fault.Invalid("name", "too long")
-	if _, err := idempotency.Once(ctx, w.s, "user:a", failing, func() (made, error) { return made{}, refused }); !errors.Is(err, refused) {
+	if _, err := idempotency.Once(ctx, w.s, "user:a", failing, func(context.Context) (made, error) { return made{}, refused }); !errors.Is(err, refused) {
 		t.Errorf("a failed run = %v, want its error", err)
 	}
 	if v, err := idempotency.Once(ctx, w.s, "user:a", failing, ok); err != nil || v.ID != "key" || runs != 1 {
@@ -92,7 +119,7 @@ func TestAFormThatFailedCanBeSentAgain(t *testing.T) {
 
 	left := idempotency.FormToken() // the sender goes while the work fails
 	gone, leave := context.WithCancel(ctx)
-	_, err := idempotency.Once(gone, w.s, "user:a", left, func() (made, error) { leave(); return made{}, gone.Err() })
+	_, err := idempotency.Once(gone, w.s, "user:a", left, func(context.Context) (made, error) { leave(); return made{}, gone.Err() })
 	if !errors.Is(err, context.Canceled) {
 		t.Errorf("a run whose sender left = %v, want its error", err)
 	}
