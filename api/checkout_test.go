@@ -287,6 +287,105 @@ func TestCheckoutPagesSayWhatHappenedToTheMoney(t *testing.T) {
 	}
 }
 
+// leaver is a card processor whose charge is answered only once the
+// buyer has left (left is closed): a double click drops the first send's
+// connection while its payment is under way.
+type leaver struct {
+	*payment.Sandbox
+	left      chan struct{}
+	neverLeft atomic.Bool // the charge stopped waiting: the test shows nothing
+}
+
+func (l *leaver) Charge(ctx context.Context, ch payment.Charge) (string, error) {
+	id, err := l.Sandbox.Charge(ctx, ch)
+	select {
+	case <-l.left:
+	case <-time.After(10 * time.Second):
+		l.neverLeft.Store(true)
+	}
+	return id, err
+}
+
+// A payment goes on to its order when the buyer's browser drops the
+// answer after the card was charged (a double click, a closed tab): it
+// is not given back for want of a listener, and a second send of the
+// form finds the order.
+func TestAPaymentOutlivesTheBuyerLeaving(t *testing.T) {
+	t.Parallel()
+	env, srv := servedEnv(t)
+	processor := &leaver{Sandbox: payment.NewSandbox(env.db, payment.SandboxOptions{}), left: make(chan struct{})}
+	env.payments = map[string]payment.Provider{models.EnvSandbox: processor}
+	env.rebuild()
+	app := srv.Config.Handler
+	var first sync.Once
+	srv.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost && r.URL.Path == "/checkout" {
+			first.Do(func() { go func() { <-r.Context().Done(); close(processor.left) }() })
+		}
+		app.ServeHTTP(w, r)
+	})
+	listSandbox(t, env, "leftbehind.io", 9_900)
+	var s struct {
+		CheckoutURL string `json:"checkout_url"`
+	}
+	err := checkoutPartner(t, env, srv.URL, models.EnvSandbox).PostJSON(context.Background(), "/api/partner/v1/checkout-session",
+		map[string]string{"domain": "leftbehind.io", "return_url": "https://shop.test/thanks", "cancel_url": "https://shop.test/"}, &s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	buyer, form := checkoutBuyer(t, s.CheckoutURL)
+	charged := func() int64 {
+		var n int64
+		env.db.Model(&models.SandboxCharge{}).Count(&n)
+		return n
+	}
+	ctx, leave := context.WithCancel(context.Background())
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, srv.URL+"/checkout", strings.NewReader(form.Encode()))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	go func() { // the buyer leaves once the card is charged
+		for deadline := time.Now().Add(10 * time.Second); charged() == 0 && time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+		}
+		leave()
+	}()
+	if res, err := buyer.Do(req); err == nil {
+		res.Body.Close()
+		t.Fatalf("the first send was answered (%d) though its buyer left", res.StatusCode)
+	}
+
+	// The first send's payment ends in an order or in its return; then the
+	// second send of the double click comes.
+	ordered := func() int64 {
+		var n int64
+		env.db.Model(&models.Order{}).Where("domain = ?", "leftbehind.io").Count(&n)
+		return n
+	}
+	returned := func() int64 {
+		var n int64
+		env.db.Model(&models.OutboxEntry{}).Where("task_type = ?", tasks.TypePaymentReturn).Count(&n)
+		return n
+	}
+	for deadline := time.Now().Add(10 * time.Second); ordered() == 0 && returned() == 0; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the first send's payment ended in neither an order nor its return")
+		}
+	}
+	if processor.neverLeft.Load() {
+		t.Fatal("the server never saw the buyer leave")
+	}
+	res, err := buyer.PostForm(srv.URL+"/checkout", form)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if orders, returns := ordered(), returned(); orders != 1 || returns != 0 || charged() != 1 {
+		t.Errorf("after the buyer left: %d orders, %d payment:return tasks, %d charges; want the order made of the one charge, nothing given back",
+			orders, returns, charged())
+	}
+	if to := res.Header.Get("Location"); res.StatusCode != http.StatusSeeOther || !strings.Contains(to, "https://shop.test/thanks") {
+		t.Errorf("the second send = %d to %q, want 303 to the shop's return_url", res.StatusCode, to)
+	}
+}
+
 // testShop is a partner's shop for the browser checkouts: /return thanks
 // the buyer (#done) and keeps the query the checkout sent them back with,
 // /cancel welcomes them back (#cancelled).

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 
 	"gorm.io/gorm"
 
@@ -106,6 +107,13 @@ type Payment struct {
 	Referral string
 }
 
+// payFor bounds a payment: the processor's call, and the statements
+// before and after it. It stays below the HTTP server's write timeout
+// (30 s: the buyer gets the answer), the API's shutdown (25 s: a
+// process stopping lets the payment end) and payment.PendingAfter (the
+// reconciliation takes up only payments nobody is working on).
+const payFor = payment.ChargeTimeout + 5*time.Second
+
 // Pay pays the session p.Token names and returns where the buyer goes
 // next: its return_url with the order. The buyer's fields and card are
 // checked (validation errors naming the field), the name held for the
@@ -123,7 +131,14 @@ type Payment struct {
 // when the processor's answer is lost, the buyer is told to try again,
 // which uses the same payment, and the reconciliation returns a charge
 // nobody comes back for (unavailable).
+//
+// A payment runs to its end, within payFor, when ctx ends: a buyer's
+// browser drops the first send of a double click, and a payment given up
+// between the charge and its order would be a refund, and the second
+// send a second charge.
 func (s *Service) Pay(ctx context.Context, p Payment) (string, error) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), payFor)
+	defer cancel()
 	cs, err := s.session(ctx, p.Token)
 	if err != nil {
 		return "", err
@@ -152,10 +167,10 @@ func (s *Service) Pay(ctx context.Context, p Payment) (string, error) {
 	if err := s.reserve(ctx, &hp, p.Referral); err != nil {
 		return s.paidMeanwhile(ctx, cs, err)
 	}
-	cctx, cancel := context.WithTimeout(ctx, payment.ChargeTimeout)
+	cctx, stopCharge := context.WithTimeout(ctx, payment.ChargeTimeout)
 	hp.ChargeID, err = provider.Charge(cctx, payment.Charge{AmountCents: hp.PriceCents, Currency: hp.Currency, Card: card,
 		IdempotencyKey: hp.Payment.IdempotencyKey, Description: cs.Domain})
-	cancel()
+	stopCharge()
 	if e, refused := fault.As(err); refused { // no charge was taken
 		return "", s.refused(ctx, cs, hp.Payment, e)
 	}
