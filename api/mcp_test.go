@@ -15,11 +15,11 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/modelcontextprotocol/go-sdk/oauthex"
-	"gorm.io/gorm"
 
 	mcpapi "github.com/domaind/domaind/api/mcp"
 	"github.com/domaind/domaind/internal/secret"
 	"github.com/domaind/domaind/models"
+	"github.com/domaind/domaind/models/modelstest"
 )
 
 // mcpSession connects the MCP SDK's client to the service's /mcp the way
@@ -394,23 +394,13 @@ func TestMCPSearch(t *testing.T) {
 	}
 }
 
-// A body the MCP server does not read (not JSON) is 415 in the service's
-// error shape, as the OpenAPI document says (the checked handler holds the
-// answer to it).
 // A token that cannot be checked (the database failing) is a 500 with
 // nothing internal in its body, as everywhere else.
 func TestMCPHidesWhyATokenCouldNotBeChecked(t *testing.T) {
 	t.Parallel()
 	env, srv := servedEnv(t)
 	_, tok := mcpSession(t, env, srv.URL)
-	err := env.db.Callback().Query().Before("gorm:query").Register("test:fail", func(db *gorm.DB) {
-		if db.Statement.Table == "oauth_tokens" {
-			db.AddError(errors.New("sql: database is closed"))
-		}
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	modelstest.FailReads(t, env.db, "oauth_tokens", errors.New("sql: database is closed"))
 	res := listTools(t, srv.URL, tok.access, "application/json")
 	defer res.Body.Close()
 	body, _ := io.ReadAll(res.Body)
@@ -434,6 +424,9 @@ func listTools(t *testing.T, base, access, contentType string) *http.Response {
 	return res
 }
 
+// A body the MCP server does not read (not JSON) is 415 in the service's
+// error shape, as the OpenAPI document says (the checked handler holds the
+// answer to it).
 func TestMCPRefusesABodyOfAnotherType(t *testing.T) {
 	t.Parallel()
 	env, srv := servedEnv(t)

@@ -3,6 +3,7 @@ package brokerage
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"log/slog"
 	"net/url"
 	"slices"
@@ -351,6 +352,61 @@ func TestEveryMove(t *testing.T) {
 		if _, err := w.s.Move(ctx, id, tt.action, tt.in); !isField(err, tt.field) {
 			t.Errorf("%s %+v = %v, want validation_error of %s", tt.action, tt.in, err, tt.field)
 		}
+	}
+}
+
+// TestWorkThatCannotAnswerIsNotDone: a case opened or moved whose answer
+// cannot be read (the database failing after its writes) is not opened or
+// moved, so that the retry its error calls for is the only one: it opens
+// the case, records the offer once, and closes the deal with one posting.
+func TestWorkThatCannotAnswerIsNotDone(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t, "owned.com")
+	ctx := context.Background()
+	w.checked(t, "owned.com", false)
+	down := errors.New("the database went away")
+	count := func(model any, where string, args ...any) (n int64) {
+		w.db.Model(model).Where(where, args...).Count(&n)
+		return n
+	}
+	failing := func(what string, do func() error) {
+		t.Helper()
+		restore := modelstest.FailReads(t, w.db, "brokerage_steps", down)
+		defer restore()
+		if err := do(); !errors.Is(err, down) {
+			t.Fatalf("%s with the timeline's read failing = %v, want its error", what, err)
+		}
+	}
+
+	in := NewCase{Domain: "owned.com", Tier: models.TierManaged, BuyerEmail: "ada@example.com", Budget: ptr(int64(250_000))}
+	failing("Open", func() error { _, err := w.s.Open(ctx, "prt_a", models.EnvLive, in); return err })
+	if n := count(&models.BrokerageCase{}, "domain = ?", "owned.com"); n != 0 {
+		t.Errorf("after the failed Open: %d cases of owned.com, want none", n)
+	}
+	v, err := w.s.Open(ctx, "prt_a", models.EnvLive, in)
+	if err != nil {
+		t.Fatalf("Open retried: %v", err)
+	}
+
+	id := w.inStatus(t, "deal.com", models.TierManaged, models.CaseNegotiating)
+	offer := MoveInput{AmountCents: 90_000}
+	failing("record-offer", func() error { _, err := w.s.Move(ctx, id, RecordOffer, offer); return err })
+	if n := count(&models.BrokerageStep{}, "case_id = ?", id); n != 0 {
+		t.Errorf("after the failed record-offer: %d steps, want none", n)
+	}
+	if v, err = w.s.Move(ctx, id, RecordOffer, offer); err != nil || len(v.Timeline) != 1 {
+		t.Fatalf("record-offer retried = %d steps, %v; want the one offer", len(v.Timeline), err)
+	}
+
+	deal := MoveInput{PriceCents: 95_000}
+	failing("close-deal", func() error { _, err := w.s.Move(ctx, id, CloseDeal, deal); return err })
+	var c models.BrokerageCase
+	w.db.Take(&c, "id = ?", id)
+	if lines := count(&models.LedgerEntry{}, "case_id = ?", id); c.Status != models.CaseNegotiating || lines != 0 {
+		t.Errorf("after the failed close-deal: case %s, %d ledger lines; want it negotiating, nothing posted", c.Status, lines)
+	}
+	if v, err = w.s.Move(ctx, id, CloseDeal, deal); err != nil || v.Status != models.CaseClosedDeal || len(v.Timeline) != 2 {
+		t.Fatalf("close-deal retried = %s with %d steps, %v; want the deal closed", v.Status, len(v.Timeline), err)
 	}
 }
 

@@ -97,6 +97,7 @@ func (s *Service) Open(ctx context.Context, partnerID, env string, in NewCase) (
 	now := s.now().UTC()
 	c := models.BrokerageCase{ID: secret.NewID("bc_"), PartnerID: partnerID, Environment: env, Domain: domain, Tier: in.Tier,
 		BuyerEmail: in.BuyerEmail, BudgetCents: budget, Currency: Currency, Status: models.CaseOpen, CreatedAt: now, UpdatedAt: now}
+	var v View
 	err = s.outbox.Transaction(ctx, func(tx *outbox.Tx) error {
 		if err := tx.Create(&c).Error; err != nil {
 			if errors.Is(err, gorm.ErrDuplicatedKey) {
@@ -104,12 +105,18 @@ func (s *Service) Open(ctx context.Context, partnerID, env string, in NewCase) (
 			}
 			return fmt.Errorf("open a brokerage case for %s: %w", domain, err)
 		}
-		return s.recordStep(tx, c, models.BrokerageStep{Actor: ActorPartner, Note: "opened by the partner, tier " + in.Tier, Shared: true}, now)
+		err := s.recordStep(tx, c, models.BrokerageStep{Actor: ActorPartner, Note: "opened by the partner, tier " + in.Tier, Shared: true}, now)
+		if err == nil {
+			// Read in the transaction: a case whose answer cannot be made
+			// is not opened, so a retry opens it instead of finding it open.
+			v, err = withTimeline(tx.DB, s.newView(c), forOutside)
+		}
+		return err
 	})
 	if err != nil {
 		return View{}, err
 	}
-	return withTimeline(s.db.WithContext(ctx), s.newView(c), forOutside)
+	return v, nil
 }
 
 // notEligible is the conflict of a case refused for reasons.

@@ -94,10 +94,10 @@ func (s *Service) Move(ctx context.Context, id string, action Action, in MoveInp
 	if err := in.check(action); err != nil {
 		return View{}, err
 	}
-	var c models.BrokerageCase
+	var v View
 	err := s.outbox.Transaction(ctx, func(tx *outbox.Tx) error {
-		var err error
-		if c, err = find(models.ForUpdate(tx.DB), id); err != nil {
+		c, err := find(models.ForUpdate(tx.DB), id)
+		if err != nil {
 			return err
 		}
 		to, ok := Moves[c.Status][action]
@@ -128,12 +128,18 @@ func (s *Service) Move(ctx context.Context, id string, action Action, in MoveInp
 			"commission_bps", "commission_cents", "updated_at", "closed_at").Updates(&c).Error; err != nil {
 			return fmt.Errorf("move brokerage case %s: %w", c.ID, err)
 		}
-		return s.recordStep(tx, c, st, now)
+		if err := s.recordStep(tx, c, st, now); err != nil {
+			return err
+		}
+		// Read in the transaction: a move that cannot answer is not made,
+		// so a retry of it is the only one.
+		v, err = withTimeline(tx.DB, s.newView(c), forOps)
+		return err
 	})
 	if err != nil {
 		return View{}, err
 	}
-	return withTimeline(s.db.WithContext(ctx), s.newView(c), forOps)
+	return v, nil
 }
 
 // closeDeal sets c's deal at price (the fee of its tier, the commission

@@ -73,10 +73,10 @@ func (s *Service) Move(ctx context.Context, publicID string, action Action, in M
 			return View{}, err
 		}
 	}
-	var o models.Order
+	var v View
 	err := s.outbox.Transaction(ctx, func(tx *outbox.Tx) error {
-		var err error
-		if o, err = find(models.ForUpdate(tx.DB), publicID); err != nil {
+		o, err := find(models.ForUpdate(tx.DB), publicID)
+		if err != nil {
 			return err
 		}
 		m, ok := Moves[o.Status][action]
@@ -125,16 +125,21 @@ func (s *Service) Move(ctx context.Context, publicID string, action Action, in M
 			return fmt.Errorf("move order %s: %w", o.PublicID, err)
 		}
 		step, err := s.recordStep(tx, o, models.OrderStep{Actor: ActorOps, Event: m.event, Note: string(action)}, extra)
-		if err != nil || action != StartTransfer {
+		if err != nil {
 			return err
 		}
-		tx.Add(tasks.TransferPushPayload{OrderID: o.PublicID, Push: step, Recipient: in.Recipient})
-		return nil
+		if action == StartTransfer {
+			tx.Add(tasks.TransferPushPayload{OrderID: o.PublicID, Push: step, Recipient: in.Recipient})
+		}
+		// Read in the transaction: a move that cannot answer is not made,
+		// so a retry of it is the only one.
+		v, err = withTimeline(tx.DB, newView(o))
+		return err
 	})
 	if err != nil {
 		return View{}, err
 	}
-	return withTimeline(s.db.WithContext(ctx), newView(o))
+	return v, nil
 }
 
 // Actions lists what ops may try on an order in status with review, in

@@ -483,6 +483,56 @@ func TestNoOrderWithoutItsEvent(t *testing.T) {
 	}
 }
 
+// TestAMoveThatCannotAnswerIsNotMade: a move whose answer cannot be
+// read (the database failing after its writes) is not made, so that the
+// retry its error calls for is the only move: a cancel refunds once and a
+// start-transfer queues one push.
+func TestAMoveThatCannotAnswerIsNotMade(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	ctx := context.Background()
+	down := errors.New("the database went away")
+	pushes := func() (n int64) {
+		w.db.Model(&models.OutboxEntry{}).Where("task_type = ?", tasks.TypeTransferPush).Count(&n)
+		return n
+	}
+	for _, action := range []Action{StartTransfer, Cancel} {
+		domain := "retry-" + string(action) + ".com"
+		w.list(t, domain, 10_000)
+		o, err := w.s.Record(ctx, "prt_a", models.EnvSandbox, newOrder(domain, 10_000, ""))
+		if err != nil {
+			t.Fatal(err)
+		}
+		in := MoveInput{Recipient: "buyer-registrar"}
+		pushed := pushes()
+		restore := modelstest.FailReads(t, w.db, "order_steps", down)
+		if _, err := w.s.Move(ctx, o.PublicID, action, in); !errors.Is(err, down) {
+			t.Fatalf("%s with the timeline's read failing = %v, want its error", action, err)
+		}
+		restore()
+		var after models.Order
+		w.db.Take(&after, "public_id = ?", o.PublicID)
+		var steps, refunds int64
+		w.db.Model(&models.OrderStep{}).Where("order_id = ?", o.PublicID).Count(&steps)
+		w.db.Model(&models.Refund{}).Where("order_id = ?", o.PublicID).Count(&refunds)
+		if after.Status != models.OrderExternallyPaid || after.RefundedCents != 0 || steps != 1 || refunds != 0 || pushes() != pushed {
+			t.Errorf("after the failed %s: order %s refunded %d, %d steps, %d refunds, %d pushes queued; want it unmoved",
+				action, after.Status, after.RefundedCents, steps, refunds, pushes()-pushed)
+		}
+
+		v, err := w.s.Move(ctx, o.PublicID, action, in)
+		if err != nil {
+			t.Fatalf("%s retried: %v", action, err)
+		}
+		w.db.Model(&models.Refund{}).Where("order_id = ?", o.PublicID).Count(&refunds)
+		want := map[Action]struct{ refunds, pushes int64 }{StartTransfer: {0, 1}, Cancel: {1, 0}}[action]
+		if len(v.Timeline) != 2 || refunds != want.refunds || pushes()-pushed != want.pushes {
+			t.Errorf("%s retried: timeline of %d steps, %d refunds, %d pushes queued; want 2 steps, %d refunds, %d pushes",
+				action, len(v.Timeline), refunds, pushes()-pushed, want.refunds, want.pushes)
+		}
+	}
+}
+
 // failInserts makes every insert into table fail with message, in the
 // database itself (a trigger), so that it fails however the rows are
 // written; the func returned removes it.
