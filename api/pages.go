@@ -19,6 +19,7 @@ import (
 	"github.com/domaind/domaind/internal/idempotency"
 	"github.com/domaind/domaind/internal/oauth"
 	"github.com/domaind/domaind/internal/password"
+	"github.com/domaind/domaind/internal/ratelimit"
 	"github.com/domaind/domaind/models"
 )
 
@@ -306,13 +307,19 @@ func (s *Server) accountData(c *gin.Context, u models.User) (accountPageData, er
 	if err != nil {
 		return view, err
 	}
-	for _, k := range keys {
+	limits := make([]ratelimit.Check, len(keys))
+	for i, k := range keys {
+		limits[i] = ratelimit.Check{Policy: keyLimit, Client: k.ID}
+	}
+	// Without the limits' status, the page says nothing of what is left.
+	left, leftErr := s.svc.Limiter.StatusAll(ctx, limits...)
+	for i, k := range keys {
 		row := accountKeyRow{ID: k.ID, Name: k.Name, Created: k.CreatedAt.UTC().Format(page.Time)}
 		if k.LastUsedAt != nil {
 			row.LastUsed = k.LastUsedAt.UTC().Format(page.Time)
 		}
-		if r, err := s.svc.Limiter.Status(ctx, keyLimit, k.ID); err == nil {
-			row.Left = fmt.Sprintf("%d of %d left this minute", r.Remaining, r.Limit)
+		if leftErr == nil {
+			row.Left = fmt.Sprintf("%d of %d left this minute", left[i].Remaining, left[i].Limit)
 		}
 		view.Keys = append(view.Keys, row)
 	}

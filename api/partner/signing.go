@@ -72,19 +72,13 @@ func (a *API) authenticate(c *gin.Context) {
 	c.Next()
 }
 
-// counted is a limit and the client it counts for.
-type counted struct {
-	policy ratelimit.Policy
-	client string
-}
-
 // failures are the limits of a request's failed authentications: its
 // address's, and its key id's when it has a credential's shape (any other
 // header would be a counter of its own, up to the header's size, in Redis).
-func failures(c *gin.Context) []counted {
-	limits := []counted{{FailuresPerAddress, httpjson.Client(c)}}
+func failures(c *gin.Context) []ratelimit.Check {
+	limits := []ratelimit.Check{{Policy: FailuresPerAddress, Client: httpjson.Client(c)}}
 	if keyID := c.GetHeader(hmacsig.HeaderKeyID); partners.KeyIDShaped(keyID) {
-		limits = append(limits, counted{FailuresPerKey, keyID})
+		limits = append(limits, ratelimit.Check{Policy: FailuresPerKey, Client: keyID})
 	}
 	return limits
 }
@@ -92,23 +86,25 @@ func failures(c *gin.Context) []counted {
 // failuresLeft refuses a request whose address or key id has used up its
 // failed authentications, before any credential is looked up; past the key
 // id's limit (not the address's), not one from an address the key id
-// authenticated from.
+// authenticated from. Both limits are read in one round trip.
 func (a *API) failuresLeft(c *gin.Context) error {
 	ctx := c.Request.Context()
-	for _, f := range failures(c) {
-		r, err := a.Limiter.Status(ctx, f.policy, f.client)
-		if err != nil {
-			return err
-		}
-		if !r.Allowed && f.policy == FailuresPerKey {
-			known, err := a.Addresses.Known(ctx, f.client, httpjson.Client(c))
+	checks := failures(c)
+	results, err := a.Limiter.StatusAll(ctx, checks...)
+	if err != nil {
+		return err
+	}
+	for i, f := range checks {
+		r := results[i]
+		if !r.Allowed && f.Policy == FailuresPerKey {
+			known, err := a.Addresses.Known(ctx, f.Client, httpjson.Client(c))
 			if err != nil {
 				return err
 			}
 			r.Allowed = known
 		}
 		if !r.Allowed { // the headers, Retry-After too, are the failures' limit's
-			_ = httpjson.RateHeaders(c.Writer.Header(), f.policy, r)
+			_ = httpjson.RateHeaders(c.Writer.Header(), f.Policy, r)
 			return fault.New(fault.RateLimited, "too many requests that failed authentication (%d a minute per address, %d per key id); retry after the Retry-After seconds",
 				FailuresPerAddress.Limit, FailuresPerKey.Limit)
 		}
@@ -121,8 +117,8 @@ func (a *API) failuresLeft(c *gin.Context) error {
 func (a *API) failed(c *gin.Context) {
 	ctx := context.WithoutCancel(c.Request.Context())
 	for _, f := range failures(c) {
-		if _, err := a.Limiter.Allow(ctx, f.policy, f.client); err != nil {
-			a.Log.WarnContext(ctx, "counting a failed authentication failed", "policy", f.policy.Name, "err", err)
+		if _, err := a.Limiter.Allow(ctx, f.Policy, f.Client); err != nil {
+			a.Log.WarnContext(ctx, "counting a failed authentication failed", "policy", f.Policy.Name, "err", err)
 		}
 	}
 }

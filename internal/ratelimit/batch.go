@@ -54,33 +54,60 @@ type batcher struct {
 // still waits in the queue withdraws it, so it spends nothing; a call that a
 // batch has taken goes out all the same.
 func (b *batcher) run(ctx context.Context, script *redis.Script, keys []string, args ...any) ([]int64, error) {
-	c := &scriptCall{script: script, keys: keys, args: args, done: make(chan struct{}), lead: make(chan []*scriptCall, 1)}
+	c := newCall(script, keys, args...)
+	if err := b.runAll(ctx, c); err != nil {
+		return nil, err
+	}
+	return c.res, c.err
+}
+
+func newCall(script *redis.Script, keys []string, args ...any) *scriptCall {
+	return &scriptCall{script: script, keys: keys, args: args, done: make(chan struct{}), lead: make(chan []*scriptCall, 1)}
+}
+
+// runAll executes calls, in order, batched with concurrent callers' as run
+// does, and together: in one round trip when none is in flight, else in
+// the batch that follows it (in more than one only past maxBatch). Each
+// call's res and err are set once it returns nil. When ctx ends first, it
+// returns ctx's error, and the calls still queued are withdrawn.
+func (b *batcher) runAll(ctx context.Context, calls ...*scriptCall) error {
 	b.mu.Lock()
 	if !b.sending {
 		b.sending = true
 		b.mu.Unlock()
-		b.send(ctx, []*scriptCall{c})
-		return c.res, c.err
+		b.send(ctx, calls)
+		return nil
 	}
-	b.queue = append(b.queue, c)
+	b.queue = append(b.queue, calls...)
 	b.mu.Unlock()
-	select {
-	case <-c.done:
-		return c.res, c.err
-	case batch := <-c.lead:
-		b.send(ctx, batch) // c is in it
-		return c.res, c.err
-	case <-ctx.Done():
-		if !b.withdraw(c) {
-			// A batch took c: another caller is sending it, or it was
-			// handed to this caller, who must send it for the others.
-			select {
-			case batch := <-c.lead:
-				b.send(ctx, batch)
-			default:
-			}
+	// Batches go out in the queue's order, so the turn to send one that
+	// holds a later call comes only after the earlier calls are done.
+	for i, c := range calls {
+		select {
+		case <-c.done:
+		case batch := <-c.lead:
+			b.send(ctx, batch) // c is in it
+		case <-ctx.Done():
+			b.giveUp(ctx, calls[i:])
+			return ctx.Err()
 		}
-		return nil, ctx.Err()
+	}
+	return nil
+}
+
+// giveUp withdraws the calls of a caller whose ctx ended. One that a batch
+// has taken goes out all the same: another caller is sending it, or it was
+// handed to this caller, who must send it for the others.
+func (b *batcher) giveUp(ctx context.Context, calls []*scriptCall) {
+	for _, c := range calls {
+		if b.withdraw(c) {
+			continue
+		}
+		select {
+		case batch := <-c.lead:
+			b.send(ctx, batch)
+		default:
+		}
 	}
 }
 

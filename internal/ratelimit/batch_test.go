@@ -102,20 +102,36 @@ func TestQueuedCallWithdrawsWhenItsCallerGivesUp(t *testing.T) {
 }
 
 // Callers that give up at random moments (queued, handed the turn, inside a
-// batch) never strand the others: every call returns, and the batcher ends
-// idle with nothing queued.
+// batch), some with a group of calls (StatusAll), never strand the others:
+// every call returns, those answered with their answers, and the batcher
+// ends idle with nothing queued. One caller in ten waits as long as it
+// takes, so that some are answered however slow the machine.
 func TestCallersGivingUpAtRandomNeverStallTheBatcher(t *testing.T) {
 	t.Parallel()
 	r := platformtest.NewRedis(t)
 	l := New(r.Client, time.Now)
-	p := PerMinute("stress", 1_000_000)
+	p, day := PerMinute("stress", 1_000_000), PerDay("day", 10)
 	var wg sync.WaitGroup
 	var ok, gaveUp atomic.Int64
 	for i := range 2000 {
 		wg.Go(func() {
-			ctx, cancel := context.WithTimeout(context.Background(), time.Duration(rand.IntN(300_000))*time.Microsecond)
-			defer cancel()
-			switch _, err := l.Allow(ctx, p, fmt.Sprint("c", i%50)); {
+			ctx := context.Background()
+			if i%10 != 0 {
+				var cancel context.CancelFunc
+				ctx, cancel = context.WithTimeout(ctx, time.Duration(rand.IntN(300_000))*time.Microsecond)
+				defer cancel()
+			}
+			var err error
+			if client := fmt.Sprint("c", i%50); i%3 == 0 {
+				var rs []Result
+				rs, err = l.StatusAll(ctx, Check{p, client}, Check{p, "other"}, Check{day, client})
+				if err == nil && (len(rs) != 3 || rs[0].Limit != p.Limit || rs[1].Limit != p.Limit || rs[2].Limit != day.Limit) {
+					t.Errorf("call %d: StatusAll answered %+v, want the three limits' status in order", i, rs)
+				}
+			} else {
+				_, err = l.Allow(ctx, p, client)
+			}
+			switch {
 			case err == nil:
 				ok.Add(1)
 			case errors.Is(err, context.DeadlineExceeded):
@@ -125,7 +141,13 @@ func TestCallersGivingUpAtRandomNeverStallTheBatcher(t *testing.T) {
 			}
 		})
 	}
-	wg.Wait()
+	returned := make(chan struct{})
+	go func() { wg.Wait(); close(returned) }()
+	select {
+	case <-returned:
+	case <-time.After(time.Minute):
+		t.Fatalf("callers still waiting after a minute: %d answered, %d gave up; the batcher stalled", ok.Load(), gaveUp.Load())
+	}
 	l.batch.mu.Lock()
 	defer l.batch.mu.Unlock()
 	if l.batch.sending || len(l.batch.queue) != 0 {

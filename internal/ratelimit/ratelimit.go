@@ -172,7 +172,7 @@ func (l *Limiter) allowRate(ctx context.Context, p Policy, client string) (Resul
 		now, name := l.now(), l.newName()
 		v, err := l.batch.run(ctx, slidingScript, []string{key}, now.UnixMicro(), p.Window.Microseconds(), p.Limit, name)
 		if err != nil {
-			return Result{}, fmt.Errorf("rate limit %s: %w", p.Name, err)
+			return Result{}, limitErr(p, err)
 		}
 		res := rateResult(p, v)
 		if res.Allowed {
@@ -239,29 +239,76 @@ func rateResult(p Policy, v []int64) Result {
 // for answers that report a limit without using it (a replayed response
 // shows the current RateLimit headers, not the ones it was first sent with).
 func (l *Limiter) Status(ctx context.Context, p Policy, client string) (Result, error) {
-	now := l.now()
-	if p.Kind == DayQuota {
-		end := now.UTC().Truncate(24 * time.Hour).Add(24 * time.Hour)
-		v, err := l.batch.run(ctx, dayStatusScript, []string{dayKey(p, client, now.UTC())})
-		if err != nil {
-			return Result{}, fmt.Errorf("quota %s: %w", p.Name, err)
-		}
-		used := int(v[0])
-		res := Result{Allowed: used < p.Limit, Limit: p.Limit, Used: used, Remaining: max(p.Limit-used, 0), Reset: end.Sub(now)}
-		if !res.Allowed {
-			res.RetryAfter = res.Reset
-		}
-		return res, nil
+	rs, err := l.StatusAll(ctx, Check{p, client})
+	if err != nil {
+		return Result{}, err
 	}
-	script, keys := statusScript, []string{rateKey(p, client)}
+	return rs[0], nil
+}
+
+// Check is a policy and the client it counts for.
+type Check struct {
+	Policy Policy
+	Client string
+}
+
+// StatusAll is Status of each check, all read in one round trip to Redis:
+// for a request held to several limits at once.
+func (l *Limiter) StatusAll(ctx context.Context, checks ...Check) ([]Result, error) {
+	if len(checks) == 0 {
+		return nil, nil
+	}
+	now := l.now()
+	calls := make([]*scriptCall, len(checks))
+	for i, c := range checks {
+		calls[i] = statusCall(c, now)
+	}
+	if err := l.batch.runAll(ctx, calls...); err != nil {
+		return nil, limitErr(checks[0].Policy, err)
+	}
+	out := make([]Result, len(checks))
+	for i, c := range checks {
+		if err := calls[i].err; err != nil {
+			return nil, limitErr(c.Policy, err)
+		}
+		out[i] = statusResult(c.Policy, calls[i].res, now)
+	}
+	return out, nil
+}
+
+// limitErr is err, met checking p, saying which limit it is.
+func limitErr(p Policy, err error) error {
+	if p.Kind == DayQuota {
+		return fmt.Errorf("quota %s: %w", p.Name, err)
+	}
+	return fmt.Errorf("rate limit %s: %w", p.Name, err)
+}
+
+// statusCall is the script run that reads c's state at now.
+func statusCall(c Check, now time.Time) *scriptCall {
+	p := c.Policy
+	if p.Kind == DayQuota {
+		return newCall(dayStatusScript, []string{dayKey(p, c.Client, now.UTC())})
+	}
+	script, keys := statusScript, []string{rateKey(p, c.Client)}
 	if p.Lease > 1 {
 		script, keys = tripStatusScript, tripKeys(keys[0])
 	}
-	v, err := l.batch.run(ctx, script, keys, now.UnixMicro(), p.Window.Microseconds(), p.Limit)
-	if err != nil {
-		return Result{}, fmt.Errorf("rate limit %s: %w", p.Name, err)
+	return newCall(script, keys, now.UnixMicro(), p.Window.Microseconds(), p.Limit)
+}
+
+// statusResult is the Result of p that a statusCall at now answered v.
+func statusResult(p Policy, v []int64, now time.Time) Result {
+	if p.Kind != DayQuota {
+		return rateResult(p, v)
 	}
-	return rateResult(p, v), nil
+	end := now.UTC().Truncate(24 * time.Hour).Add(24 * time.Hour)
+	used := int(v[0])
+	res := Result{Allowed: used < p.Limit, Limit: p.Limit, Used: used, Remaining: max(p.Limit-used, 0), Reset: end.Sub(now)}
+	if !res.Allowed {
+		res.RetryAfter = res.Reset
+	}
+	return res
 }
 
 // statusScript reads a sliding-window log as slidingScript would, writing
@@ -313,7 +360,7 @@ func (l *Limiter) allowDay(ctx context.Context, p Policy, client string) (Result
 	end := now.Truncate(24 * time.Hour).Add(24 * time.Hour)
 	v, err := l.batch.run(ctx, dayScript, []string{dayKey(p, client, now)}, p.Limit, int64((end.Sub(now)+time.Hour)/time.Second))
 	if err != nil {
-		return Result{}, fmt.Errorf("quota %s: %w", p.Name, err)
+		return Result{}, limitErr(p, err)
 	}
 	used := int(v[1])
 	res := Result{Allowed: v[0] == 1, Limit: p.Limit, Used: used, Remaining: max(p.Limit-used, 0), Reset: end.Sub(now)}

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/domaind/domaind/internal/platform/platformtest"
 	"github.com/domaind/domaind/internal/ratelimit"
 )
@@ -388,6 +390,71 @@ func TestStatusSpendsNothing(t *testing.T) {
 				t.Errorf("status a minute after the first = %+v, want one unit free", res)
 			}
 		}
+	}
+}
+
+// StatusAll reads several limits in one pipeline, each as Status reads
+// it alone: a rate, a day quota and a leased rate, fresh and spent.
+func TestStatusAllReadsEveryLimitInOnePipeline(t *testing.T) {
+	t.Parallel()
+	r := platformtest.NewRedis(t)
+	clk := &clock{t: time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)}
+	l := ratelimit.New(r.Client, clk.now)
+	ctx := context.Background()
+	leased := ratelimit.PerMinute("l", 3)
+	leased.Lease = 16
+	var checks []ratelimit.Check
+	for _, p := range []ratelimit.Policy{ratelimit.PerMinute("s", 3), ratelimit.PerDay("q", 2), leased} {
+		for range 2 {
+			l.Allow(ctx, p, "spent")
+		}
+		checks = append(checks, ratelimit.Check{Policy: p, Client: "spent"}, ratelimit.Check{Policy: p, Client: "fresh"})
+	}
+	var want []ratelimit.Result
+	for _, c := range checks { // loads the scripts too
+		res, err := l.Status(ctx, c.Policy, c.Client)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want = append(want, res)
+	}
+
+	var sends atomic.Int64
+	r.Client.AddHook(sendCounter{&sends})
+	got, err := l.StatusAll(ctx, checks...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := sends.Load(); n != 1 {
+		t.Errorf("StatusAll of %d limits sent %d times to Redis, want 1 pipeline", len(checks), n)
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("StatusAll = %+v\nwant what Status says of each: %+v", got, want)
+	}
+	for i, res := range got {
+		spent := 2 * ((i + 1) % 2) // the checks alternate: spent, fresh
+		if res.Remaining != res.Limit-spent {
+			t.Errorf("StatusAll of %+v = %d left of %d, want %d", checks[i], res.Remaining, res.Limit, res.Limit-spent)
+		}
+	}
+}
+
+// sendCounter counts the commands and pipelines a client sends.
+type sendCounter struct{ n *atomic.Int64 }
+
+func (sendCounter) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+func (s sendCounter) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		s.n.Add(1)
+		return next(ctx, cmd)
+	}
+}
+
+func (s sendCounter) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		s.n.Add(1)
+		return next(ctx, cmds)
 	}
 }
 

@@ -2,7 +2,6 @@ package ratelimit
 
 import (
 	"context"
-	"fmt"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -131,7 +130,7 @@ func (l *Limiter) spendTrip(ctx context.Context, p Policy, key, name string, now
 	}
 	v, err := l.batch.run(ctx, tripSpendScript, tripKeys(key), args...)
 	if err != nil {
-		return nil, fmt.Errorf("rate limit %s: %w", p.Name, err)
+		return nil, limitErr(p, err)
 	}
 	return v, nil
 }
