@@ -10,8 +10,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/domaind/domaind/internal/brokerage"
 	"github.com/domaind/domaind/internal/idempotency"
 	"github.com/domaind/domaind/internal/order"
+	"github.com/domaind/domaind/internal/siteprobe"
 	"github.com/domaind/domaind/models"
 	"github.com/domaind/domaind/partnerclient"
 )
@@ -254,8 +256,8 @@ func TestARefundRetriedAfterRedisLostItsDataRunsOnce(t *testing.T) {
 	}
 }
 
-// A sale or refund whose process died between committing its change and
-// storing its answer is not made again by a retry with its
+// A sale, refund or brokerage case whose process died between committing
+// its change and storing its answer is not made again by a retry with its
 // Idempotency-Key once the key's hold of a few minutes is over: the
 // change's transaction marked the key, and the retry is told the change
 // was made.
@@ -264,7 +266,12 @@ func TestAChangeWhoseAnswerWasLostIsNotMadeAgain(t *testing.T) {
 	e := newEnv(t)
 	e.addSandbox("answerlost.com", 10_000)
 	e.addSandbox("orderlost.com", 10_000)
-	cred := e.credential(models.EnvSandbox, "buy")
+	e.registered("caselost.com")
+	parked := siteprobe.Result{Domain: "caselost.com", Verdict: siteprobe.Verdict{Reason: siteprobe.ReasonParked}}
+	if err := brokerage.RecordProbe(context.Background(), e.db, parked, e.now); err != nil {
+		t.Fatal(err)
+	}
+	cred := e.credential(models.EnvSandbox, "buy", "broker")
 	c := e.client(cred, 0)
 	partnerID := e.partnerOf(cred)
 	var o orderAnswer
@@ -294,6 +301,13 @@ func TestAChangeWhoseAnswerWasLostIsNotMadeAgain(t *testing.T) {
 			_, err := e.svc.Orders.Record(ctx, partnerID, models.EnvSandbox, n)
 			return err
 		}, "orders", []any{"domain = ?", "orderlost.com"}},
+		{"/api/partner/v1/brokerage", "b1", []byte(`{"domain":"caselost.com","tier":"managed","buyer_email":"ada@buyer.example","budget":1500000}`),
+			func(ctx context.Context, body []byte) error {
+				var in brokerage.NewCase
+				json.Unmarshal(body, &in)
+				_, err := e.svc.Brokerage.Open(ctx, partnerID, models.EnvSandbox, in)
+				return err
+			}, "brokerage_cases", []any{"domain = ?", "caselost.com"}},
 	}
 	ctx := context.Background()
 	for _, tc := range cases {

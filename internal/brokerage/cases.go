@@ -13,6 +13,7 @@ import (
 	"gorm.io/gorm"
 
 	"github.com/domaind/domaind/internal/fault"
+	"github.com/domaind/domaind/internal/idempotency"
 	"github.com/domaind/domaind/internal/outbox"
 	"github.com/domaind/domaind/internal/pagecursor"
 	"github.com/domaind/domaind/internal/secret"
@@ -81,7 +82,9 @@ func (in NewCase) check() (string, int64, error) {
 // Open opens a case for the partner in env, if the domain is eligible:
 // otherwise it is a conflict naming the reasons (site_check_pending among
 // them while the site is looked at; ask again later). Of two cases racing
-// for one domain, one is opened.
+// for one domain, one is opened. The case's transaction marks the request's
+// Idempotency-Key as carried out (idempotency.CarriedOut), so that a retry
+// after a lost answer is told the case was opened.
 func (s *Service) Open(ctx context.Context, partnerID, env string, in NewCase) (View, error) {
 	domain, budget, err := in.check()
 	if err != nil {
@@ -105,13 +108,16 @@ func (s *Service) Open(ctx context.Context, partnerID, env string, in NewCase) (
 			}
 			return fmt.Errorf("open a brokerage case for %s: %w", domain, err)
 		}
-		err := s.recordStep(tx, c, models.BrokerageStep{Actor: ActorPartner, Note: "opened by the partner, tier " + in.Tier, Shared: true}, now)
-		if err == nil {
-			// Read in the transaction: a case whose answer cannot be made
-			// is not opened, so a retry opens it instead of finding it open.
-			v, err = withTimeline(tx.DB, s.newView(c), forOutside)
+		if err := s.recordStep(tx, c, models.BrokerageStep{Actor: ActorPartner, Note: "opened by the partner, tier " + in.Tier, Shared: true}, now); err != nil {
+			return err
 		}
-		return err
+		// Read in the transaction: a case whose answer cannot be made is
+		// not opened, so a retry opens it instead of finding it open.
+		var err error
+		if v, err = withTimeline(tx.DB, s.newView(c), forOutside); err != nil {
+			return err
+		}
+		return idempotency.CarriedOut(ctx, tx.DB)
 	})
 	if err != nil {
 		return View{}, err
