@@ -29,15 +29,40 @@ func NewReplicatedPostgres(tb testing.TB) (primary, replica string) {
 		tb.Fatal(err)
 	}
 	tb.Cleanup(func() { os.RemoveAll(dir) })
-	run := func(name string, args ...string) {
-		tb.Helper()
+	try := func(name string, args ...string) error {
 		cmd := exec.Command(filepath.Join(bin, name), args...)
 		if os.Geteuid() == 0 { // initdb and postgres refuse root
 			cmd = exec.Command("runuser", append([]string{"-u", "postgres", "--", filepath.Join(bin, name)}, args...)...)
 		}
 		if out, err := cmd.CombinedOutput(); err != nil {
-			tb.Fatalf("%s %s: %v\n%s", name, strings.Join(args, " "), err, out)
+			return fmt.Errorf("%s %s: %w\n%s", name, strings.Join(args, " "), err, out)
 		}
+		return nil
+	}
+	run := func(name string, args ...string) {
+		tb.Helper()
+		if err := try(name, args...); err != nil {
+			tb.Fatal(err)
+		}
+	}
+	// start starts the server of dataDir on a free port and returns it. A
+	// port found free may be taken before the server binds it (other
+	// tests' listeners and connections), so a start that fails is tried
+	// again on another port; the last failure says what the server logged.
+	start := func(dataDir string) int {
+		tb.Helper()
+		logFile := dataDir + ".log"
+		var err error
+		for range 3 {
+			port := freePort(tb)
+			if err = try("pg_ctl", "-D", dataDir, "-o", "-p "+strconv.Itoa(port), "-l", logFile, "-w", "start"); err == nil {
+				tb.Cleanup(func() { run("pg_ctl", "-D", dataDir, "-m", "immediate", "stop") })
+				return port
+			}
+		}
+		logged, _ := os.ReadFile(logFile)
+		tb.Fatalf("%v\n%s:\n%s", err, logFile, logged)
+		return 0
 	}
 	if os.Geteuid() == 0 {
 		if err := exec.Command("chown", "postgres:", dir).Run(); err != nil {
@@ -45,16 +70,13 @@ func NewReplicatedPostgres(tb testing.TB) (primary, replica string) {
 		}
 	}
 	primaryDir, replicaDir := filepath.Join(dir, "primary"), filepath.Join(dir, "replica")
-	primaryPort, replicaPort := freePort(tb), freePort(tb)
 	run("initdb", "-D", primaryDir, "-U", "postgres", "--auth=trust", "-E", "UTF8", "--no-sync")
 	conf := fmt.Sprintf("listen_addresses = '127.0.0.1'\nunix_socket_directories = '%s'\nfsync = off\nwal_level = replica\n", dir)
 	appendFile(tb, filepath.Join(primaryDir, "postgresql.conf"), conf)
 	appendFile(tb, filepath.Join(primaryDir, "pg_hba.conf"), "host replication all 127.0.0.1/32 trust\n")
-	run("pg_ctl", "-D", primaryDir, "-o", "-p "+strconv.Itoa(primaryPort), "-l", filepath.Join(dir, "primary.log"), "-w", "start")
-	tb.Cleanup(func() { run("pg_ctl", "-D", primaryDir, "-m", "immediate", "stop") })
+	primaryPort := start(primaryDir)
 	run("pg_basebackup", "-h", "127.0.0.1", "-p", strconv.Itoa(primaryPort), "-U", "postgres", "-D", replicaDir, "-R", "-X", "stream")
-	run("pg_ctl", "-D", replicaDir, "-o", "-p "+strconv.Itoa(replicaPort), "-l", filepath.Join(dir, "replica.log"), "-w", "start")
-	tb.Cleanup(func() { run("pg_ctl", "-D", replicaDir, "-m", "immediate", "stop") })
+	replicaPort := start(replicaDir)
 	url := func(port int) string {
 		return fmt.Sprintf("postgres://postgres@127.0.0.1:%d/postgres?sslmode=disable", port)
 	}
