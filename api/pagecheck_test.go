@@ -100,15 +100,17 @@ func TestAxeFindsViolations(t *testing.T) {
 
 // checkPage checks the page ctx shows as a person would meet it: axe-core
 // finds no serious or critical accessibility violation in it (WCAG 2.1 A
-// and AA rules and axe's best practices). With DOMAIND_SCREENSHOTS set to
-// a folder (make screenshots), it also saves the page there as
-// name-1280.png and name-390.png, a desktop's and a phone's width.
+// and AA rules and axe's best practices), and it fits a phone's screen
+// (checkFits). With DOMAIND_SCREENSHOTS set to a folder (make
+// screenshots), it also saves the page there as name-1280.png and
+// name-390.png, a desktop's and a phone's width.
 func checkPage(t *testing.T, ctx context.Context, name string) {
 	t.Helper()
 	found := axeViolations(t, ctx, name)
 	for _, v := range found {
 		t.Errorf("%s: %s accessibility violation %s (%s) at %s", name, v.Impact, v.ID, v.Help, strings.Join(v.Nodes, ", "))
 	}
+	checkFits(t, ctx, name)
 	dir := os.Getenv("DOMAIND_SCREENSHOTS")
 	if dir == "" {
 		return
@@ -131,5 +133,39 @@ func checkPage(t *testing.T, ctx context.Context, name string) {
 	}
 	if err := chromedp.Do(ctx, chromedp.EmulateReset()); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// phoneWidth is the width, in CSS pixels, of the phone the pages are
+// checked on.
+const phoneWidth = 390
+
+// checkFits fails when the page ctx shows is wider than a phone's screen:
+// something in it runs past the edge (a secret or a URL that does not
+// wrap, say), and the page scrolls sideways. A table scrolls in its own
+// box and does not count. It names the elements that run past the edge.
+func checkFits(t *testing.T, ctx context.Context, name string) {
+	t.Helper()
+	err := chromedp.Do(ctx, chromedp.EmulateViewport(phoneWidth, 900))
+	var past []string
+	if err == nil {
+		past, err = chromedp.Run(ctx, chromedp.Evaluate[[]string](`(() => {
+			const edge = document.documentElement.clientWidth, out = [];
+			if (document.documentElement.scrollWidth <= edge) return out;
+			for (const el of document.body.querySelectorAll("*")) {
+				const r = el.getBoundingClientRect();
+				if (r.right > edge + 0.5 && !el.closest("table")) out.push(el.tagName.toLowerCase() + (el.id ? "#" + el.id : "") + " (" + Math.round(r.right) + " px)");
+			}
+			return out.length ? out : ["the page (" + document.documentElement.scrollWidth + " px)"];
+		})()`))
+	}
+	if err == nil {
+		err = chromedp.Do(ctx, chromedp.EmulateReset())
+	}
+	if err != nil {
+		t.Fatalf("%s at %d px: %v", name, phoneWidth, err)
+	}
+	if len(past) > 0 {
+		t.Errorf("%s is wider than a %d px screen: %s run past its edge", name, phoneWidth, strings.Join(past, ", "))
 	}
 }
