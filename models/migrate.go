@@ -67,6 +67,7 @@ var migrations = []migration{
 	{43, "partners' idempotency records", migrateV43},
 	{44, "partners' idempotency records marked when their change is made", migrateV44},
 	{45, "bulk items marked when their change is sent to the registry", migrateV45},
+	{46, "when a payment's page on the processor closes", migrateV46},
 }
 
 // SchemaMigration records an applied migration.

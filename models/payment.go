@@ -32,7 +32,8 @@ type Payment struct {
 	Domain      string `gorm:"size:253;not null"`
 	// IdempotencyKey is what the provider was asked with: the payments of
 	// one attempt (two tabs, a retry after a lost answer) share it, and the
-	// provider charges it once.
+	// provider charges it once. A page's requests add its closing time
+	// (PageExpiresAt) to it.
 	IdempotencyKey string `gorm:"size:80;not null;uniqueIndex"`
 	AmountCents    int64  `gorm:"not null"`
 	Currency       string `gorm:"size:3;not null"`
@@ -56,6 +57,12 @@ type Payment struct {
 	// sent to it again. Both are empty for a card typed on our page.
 	ProviderRef string `gorm:"size:200;not null;default:'';index"`
 	RedirectURL string `gorm:"size:2000;not null;default:''"`
+	// PageExpiresAt is when the processor's page is to close, as every
+	// request for it says (nil before the first): a retry after a lost
+	// answer asks with this time, under the same key, not with a new
+	// one. It changes only when the processor refused it as too near,
+	// so no page was made with it.
+	PageExpiresAt *time.Time
 	// PendingOrder is what the order of a payment made on the processor's
 	// page is recorded with when the processor confirms it (the buyer and
 	// the referral, as JSON; internal/order writes and reads it).

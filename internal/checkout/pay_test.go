@@ -63,6 +63,16 @@ func (p *lossyProcessor) Charge(ctx context.Context, ch payment.Charge) (string,
 
 func newShop(t *testing.T) *shop {
 	t.Helper()
+	return newShopWith(t, func(sh *shop) payment.Provider {
+		sh.processor = &lossyProcessor{Sandbox: payment.NewSandbox(sh.db, payment.SandboxOptions{}), db: sh.db}
+		return sh.processor
+	})
+}
+
+// newShopWith is newShop selling through the processor that processor
+// makes for it.
+func newShopWith(t *testing.T, processor func(*shop) payment.Provider) *shop {
+	t.Helper()
 	db := modelstest.NewDB(t)
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	ob := outbox.New(db, platformtest.NewRedis(t).Client, log)
@@ -70,8 +80,7 @@ func newShop(t *testing.T) *shop {
 	sh := &shop{db: db, now: time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC)}
 	clock := func() time.Time { return sh.now }
 	key := []byte("test-secret-key-0123456789abcdef")
-	sh.processor = &lossyProcessor{Sandbox: payment.NewSandbox(db, payment.SandboxOptions{}), db: db}
-	providers := map[string]payment.Provider{models.EnvSandbox: sh.processor}
+	providers := map[string]payment.Provider{models.EnvSandbox: processor(sh)}
 	orders := order.New(db, ob, key, order.Options{}, clock)
 	sh.s = New(db, orders, Options{BaseURL: "https://domaind.test", SecretKey: key, Providers: providers}, clock)
 	sh.book = payment.NewBook(db, ob, providers, key, log, clock)

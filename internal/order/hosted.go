@@ -300,12 +300,28 @@ func (s *Service) PagePayment(ctx context.Context, p models.Payment) (HostedPaym
 	if err := s.db.WithContext(ctx).Take(&cs, "id = ?", p.SessionID).Error; err != nil {
 		return HostedPayment{}, fmt.Errorf("find checkout session %s of payment %s: %w", p.SessionID, p.ID, err)
 	}
-	var po pendingOrder
-	if err := json.Unmarshal([]byte(p.PendingOrder), &po); err != nil {
-		return HostedPayment{}, fmt.Errorf("read the order of payment %s: %w", p.ID, err)
+	po, err := pendingOf(p)
+	if err != nil {
+		return HostedPayment{}, err
 	}
 	return HostedPayment{Session: cs, Provider: p.Provider, PriceCents: p.AmountCents, Currency: p.Currency,
 		Buyer: po.Buyer, Referral: po.Referral, Payment: p}, nil
+}
+
+// PendingBuyer is the buyer payment p was made with, whose form made it
+// first (another tab's or a later try's form is not kept): the order of
+// a payment made on the processor's page is recorded with this buyer.
+func PendingBuyer(p models.Payment) (Buyer, error) {
+	po, err := pendingOf(p)
+	return po.Buyer, err
+}
+
+func pendingOf(p models.Payment) (pendingOrder, error) {
+	var po pendingOrder
+	if err := json.Unmarshal([]byte(p.PendingOrder), &po); err != nil {
+		return po, fmt.Errorf("read the order of payment %s: %w", p.ID, err)
+	}
+	return po, nil
 }
 
 // Abandoned records that pending payment p came to nothing (why: its page

@@ -112,14 +112,54 @@ func (b *Book) EventDone(ctx context.Context, id, note string) error {
 	return nil
 }
 
-// Redirected records on payment id the processor's page it is paid on.
-func Redirected(db *gorm.DB, id string, r Redirection, now time.Time) error {
-	err := db.Model(&models.Payment{}).Where("id = ?", id).
-		Updates(map[string]any{"provider_ref": r.Ref, "redirect_url": r.URL, "updated_at": now}).Error
-	if err != nil {
-		return fmt.Errorf("record the page of payment %s: %w", id, err)
+// Redirected records page r as the one payment id is paid on, with when
+// it closes, and returns it; unless another page was recorded first (a
+// tab racing this one, whose request the processor answered with
+// another page), which is returned instead: every tab's buyer pays on the
+// one page recorded, the page whose notices are acted on.
+func Redirected(db *gorm.DB, id string, r Redirection, now time.Time) (Redirection, error) {
+	res := db.Model(&models.Payment{}).Where("id = ? AND provider_ref IN ?", id, []string{"", r.Ref}).Updates(map[string]any{
+		"provider_ref": r.Ref, "redirect_url": r.URL, "page_expires_at": r.ExpiresAt.UTC().Truncate(time.Second), "updated_at": now})
+	if res.Error != nil {
+		return r, fmt.Errorf("record the page of payment %s: %w", id, res.Error)
 	}
-	return nil
+	if res.RowsAffected == 1 {
+		return r, nil
+	}
+	var p models.Payment
+	if err := db.Select("provider_ref", "redirect_url", "page_expires_at").Take(&p, "id = ?", id).Error; err != nil {
+		return r, fmt.Errorf("read the page of payment %s: %w", id, err)
+	}
+	recorded := Redirection{Ref: p.ProviderRef, URL: p.RedirectURL}
+	if p.PageExpiresAt != nil {
+		recorded.ExpiresAt = p.PageExpiresAt.UTC()
+	}
+	return recorded, nil
+}
+
+// PageExpiry returns when the page of payment id is to close, as every
+// request for it must say: the time stored with the payment, set to next
+// when it had none (was nil) or when it still is was, the time the
+// processor refused (ErrExpiryRefused). Callers racing to set it get the
+// one that was stored first.
+func PageExpiry(db *gorm.DB, id string, was *time.Time, next time.Time) (time.Time, error) {
+	q := db.Model(&models.Payment{}).Where("id = ?", id)
+	if was == nil {
+		q = q.Where("page_expires_at IS NULL")
+	} else {
+		q = q.Where("page_expires_at = ?", was.UTC().Truncate(time.Second)) // as it was stored (SQLite compares text)
+	}
+	if err := q.Update("page_expires_at", next.UTC().Truncate(time.Second)).Error; err != nil {
+		return time.Time{}, fmt.Errorf("set when the page of payment %s closes: %w", id, err)
+	}
+	var p models.Payment
+	if err := db.Select("page_expires_at").Take(&p, "id = ?", id).Error; err != nil {
+		return time.Time{}, fmt.Errorf("read when the page of payment %s closes: %w", id, err)
+	}
+	if p.PageExpiresAt == nil {
+		return time.Time{}, fmt.Errorf("payment %s has no closing time for its page after it was set", id)
+	}
+	return p.PageExpiresAt.UTC(), nil
 }
 
 // Noted adds why to pending payment id's note, leaving it pending (a card

@@ -2,6 +2,7 @@ package payment
 
 import (
 	"context"
+	"sync"
 	"testing"
 	"time"
 
@@ -45,7 +46,7 @@ func TestReconcileAsksAboutPagesWhoseNoticeIsLate(t *testing.T) {
 			p, err := Attempt(tx, NewAttempt{Provider: "pages", SessionID: "sess_" + ref, PartnerID: "prt_a", Environment: models.EnvLive,
 				Domain: ref + ".com", AmountCents: 900, Currency: "USD"}, bk.now)
 			if err == nil {
-				err = Redirected(tx, p.ID, Redirection{Ref: ref, URL: "https://pay.test/" + ref}, bk.now)
+				_, err = Redirected(tx, p.ID, Redirection{Ref: ref, URL: "https://pay.test/" + ref, ExpiresAt: bk.now.Add(PageTTL)}, bk.now)
 			}
 			made[ref] = p
 			return err
@@ -73,5 +74,61 @@ func TestReconcileAsksAboutPagesWhoseNoticeIsLate(t *testing.T) {
 	}
 	if open := bk.payment(t, made["cs_open"].ID); open.Status != models.PaymentPending || !open.UpdatedAt.Equal(bk.now) {
 		t.Errorf("the open page's payment = %s touched %v; want pending, touched now (%v)", open.Status, open.UpdatedAt, bk.now)
+	}
+}
+
+// A page's closing time is set once, by the first of callers racing, and
+// changed only by a caller naming the time it replaces (the one refused):
+// a caller naming another (another tab changed it first) gets the time
+// now stored. The time named matches however its zone writes it.
+func TestPageExpiryIsSetOnceAndChangedOnlyFromTheTimeRefused(t *testing.T) {
+	t.Parallel()
+	bk := newBooks(t)
+	p, err := bk.attempt(t, "sess_page", 900)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := bk.now.Add(31 * time.Minute)
+	got := make([]time.Time, 6)
+	errs := make([]error, len(got))
+	var wg sync.WaitGroup
+	for i := range got {
+		wg.Go(func() { got[i], errs[i] = PageExpiry(bk.db, p.ID, nil, first.Add(time.Duration(i)*time.Second)) })
+	}
+	wg.Wait()
+	for i := range got {
+		if errs[i] != nil || !got[i].Equal(got[0]) {
+			t.Fatalf("caller %d set %v, %v; caller 0 %v: want one time for all", i, got[i], errs[i], got[0])
+		}
+	}
+	set := got[0]
+	stale := set.Add(-time.Hour)
+	if at, err := PageExpiry(bk.db, p.ID, &stale, set.Add(time.Hour)); err != nil || !at.Equal(set) {
+		t.Errorf("replacing a time not stored = %v, %v; want %v, unchanged", at, err, set)
+	}
+	kolkata := set.In(time.FixedZone("IST", 5*3600+1800))
+	later := set.Add(10 * time.Minute)
+	if at, err := PageExpiry(bk.db, p.ID, &kolkata, later); err != nil || !at.Equal(later) {
+		t.Errorf("replacing the stored time, named in another zone = %v, %v; want %v", at, err, later)
+	}
+}
+
+// Tabs whose requests the processor answered with two pages (a retry
+// refused as too near while another tab's was being made) send their
+// buyers to the one page recorded first, the one whose notices count.
+func TestRedirectedKeepsThePageRecordedFirst(t *testing.T) {
+	t.Parallel()
+	bk := newBooks(t)
+	p, err := bk.attempt(t, "sess_pages", 900)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := Redirection{Ref: "cs_1", URL: "https://pay.test/cs_1", ExpiresAt: bk.now.Add(31 * time.Minute)}
+	second := Redirection{Ref: "cs_2", URL: "https://pay.test/cs_2", ExpiresAt: bk.now.Add(33 * time.Minute)}
+	for _, r := range []Redirection{first, second, first} {
+		got, err := Redirected(bk.db, p.ID, r, bk.now)
+		if err != nil || got.Ref != first.Ref || got.URL != first.URL || !got.ExpiresAt.Equal(first.ExpiresAt) {
+			t.Errorf("recording %s = %+v, %v; want the first, %+v", r.Ref, got, err, first)
+		}
 	}
 }

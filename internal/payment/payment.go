@@ -15,6 +15,7 @@ package payment
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"strconv"
 	"strings"
@@ -69,7 +70,10 @@ type Redirector interface {
 	// pages are.
 	Processor() Processor
 	// Redirect opens the processor's page for r and returns it. Two calls
-	// with one IdempotencyKey and the same request open one page.
+	// with one IdempotencyKey and the same request open one page; a call
+	// with another request under a key already used is refused. An
+	// r.ExpiresAt too near to open a page is refused with
+	// ErrExpiryRefused.
 	Redirect(ctx context.Context, r Redirect) (Redirection, error)
 	// Check reports what became of the page ref: an event of kind
 	// EventPaid or EventExpired once the page is done with, or one of no
@@ -90,7 +94,7 @@ type Processor struct {
 // Redirect is a payment for the buyer to make on the processor's page.
 type Redirect struct {
 	// PaymentID is ours (models.Payment), carried by the processor's
-	// notices; IdempotencyKey names the page.
+	// notices; IdempotencyKey names the page: one key, one request.
 	PaymentID, IdempotencyKey string
 	// SessionID is our checkout session, the processor's reference to it.
 	SessionID   string
@@ -113,6 +117,8 @@ type Redirection struct {
 	Ref string
 	// URL is where the buyer pays.
 	URL string
+	// ExpiresAt is when it closes (Redirect.ExpiresAt, as asked).
+	ExpiresAt time.Time
 }
 
 // PageTTL is how long a processor's page takes a payment (Stripe's
@@ -122,6 +128,13 @@ const (
 	PageTTL  = 30 * time.Minute
 	PageHold = PageTTL + 5*time.Minute
 )
+
+// ErrExpiryRefused is a processor's refusal of a page whose ExpiresAt is
+// too near (less than PageTTL away, or past): no page was made under its
+// key. Whether the processor keeps the refusal under the key is not
+// said, so a page asked for again with a later time goes under a key of
+// its own.
+var ErrExpiryRefused = errors.New("payment: the processor refused the page's closing time as too near")
 
 // Refund is money to give back of a charge.
 type Refund struct {

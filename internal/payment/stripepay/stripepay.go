@@ -115,13 +115,19 @@ func (p *Provider) Redirect(ctx context.Context, r payment.Redirect) (payment.Re
 		f.Set("customer_email", r.Email)
 	}
 	var cs checkoutSession
-	if err := p.api.call(ctx, http.MethodPost, "/v1/checkout/sessions", f, r.IdempotencyKey, &cs); err != nil {
+	err := p.api.call(ctx, http.MethodPost, "/v1/checkout/sessions", f, r.IdempotencyKey, &cs)
+	var e *apiError
+	if errors.As(err, &e) && e.Status == http.StatusBadRequest && e.Type == "invalid_request_error" && e.Param == "expires_at" {
+		// No page was made: one may be asked for with a later time.
+		return payment.Redirection{}, fmt.Errorf("stripe: create a checkout session: %w: %w", payment.ErrExpiryRefused, err)
+	}
+	if err != nil {
 		return payment.Redirection{}, fmt.Errorf("stripe: create a checkout session: %w", err)
 	}
 	if cs.URL == "" {
 		return payment.Redirection{}, fmt.Errorf("stripe: checkout session %s came without its page's URL", cs.ID)
 	}
-	return payment.Redirection{Ref: cs.ID, URL: cs.URL}, nil
+	return payment.Redirection{Ref: cs.ID, URL: cs.URL, ExpiresAt: r.ExpiresAt}, nil
 }
 
 // metaRefund is the metadata key carrying a refund's idempotency key, by

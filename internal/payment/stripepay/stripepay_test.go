@@ -278,6 +278,37 @@ func TestStripeFindsARefundMadeUnderAKeyItForgot(t *testing.T) {
 	}
 }
 
+// Stripe refuses a page whose expiry is under 30 minutes away, and keeps
+// nothing under the key for it: that refusal, and only it, is told apart
+// (payment.ErrExpiryRefused) so that the page may be asked for again with
+// a later time. Another refusal of the same call is not it.
+func TestStripeTellsARefusedExpiryApart(t *testing.T) {
+	t.Parallel()
+	tooNear := `{"error":{"type":"invalid_request_error","param":"expires_at",` +
+		`"message":"The ` + "`expires_at`" + ` timestamp must be at least 30 minutes from Checkout Session creation."}}`
+	for _, tc := range []struct {
+		name    string
+		answer  stripeAnswer
+		refused bool
+	}{
+		{"the expiry too near", stripeAnswer{status: 400, body: tooNear}, true},
+		{"another parameter", stripeAnswer{status: 400, body: `{"error":{"type":"invalid_request_error","param":"success_url","message":"Not a valid URL"}}`}, false},
+		{"the key used with other parameters", stripeAnswer{status: 400, body: `{"error":{"type":"idempotency_error",` +
+			`"message":"Keys for idempotent requests can only be used with the same parameters they were first used with."}}`}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			s := &stripeAnswers{answers: []stripeAnswer{tc.answer}}
+			p := stripepay.New(stripepay.Options{SecretKey: stripepaytest.Key, APIURL: s.serve(t)})
+			_, err := p.Redirect(context.Background(), payment.Redirect{PaymentID: "pay_1", IdempotencyKey: "pay_1", AmountCents: 100,
+				Currency: "USD", SuccessURL: "https://x.test/", CancelURL: "https://x.test/", ExpiresAt: time.Now().Add(10 * time.Minute)})
+			if err == nil || errors.Is(err, payment.ErrExpiryRefused) != tc.refused {
+				t.Errorf("Redirect = %v; want an error, ErrExpiryRefused %v", err, tc.refused)
+			}
+		})
+	}
+}
+
 // A key first used before refunds carried it in their metadata was used
 // without it, and Stripe refuses the same key with other parameters: the
 // refund is asked again as it was first, and Stripe answers that refund.
