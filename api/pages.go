@@ -3,6 +3,7 @@ package api
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -18,6 +19,7 @@ import (
 	"github.com/domaind/domaind/internal/fault"
 	"github.com/domaind/domaind/internal/idempotency"
 	"github.com/domaind/domaind/internal/oauth"
+	"github.com/domaind/domaind/internal/partner"
 	"github.com/domaind/domaind/internal/password"
 	"github.com/domaind/domaind/internal/ratelimit"
 	"github.com/domaind/domaind/models"
@@ -271,9 +273,11 @@ type accountPageData struct {
 	Partner     *models.Partner
 	PartnerPart *accountPartner
 	// KeyID and Secret are the sandbox credential issued on approval, set
-	// only the first time the page is shown after it.
-	KeyID, Secret string
-	BaseURL       string
+	// only the first time the page is shown after it; CredentialUnreadable
+	// says it cannot be opened (sealed under another secret key).
+	KeyID, Secret        string
+	CredentialUnreadable bool
+	BaseURL              string
 	// Keys are the person's developer keys; NewKey one just created, its
 	// secret shown this once.
 	Keys     []accountKeyRow
@@ -345,7 +349,14 @@ func (s *Server) accountData(c *gin.Context, u models.User) (accountPageData, er
 			return view, err
 		}
 	}
-	view.KeyID, view.Secret, _, err = s.svc.Partners.RevealCredential(ctx, u.ID)
+	view.KeyID, view.Secret, _, err = s.svc.Partners.RevealCredential(ctx, p)
+	if errors.Is(err, partner.ErrCredentialUnreadable) {
+		// The page leads to the person's keys and apps too: it is shown,
+		// saying why the credential is not.
+		s.log.ErrorContext(ctx, "a partner's credential cannot be shown", "partner", p.ID, "err", err)
+		view.CredentialUnreadable = true
+		return view, nil
+	}
 	return view, err
 }
 

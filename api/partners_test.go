@@ -9,6 +9,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/domaind/domaind/internal/secret"
 	"github.com/domaind/domaind/models"
 )
 
@@ -183,8 +184,47 @@ func TestPartnerApplicationOverJSON(t *testing.T) {
 	}
 }
 
+// A sandbox credential sealed under another secret key than the
+// service's cannot be shown: the account page still opens, every time,
+// saying so, and the credential stays for when it can be.
+func TestAnUnreadableCredentialLeavesTheAccountPageUsable(t *testing.T) {
+	t.Parallel()
+	env := newTestEnv(t)
+	b := newBrowser(t, env)
+	csrf := b.signUp("rekeyed@example.com", "long-enough-pw")
+	res, body := b.json("POST", "/api/partner/applications", `{"name":"Rekeyed Shop"}`, "X-CSRF-Token", csrf)
+	var p partnerView
+	if res.StatusCode != 201 || json.Unmarshal([]byte(body), &p) != nil {
+		t.Fatalf("apply = %d %s", res.StatusCode, body)
+	}
+	opsJSON(t, env, "POST", "/api/ops/partners/"+p.ID+"/approve", "", 200, nil)
+	sealedElsewhere := sealElsewhere(t, env, p.ID)
+	for i := range 2 {
+		res, body := b.do("GET", "/account", "", "")
+		if res.StatusCode != 200 || !strings.Contains(body, `id="partner-credential-unreadable"`) || !strings.Contains(body, `id="credentials"`) {
+			t.Fatalf("load %d of the account page = %d, want 200 with its credentials and the notice:\n%s", i+1, res.StatusCode, body)
+		}
+	}
+	var kept models.Partner
+	if err := env.db.Take(&kept, "id = ?", p.ID).Error; err != nil || string(kept.UnseenCredential) != string(sealedElsewhere) {
+		t.Errorf("the credential after the page = %q, %v; want it kept", kept.UnseenCredential, err)
+	}
+}
+
+// sealElsewhere gives partner id an unseen credential sealed under
+// another secret key than env's, and returns it.
+func sealElsewhere(t *testing.T, env *testEnv, id string) []byte {
+	t.Helper()
+	sealed := secret.NewSealer([]byte("another-secret-key-0123456789abc"), "partner secrets").Seal([]byte("pk_test_x\x00s"))
+	if err := env.db.Model(&models.Partner{}).Where("id = ?", id).Update("unseen_credential", sealed).Error; err != nil {
+		t.Fatal(err)
+	}
+	return sealed
+}
+
 // A person applies on the account page in a real browser; once ops
 // approve, the page shows the sandbox credential once, then never again.
+// One the service cannot open is said to be so.
 func TestBrowserPartnerApplication(t *testing.T) {
 	env, srv := servedEnv(t)
 	ctx := newChromium(t)
@@ -240,4 +280,9 @@ func TestBrowserPartnerApplication(t *testing.T) {
 	if err != nil || string(cred.Secret) != secret {
 		t.Errorf("the shown credential does not authenticate: %v", err)
 	}
+	sealElsewhere(t, env, p.ID)
+	if err := chromedp.Do(ctx, chromedp.Reload(), chromedp.WaitVisible(chromedp.CSS("#partner-credential-unreadable"))); err != nil {
+		t.Fatalf("a credential that cannot be opened: %v", err)
+	}
+	checkPage(t, ctx, "account-credential-unreadable")
 }

@@ -429,12 +429,22 @@ func (s *Service) OwnedBy(ctx context.Context, userID string) (models.Partner, e
 	return p, nil
 }
 
-// RevealCredential returns, once, the credential issued when the person's
-// application was approved: the first call clears it (ok false after).
-func (s *Service) RevealCredential(ctx context.Context, userID string) (keyID, sec string, ok bool, err error) {
-	p, err := s.OwnedBy(ctx, userID)
-	if err != nil || p.UnseenCredential == nil {
+// ErrCredentialUnreadable is a credential sealed under another secret
+// key than the service's.
+var ErrCredentialUnreadable = errors.New("partner: the unseen credential cannot be opened under this secret key")
+
+// RevealCredential returns, once, the credential issued when partner p's
+// application was approved (p as its owner's page read it): the first
+// call clears it (ok false after). One that cannot be opened (the
+// DOMAIND_SECRET_KEY it was sealed under is not the service's now) is
+// ErrCredentialUnreadable and stays, to be shown once that key is back.
+func (s *Service) RevealCredential(ctx context.Context, p models.Partner) (keyID, sec string, ok bool, err error) {
+	if p.UnseenCredential == nil {
 		return "", "", false, nil
+	}
+	plain, err := s.seal.Open(p.UnseenCredential)
+	if err != nil {
+		return "", "", false, fmt.Errorf("%w: partner %s: %w", ErrCredentialUnreadable, p.ID, err)
 	}
 	res := s.db.WithContext(ctx).Model(&models.Partner{}).Where("id = ? AND unseen_credential IS NOT NULL", p.ID).
 		Update("unseen_credential", nil)
@@ -443,10 +453,6 @@ func (s *Service) RevealCredential(ctx context.Context, userID string) (keyID, s
 	}
 	if res.RowsAffected == 0 { // another request showed it first
 		return "", "", false, nil
-	}
-	plain, err := s.seal.Open(p.UnseenCredential)
-	if err != nil {
-		return "", "", false, fmt.Errorf("open the unseen credential of %s: %w", p.ID, err)
 	}
 	keyID, sec, _ = strings.Cut(string(plain), "\x00")
 	return keyID, sec, true, nil

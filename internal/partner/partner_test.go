@@ -203,27 +203,61 @@ func TestApplicationsGetASandboxCredentialShownOnce(t *testing.T) {
 	if _, err := s.Apply(ctx, "user-1", "Again", "me@example.com"); codeOf(err) != fault.Conflict {
 		t.Errorf("second application = %v, want conflict", err)
 	}
-	if _, _, ok, _ := s.RevealCredential(ctx, "user-1"); ok {
+	if _, _, ok, _ := reveal(t, s, "user-1"); ok {
 		t.Error("a credential before approval")
 	}
 	if _, err := s.Approve(ctx, p.ID); err != nil {
 		t.Fatal(err)
 	}
-	keyID, sec, ok, err := s.RevealCredential(ctx, "user-1")
+	keyID, sec, ok, err := reveal(t, s, "user-1")
 	if err != nil || !ok || keyID[:8] != "pk_test_" || sec == "" {
 		t.Fatalf("RevealCredential = %q %q %v %v", keyID, sec, ok, err)
 	}
 	if c, err := s.Authenticate(ctx, keyID); err != nil || string(c.Secret) != sec || len(c.Scopes) != len(AllScopes) {
 		t.Errorf("the revealed credential = %+v, %v", c, err)
 	}
-	if _, _, ok, _ := s.RevealCredential(ctx, "user-1"); ok {
+	if _, _, ok, _ := reveal(t, s, "user-1"); ok {
 		t.Error("the credential was shown twice")
 	}
 	if _, err := s.Approve(ctx, p.ID); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, ok, _ := s.RevealCredential(ctx, "user-1"); ok {
+	if _, _, ok, _ := reveal(t, s, "user-1"); ok {
 		t.Error("approving again issued another credential")
+	}
+}
+
+// reveal reveals the credential of userID's partner, read as the account
+// page reads it.
+func reveal(t *testing.T, s *Service, userID string) (keyID, sec string, ok bool, err error) {
+	t.Helper()
+	p, err := s.OwnedBy(context.Background(), userID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s.RevealCredential(context.Background(), p)
+}
+
+// A credential sealed under another secret key (DOMAIND_SECRET_KEY
+// changed after the approval) cannot be shown: that is an error, and the
+// credential stays, shown once the key is back.
+func TestACredentialThatCannotBeOpenedIsKept(t *testing.T) {
+	t.Parallel()
+	s := newService(t)
+	ctx := context.Background()
+	p, err := s.Apply(ctx, "user-1", "Side Project", "me@example.com")
+	if err == nil {
+		_, err = s.Approve(ctx, p.ID)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	rekeyed := New(s.db, []byte("another-secret-key-0123456789abc"), s.now)
+	if _, _, ok, err := reveal(t, rekeyed, "user-1"); !errors.Is(err, ErrCredentialUnreadable) || ok {
+		t.Errorf("under another key: ok %v, %v; want ErrCredentialUnreadable", ok, err)
+	}
+	if keyID, _, ok, err := reveal(t, s, "user-1"); err != nil || !ok || keyID == "" {
+		t.Errorf("with the key back = %q, %v, %v; want the credential, still unseen", keyID, ok, err)
 	}
 }
 
@@ -288,7 +322,7 @@ func TestConcurrentApprovalsIssueOneCredential(t *testing.T) {
 	wg.Wait()
 	var issued int64
 	s.db.Model(&models.PartnerCredential{}).Where("partner_id = ?", p.ID).Count(&issued)
-	keyID, _, ok, err := s.RevealCredential(ctx, "user-1")
+	keyID, _, ok, err := reveal(t, s, "user-1")
 	if issued != 1 || !ok || err != nil {
 		t.Errorf("%d credentials issued (the owner shown %q, %v, %v); want one, shown", issued, keyID, ok, err)
 	}
