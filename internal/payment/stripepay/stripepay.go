@@ -142,7 +142,8 @@ const keyMemory = 23 * time.Hour
 // Refund implements payment.Provider through the Refunds API: r.ChargeID
 // is the PaymentIntent that took the money. The refund carries its key in
 // its metadata; one first asked for before Stripe's key memory is looked
-// for among the PaymentIntent's refunds before a new one is made.
+// for among the PaymentIntent's refunds before a new one is made, and so
+// is one whose answer leaves it unknown whether it was made (madeOrNot).
 func (p *Provider) Refund(ctx context.Context, r payment.Refund) (string, error) {
 	if !r.Since.IsZero() && time.Since(r.Since) > keyMemory {
 		id, found, err := p.findRefund(ctx, r)
@@ -160,7 +161,26 @@ func (p *Provider) Refund(ctx context.Context, r payment.Refund) (string, error)
 		f.Del("metadata[" + metaRefund + "]")
 		id, err = p.createRefund(ctx, f, r)
 	}
+	if err != nil && madeOrNot(err) {
+		// Stripe answers every repeat of the key with its first server
+		// error for a day: retries would not tell, and a refund given up
+		// for ops to pay by hand may have been made.
+		if made, found, ferr := p.findRefund(ctx, r); ferr == nil && found {
+			return made, nil
+		}
+	}
 	return id, err
+}
+
+// madeOrNot reports whether err, a POST's, leaves it unknown whether
+// Stripe made what was asked: a server error, or no answer at all. Any
+// other refusal made nothing.
+func madeOrNot(err error) bool {
+	var e *apiError
+	if errors.As(err, &e) {
+		return e.Status >= 500
+	}
+	return true
 }
 
 func (p *Provider) createRefund(ctx context.Context, f url.Values, r payment.Refund) (string, error) {

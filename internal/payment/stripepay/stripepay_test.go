@@ -174,10 +174,14 @@ func (s *stripeAnswers) serve(t *testing.T) string {
 }
 
 // A call Stripe could not make now is made again with the same
-// idempotency key, and one Stripe refused is not: its error says why.
+// idempotency key, and one Stripe refused is not: its error says why. A
+// refund whose answer leaves it unknown whether it was made (a server
+// error, which Stripe answers every repeat of the key with for a day) is
+// looked for among the PaymentIntent's refunds by its key.
 func TestStripeRetriesOnlyWhatMaySucceed(t *testing.T) {
 	t.Parallel()
 	const unavailable = `{"error":{"type":"api_error","message":"The server is temporarily unavailable."}}`
+	none := stripeAnswer{status: 200, body: `{"object":"list","data":[],"has_more":false}`}
 	refund := payment.Refund{ChargeID: "pi_1", AmountCents: 500, Currency: "USD", IdempotencyKey: "rf_7"}
 	for _, tc := range []struct {
 		name    string
@@ -191,9 +195,12 @@ func TestStripeRetriesOnlyWhatMaySucceed(t *testing.T) {
 		{"refused", []stripeAnswer{{status: 400, header: map[string]string{"Request-Id": "req_9"},
 			body: `{"error":{"type":"invalid_request_error","code":"amount_too_large","param":"amount","message":"Refund amount is greater than unrefunded amount."}}`}},
 			1, "400 invalid_request_error (amount_too_large) on amount: Refund amount is greater than unrefunded amount. [req_9]"},
-		{"told not to retry", []stripeAnswer{{status: 503, header: map[string]string{"Stripe-Should-Retry": "false"}, body: unavailable}}, 1, "503 api_error"},
-		{"a proxy's page", []stripeAnswer{{status: 502, body: "<html>Bad Gateway</html>"}}, 1, "stripe: refund 500 of pi_1: 502"},
-		{"unavailable three times", []stripeAnswer{{status: 503, body: unavailable}, {status: 503, body: unavailable}, {status: 503, body: unavailable}}, 3, "503 api_error"},
+		{"told not to retry", []stripeAnswer{{status: 503, header: map[string]string{"Stripe-Should-Retry": "false"}, body: unavailable}, none}, 2, "503 api_error"},
+		{"a proxy's page", []stripeAnswer{{status: 502, body: "<html>Bad Gateway</html>"}, none}, 2, "stripe: refund 500 of pi_1: 502"},
+		{"unavailable three times", []stripeAnswer{{status: 503, body: unavailable}, {status: 503, body: unavailable}, {status: 503, body: unavailable}, none}, 4, "503 api_error"},
+		{"a server error, and made", []stripeAnswer{{status: 500, body: `{"error":{"type":"api_error","message":"An unknown error occurred"}}`},
+			{status: 200, body: `{"object":"list","has_more":false,"data":[{"id":"re_3","object":"refund","amount":500,"status":"succeeded","metadata":{"domaind_refund":"rf_7"}}]}`}},
+			2, "re_3"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -211,6 +218,12 @@ func TestStripeRetriesOnlyWhatMaySucceed(t *testing.T) {
 				t.Errorf("%d calls, want %d", len(s.asked), tc.calls)
 			}
 			for i, r := range s.asked {
+				if r.Method == http.MethodGet { // the look-up of the refund made
+					if r.URL.Path != "/v1/refunds" || r.URL.Query().Get("payment_intent") != "pi_1" {
+						t.Errorf("call %d is GET %s; want the PaymentIntent's refunds", i+1, r.URL)
+					}
+					continue
+				}
 				if r.Header.Get("Idempotency-Key") != "rf_7" || r.Header.Get("Authorization") != "Bearer "+stripepaytest.Key ||
 					r.Header.Get("Stripe-Version") == "" {
 					t.Errorf("call %d has headers %v; want the refund's key, the secret key as bearer and the API version", i+1, r.Header)
