@@ -68,6 +68,7 @@ var migrations = []migration{
 	{44, "partners' idempotency records marked when their change is made", migrateV44},
 	{45, "bulk items marked when their change is sent to the registry", migrateV45},
 	{46, "when a payment's page on the processor closes", migrateV46},
+	{47, "when the return of a payment's charge was given up", migrateV47},
 }
 
 // SchemaMigration records an applied migration.

@@ -63,6 +63,10 @@ type Payment struct {
 	// one. It changes only when the processor refused it as too near,
 	// so no page was made with it.
 	PageExpiresAt *time.Time
+	// ReturnGivenUpAt is when giving back a charge that paid for no order
+	// was given up (payment.Book.FailReturn), for ops to pay back by
+	// hand: nothing gives it back on its own after that.
+	ReturnGivenUpAt *time.Time
 	// PendingOrder is what the order of a payment made on the processor's
 	// page is recorded with when the processor confirms it (the buyer and
 	// the referral, as JSON; internal/order writes and reads it).

@@ -183,8 +183,9 @@ func CardRefunded(tx *gorm.DB, orderID, refundID string, now time.Time) error {
 
 // ToReturn is the condition, with ReturnStatuses as its one argument, of
 // the payments whose charge paid for no order (Unrecorded) and is not all
-// back on the card yet: Return gives back what is left of it.
-const ToReturn = "status IN ? AND order_id IS NULL AND charge_id IS NOT NULL"
+// back on the card yet, nor given up for ops (FailReturn): Return gives
+// back what is left of it.
+const ToReturn = "status IN ? AND order_id IS NULL AND charge_id IS NOT NULL AND return_given_up_at IS NULL"
 
 // ReturnStatuses are the statuses ToReturn takes: a charge not refunded
 // at all, or in part (the processor's notice of a refund made in its
@@ -205,7 +206,7 @@ func (b *Book) Return(ctx context.Context, id string) error {
 		tasks.FoundDone(ctx)
 	}
 	left := p.AmountCents - p.RefundedCents
-	if !slices.Contains(ReturnStatuses, p.Status) || p.OrderID != nil || p.ChargeID == nil || left <= 0 {
+	if !slices.Contains(ReturnStatuses, p.Status) || p.OrderID != nil || p.ChargeID == nil || p.ReturnGivenUpAt != nil || left <= 0 {
 		return nil
 	}
 	provider, err := b.provider(p)
@@ -233,11 +234,13 @@ func (b *Book) Return(ctx context.Context, id string) error {
 }
 
 // FailReturn notes on payment id that its return failed for good (why), for
-// ops to pay it back by hand.
+// ops to pay it back by hand, and gives the return up: nothing runs it
+// again (ToReturn), which could pay the buyer back a second time.
 func (b *Book) FailReturn(ctx context.Context, id string, why error) error {
 	note := models.Cut("no order, and giving the charge back failed: pay it back by hand ("+models.ErrorText(why, 300)+")", 500)
+	now := b.now().UTC()
 	err := b.db.WithContext(ctx).Model(&models.Payment{}).Where("id = ? AND "+ToReturn, id, ReturnStatuses).
-		Updates(map[string]any{"note": note, "updated_at": b.now().UTC()}).Error
+		Updates(map[string]any{"note": note, "return_given_up_at": now, "updated_at": now}).Error
 	if err != nil {
 		return fmt.Errorf("record the failed return of payment %s: %w", id, err)
 	}

@@ -193,18 +193,31 @@ func (bk *books) unrecorded(t *testing.T, session string, amount int64) (models.
 	return p, chargeID
 }
 
-// A return the processor keeps refusing is noted on the payment for ops.
-func TestAFailedReturnIsNoted(t *testing.T) {
+// A return the processor keeps refusing is noted on the payment for ops,
+// and given up: neither its task run again nor the rescue (which hands
+// back the tasks of payments still ToReturn) gives the charge back after
+// ops were told to.
+func TestAFailedReturnIsNotedAndGivenUp(t *testing.T) {
 	t.Parallel()
 	bk := newBooks(t)
 	ctx := context.Background()
-	p, _ := bk.unrecorded(t, "cs_1", 5_000)
+	p, chargeID := bk.unrecorded(t, "cs_1", 5_000)
 	if err := bk.b.FailReturn(ctx, p.ID, errors.New("the processor is down")); err != nil {
 		t.Fatal(err)
 	}
 	got := bk.payment(t, p.ID)
-	if got.Status != models.PaymentSucceeded || got.Note != "no order, and giving the charge back failed: pay it back by hand (the processor is down)" {
+	if got.Status != models.PaymentSucceeded || got.Note != "no order, and giving the charge back failed: pay it back by hand (the processor is down)" ||
+		got.ReturnGivenUpAt == nil {
 		t.Errorf("the payment after a failed return = %+v", got)
+	}
+	var toReturn, refunds int64
+	bk.db.Model(&models.Payment{}).Where("id = ? AND "+ToReturn, p.ID, ReturnStatuses).Count(&toReturn)
+	if err := bk.b.Return(ctx, p.ID); err != nil {
+		t.Fatal(err)
+	}
+	bk.db.Model(&models.SandboxRefund{}).Where("charge_id = ?", chargeID).Count(&refunds)
+	if toReturn != 0 || refunds != 0 {
+		t.Errorf("after the return was given up: still to return %d, refunds made %d by its task run again; want none", toReturn, refunds)
 	}
 }
 
