@@ -2,6 +2,7 @@ package api
 
 import (
 	"context"
+	"encoding/json"
 	"html"
 	"net/http/httptest"
 	"net/url"
@@ -12,8 +13,30 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/domaind/domaind/internal/order"
+	"github.com/domaind/domaind/internal/registry/sandbox"
 	"github.com/domaind/domaind/models"
+	"github.com/domaind/domaind/tasks"
 )
+
+// runPushes runs the queued transfer:push tasks of orderID, each until it
+// ends, against the sandbox registry, as the worker would.
+func runPushes(t *testing.T, env *testEnv, orderID string) {
+	t.Helper()
+	var entries []models.OutboxEntry
+	env.db.Where("task_type = ?", tasks.TypeTransferPush).Find(&entries)
+	reg := sandbox.New(env.db, 0)
+	for _, e := range entries {
+		var p tasks.TransferPushPayload
+		if err := json.Unmarshal(e.Payload, &p); err != nil || p.OrderID != orderID {
+			continue
+		}
+		for attempt := 0; env.srv.svc.Orders.Push(context.Background(), p, reg, false) != nil; attempt++ {
+			if attempt == 3 {
+				t.Fatalf("push %d of %s did not end", p.Push, orderID)
+			}
+		}
+	}
+}
 
 // sandboxOrder lists domain in the sandbox and records a partner's order
 // of it at price.
@@ -67,6 +90,12 @@ func TestOpsMoveOrders(t *testing.T) {
 		opsJSON(t, env, "POST", path+"/"+step.action, step.body, 200, &v)
 		if v.Status != step.status {
 			t.Errorf("after %s: %s, want %s", step.action, v.Status, step.status)
+		}
+		if step.action == "start-transfer" { // its push is queued, not unconfirmed
+			w := opsRequest(env, "POST", path+"/fail-transfer", "")
+			if wantError(t, "fail-transfer of a queued push", w, 409, "conflict"); !strings.Contains(w.Body.String(), "unconfirmed") {
+				t.Errorf("conflict %s does not say what fail-transfer is for", w.Body)
+			}
 		}
 	}
 	if v.TransferCompletedAt == nil || len(v.Timeline) != 4 {
@@ -208,6 +237,17 @@ func TestOpsOrdersPage(t *testing.T) {
 	if v, _ := env.srv.svc.Orders.Ops(context.Background(), held.PublicID); v.Status != models.OrderExternallyPaid {
 		t.Errorf("after refusals the held order is %s", v.Status)
 	}
+	// A push the registry left unconfirmed is marked, and only its row
+	// offers fail-transfer.
+	lost := sandboxOrder(t, env, "prt_b", "lostanswer.com", 1_000)
+	opsForm(env, "/ops/orders/"+lost.PublicID+"/start-transfer", url.Values{"recipient": {sandbox.LosingRecipient}})
+	runPushes(t, env, lost.PublicID)
+	runPushes(t, env, small.PublicID)
+	page = opsRequest(env, "GET", "/ops/orders", "").Body.String()
+	if strings.Count(page, "push unconfirmed") != 1 || strings.Count(page, `/fail-transfer"`) != 1 ||
+		!strings.Contains(page, `action="/ops/orders/`+lost.PublicID+`/fail-transfer"`) {
+		t.Errorf("the page with one push unconfirmed:\n%s", page)
+	}
 	if w := env.request("GET", "/ops/orders", ""); w.Code != 401 {
 		t.Errorf("without the ops login = %d, want 401", w.Code)
 	}
@@ -276,27 +316,59 @@ func TestBrowserOpsOrders(t *testing.T) {
 	checkPage(t, ctx, "ops-orders")
 	// At a desktop's width the row's moves are in view, not past the
 	// table's right edge, where its overflow scrolls them out of sight.
-	if err := chromedp.Do(ctx, chromedp.EmulateViewport(1280, 900)); err != nil {
-		t.Fatal(err)
+	movesInView := func(row string) {
+		t.Helper()
+		if err := chromedp.Do(ctx, chromedp.EmulateViewport(1280, 900)); err != nil {
+			t.Fatal(err)
+		}
+		hidden, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`(() => {
+			const edge = document.querySelector("table").getBoundingClientRect().right;
+			return Array.from(document.querySelectorAll("`+row+` button")).filter(b => b.getBoundingClientRect().right > edge).map(b => b.textContent);
+		})()`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(hidden) > 0 {
+			t.Errorf("at 1280 px the moves %v of %s are past the table's right edge", hidden, row)
+		}
+		if err := chromedp.Do(ctx, chromedp.EmulateReset()); err != nil {
+			t.Fatal(err)
+		}
 	}
-	hidden, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`(() => {
-		const edge = document.querySelector("table").getBoundingClientRect().right;
-		return Array.from(document.querySelectorAll("`+row+` button")).filter(b => b.getBoundingClientRect().right > edge).map(b => b.textContent);
-	})()`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(hidden) > 0 {
-		t.Errorf("at 1280 px the moves %v are past the table's right edge", hidden)
-	}
-	if err := chromedp.Do(ctx, chromedp.EmulateReset()); err != nil {
-		t.Fatal(err)
-	}
+	movesInView(row)
 	status, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(row+" .status")))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if status != models.OrderTransferInProgress {
 		t.Errorf("the page shows %s, want TRANSFER_IN_PROGRESS", status)
+	}
+
+	// A push made but unanswered, then refused on its retry: the row says
+	// so, and ops, having looked at the registry, record it failed.
+	lost := sandboxOrder(t, env, "prt_a", "browserlost.com", 1_000)
+	lostRow := "#" + lost.PublicID
+	if err := chromedp.Do(ctx, chromedp.Navigate(srv.URL+"/ops/orders"), chromedp.WaitVisible(chromedp.CSS(lostRow)),
+		chromedp.SendKeys(chromedp.CSS(lostRow+` input[name="recipient"]`), sandbox.LosingRecipient),
+		chromedp.Click(chromedp.CSS(lostRow+` form[action$="/start-transfer"] button`)),
+		chromedp.WaitVisible(chromedp.CSS(lostRow+` form[action$="/confirm-delivery"]`))); err != nil {
+		t.Fatalf("start-transfer to %s: %v", sandbox.LosingRecipient, err)
+	}
+	runPushes(t, env, lost.PublicID)
+	if err := chromedp.Do(ctx, chromedp.Navigate(srv.URL+"/ops/orders"), chromedp.WaitVisible(chromedp.CSS(lostRow+" .unconfirmed"))); err != nil {
+		t.Fatalf("the unconfirmed push's row: %v", err)
+	}
+	checkPage(t, ctx, "ops-orders-unconfirmed")
+	movesInView(lostRow)
+	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(lostRow+` form[action$="/fail-transfer"] button`)),
+		chromedp.WaitVisible(chromedp.CSS(`p.notice`))); err != nil {
+		t.Fatalf("fail-transfer: %v", err)
+	}
+	notice, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS("p.notice")))
+	if err != nil || !strings.Contains(notice, lost.PublicID+": fail-transfer") {
+		t.Errorf("the notice after fail-transfer = %q, %v", notice, err)
+	}
+	if err := chromedp.Do(ctx, chromedp.WaitNotPresent(chromedp.CSS(lostRow+" .unconfirmed"))); err != nil {
+		t.Errorf("the row still says unconfirmed: %v", err)
 	}
 }

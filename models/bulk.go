@@ -112,14 +112,14 @@ func insert[T any](db *gorm.DB, table string, rows []T, serial string, setKey fu
 func InsertOrderSteps(db *gorm.DB, steps []OrderStep) error {
 	return insert(db, "order_steps", steps, "", nil, nil, func() []column {
 		n := len(steps)
-		orderID, actor, status, event, note := make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n)
+		orderID, actor, status, event, note, recipient := make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n)
 		at, pushID := make([]time.Time, n), make([]*int64, n)
 		for i, s := range steps {
-			orderID[i], at[i], actor[i], status[i], event[i], note[i], pushID[i] = s.OrderID, s.At, s.Actor, s.Status, s.Event, s.Note, s.PushID
+			orderID[i], at[i], actor[i], status[i], event[i], note[i], pushID[i], recipient[i] = s.OrderID, s.At, s.Actor, s.Status, s.Event, s.Note, s.PushID, s.Recipient
 		}
 		return []column{
 			{"order_id", "text", orderID}, {"at", "timestamptz", at}, {"actor", "text", actor}, {"status", "text", status},
-			{"event", "text", event}, {"note", "text", note}, {"push_id", "int8", pushID},
+			{"event", "text", event}, {"note", "text", note}, {"push_id", "int8", pushID}, {"recipient", "text", recipient},
 		}
 	})
 }

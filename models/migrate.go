@@ -69,6 +69,7 @@ var migrations = []migration{
 	{45, "bulk items marked when their change is sent to the registry", migrateV45},
 	{46, "when a payment's page on the processor closes", migrateV46},
 	{47, "when the return of a payment's charge was given up", migrateV47},
+	{48, "the registrar a start-transfer step pushes to", migrateV48},
 }
 
 // SchemaMigration records an applied migration.

@@ -179,6 +179,9 @@ type OrderStep struct {
 	// PushID is, on a transfer.* step, the push it belongs to: the id of
 	// the start-transfer step that asked for it.
 	PushID *int64 `gorm:"index:idx_order_steps_push_id,where:push_id IS NOT NULL"`
+	// Recipient is, on a start-transfer step, the registrar its push
+	// goes to.
+	Recipient string `gorm:"size:64;not null;default:''"`
 }
 
 // Refund is money given back on an order, in full or in part.

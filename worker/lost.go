@@ -96,7 +96,7 @@ var stillToDo = map[string]toDoFunc{
 	tasks.TypeBrokerageProbe: rowIn(func(p tasks.BrokerageProbePayload) string { return p.Domain },
 		&models.SiteCheck{}, "domain", "status = ?", models.SiteCheckPending),
 	// A push is to do until a step other than transfer.requested settles
-	// it (completed, failed, or not made).
+	// it (completed, failed, unconfirmed, or not made).
 	tasks.TypeTransferPush: rowIn(func(p tasks.TransferPushPayload) int64 { return p.Push },
 		&models.OrderStep{}, "id", "NOT EXISTS (SELECT 1 FROM order_steps s WHERE s.push_id = order_steps.id AND s.event <> ?)", order.EventTransferRequested),
 }

@@ -17,7 +17,7 @@ import (
 
 // transferPush pushes a sold domain to its buyer's registrar; a registry
 // that is down is retried on the type's backoff, and the last attempt
-// records the failure for ops.
+// leaves the push unconfirmed for ops, who look at the registry.
 type transferPush struct {
 	orders   *order.Service
 	registry registry.Provider

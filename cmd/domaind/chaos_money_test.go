@@ -473,7 +473,9 @@ func (w *chaosWorld) someOrder(rng *rand.Rand) (chaosOrder, bool) {
 
 // actOpsMove is ops moving an order: mostly a move its status allows,
 // sometimes any (which must be refused and change nothing). A transfer's
-// push goes to a registrar that refuses it one time in four.
+// push goes to a registrar that refuses it one time in four, and one time
+// in eight to one that makes it but loses its answer (the push ends
+// unconfirmed, for fail-transfer or confirm-delivery).
 func actOpsMove(w *chaosWorld, rng *rand.Rand) string {
 	o, ok := w.someOrder(rng)
 	if !ok {
@@ -485,7 +487,7 @@ func actOpsMove(w *chaosWorld, rng *rand.Rand) string {
 	}
 	var now struct{ Status, Review string }
 	json.Unmarshal(answer, &now)
-	choices := []string{"clear-review", "start-transfer", "confirm-delivery", "cancel"}
+	choices := []string{"clear-review", "start-transfer", "confirm-delivery", "fail-transfer", "cancel"}
 	switch {
 	case rng.IntN(5) == 0: // any move
 	case now.Review == models.ReviewPending:
@@ -493,13 +495,16 @@ func actOpsMove(w *chaosWorld, rng *rand.Rand) string {
 	case now.Status == models.OrderExternallyPaid || now.Status == models.OrderPaid:
 		choices = []string{"start-transfer", "start-transfer", "start-transfer", "cancel"}
 	case now.Status == models.OrderTransferInProgress:
-		choices = []string{"start-transfer", "confirm-delivery", "cancel"}
+		choices = []string{"start-transfer", "confirm-delivery", "fail-transfer", "cancel"}
 	}
 	action, body := choices[rng.IntN(len(choices))], ""
 	if action == "start-transfer" {
 		body = `{"recipient":"chaos-registrar"}`
-		if rng.IntN(4) == 0 {
+		switch rng.IntN(8) {
+		case 0, 1:
 			body = `{"recipient":"sandbox-refuse"}`
+		case 2:
+			body = `{"recipient":"sandbox-lose"}` // made, unanswered, then the repeat refused: unconfirmed
 		}
 	}
 	code, answer = w.ops("POST", "/api/ops/orders/"+o.id+"/"+action, body)
@@ -853,6 +858,9 @@ const (
 	pushAsked  = "asked"
 	pushDone   = "done"
 	pushFailed = "failed"
+	// pushUnconfirmed is a push the registry left unknown, in flight
+	// until ops record fail-transfer (or confirm-delivery).
+	pushUnconfirmed = "unconfirmed"
 )
 
 // chaosEvent is an event of an order as the history holds it.
@@ -936,9 +944,11 @@ func (s *orderState) apply(k int, ev chaosEvent) string {
 		next.status, next.push = models.OrderTransferInProgress, pushQueued
 	case ev.Type == "transfer.requested" && s.status == models.OrderTransferInProgress && s.push == pushQueued:
 		next.push = pushAsked
-	case ev.Type == "transfer.completed" && s.push == pushAsked:
+	case ev.Type == "transfer.completed" && (s.push == pushAsked || s.push == pushUnconfirmed):
 		next.push = pushDone
-	case ev.Type == "transfer.failed" && s.push == pushAsked:
+	case ev.Type == "transfer.unconfirmed" && s.push == pushAsked:
+		next.push = pushUnconfirmed
+	case ev.Type == "transfer.failed" && (s.push == pushAsked || s.push == pushUnconfirmed):
 		next.push = pushFailed
 	case ev.Type == "order.transfer_completed" && s.status == models.OrderTransferInProgress:
 		next.status = models.OrderTransferCompleted

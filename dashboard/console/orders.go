@@ -43,6 +43,9 @@ type opsOrderRow struct {
 	Price     string
 	CreatedAt string
 	Actions   []order.Action
+	// Unconfirmed says its push awaits ops: the registry left the
+	// outcome unknown.
+	Unconfirmed bool
 }
 
 // opsOrdersPage answers GET /ops/orders: a page of orders, newest first,
@@ -79,8 +82,19 @@ func (con *Console) renderOpsOrders(c *gin.Context, status int, problem, done st
 	if err != nil {
 		fail(err)
 	}
+	var unconfirmed map[string]bool
+	if len(orders) > 0 {
+		ids := make([]string, len(orders))
+		for i, o := range orders {
+			ids[i] = o.PublicID
+		}
+		if unconfirmed, err = con.svc.Orders.Unconfirmed(ctx, ids); err != nil {
+			fail(err)
+		}
+	}
 	for _, o := range orders {
-		view.Orders = append(view.Orders, opsOrderRow{View: o, Actions: order.Actions(o.Status, o.Review),
+		view.Orders = append(view.Orders, opsOrderRow{View: o, Unconfirmed: unconfirmed[o.PublicID],
+			Actions:   order.Actions(o.Status, o.Review, unconfirmed[o.PublicID]),
 			Partner:   name(o.PartnerID),
 			Price:     page.Money(o.Currency, o.SalePriceCents),
 			CreatedAt: o.CreatedAt.Format(page.Time)})

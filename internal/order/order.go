@@ -194,8 +194,8 @@ func recordSale(tx *outbox.Tx, o models.Order, actor, event, note string) (View,
 	return v, nil
 }
 
-// writeStep writes st, a step of o at now (its actor, event, note and
-// push set; the rest is filled in), and its event when st has one; fresh
+// writeStep writes st, a step of o at now (its actor, event, note, push
+// and recipient set; the rest is filled in), and its event when st has one; fresh
 // says o was made in tx. It returns the step written.
 func writeStep(tx *outbox.Tx, o models.Order, st models.OrderStep, extra map[string]any, now time.Time, fresh bool) (models.OrderStep, error) {
 	st.OrderID, st.At, st.Status, st.Note = o.PublicID, now, o.Status, models.Cut(st.Note, 500)

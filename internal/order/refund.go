@@ -66,11 +66,11 @@ func (s *Service) Refund(ctx context.Context, partnerID, env string, r NewRefund
 			return fault.New(fault.Conflict, "order %s is %s: refunds are possible only before the transfer completes", o.PublicID, o.Status)
 		}
 		if o.Status == models.OrderTransferInProgress {
-			push, inFlight, err := pushInFlight(tx.DB, o.PublicID)
+			push, err := findLastPush(tx.DB, o.PublicID)
 			if err != nil {
 				return err
 			}
-			if inFlight {
+			if push.inFlight() {
 				return errPushInFlight(o, push, "a refund")
 			}
 		}

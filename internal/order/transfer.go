@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"slices"
 
 	"gorm.io/gorm"
 
@@ -21,7 +22,15 @@ const (
 	EventTransferRequested = "transfer.requested"
 	EventTransferCompleted = "transfer.completed"
 	EventTransferFailed    = "transfer.failed"
+	// EventTransferUnconfirmed ends a push whose outcome the registry
+	// left unknown: it may have been made by an earlier request. The
+	// push stays in flight until ops, having looked at the registry,
+	// record fail-transfer or confirm-delivery.
+	EventTransferUnconfirmed = "transfer.unconfirmed"
 )
+
+// pushEnds are the events that end a push's task.
+var pushEnds = []string{EventTransferCompleted, EventTransferFailed, EventTransferUnconfirmed}
 
 var recipientPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
 
@@ -33,30 +42,70 @@ func checkRecipient(recipient string) error {
 	return nil
 }
 
-// pushInFlight returns the push of the order's latest start-transfer (the
-// id of its step, as tasks.TransferPushPayload.Push) when that push has
-// not failed: it is queued, under way or done, so the name may be at the
-// buyer's registrar already and the order may be neither refunded nor
-// cancelled, nor pushed again. An order no push was ever asked for has
-// none. Callers hold the order's row lock, which start-transfer takes
-// too, so the answer stands until they commit.
-func pushInFlight(tx *gorm.DB, orderID string) (push int64, inFlight bool, err error) {
+// lastPush is the push of an order's latest start-transfer.
+type lastPush struct {
+	// id is the id of its step (tasks.TransferPushPayload.Push); 0 when
+	// no push was ever asked for.
+	id int64
+	// recipient is the registrar it goes to ("" for a push asked for
+	// before steps kept it).
+	recipient string
+	// failed says transfer.failed was recorded, by the registry's refusal
+	// or by ops; unconfirmed that the registry left its outcome unknown.
+	failed, unconfirmed bool
+}
+
+// inFlight says the push has not failed: it is queued, under way, done
+// or unconfirmed, so the name may be at the buyer's registrar already
+// and the order may be neither refunded nor cancelled, nor pushed again.
+func (p lastPush) inFlight() bool { return p.id != 0 && !p.failed }
+
+// findLastPush reads the order's latest push. Callers hold the order's
+// row lock, which start-transfer takes too, so the answer stands until
+// they commit.
+func findLastPush(tx *gorm.DB, orderID string) (lastPush, error) {
 	var start models.OrderStep
-	res := tx.Select("id").Where("order_id = ? AND event = ?", orderID, EventTransferStart).Order("id DESC").Limit(1).Find(&start)
+	res := tx.Select("id", "recipient").Where("order_id = ? AND event = ?", orderID, EventTransferStart).Order("id DESC").Limit(1).Find(&start)
 	if res.Error != nil || res.RowsAffected == 0 {
-		return 0, false, res.Error
+		return lastPush{}, res.Error
 	}
-	var failed int64
-	if err := tx.Model(&models.OrderStep{}).Where("push_id = ? AND event = ?", start.ID, EventTransferFailed).Count(&failed).Error; err != nil {
-		return 0, false, fmt.Errorf("read push %d of %s: %w", start.ID, orderID, err)
+	var ends []string
+	if err := tx.Model(&models.OrderStep{}).Where("push_id = ? AND event IN ?", start.ID, []string{EventTransferFailed, EventTransferUnconfirmed}).
+		Pluck("event", &ends).Error; err != nil {
+		return lastPush{}, fmt.Errorf("read push %d of %s: %w", start.ID, orderID, err)
 	}
-	return start.ID, failed == 0, nil
+	return lastPush{id: start.ID, recipient: start.Recipient,
+		failed: slices.Contains(ends, EventTransferFailed), unconfirmed: slices.Contains(ends, EventTransferUnconfirmed)}, nil
+}
+
+// Unconfirmed returns which of the orders ids are waiting for ops to look
+// at the registry: still TRANSFER_IN_PROGRESS, with a latest push the
+// registry left unconfirmed and ops have not failed yet.
+func (s *Service) Unconfirmed(ctx context.Context, ids []string) (map[string]bool, error) {
+	var found []string
+	err := s.db.WithContext(ctx).Model(&models.OrderStep{}).Distinct("order_id").
+		Where("order_id IN ? AND event = ? AND push_id = (SELECT max(id) FROM order_steps s WHERE s.order_id = order_steps.order_id AND s.event = ?)",
+			ids, EventTransferUnconfirmed, EventTransferStart).
+		Where("NOT EXISTS (SELECT 1 FROM order_steps f WHERE f.push_id = order_steps.push_id AND f.event = ?)", EventTransferFailed).
+		Where("EXISTS (SELECT 1 FROM orders o WHERE o.public_id = order_steps.order_id AND o.status = ?)", models.OrderTransferInProgress).
+		Pluck("order_id", &found).Error
+	if err != nil {
+		return nil, fmt.Errorf("find unconfirmed pushes: %w", err)
+	}
+	out := make(map[string]bool, len(found))
+	for _, id := range found {
+		out[id] = true
+	}
+	return out, nil
 }
 
 // errPushInFlight is the conflict of a refund, cancel or second push of
-// an order whose push has not failed (pushInFlight).
-func errPushInFlight(o models.Order, push int64, what string) error {
-	return fault.New(fault.Conflict, "order %s has a transfer in flight (push %d to the buyer's registrar): %s is possible only after transfer.failed", o.PublicID, push, what)
+// an order whose push has not failed (lastPush.inFlight).
+func errPushInFlight(o models.Order, p lastPush, what string) error {
+	if p.unconfirmed {
+		return fault.New(fault.Conflict, "order %s has a transfer whose outcome the registry left unknown (push %d): %s is possible only after ops check the registry and record fail-transfer", o.PublicID, p.id, what)
+	}
+	return fault.New(fault.Conflict, "order %s has a transfer in flight (push %d to the buyer's registrar): %s is possible only after transfer.failed", o.PublicID, p.id, what)
 }
 
 // pushStep is a step of push p, found again by its PushID when the task
@@ -69,18 +118,21 @@ func pushStep(p tasks.TransferPushPayload, event, text string) models.OrderStep 
 // transfer.requested, asks the registry, and records transfer.completed,
 // which is delivery: the order becomes TRANSFER_COMPLETED with
 // order.transfer_completed in the same transaction (unless ops confirmed
-// a delivery by hand meanwhile). When the registry refuses, or the last
-// attempt fails, it records transfer.failed with the reason, leaving the
-// order in TRANSFER_IN_PROGRESS for ops to retry or cancel. A push run
-// again after a crash repeats nothing it recorded (the registry is given
-// the same change id), and one that had asked before its order moved on
-// (ops confirmed a delivery by hand) still learns and records the
-// registry's answer, so that the push ends. A push that finds its order
-// moved on before it asked the registry is not made, and says so in the
-// timeline, without an event. An error is for asynq to retry.
+// a delivery by hand meanwhile). When the registry refuses the first
+// request, it records transfer.failed with the reason, leaving the order
+// in TRANSFER_IN_PROGRESS for ops to retry or cancel. When the answer
+// leaves open whether the push was made (pushOutcome), it records
+// transfer.unconfirmed instead, and the push stays in flight for ops.
+// A push run again after a crash repeats nothing it recorded (the
+// registry is given the same change id), and one that had asked before
+// its order moved on (ops confirmed a delivery by hand) still learns and
+// records the registry's answer, so that the push ends. A push that
+// finds its order moved on before it asked the registry is not made,
+// and says so in the timeline, without an event. An error is for asynq
+// to retry.
 func (s *Service) Push(ctx context.Context, p tasks.TransferPushPayload, reg registry.Provider, final bool) error {
 	var o models.Order
-	var requested, settled, ask bool
+	var requested, settled, ask, again bool
 	err := s.outbox.Transaction(ctx, func(tx *outbox.Tx) error {
 		var err error
 		if o, err = find(models.ForUpdate(tx.DB), p.OrderID); err != nil {
@@ -92,14 +144,14 @@ func (s *Service) Push(ctx context.Context, p tasks.TransferPushPayload, reg reg
 		}
 		for _, st := range steps {
 			requested = requested || st.Event == EventTransferRequested
-			settled = settled || st.Event != EventTransferRequested // completed, failed, or not made
+			settled = settled || st.Event != EventTransferRequested // completed, failed, unconfirmed, or not made
 		}
 		switch {
 		case settled:
 			tasks.FoundDone(ctx)
 			return nil
-		case requested: // asked before a crash: ask again, under the same change id
-			ask = true
+		case requested: // asked before a crash or a failure: ask again, under the same change id
+			ask, again = true, true
 			return nil
 		case o.Status != models.OrderTransferInProgress: // delivered by hand (or refunded) before it ran
 			_, err = s.recordStep(tx, o, pushStep(p, "", "not made: the order is "+o.Status), nil)
@@ -114,34 +166,65 @@ func (s *Service) Push(ctx context.Context, p tasks.TransferPushPayload, reg reg
 	}
 	change := fmt.Sprintf("%s-push-%d", o.PublicID, p.Push)
 	pushErr := reg.PushDomain(ctx, o.Domain, p.Recipient, change)
-	if pushErr != nil && errors.Is(pushErr, registry.ErrTransient) && !final {
+	event, reason := pushOutcome(pushErr, again, final)
+	if event == "" {
 		return fmt.Errorf("push %s: %w", o.Domain, pushErr)
 	}
-	event, text, reason := EventTransferCompleted, "pushed to "+p.Recipient, ""
-	if pushErr != nil {
-		event, text, reason = EventTransferFailed, pushErr.Error(), pushErr.Error()
+	text := reason
+	if event == EventTransferCompleted {
+		text = "pushed to " + p.Recipient
 	}
 	return s.outbox.Transaction(ctx, func(tx *outbox.Tx) error {
 		o, err := find(models.ForUpdate(tx.DB), p.OrderID)
 		if err != nil {
 			return err
 		}
-		var ended int64
-		if err := tx.Model(&models.OrderStep{}).Where("push_id = ? AND event IN ?", p.Push, []string{EventTransferCompleted, EventTransferFailed}).
-			Count(&ended).Error; err != nil {
+		var ends []string
+		if err := tx.Model(&models.OrderStep{}).Where("push_id = ? AND event IN ?", p.Push, pushEnds).Pluck("event", &ends).Error; err != nil {
 			return fmt.Errorf("read the push's steps: %w", err)
 		}
-		if ended > 0 { // another run of the task recorded it first
+		// Another run of the task recorded its end first. Only a success
+		// is news after an unconfirmed end (a run that overlapped this
+		// one was refused the repeat of this run's push): it delivers.
+		if len(ends) > 0 && (event != EventTransferCompleted || !slices.Equal(ends, []string{EventTransferUnconfirmed})) {
 			return nil
 		}
 		if _, err := s.recordStep(tx, o, pushStep(p, event, text), transferData(p, reason)); err != nil {
 			return err
 		}
-		if pushErr != nil || o.Status != models.OrderTransferInProgress {
+		if event != EventTransferCompleted || o.Status != models.OrderTransferInProgress {
 			return nil
 		}
 		return s.deliver(tx, o, ActorRegistry, "delivered: the registry confirmed the push to "+p.Recipient)
 	})
+}
+
+// pushOutcome is the event that ends a push the registry answered with
+// err, and the reason of a push that did not complete; no event when the
+// task should try again (a failure a retry may fix, before the last
+// attempt). again says an earlier run had asked already. Only the
+// registry's refusal of the first request is transfer.failed. Any other
+// end leaves the outcome unknown, transfer.unconfirmed for ops: the
+// registry does not push a domain twice, and refuses the repeat of a
+// push it made, so a refusal after an earlier request may be that
+// repeat; and a request that got no answer, or an answer the provider
+// could not make sense of, may have made the push.
+func pushOutcome(err error, again, final bool) (event, reason string) {
+	const check = ": ops check the registry, then record fail-transfer or confirm-delivery"
+	transient, refused := errors.Is(err, registry.ErrTransient), errors.Is(err, registry.ErrPushRefused)
+	switch {
+	case err == nil:
+		return EventTransferCompleted, ""
+	case refused && !again:
+		return EventTransferFailed, err.Error()
+	case transient && !final:
+		return "", ""
+	case refused:
+		return EventTransferUnconfirmed, "refused (" + err.Error() + "), but an earlier request of this push may have made it" + check
+	case transient:
+		return EventTransferUnconfirmed, "no answer by the last attempt (" + err.Error() + "), and a request may have made the push" + check
+	}
+	return EventTransferUnconfirmed, "the push may have been made (" + err.Error() + ")" + check
 }
 
 // deliver moves o, locked in tx, from TRANSFER_IN_PROGRESS to
@@ -158,7 +241,10 @@ func (s *Service) deliver(tx *outbox.Tx, o models.Order, actor, note string) err
 
 // transferData is the transfer block of a transfer.* event.
 func transferData(p tasks.TransferPushPayload, reason string) map[string]any {
-	t := map[string]any{"push": p.Push, "recipient": p.Recipient}
+	t := map[string]any{"push": p.Push}
+	if p.Recipient != "" {
+		t["recipient"] = p.Recipient
+	}
 	if reason != "" {
 		t["reason"] = reason
 	}

@@ -3,7 +3,9 @@ package order
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -122,17 +124,242 @@ func TestARefusedPushFailsAndOpsRetry(t *testing.T) {
 	}
 }
 
-func TestTheLastTransientFailureFailsThePush(t *testing.T) {
+// The last attempt ends without an answer: the registry may have made
+// the push all the same, so the push is left unconfirmed, in flight.
+func TestTheLastAttemptWithoutAnAnswerLeavesThePushUnconfirmed(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t)
 	ctx := context.Background()
 	p := startedTransfer(t, w, "downtoolong.com", "buyer-registrar")
 	reg := &flakyPusher{Provider: sandbox.New(w.db, 0), down: 100, pushes: map[string]int{}}
 	if err := w.s.Push(ctx, p, reg, true); err != nil {
-		t.Fatalf("the last attempt = %v, want the failure recorded", err)
+		t.Fatalf("the last attempt = %v, want its outcome recorded", err)
 	}
-	if got := w.events(t, "prt_a"); got[len(got)-1] != EventTransferFailed {
-		t.Errorf("events %v, want transfer.failed last", got)
+	if got := w.events(t, "prt_a"); got[len(got)-1] != EventTransferUnconfirmed {
+		t.Errorf("events %v, want transfer.unconfirmed last", got)
+	}
+	_, err := w.s.Move(ctx, p.OrderID, Cancel, MoveInput{})
+	wantCode(t, "cancel of an unconfirmed push", err, fault.Conflict)
+}
+
+// pushKeeper is a registry that makes a push once, as Realtime Register
+// does: the repeat of a push it made is refused, as the account no longer
+// holds the name. lose makes it lose the answers to the first requests
+// (a timeout, or a 503 after the push was made); with made set, it
+// tells there when it made a push and answers only once release closes.
+type pushKeeper struct {
+	registry.Provider
+	mu            sync.Mutex
+	lose          int
+	pushed        map[string]bool
+	made, release chan struct{}
+}
+
+func (k *pushKeeper) PushDomain(ctx context.Context, name, recipient, change string) error {
+	k.mu.Lock()
+	if k.pushed[name] {
+		k.mu.Unlock()
+		return fmt.Errorf("push %s: %w: the domain is not in the account", name, registry.ErrPushRefused)
+	}
+	err := k.Provider.PushDomain(ctx, name, recipient, change)
+	k.pushed[name] = err == nil
+	lost := k.lose > 0
+	if lost {
+		k.lose--
+	}
+	k.mu.Unlock()
+	if k.made != nil {
+		close(k.made)
+		<-k.release
+	}
+	if lost {
+		return fmt.Errorf("registry answered 503: %w", registry.ErrTransient)
+	}
+	return err
+}
+
+func TestPushOutcome(t *testing.T) {
+	t.Parallel()
+	refused := fmt.Errorf("rtr: 422: %w", registry.ErrPushRefused)
+	down := fmt.Errorf("rtr: 503: %w", registry.ErrTransient)
+	odd := errors.New("push refused (rtr: 422), and whether the account still holds it is unknown: rtr: 401")
+	for _, c := range []struct {
+		what         string
+		err          error
+		again, final bool
+		want         string
+	}{
+		{"a success", nil, true, true, EventTransferCompleted},
+		{"the first request refused", refused, false, false, EventTransferFailed},
+		{"the first request refused, on the last attempt", refused, false, true, EventTransferFailed},
+		{"a refusal after an earlier request", refused, true, false, EventTransferUnconfirmed},
+		{"no answer", down, true, false, ""},
+		{"no answer by the last attempt", down, true, true, EventTransferUnconfirmed},
+		{"an answer the provider could not read", odd, false, false, EventTransferUnconfirmed},
+	} {
+		if got, reason := pushOutcome(c.err, c.again, c.final); got != c.want || (got != EventTransferCompleted && got != "" && reason == "") {
+			t.Errorf("%s: %q (reason %q), want %q with a reason", c.what, got, reason, c.want)
+		}
+	}
+}
+
+// Two runs of a push overlap (a task handed back while its first run
+// still waits for the registry): the second is refused the repeat and
+// records the push unconfirmed, then the first learns it succeeded.
+// The success is recorded and delivers the order.
+func TestASuccessAfterAnUnconfirmedEndDelivers(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	ctx := context.Background()
+	p := startedTransfer(t, w, "overlap.com", "buyer-registrar")
+	reg := &pushKeeper{Provider: sandbox.New(w.db, 0), pushed: map[string]bool{}, made: make(chan struct{}), release: make(chan struct{})}
+	first := make(chan error, 1)
+	go func() { first <- w.s.Push(ctx, p, reg, false) }()
+	<-reg.made
+	second := &pushKeeper{Provider: reg, pushed: map[string]bool{"overlap.com": true}}
+	if err := w.s.Push(ctx, p, second, false); err != nil {
+		t.Fatal(err)
+	}
+	close(reg.release)
+	if err := <-first; err != nil {
+		t.Fatal(err)
+	}
+	want := "order.recorded order.transfer_started transfer.requested transfer.unconfirmed transfer.completed order.transfer_completed"
+	if got := strings.Join(w.events(t, "prt_a"), " "); got != want {
+		t.Errorf("events %q, want %q", got, want)
+	}
+	if again := w.s.Push(ctx, p, reg, false); again != nil {
+		t.Errorf("the task again = %v", again)
+	}
+}
+
+// TestARetriedPushRefusedIsLeftForOps: the registry made the push but its
+// answer was lost, so the task asked again, and the registry refused the
+// repeat. That refusal does not say the push failed: the push is left
+// unconfirmed, and the order stays locked (no refund, cancel or second
+// push, the name still sold) until ops, having looked at the registry,
+// record fail-transfer or confirm-delivery.
+func TestARetriedPushRefusedIsLeftForOps(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	ctx := context.Background()
+	unconfirmed := func(domain string) tasks.TransferPushPayload {
+		t.Helper()
+		p := startedTransfer(t, w, domain, "buyer-registrar")
+		reg := &pushKeeper{Provider: sandbox.New(w.db, 0), lose: 1, pushed: map[string]bool{}}
+		if err := w.s.Push(ctx, p, reg, false); err == nil {
+			t.Fatal("a push without an answer ended")
+		}
+		if err := w.s.Push(ctx, p, reg, false); err != nil {
+			t.Fatalf("the retry refused = %v, want its outcome recorded", err)
+		}
+		var steps []models.OrderStep
+		w.db.Where("push_id = ?", p.Push).Order("id").Find(&steps)
+		if len(steps) != 2 || steps[1].Event != EventTransferUnconfirmed || !strings.Contains(steps[1].Note, "refused") {
+			t.Fatalf("steps of the push %+v, want requested, then unconfirmed naming the refusal", steps)
+		}
+		again, foundDone := tasks.TrackFoundDone(ctx)
+		if err := w.s.Push(again, p, reg, false); err != nil || !foundDone() {
+			t.Fatalf("the task again = %v (found done %v), want nothing done", err, foundDone())
+		}
+		for _, move := range []Action{Cancel, StartTransfer} {
+			_, err := w.s.Move(ctx, p.OrderID, move, MoveInput{Recipient: "another"})
+			if e := wantCode(t, string(move)+" of an unconfirmed push", err, fault.Conflict); !strings.Contains(e.Message, "fail-transfer") {
+				t.Errorf("%s: message %q does not say what ops do", move, e.Message)
+			}
+		}
+		_, err := w.s.Refund(ctx, "prt_a", models.EnvSandbox, NewRefund{OrderID: p.OrderID, Reason: "changed my mind"})
+		wantCode(t, "refund of an unconfirmed push", err, fault.Conflict)
+		var l models.SandboxListing
+		if w.db.Take(&l, "domain = ?", domain); l.SoldAt == nil {
+			t.Errorf("%s is on sale again while its push is unconfirmed", domain)
+		}
+		return p
+	}
+
+	made := unconfirmed("madeafterall.com")
+	notMade := unconfirmed("notmade.com")
+	waiting := func() map[string]bool {
+		t.Helper()
+		found, err := w.s.Unconfirmed(ctx, []string{made.OrderID, notMade.OrderID, "ord_nosuch"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return found
+	}
+	if found := waiting(); len(found) != 2 || !found[made.OrderID] || !found[notMade.OrderID] {
+		t.Errorf("unconfirmed %v, want both orders", found)
+	}
+	if v, err := w.s.Move(ctx, made.OrderID, ConfirmDelivery, MoveInput{}); err != nil || v.Status != models.OrderTransferCompleted {
+		t.Fatalf("confirm-delivery of an unconfirmed push = %+v, %v", v, err)
+	}
+
+	v, err := w.s.Move(ctx, notMade.OrderID, FailTransfer, MoveInput{})
+	if err != nil || v.Status != models.OrderTransferInProgress {
+		t.Fatalf("fail-transfer = %+v, %v", v, err)
+	}
+	var steps []models.OrderStep
+	w.db.Where("push_id = ?", notMade.Push).Order("id").Find(&steps)
+	if last := steps[len(steps)-1]; len(steps) != 3 || last.Event != EventTransferFailed || last.Actor != ActorOps {
+		t.Errorf("steps of the push %+v, want transfer.failed by ops last", steps)
+	}
+	var failed models.Event
+	w.db.Take(&failed, "type = ?", EventTransferFailed) // the only one
+	var data struct {
+		Transfer struct {
+			Push              int64
+			Recipient, Reason string
+		}
+	}
+	if err := json.Unmarshal(failed.Data, &data); err != nil || data.Transfer.Push != notMade.Push ||
+		data.Transfer.Recipient != "buyer-registrar" || !strings.Contains(data.Transfer.Reason, "ops") {
+		t.Errorf("transfer.failed by ops has data %s (%v), want its push, recipient and reason", failed.Data, err)
+	}
+	_, err = w.s.Move(ctx, notMade.OrderID, FailTransfer, MoveInput{})
+	wantCode(t, "fail-transfer again", err, fault.Conflict)
+	if found := waiting(); len(found) != 0 {
+		t.Errorf("unconfirmed %v after delivery and fail-transfer, want none", found)
+	}
+	if v, err := w.s.Move(ctx, notMade.OrderID, Cancel, MoveInput{}); err != nil || v.Status != models.OrderCancelled {
+		t.Fatalf("cancel after fail-transfer = %+v, %v", v, err)
+	}
+	want := "order.recorded order.transfer_started transfer.requested transfer.unconfirmed " +
+		"order.recorded order.transfer_started transfer.requested transfer.unconfirmed " +
+		"order.transfer_completed transfer.failed order.refunded"
+	if got := strings.Join(w.events(t, "prt_a"), " "); got != want {
+		t.Errorf("events %q, want %q", got, want)
+	}
+}
+
+// fail-transfer is for an unconfirmed push only: not for one queued or
+// refused, nor for an order without a push.
+func TestFailTransferNeedsAnUnconfirmedPush(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	ctx := context.Background()
+	queued := startedTransfer(t, w, "stillqueued.com", "buyer-registrar")
+	_, err := w.s.Move(ctx, queued.OrderID, FailTransfer, MoveInput{})
+	wantCode(t, "fail-transfer of a queued push", err, fault.Conflict)
+
+	refused := startedTransfer(t, w, "refusedfirst.com", sandbox.RefusingRecipient)
+	if err := w.s.Push(ctx, refused, sandbox.New(w.db, 0), false); err != nil {
+		t.Fatal(err)
+	}
+	_, err = w.s.Move(ctx, refused.OrderID, FailTransfer, MoveInput{})
+	wantCode(t, "fail-transfer of a refused push", err, fault.Conflict)
+
+	w.list(t, "nopush.com", 10_000)
+	o, err := w.s.Record(ctx, "prt_a", models.EnvSandbox, newOrder("nopush.com", 10_000, ""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = w.s.Move(ctx, o.PublicID, FailTransfer, MoveInput{})
+	wantCode(t, "fail-transfer of an order never pushed", err, fault.Conflict)
+	if got, want := Actions(models.OrderTransferInProgress, models.ReviewNone, false), []Action{StartTransfer, ConfirmDelivery, Cancel}; !slices.Equal(got, want) {
+		t.Errorf("moves of a transfer in progress %v, want %v", got, want)
+	}
+	if got, want := Actions(models.OrderTransferInProgress, models.ReviewNone, true), []Action{StartTransfer, ConfirmDelivery, FailTransfer, Cancel}; !slices.Equal(got, want) {
+		t.Errorf("moves of a transfer whose push is unconfirmed %v, want %v", got, want)
 	}
 }
 

@@ -326,8 +326,8 @@ func (c *Client) UpdateDomain(ctx context.Context, name string, u registry.Updat
 // answer to an earlier request was lost or a 5xx), a refusal is taken as
 // one only while the account still holds the domain; a domain that has
 // left it was pushed. A first answer that refuses is a refusal. (A task
-// that asks again after a crash cannot tell: its refusal stays one, for
-// ops to look at.)
+// that asks again after a crash cannot tell: it leaves such a refusal
+// unconfirmed, for ops to look at.)
 func (c *Client) PushDomain(ctx context.Context, name, recipient, change string) error {
 	sent, err := c.send(ctx, http.MethodPost, "domains/"+url.PathEscape(name)+"/transfer/push", nil, struct {
 		Recipient string `json:"recipient"`

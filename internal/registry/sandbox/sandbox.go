@@ -133,15 +133,35 @@ func (s *Sandbox) Check(ctx context.Context, name string) (registry.Availability
 // tests and newcomers can see a failed transfer.
 const RefusingRecipient = "sandbox-refuse"
 
+// LosingRecipient is the recipient whose pushes the sandbox makes but
+// whose answers it loses, as a registry that times out after the work is
+// done; it refuses the repeat of such a push, as Realtime Register
+// refuses to push a name the account no longer holds. So tests and
+// newcomers can see a push left unconfirmed for ops.
+const LosingRecipient = "sandbox-lose"
+
 // PushDomain implements registry.Provider: after the sandbox's latency, a
-// push to any recipient but RefusingRecipient succeeds. The sandbox keeps
-// no record of partner inventory at the registry, so nothing else changes.
+// push to any recipient but RefusingRecipient and LosingRecipient
+// succeeds. The sandbox keeps no record of partner inventory at the
+// registry, so nothing else changes; only pushes to LosingRecipient are
+// logged by change, to tell their repeats.
 func (s *Sandbox) PushDomain(ctx context.Context, name, recipient, change string) error {
 	if err := s.wait(ctx); err != nil {
 		return err
 	}
-	if recipient == RefusingRecipient {
+	switch recipient {
+	case RefusingRecipient:
 		return fmt.Errorf("push %s to %s: %w: the recipient does not accept transfers", name, recipient, registry.ErrPushRefused)
+	case LosingRecipient:
+		logged := s.db.WithContext(ctx).Clauses(clause.OnConflict{DoNothing: true}).
+			Create(&models.SandboxChange{Change: change, Name: name, AppliedAt: time.Now().UTC()})
+		switch {
+		case logged.Error != nil:
+			return fmt.Errorf("push %s to %s: %w", name, recipient, logged.Error)
+		case logged.RowsAffected == 0:
+			return fmt.Errorf("push %s to %s: %w: the domain is no longer in the account", name, recipient, registry.ErrPushRefused)
+		}
+		return fmt.Errorf("push %s to %s: %w: no answer in time (the sandbox made the push and lost its answer)", name, recipient, registry.ErrTransient)
 	}
 	return nil
 }

@@ -96,3 +96,27 @@ func TestUpdateDomainAppliesEachChangeOnce(t *testing.T) {
 		}
 	}
 }
+
+// Pushes succeed but to the two recipients that show a push's failures:
+// one refused at once, and one made with its answer lost, whose repeat is
+// refused as a real registry refuses to push a name twice.
+func TestPushDomain(t *testing.T) {
+	t.Parallel()
+	db := modelstest.NewDB(t)
+	ctx := context.Background()
+	s := New(db, 0)
+	if err := s.PushDomain(ctx, "sold.com", "buyer-registrar", "p1"); err != nil {
+		t.Errorf("a push = %v", err)
+	}
+	if err := s.PushDomain(ctx, "sold.com", RefusingRecipient, "p2"); !errors.Is(err, registry.ErrPushRefused) {
+		t.Errorf("a push to %s = %v, want refused", RefusingRecipient, err)
+	}
+	for _, want := range []error{registry.ErrTransient, registry.ErrPushRefused, registry.ErrPushRefused} {
+		if err := s.PushDomain(ctx, "lost.com", LosingRecipient, "p3"); !errors.Is(err, want) {
+			t.Errorf("a push to %s = %v, want %v", LosingRecipient, err, want)
+		}
+	}
+	if err := s.PushDomain(ctx, "lost.com", LosingRecipient, "p4"); !errors.Is(err, registry.ErrTransient) {
+		t.Errorf("another push to %s = %v, want its answer lost", LosingRecipient, err)
+	}
+}
