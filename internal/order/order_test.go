@@ -87,6 +87,15 @@ func (w *world) events(t *testing.T, partnerID string) []string {
 	return out
 }
 
+// wantEvents checks the types of the partner's events, oldest first,
+// against want, separated by spaces.
+func (w *world) wantEvents(t *testing.T, partnerID, want string) {
+	t.Helper()
+	if got := strings.Join(w.events(t, partnerID), " "); got != want {
+		t.Errorf("events %q, want %q", got, want)
+	}
+}
+
 func TestQuoteHoldsTheNameForItsPartner(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t)
@@ -224,9 +233,7 @@ func TestAnOrderAtTheThresholdWaitsForReview(t *testing.T) {
 		t.Fatalf("transfer after review = %+v, %v", o, err)
 	}
 	want := "order.recorded order.manual_review_cleared order.transfer_started"
-	if got := strings.Join(w.events(t, "prt_a"), " "); got != want {
-		t.Errorf("events %q, want %q", got, want)
-	}
+	w.wantEvents(t, "prt_a", want)
 }
 
 // allowedMoves are the cells of status/review/action that move an order,
@@ -358,9 +365,7 @@ func TestRefunds(t *testing.T) {
 		t.Errorf("message %q does not say why", e.Message)
 	}
 	want := "order.recorded order.partially_refunded order.refunded order.recorded order.transfer_started order.transfer_completed"
-	if got := strings.Join(w.events(t, "prt_a"), " "); got != want {
-		t.Errorf("events %q, want %q", got, want)
-	}
+	w.wantEvents(t, "prt_a", want)
 }
 
 // TestConcurrentOrdersForOneName: of many partners ordering one name at

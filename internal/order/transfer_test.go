@@ -86,9 +86,7 @@ func TestPushRetriesThenCompletes(t *testing.T) {
 		}
 	}
 	want := "order.recorded order.transfer_started transfer.requested transfer.completed order.transfer_completed"
-	if got := strings.Join(w.events(t, "prt_a"), " "); got != want {
-		t.Errorf("events %q, want %q", got, want)
-	}
+	w.wantEvents(t, "prt_a", want)
 	v, err := w.s.Get(ctx, "prt_a", models.EnvSandbox, p.OrderID)
 	if err != nil || v.Status != models.OrderTransferCompleted || v.TransferCompletedAt == nil || len(v.Timeline) != 5 ||
 		v.Timeline[4].Actor != ActorRegistry || v.Timeline[4].Status != models.OrderTransferCompleted {
@@ -119,9 +117,7 @@ func TestARefusedPushFailsAndOpsRetry(t *testing.T) {
 		t.Fatalf("ops retry after transfer.failed: %v", err)
 	}
 	want := "order.recorded order.transfer_started transfer.requested transfer.failed order.transfer_started"
-	if got := strings.Join(w.events(t, "prt_a"), " "); got != want {
-		t.Errorf("events %q, want %q", got, want)
-	}
+	w.wantEvents(t, "prt_a", want)
 }
 
 // The last attempt ends without an answer: the registry may have made
@@ -225,9 +221,7 @@ func TestASuccessAfterAnUnconfirmedEndDelivers(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := "order.recorded order.transfer_started transfer.requested transfer.unconfirmed transfer.completed order.transfer_completed"
-	if got := strings.Join(w.events(t, "prt_a"), " "); got != want {
-		t.Errorf("events %q, want %q", got, want)
-	}
+	w.wantEvents(t, "prt_a", want)
 	if again := w.s.Push(ctx, p, reg, false); again != nil {
 		t.Errorf("the task again = %v", again)
 	}
@@ -326,9 +320,7 @@ func TestARetriedPushRefusedIsLeftForOps(t *testing.T) {
 	want := "order.recorded order.transfer_started transfer.requested transfer.unconfirmed " +
 		"order.recorded order.transfer_started transfer.requested transfer.unconfirmed " +
 		"order.transfer_completed transfer.failed order.refunded"
-	if got := strings.Join(w.events(t, "prt_a"), " "); got != want {
-		t.Errorf("events %q, want %q", got, want)
-	}
+	w.wantEvents(t, "prt_a", want)
 }
 
 // fail-transfer is for an unconfirmed push only: not for one queued or
@@ -513,9 +505,7 @@ func TestAPushAfterAManualDeliveryIsNotMade(t *testing.T) {
 		t.Errorf("pushes %v, steps of the push %+v; want none asked and one step saying it was not made", reg.pushes, steps)
 	}
 	want := "order.recorded order.transfer_started order.transfer_completed"
-	if got := strings.Join(w.events(t, "prt_a"), " "); got != want {
-		t.Errorf("events %q, want %q", got, want)
-	}
+	w.wantEvents(t, "prt_a", want)
 }
 
 // A push that asked the registry, then crashed, and whose order was
@@ -547,9 +537,7 @@ func TestAPushAskedBeforeAManualDeliveryEnds(t *testing.T) {
 		t.Errorf("pushes %v, steps of the push %+v; want one change asked twice, then requested and completed", reg.pushes, steps)
 	}
 	want := "order.recorded order.transfer_started transfer.requested order.transfer_completed transfer.completed"
-	if got := strings.Join(w.events(t, "prt_a"), " "); got != want {
-		t.Errorf("events %q, want %q", got, want)
-	}
+	w.wantEvents(t, "prt_a", want)
 	var o models.Order
 	w.db.Take(&o, "public_id = ?", p.OrderID)
 	if o.Status != models.OrderSettled {
