@@ -34,17 +34,7 @@ type partnerView struct {
 
 func newPartnerView(p models.Partner) partnerView {
 	return partnerView{ID: p.ID, Name: p.Name, ContactEmail: p.ContactEmail, Status: p.Status,
-		CommissionBPS: p.CommissionBPS, Affiliate: p.Affiliate, CreatedAt: p.CreatedAt.UTC(), ApprovedAt: utc(p.ApprovedAt)}
-}
-
-// utc is t in UTC, nil staying nil: the times of an answer all read alike,
-// whatever the database driver gives back.
-func utc(t *time.Time) *time.Time {
-	if t == nil {
-		return nil
-	}
-	u := t.UTC()
-	return &u
+		CommissionBPS: p.CommissionBPS, Affiliate: p.Affiliate, CreatedAt: p.CreatedAt.UTC(), ApprovedAt: models.UTC(p.ApprovedAt)}
 }
 
 // credentialView is a credential without its secret.
@@ -95,7 +85,7 @@ func (s *Server) listPartners(c *gin.Context) error {
 		v := newPartnerView(p.Partner)
 		for _, cr := range p.Credentials {
 			v.Credentials = append(v.Credentials, credentialView{KeyID: cr.KeyID, Environment: cr.Environment,
-				Scopes: strings.Fields(cr.Scopes), CreatedAt: cr.CreatedAt.UTC(), LastUsedAt: utc(cr.LastUsedAt), RevokedAt: utc(cr.RevokedAt)})
+				Scopes: strings.Fields(cr.Scopes), CreatedAt: cr.CreatedAt.UTC(), LastUsedAt: models.UTC(cr.LastUsedAt), RevokedAt: models.UTC(cr.RevokedAt)})
 		}
 		for _, e := range p.Webhooks {
 			v.Webhooks = append(v.Webhooks, webhookView{Environment: e.Environment, URL: e.URL, Active: e.Active, Failures: e.Failures})

@@ -33,7 +33,7 @@ type runView struct {
 
 func newRunView(r models.SettlementRun) runView {
 	v := runView{ID: r.ID, PeriodStart: r.PeriodStart.UTC(), PeriodEnd: r.PeriodEnd.UTC(), Status: r.Status, Trigger: r.Trigger,
-		StatusURL: "/api/ops/settlements/runs/" + r.ID, CreatedAt: r.CreatedAt.UTC(), StartedAt: utc(r.StartedAt), FinishedAt: utc(r.FinishedAt)}
+		StatusURL: "/api/ops/settlements/runs/" + r.ID, CreatedAt: r.CreatedAt.UTC(), StartedAt: models.UTC(r.StartedAt), FinishedAt: models.UTC(r.FinishedAt)}
 	if r.Error != "" {
 		v.Error = &r.Error
 	}

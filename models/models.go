@@ -57,6 +57,16 @@ func FoundOr(err error, what, format string, args ...any) error {
 	return fmt.Errorf("find %s: %w", what, err)
 }
 
+// UTC is t in UTC, nil staying nil: the times of an answer all read
+// alike, whatever the database driver gives back.
+func UTC(t *time.Time) *time.Time {
+	if t == nil {
+		return nil
+	}
+	u := t.UTC()
+	return &u
+}
+
 // NewID returns a new opaque identifier for a row exposed to clients.
 func NewID() string { return uuid.NewString() }
 

@@ -128,15 +128,10 @@ type Step struct {
 }
 
 func newView(o models.Order) View {
-	v := View{PublicID: o.PublicID, PartnerID: o.PartnerID, Domain: o.Domain, Status: o.Status, SalePriceCents: o.SalePriceCents, CommissionCents: o.CommissionCents,
+	return View{PublicID: o.PublicID, PartnerID: o.PartnerID, Domain: o.Domain, Status: o.Status, SalePriceCents: o.SalePriceCents, CommissionCents: o.CommissionCents,
 		Currency: o.Currency, PaymentModel: o.PaymentModel, Buyer: Buyer{Email: o.BuyerEmail, Name: o.BuyerName, Country: o.BuyerCountry},
 		ExternalPaymentRef: o.ExternalPaymentRef, QuoteID: o.QuoteID, Review: o.Review, RefundedCents: o.RefundedCents,
-		Environment: o.Environment, CreatedAt: o.CreatedAt.UTC(), UpdatedAt: o.UpdatedAt.UTC()}
-	if t := o.TransferCompletedAt; t != nil {
-		u := t.UTC()
-		v.TransferCompletedAt = &u
-	}
-	return v
+		Environment: o.Environment, CreatedAt: o.CreatedAt.UTC(), UpdatedAt: o.UpdatedAt.UTC(), TransferCompletedAt: models.UTC(o.TransferCompletedAt)}
 }
 
 // withTimeline adds the order's steps to v.
