@@ -3,6 +3,7 @@ package api
 import (
 	"fmt"
 	"net/http/httptest"
+	"net/url"
 	"regexp"
 	"strings"
 	"testing"
@@ -229,18 +230,91 @@ func TestOpsIndexShowsTheQueues(t *testing.T) {
 	}
 }
 
-// In a real browser, ops start at /ops: the queues are there, and the
-// links lead on to the pages.
+// The ops index lists the work waiting for ops with each one's move; its
+// paid-by-hand forms answer as the API does, and the work paid leaves it.
+func TestOpsIndexShowsTheBacklog(t *testing.T) {
+	t.Parallel()
+	env := newTestEnv(t)
+	index := func() string {
+		t.Helper()
+		w := opsRequest(env, "GET", "/ops", "")
+		if w.Code != 200 {
+			t.Fatalf("GET /ops = %d %s", w.Code, w.Body)
+		}
+		return w.Body.String()
+	}
+	if page := index(); !strings.Contains(page, "Nothing is waiting for ops.") {
+		t.Errorf("an empty backlog is not said:\n%s", page)
+	}
+	seedBacklog(t, env)
+	page := index()
+	for _, want := range []string{
+		`<tr id="backlog-rf_owed" class="card_refund_failed">`, `<form method="post" action="/ops/refunds/rf_owed/paid-by-hand"`, "100.00 USD", "card expired",
+		`<tr id="backlog-pay_lost" class="return_given_up">`, `<form method="post" action="/ops/payments/pay_lost/paid-by-hand"`, "70.00 USD",
+		`<form method="post" action="/ops/refunds/rf_owed/retry"`,
+		"The processor counts 100.00 USD refunded on this charge beyond the refunds sent",
+	} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the backlog lacks %q:\n%s", want, page)
+		}
+	}
+	w := opsForm(env, "/ops/refunds/rf_owed/paid-by-hand", url.Values{"reference": {""}})
+	if w.Code != 400 || !strings.Contains(w.Body.String(), "reference") || !strings.Contains(w.Body.String(), `id="backlog-rf_owed"`) {
+		t.Errorf("no reference = %d:\n%s", w.Code, w.Body)
+	}
+	if strings.Count(page, "The processor counts") != 1 || strings.Count(page, "retry the card refund</button>") != 1 {
+		t.Errorf("the warning and the retry are not on the failed card refund's row alone:\n%s", page)
+	}
+	w = opsForm(env, "/ops/refunds/rf_owed/paid-by-hand", url.Values{"reference": {"wire-7"}})
+	if w.Code != 303 || w.Header().Get("Location") != "/ops" {
+		t.Fatalf("paid by hand = %d %s", w.Code, w.Body)
+	}
+	after := afterForm(env, w).Body.String()
+	if !strings.Contains(after, "refund rf_owed of ord_owed (owed.com) recorded as paid back by hand, reference wire-7") || strings.Contains(after, `id="backlog-rf_owed"`) ||
+		!strings.Contains(after, `id="backlog-pay_lost"`) {
+		t.Errorf("after the refund was paid by hand the index shows:\n%s", after)
+	}
+}
+
+// In a real browser, ops start at /ops: the work waiting for them and the
+// queues are there, a failed card refund is recorded paid by hand from
+// its row, and the links lead on to the pages.
 func TestBrowserOpsIndex(t *testing.T) {
 	env, srv := servedEnv(t)
 	ctx := opsChromium(t)
 	if _, err := asynq.NewClientFromRedisClient(env.redis.Client).Enqueue(asynq.NewTask("canary:run", []byte(`{}`)), asynq.Queue("maintenance")); err != nil {
 		t.Fatal(err)
 	}
+	seedBacklog(t, env)
 	if err := chromedp.Do(ctx, chromedp.Navigate(srv.URL+"/ops"), chromedp.WaitVisible(chromedp.CSS("#queue-maintenance"))); err != nil {
 		t.Fatalf("the ops index: %v", err)
 	}
 	checkPage(t, ctx, "ops")
+	row := "#backlog-rf_owed"
+	pay := chromedp.Steps(
+		chromedp.SendKeys(chromedp.CSS(row+` input[name="reference"]`), "wire-2026-11-30"),
+		chromedp.Click(chromedp.CSS(row+` form[action$="/paid-by-hand"] button`)),
+		chromedp.WaitVisible(chromedp.CSS(`p.notice`)),
+	)
+	if err := chromedp.Do(ctx, pay); err != nil {
+		t.Fatalf("paid by hand from the index: %v", err)
+	}
+	rows, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`Array.from(document.querySelectorAll("#backlog tbody tr")).map(r => r.id)`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	notice, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(`p.notice`)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(notice, "refund rf_owed of ord_owed (owed.com) recorded as paid back by hand") || len(rows) != 1 || rows[0] != "backlog-pay_lost" {
+		t.Errorf("after paying by hand the index says %q, with rows %q left", notice, rows)
+	}
+	var rf models.Refund
+	env.db.Take(&rf, "id = ?", "rf_owed")
+	if rf.PaidByHandReference != "wire-2026-11-30" {
+		t.Errorf("the refund keeps reference %q", rf.PaidByHandReference)
+	}
 	pending, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS("#queue-maintenance .pending")))
 	if err != nil {
 		t.Fatal(err)

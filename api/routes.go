@@ -142,6 +142,10 @@ func (s *Server) routes(monitoring http.Handler, healthOnly bool) {
 	ops.GET("/payouts", s.resp.Handle(s.listPayouts))
 	ops.POST("/payouts/:id/mark-paid", s.resp.Handle(s.markPayoutPaid))
 	ops.GET("/payments", s.resp.Handle(s.listPayments))
+	ops.POST("/payments/:id/paid-by-hand", s.resp.Handle(s.paymentPaidByHand))
+	ops.POST("/refunds/:id/paid-by-hand", s.resp.Handle(s.refundPaidByHand))
+	ops.POST("/refunds/:id/retry", s.resp.Handle(s.retryCardRefund))
+	ops.GET("/backlog", s.resp.Handle(s.getBacklog))
 	console.New(s.svc, asynq.NewInspectorFromRedisClient(s.redis), s.outbox, s.monitoring, s.servedOverHTTPS(), s.log).Register(e.Group("/ops", s.opsOnly))
 
 	e.POST("/api/partner/applications", s.withSession, s.requireSession, s.idempotent, s.resp.Handle(s.applyAsPartner))

@@ -70,6 +70,7 @@ var migrations = []migration{
 	{46, "when a payment's page on the processor closes", migrateV46},
 	{47, "when the return of a payment's charge was given up", migrateV47},
 	{48, "the registrar a start-transfer step pushes to", migrateV48},
+	{49, "failed card refunds and given-up returns paid back by hand", migrateV49},
 }
 
 // SchemaMigration records an applied migration.

@@ -200,7 +200,13 @@ type Refund struct {
 	// sent; CardError why it failed.
 	CardRefundID string `gorm:"size:64;not null;default:''"`
 	CardError    string `gorm:"size:500;not null;default:''"`
-	CreatedAt    time.Time
+	// PaidByHandAt is when ops recorded that they paid a failed card
+	// refund back by hand, and PaidByHandReference how.
+	PaidByHandAt        *time.Time
+	PaidByHandReference string `gorm:"size:100;not null;default:''"`
+	// CreatedAt leads the index of the failed card refunds waiting for
+	// ops (internal/backlog).
+	CreatedAt time.Time `gorm:"index:idx_refunds_card_failed,where:card_status = 'failed' AND paid_by_hand_at IS NULL"`
 }
 
 // Card refund states of a hosted order's refund.

@@ -65,8 +65,14 @@ type Payment struct {
 	PageExpiresAt *time.Time
 	// ReturnGivenUpAt is when giving back a charge that paid for no order
 	// was given up (payment.Book.FailReturn), for ops to pay back by
-	// hand: nothing gives it back on its own after that.
-	ReturnGivenUpAt *time.Time
+	// hand: nothing gives it back on its own after that. Its index holds
+	// the returns waiting for ops (internal/backlog).
+	ReturnGivenUpAt *time.Time `gorm:"index:idx_payments_return_given_up,where:return_given_up_at IS NOT NULL AND paid_by_hand_at IS NULL"`
+	// PaidByHandAt is when ops recorded that they paid a given-up return
+	// back by hand, and PaidByHandReference how (a bank transfer's
+	// reference, say).
+	PaidByHandAt        *time.Time
+	PaidByHandReference string `gorm:"size:100;not null;default:''"`
 	// PendingOrder is what the order of a payment made on the processor's
 	// page is recorded with when the processor confirms it (the buyer and
 	// the referral, as JSON; internal/order writes and reads it).

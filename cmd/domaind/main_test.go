@@ -109,11 +109,12 @@ func TestRunAllEmbedded(t *testing.T) {
 		_, body := get(t, "http://"+addr+"/metrics")
 		if strings.Contains(body, `domaind_queue_tasks{queue="maintenance",state="completed"}`) &&
 			strings.Contains(body, "domaind_queue_scrape_error 0") && strings.Contains(body, "domaind_http_request_duration_seconds") &&
-			strings.Contains(body, `asynq_queue_size{queue="maintenance"}`) {
+			strings.Contains(body, `asynq_queue_size{queue="maintenance"}`) &&
+			strings.Contains(body, `domaind_ops_backlog{what="transfer_unconfirmed"} 0`) && strings.Contains(body, "domaind_ops_backlog_scrape_error 0") {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Errorf("/metrics lacks the queue or HTTP metrics:\n%s", body)
+			t.Errorf("/metrics lacks the queue, backlog or HTTP metrics:\n%s", body)
 			break
 		}
 	}

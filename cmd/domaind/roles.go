@@ -130,6 +130,7 @@ func start(ctx context.Context, cmd command, getenv func(string) string, isTermi
 	}
 	if role == "all" || role == "api" || role == "dashboard" {
 		m.RegisterQueues(asynq.NewInspectorFromRedisClient(p.Redis))
+		m.RegisterBacklog(svc.Backlog.CountsByName)
 	}
 
 	if role == "all" || role == "worker" {

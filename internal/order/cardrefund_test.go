@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/domaind/domaind/internal/fault"
 	"github.com/domaind/domaind/internal/payment"
 	"github.com/domaind/domaind/models"
 	"github.com/domaind/domaind/tasks"
@@ -300,4 +301,171 @@ func TestCardRefundsReturnedAtOnceAllCount(t *testing.T) {
 	if len(pays) != orders {
 		t.Errorf("%d payments of orders, want %d", len(pays), orders)
 	}
+}
+
+// A card refund that failed is paid back by hand once ops record how:
+// the refund keeps the reference, the timeline says so, and it leaves
+// the refunds awaiting ops. Recording it again with the same reference
+// changes nothing; another reference, a refund whose card refund did
+// not fail, an unknown one or a bad reference is refused and changes
+// nothing.
+func TestAFailedCardRefundIsPaidByHandOnce(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	ctx := context.Background()
+	v := w.hostedOrder(t, "byhand.com", 30_000)
+	failed, err := w.s.Refund(ctx, "prt_a", models.EnvSandbox, NewRefund{OrderID: v.PublicID, Reason: "part", AmountCents: new(int64(10_000))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pending, err := w.s.Refund(ctx, "prt_a", models.EnvSandbox, NewRefund{OrderID: v.PublicID, Reason: "more", AmountCents: new(int64(5_000))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.s.FailCardRefund(ctx, failed.ID, errors.New("card expired")); err != nil {
+		t.Fatal(err)
+	}
+	awaiting := func() []string {
+		var ids []string
+		w.db.Model(&models.Refund{}).Where(RefundsAwaitingOps).Order("id").Pluck("id", &ids)
+		return ids
+	}
+	if got := awaiting(); len(got) != 1 || got[0] != failed.ID {
+		t.Fatalf("refunds awaiting ops = %v, want the failed one %s", got, failed.ID)
+	}
+
+	for _, bad := range []struct {
+		id, reference string
+		code          fault.Code
+	}{
+		{failed.ID, "  ", fault.Validation},
+		{failed.ID, "SEPA\n42", fault.Validation},
+		{failed.ID, strings.Repeat("x", models.MaxReference+1), fault.Validation},
+		{pending.ID, "SEPA-1", fault.Conflict},
+		{"rf_nope", "SEPA-1", fault.NotFound},
+	} {
+		_, err := w.s.RefundPaidByHand(ctx, bad.id, bad.reference)
+		wantCode(t, fmt.Sprintf("refund %s paid by hand with %q", bad.id, bad.reference), err, bad.code)
+	}
+	if got := awaiting(); len(got) != 1 {
+		t.Errorf("after refused moves, refunds awaiting ops = %v", got)
+	}
+
+	for range 2 {
+		view, err := w.s.RefundPaidByHand(ctx, failed.ID, " SEPA-1 ")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var byHand []string
+		for _, st := range view.Timeline {
+			if st.Actor == ActorOps {
+				byHand = append(byHand, st.Note)
+			}
+		}
+		want := fmt.Sprintf("refund %s: 10000 cents paid back to the buyer by hand (SEPA-1)", failed.ID)
+		if len(byHand) != 1 || byHand[0] != want {
+			t.Errorf("ops steps = %q, want one: %q", byHand, want)
+		}
+	}
+	var rf models.Refund
+	w.db.Take(&rf, "id = ?", failed.ID)
+	if rf.PaidByHandAt == nil || rf.PaidByHandReference != "SEPA-1" || rf.CardStatus != models.CardRefundFailed {
+		t.Errorf("the refund paid by hand = %+v", rf)
+	}
+	if got := awaiting(); len(got) != 0 {
+		t.Errorf("refunds awaiting ops after one was paid by hand = %v", got)
+	}
+	_, err = w.s.RefundPaidByHand(ctx, failed.ID, "SEPA-2")
+	wantCode(t, "paid by hand again with another reference", err, fault.Conflict)
+}
+
+// lostRefundAnswer is the sandbox provider whose refunds are made but
+// whose answers are lost while lose is set.
+type lostRefundAnswer struct {
+	*payment.Sandbox
+	lose atomic.Bool
+}
+
+func (p *lostRefundAnswer) Refund(ctx context.Context, r payment.Refund) (string, error) {
+	id, err := p.Sandbox.Refund(ctx, r)
+	if err == nil && p.lose.Load() {
+		return "", errors.New("the processor did not answer")
+	}
+	return id, err
+}
+
+// A card refund given up for ops (its answer lost every time, though the
+// processor made it) is retried from the ops move: its new task asks
+// under the refund's key, finds the refund made, and records it sent, so
+// the buyer is paid once and nothing waits for ops. A refund not failed,
+// or paid back by hand, is not retried.
+func TestAFailedCardRefundIsRetriedUnderItsKey(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	ctx := context.Background()
+	v := w.hostedOrder(t, "retried.com", 30_000)
+	rf, err := w.s.Refund(ctx, "prt_a", models.EnvSandbox, NewRefund{OrderID: v.PublicID, Reason: "part", AmountCents: new(int64(10_000))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &lostRefundAnswer{Sandbox: payment.NewSandbox(w.db, payment.SandboxOptions{})}
+	p.lose.Store(true)
+	providers := map[string]payment.Provider{models.EnvSandbox: p}
+	if err := w.s.ReturnToCard(ctx, providers, rf.ID); err == nil {
+		t.Fatal("a lost answer: no error")
+	}
+	if err := w.s.FailCardRefund(ctx, rf.ID, errors.New("the processor did not answer")); err != nil {
+		t.Fatal(err)
+	}
+	tasksOf := func() int64 {
+		var n int64
+		w.db.Model(&models.OutboxEntry{}).Where("task_type = ?", tasks.TypePaymentRefund).Count(&n) // the order's one refund's
+		return n
+	}
+	before := tasksOf()
+
+	view, err := w.s.RetryCardRefund(ctx, rf.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if last := view.Timeline[len(view.Timeline)-1]; last.Actor != ActorOps || last.Note != fmt.Sprintf("refund %s: giving 10000 cents back to the buyer's card asked again", rf.ID) {
+		t.Errorf("the retry's step = %+v", last)
+	}
+	var got models.Refund
+	w.db.Take(&got, "id = ?", rf.ID)
+	if got.CardStatus != models.CardRefundPending || got.CardError != "" || tasksOf() != before+1 {
+		t.Errorf("after the retry: refund %+v, %d payment:refund tasks (was %d); want it pending with a new task", got, tasksOf(), before)
+	}
+	_, err = w.s.RetryCardRefund(ctx, rf.ID)
+	wantCode(t, "a retry of a refund pending again", err, fault.Conflict)
+	_, err = w.s.RefundPaidByHand(ctx, rf.ID, "SEPA-1")
+	wantCode(t, "paid by hand while it is retried", err, fault.Conflict)
+
+	p.lose.Store(false)
+	if err := w.s.ReturnToCard(ctx, providers, rf.ID); err != nil {
+		t.Fatal(err)
+	}
+	w.db.Take(&got, "id = ?", rf.ID)
+	var made int64
+	w.db.Model(&models.SandboxRefund{}).Where("amount_cents = ?", 10_000).Count(&made)
+	var waiting int64
+	w.db.Model(&models.Refund{}).Where(RefundsAwaitingOps).Count(&waiting)
+	if got.CardStatus != models.CardRefundSent || made != 1 || waiting != 0 {
+		t.Errorf("after the retried task: refund %+v, %d refunds the processor made, %d waiting for ops; want it sent once", got, made, waiting)
+	}
+
+	other, err := w.s.Refund(ctx, "prt_a", models.EnvSandbox, NewRefund{OrderID: v.PublicID, Reason: "more", AmountCents: new(int64(5_000))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.s.FailCardRefund(ctx, other.ID, errors.New("card expired")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.s.RefundPaidByHand(ctx, other.ID, "SEPA-2"); err != nil {
+		t.Fatal(err)
+	}
+	_, err = w.s.RetryCardRefund(ctx, other.ID)
+	wantCode(t, "a retry of a refund paid by hand", err, fault.Conflict)
+	_, err = w.s.RetryCardRefund(ctx, "rf_none")
+	wantCode(t, "a retry of an unknown refund", err, fault.NotFound)
 }

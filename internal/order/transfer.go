@@ -78,18 +78,28 @@ func findLastPush(tx *gorm.DB, orderID string) (lastPush, error) {
 		failed: slices.Contains(ends, EventTransferFailed), unconfirmed: slices.Contains(ends, EventTransferUnconfirmed)}, nil
 }
 
+// UnconfirmedPushes scopes db to the orders waiting for ops to look at
+// the registry: still TRANSFER_IN_PROGRESS (few, found by the index of
+// the unsettled orders by status: the status is written into the SQL, so
+// that a plan made once for any values, as a scrape's prepared statement
+// gets, still proves the index's predicate), with a latest push the
+// registry left unconfirmed and ops have not failed yet. That push's
+// unconfirmed end is joined as "unconfirmed" (one step: a push's end is
+// recorded once, under the order's lock).
+func UnconfirmedPushes(db *gorm.DB) *gorm.DB {
+	return db.Model(&models.Order{}).
+		Joins(`JOIN order_steps unconfirmed ON unconfirmed.order_id = orders.public_id AND unconfirmed.event = ?
+			AND unconfirmed.push_id = (SELECT max(s.id) FROM order_steps s WHERE s.order_id = orders.public_id AND s.event = ?)`,
+			EventTransferUnconfirmed, EventTransferStart).
+		Where("orders.status = '"+models.OrderTransferInProgress+"'").
+		Where("NOT EXISTS (SELECT 1 FROM order_steps f WHERE f.push_id = unconfirmed.push_id AND f.event = ?)", EventTransferFailed)
+}
+
 // Unconfirmed returns which of the orders ids are waiting for ops to look
-// at the registry: still TRANSFER_IN_PROGRESS, with a latest push the
-// registry left unconfirmed and ops have not failed yet.
+// at the registry (UnconfirmedPushes).
 func (s *Service) Unconfirmed(ctx context.Context, ids []string) (map[string]bool, error) {
 	var found []string
-	err := s.db.WithContext(ctx).Model(&models.OrderStep{}).Distinct("order_id").
-		Where("order_id IN ? AND event = ? AND push_id = (SELECT max(id) FROM order_steps s WHERE s.order_id = order_steps.order_id AND s.event = ?)",
-			ids, EventTransferUnconfirmed, EventTransferStart).
-		Where("NOT EXISTS (SELECT 1 FROM order_steps f WHERE f.push_id = order_steps.push_id AND f.event = ?)", EventTransferFailed).
-		Where("EXISTS (SELECT 1 FROM orders o WHERE o.public_id = order_steps.order_id AND o.status = ?)", models.OrderTransferInProgress).
-		Pluck("order_id", &found).Error
-	if err != nil {
+	if err := UnconfirmedPushes(s.db.WithContext(ctx)).Where("orders.public_id IN ?", ids).Pluck("orders.public_id", &found).Error; err != nil {
 		return nil, fmt.Errorf("find unconfirmed pushes: %w", err)
 	}
 	out := make(map[string]bool, len(found))

@@ -10,6 +10,7 @@ import (
 
 	"gorm.io/gorm"
 
+	"github.com/domaind/domaind/internal/fault"
 	"github.com/domaind/domaind/internal/outbox"
 	"github.com/domaind/domaind/internal/platform/platformtest"
 	"github.com/domaind/domaind/models"
@@ -251,4 +252,91 @@ func TestAReturnGivesBackWhatIsLeft(t *testing.T) {
 	if got.Status != models.PaymentRefunded || got.RefundedCents != 5_000 || c.RefundedCents != 5_000 || refunds != 2 {
 		t.Errorf("after the return: payment %+v; the processor refunded %d in %d refunds, want 5000 in 2", got, c.RefundedCents, refunds)
 	}
+}
+
+// A return given up for ops leaves the payments awaiting ops once ops
+// record that they paid it back by hand, or once the processor's notice
+// says it was refunded in full (in its dashboard, say). Recording it
+// again with the same reference changes nothing; another reference, a
+// payment whose return was not given up or was refunded since, an
+// unknown one or a bad reference is refused and changes nothing.
+func TestAGivenUpReturnIsPaidBackByHandOnce(t *testing.T) {
+	t.Parallel()
+	bk := newBooks(t)
+	ctx := context.Background()
+	givenUp, _ := bk.unrecorded(t, "cs_1", 5_000)
+	returning, _ := bk.unrecorded(t, "cs_2", 6_000)
+	dashboard, charge := bk.unrecorded(t, "cs_3", 7_000)
+	for _, p := range []models.Payment{givenUp, dashboard} {
+		if err := bk.b.FailReturn(ctx, p.ID, errors.New("the processor is down")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	awaiting := func() []string {
+		var ids []string
+		bk.db.Model(&models.Payment{}).Where(ReturnsAwaitingOps, ReturnStatuses).Order("id").Pluck("id", &ids)
+		return ids
+	}
+	if got := awaiting(); len(got) != 2 {
+		t.Fatalf("payments awaiting ops = %v, want the two given up", got)
+	}
+	if _, err := ChargeRefunded(bk.db, charge, 7_000, bk.now); err != nil {
+		t.Fatal(err)
+	}
+	if got := awaiting(); len(got) != 1 || got[0] != givenUp.ID {
+		t.Fatalf("payments awaiting ops after one was refunded in the processor's dashboard = %v, want %s", got, givenUp.ID)
+	}
+
+	for _, bad := range []struct {
+		id, reference string
+		code          fault.Code
+	}{
+		{givenUp.ID, "", fault.Validation},
+		{givenUp.ID, "wire\t7", fault.Validation},
+		{returning.ID, "wire-7", fault.Conflict},
+		{dashboard.ID, "wire-7", fault.Conflict},
+		{"pay_nope", "wire-7", fault.NotFound},
+	} {
+		if _, err := bk.b.PaidBackByHand(ctx, bad.id, bad.reference); !isFault(err, bad.code) {
+			t.Errorf("payment %s paid back by hand with %q: %v, want %s", bad.id, bad.reference, err, bad.code)
+		}
+	}
+	if got := awaiting(); len(got) != 1 {
+		t.Errorf("after refused moves, payments awaiting ops = %v", got)
+	}
+
+	note := "no order, and giving the charge back failed: pay it back by hand (the processor is down); paid back by hand (wire-7)"
+	for range 2 {
+		v, err := bk.b.PaidBackByHand(ctx, givenUp.ID, " wire-7 ")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if v.Note != note || v.PaidByHandAt == nil || v.PaidByHandReference != "wire-7" {
+			t.Errorf("the payment paid back by hand = %+v, want note %q", v, note)
+		}
+	}
+	if got := awaiting(); len(got) != 0 {
+		t.Errorf("payments awaiting ops after one was paid back by hand = %v", got)
+	}
+	if _, err := bk.b.PaidBackByHand(ctx, givenUp.ID, "wire-8"); !isFault(err, fault.Conflict) {
+		t.Errorf("paid back by hand again with another reference: %v, want a conflict", err)
+	}
+
+	// The processor refunds it too (a refund in its dashboard): the note
+	// says the buyer was paid twice, once however often the notice comes.
+	p := bk.payment(t, givenUp.ID)
+	for range 2 {
+		if _, err := ChargeRefunded(bk.db, *p.ChargeID, 5_000, bk.now); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := bk.payment(t, givenUp.ID); got.Note != note+PaidTwiceNote || got.Status != models.PaymentRefunded {
+		t.Errorf("refunded by the processor after it was paid by hand: %s, note %q", got.Status, got.Note)
+	}
+}
+
+// isFault says err is a fault of code.
+func isFault(err error, code fault.Code) bool {
+	e, ok := fault.As(err)
+	return ok && e.Code == code
 }

@@ -173,12 +173,23 @@ func Noted(db *gorm.DB, id, why string, now time.Time) error {
 	return nil
 }
 
+// PaidTwiceNote ends the note of a payment the processor refunded after
+// ops paid it back by hand (ChargeRefunded).
+const PaidTwiceNote = "; the processor refunded it too after it was paid back by hand: the buyer was paid twice, recover one"
+
 // ChargeRefunded records that refunded cents in all of charge chargeID
 // went back to the card, as the processor counts them: refunds of ours
 // (recorded when they were made, or to be: CardRefunded counts them
 // without adding to this) or ones made in the processor's dashboard. It never lowers what a payment counts as refunded, and
 // reports whether a payment has the charge.
 func ChargeRefunded(db *gorm.DB, chargeID string, refunded int64, now time.Time) (bool, error) {
+	// A charge ops paid back by hand that the processor now refunds too
+	// has paid the buyer twice: its note says so, for ops to recover one.
+	err := db.Model(&models.Payment{}).Where("charge_id = ? AND paid_by_hand_at IS NOT NULL AND refunded_cents < ?", chargeID, refunded).
+		Update("note", gorm.Expr("substr(note || ?, 1, 500)", PaidTwiceNote)).Error
+	if err != nil {
+		return false, fmt.Errorf("note the refunds of charge %s: %w", chargeID, err)
+	}
 	res := db.Model(&models.Payment{}).Where("charge_id = ? AND status IN ?", chargeID,
 		[]string{models.PaymentSucceeded, models.PaymentPartiallyRefunded, models.PaymentRefunded}).Updates(map[string]any{
 		"refunded_cents": gorm.Expr("CASE WHEN refunded_cents < ? THEN ? ELSE refunded_cents END", refunded, refunded),

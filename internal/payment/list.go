@@ -34,27 +34,34 @@ type View struct {
 	ChargeID *string `json:"charge_id"`
 	// ProviderRef is the processor's page the buyer paid on (a Stripe
 	// Checkout Session, cs_…), "" for a card taken on our page.
-	ProviderRef   string    `json:"provider_ref"`
-	AmountCents   int64     `json:"amount_cents"`
-	Currency      string    `json:"currency"`
-	Status        string    `json:"status"`
-	OrderID       *string   `json:"order_id"`
-	RefundID      *string   `json:"refund_id"`
-	RefundedCents int64     `json:"refunded_cents"`
-	SessionID     string    `json:"session_id"`
-	PartnerID     string    `json:"partner_id"`
-	Environment   string    `json:"environment"`
-	Domain        string    `json:"domain"`
-	CardLast4     string    `json:"card_last4"`
-	Note          string    `json:"note"`
-	CreatedAt     time.Time `json:"created_at"`
-	UpdatedAt     time.Time `json:"updated_at"`
+	ProviderRef   string  `json:"provider_ref"`
+	AmountCents   int64   `json:"amount_cents"`
+	Currency      string  `json:"currency"`
+	Status        string  `json:"status"`
+	OrderID       *string `json:"order_id"`
+	RefundID      *string `json:"refund_id"`
+	RefundedCents int64   `json:"refunded_cents"`
+	SessionID     string  `json:"session_id"`
+	PartnerID     string  `json:"partner_id"`
+	Environment   string  `json:"environment"`
+	Domain        string  `json:"domain"`
+	CardLast4     string  `json:"card_last4"`
+	Note          string  `json:"note"`
+	// ReturnGivenUpAt is when giving back a charge that paid for no order
+	// was given up, for ops to pay back by hand; PaidByHandAt and
+	// PaidByHandReference when and how they did (PaidBackByHand).
+	ReturnGivenUpAt     *time.Time `json:"return_given_up_at"`
+	PaidByHandAt        *time.Time `json:"paid_by_hand_at"`
+	PaidByHandReference string     `json:"paid_by_hand_reference"`
+	CreatedAt           time.Time  `json:"created_at"`
+	UpdatedAt           time.Time  `json:"updated_at"`
 }
 
 func newView(p models.Payment) View {
 	v := View{ID: p.ID, Provider: p.Provider, ChargeID: p.ChargeID, ProviderRef: p.ProviderRef, AmountCents: p.AmountCents, Currency: p.Currency, Status: p.Status,
 		OrderID: p.OrderID, RefundedCents: p.RefundedCents, SessionID: p.SessionID, PartnerID: p.PartnerID, Environment: p.Environment,
-		Domain: p.Domain, CardLast4: p.CardLast4, Note: p.Note, CreatedAt: p.CreatedAt.UTC(), UpdatedAt: p.UpdatedAt.UTC()}
+		Domain: p.Domain, CardLast4: p.CardLast4, Note: p.Note, ReturnGivenUpAt: models.UTC(p.ReturnGivenUpAt), PaidByHandAt: models.UTC(p.PaidByHandAt),
+		PaidByHandReference: p.PaidByHandReference, CreatedAt: p.CreatedAt.UTC(), UpdatedAt: p.UpdatedAt.UTC()}
 	if p.RefundID != "" {
 		v.RefundID = &p.RefundID
 	}

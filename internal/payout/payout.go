@@ -21,7 +21,6 @@ import (
 	"slices"
 	"strings"
 	"time"
-	"unicode"
 
 	"gorm.io/gorm"
 	"gorm.io/gorm/clause"
@@ -33,9 +32,6 @@ import (
 	"github.com/domaind/domaind/internal/secret"
 	"github.com/domaind/domaind/models"
 )
-
-// MaxReference bounds a payment reference.
-const MaxReference = 100
 
 // Service lists payouts and marks them paid.
 type Service struct {
@@ -92,7 +88,7 @@ ORDER BY partner_id, environment, currency`,
 // returned as it is; with another, it is a conflict.
 func (s *Service) MarkPaid(ctx context.Context, id, reference string) (models.Payout, error) {
 	reference = strings.TrimSpace(reference)
-	if err := checkReference(reference); err != nil {
+	if err := models.CheckReference(reference, "the payout"); err != nil {
 		return models.Payout{}, err
 	}
 	var p models.Payout
@@ -120,19 +116,6 @@ func (s *Service) MarkPaid(ctx context.Context, id, reference string) (models.Pa
 		return tx.Model(&p).Select("status", "reference", "paid_at").Updates(&p).Error
 	})
 	return p, err
-}
-
-func checkReference(ref string) error {
-	if ref == "" {
-		return fault.Invalid("reference", "is required: the reference of the bank transfer or payment that paid the payout")
-	}
-	if len(ref) > MaxReference {
-		return fault.Invalid("reference", "is longer than %d bytes", MaxReference)
-	}
-	if strings.IndexFunc(ref, func(r rune) bool { return !unicode.IsPrint(r) }) >= 0 {
-		return fault.Invalid("reference", "holds a control character")
-	}
-	return nil
 }
 
 // Filter picks payouts; empty fields pick all.

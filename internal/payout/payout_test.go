@@ -105,7 +105,7 @@ func TestMarkPaidPostsOnce(t *testing.T) {
 	var p models.Payout
 	b.db.Take(&p)
 	for _, tc := range []struct{ name, ref string }{
-		{"empty", "  "}, {"too long", strings.Repeat("x", MaxReference+1)}, {"control character", "SEPA\n42"},
+		{"empty", "  "}, {"too long", strings.Repeat("x", models.MaxReference+1)}, {"control character", "SEPA\n42"},
 	} {
 		_, err := b.s.MarkPaid(ctx, p.ID, tc.ref)
 		if e, ok := fault.As(err); !ok || e.Code != fault.Validation || e.Field != "reference" {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/domaind/domaind/internal/account"
 	"github.com/domaind/domaind/internal/availability"
+	"github.com/domaind/domaind/internal/backlog"
 	"github.com/domaind/domaind/internal/brokerage"
 	"github.com/domaind/domaind/internal/canary"
 	"github.com/domaind/domaind/internal/catalog"
@@ -117,6 +118,10 @@ type Set struct {
 	Payouts     *payout.Service
 	// Brokerage is the partners' brokerage cases, worked by ops.
 	Brokerage *brokerage.Service
+	// Backlog is the work left for ops (transfers unconfirmed, card
+	// refunds failed, returns given up), as the ops index and the
+	// metrics read it.
+	Backlog *backlog.Service
 	// Referrals is the affiliate program: links, clicks, attribution.
 	Referrals *referral.Service
 	// Idempotency keeps the answers of requests sent with an
@@ -153,6 +158,7 @@ func New(d Deps) *Set {
 		Inventory:  inventory.New(d.DB, key, now),
 		Webhooks:   webhook.New(d.DB, key, cfg.FetchAllowCIDRs, now),
 		Payouts:    payout.New(d.DB, key, now),
+		Backlog:    backlog.New(d.DB),
 		Processors: d.Payments,
 		Payments:   payment.NewBook(d.DB, d.Outbox, d.Payments, key, d.Log, now),
 		Orders:     order.New(d.DB, d.Outbox, key, order.Options{QuoteTTL: cfg.QuoteTTL, ReviewThresholdCents: cfg.ReviewThresholdCents, QuoteHoldLimit: cfg.QuoteHoldLimit}, now),

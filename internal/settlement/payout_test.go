@@ -73,7 +73,7 @@ func TestRunOpensPayoutsThatFinancePays(t *testing.T) {
 			a = p
 		}
 	}
-	for _, ref := range []string{"", "  ", "wire\n1", string(make([]byte, payout.MaxReference+1))} {
+	for _, ref := range []string{"", "  ", "wire\n1", string(make([]byte, models.MaxReference+1))} {
 		if _, err := payouts.MarkPaid(ctx, a.ID, ref); !isCode(err, fault.Validation) {
 			t.Errorf("reference %q = %v, want validation_failed", ref, err)
 		}

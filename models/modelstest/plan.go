@@ -104,11 +104,15 @@ func ExplainGeneric(tb testing.TB, db *gorm.DB, st Statement) (PlanNode, string)
 					return err
 				}
 			}
-			params := make([]string, len(st.Vars))
-			for i := range st.Vars {
-				params[i] = fmt.Sprintf("$%d", i+1)
+			execute := "EXECUTE " + name
+			if len(st.Vars) > 0 { // EXECUTE takes no empty list
+				params := make([]string, len(st.Vars))
+				for i := range st.Vars {
+					params[i] = fmt.Sprintf("$%d", i+1)
+				}
+				execute += "(" + strings.Join(params, ", ") + ")"
 			}
-			root, plan = Explain(tb, tx, tx.Dialector.Explain("EXECUTE "+name+"("+strings.Join(params, ", ")+")", st.Vars...))
+			root, plan = Explain(tb, tx, tx.Dialector.Explain(execute, st.Vars...))
 			return errRollback
 		})
 	})
