@@ -46,7 +46,9 @@ type Provider interface {
 	// recipient (a push transfer: the sale's delivery to the buyer's
 	// registrar). change names the push, as with UpdateDomain. Errors a
 	// retry may fix wrap ErrTransient; ErrPushRefused is a push that will
-	// not happen as asked.
+	// not happen as asked. An answer that leaves open whether an earlier
+	// request of the change made the push (a registry refuses to push a
+	// name twice) wraps neither.
 	PushDomain(ctx context.Context, name, recipient, change string) error
 }
 

@@ -319,15 +319,17 @@ func (c *Client) UpdateDomain(ctx context.Context, name string, u registry.Updat
 }
 
 // PushDomain implements registry.Provider with Realtime Register's push
-// transfer (POST /v2/domains/{name}/transfer/push {recipient}). The
-// registry does not push a domain twice, so a repeated change is
-// harmless, but its answer to the repeat is a refusal (a 4xx): the domain
-// is no longer in the account. When this call repeated the push (the
-// answer to an earlier request was lost or a 5xx), a refusal is taken as
-// one only while the account still holds the domain; a domain that has
-// left it was pushed. A first answer that refuses is a refusal. (A task
-// that asks again after a crash cannot tell: it leaves such a refusal
-// unconfirmed, for ops to look at.)
+// transfer (POST /v2/domains/{name}/transfer/push {recipient}), answered
+// 200, or 202 when the registry runs it as a process that completes
+// later. The registry does not push a domain twice, so a repeated change
+// is harmless, but its answer to the repeat is a refusal (a 4xx). When
+// this call repeated the push (the answer to an earlier request was lost
+// or a 5xx), a domain that has left the account was pushed; one the
+// account still holds may be in a push process the lost request started,
+// so that refusal is not one: the error wraps neither ErrPushRefused nor
+// ErrTransient, and the order leaves the push unconfirmed for ops. A
+// first answer that refuses is a refusal. (A task that asks again after
+// a crash cannot tell either: it leaves such a refusal unconfirmed.)
 func (c *Client) PushDomain(ctx context.Context, name, recipient, change string) error {
 	sent, err := c.send(ctx, http.MethodPost, "domains/"+url.PathEscape(name)+"/transfer/push", nil, struct {
 		Recipient string `json:"recipient"`
@@ -345,7 +347,8 @@ func (c *Client) PushDomain(ctx context.Context, name, recipient, change string)
 	case !held:
 		return nil
 	}
-	return fmt.Errorf("push %s to %s: %w: %v", name, recipient, registry.ErrPushRefused, err)
+	return fmt.Errorf("push %s to %s: the repeat of a request whose answer was lost was refused (%v) while the account still holds the domain: "+
+		"the first request may have started a push the registry has not finished", name, recipient, err)
 }
 
 // holds reports whether the account holds name at the registry.
