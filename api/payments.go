@@ -25,8 +25,9 @@ func (s *Server) listPayments(c *gin.Context) error {
 	return nil
 }
 
-// byHand is the body of the moves that record money paid back by hand.
-type byHand struct {
+// paidWith is the body of the moves that record money paid outside the
+// service's processors: a payout, or a buyer paid back by hand.
+type paidWith struct {
 	// Reference says how: a bank transfer's reference, say.
 	Reference string `json:"reference"`
 }
@@ -35,7 +36,7 @@ type byHand struct {
 // {reference}: ops paid back by hand a charge whose return was given up;
 // the payment after it.
 func (s *Server) paymentPaidByHand(c *gin.Context) error {
-	var in byHand
+	var in paidWith
 	if err := httpjson.DecodeJSON(c, &in, false); err != nil {
 		return err
 	}
@@ -51,7 +52,7 @@ func (s *Server) paymentPaidByHand(c *gin.Context) error {
 // {reference}: ops paid back by hand a refund whose card refund failed;
 // its order after it, with the timeline.
 func (s *Server) refundPaidByHand(c *gin.Context) error {
-	var in byHand
+	var in paidWith
 	if err := httpjson.DecodeJSON(c, &in, false); err != nil {
 		return err
 	}

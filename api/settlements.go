@@ -133,9 +133,7 @@ func (s *Server) listPayouts(c *gin.Context) error {
 // markPayoutPaid answers POST /api/ops/payouts/{id}/mark-paid {reference}:
 // finance has paid the payout; its ledger lines are written.
 func (s *Server) markPayoutPaid(c *gin.Context) error {
-	var in struct {
-		Reference string `json:"reference"`
-	}
+	var in paidWith
 	if err := httpjson.DecodeJSON(c, &in, false); err != nil {
 		return err
 	}
